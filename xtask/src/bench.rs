@@ -1,0 +1,190 @@
+//! `cargo xtask bench`: Conch measured side by side with its peers, in one run.
+//!
+//! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
+//!   through playwright-core's CDP session, on the same browser executable and flags.
+//!
+//! Results print as a table and are written as JSON under `target/bench/`. Runs of the two
+//! clients alternate, so a noisy neighbour slows both alike; the figure kept is the median
+//! of each client's per-run medians, and the ratio is Conch / peer.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::{browser, cmd};
+
+/// playwright-core's version, pinned so that results compare across runs.
+const PLAYWRIGHT_CORE: &str = "1.65.1";
+/// Alternating runs per client.
+const RUNS: usize = 3;
+/// Timed calls per run.
+const ITERATIONS: &str = "2000";
+
+/// Runs the named benchmarks (all when none is named).
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let names: Vec<&str> = if args.is_empty() {
+        vec!["cdp"]
+    } else {
+        args.iter().map(String::as_str).collect()
+    };
+    for name in names {
+        match name {
+            "cdp" => cdp()?,
+            other => return Err(format!("no benchmark named {other}; try: cdp")),
+        }
+    }
+    Ok(())
+}
+
+fn bench_dir() -> PathBuf {
+    cmd::root().join("target").join("bench")
+}
+
+/// Installs the pinned npm packages into `target/bench/node` (an ignored folder) unless
+/// they are there already. No browser download: Playwright is pointed at our browser.
+fn install_node_packages(packages: &[&str]) -> Result<PathBuf, String> {
+    let dir = bench_dir().join("node");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let missing = packages.iter().any(|spec| {
+        let (name, version) = spec.rsplit_once('@').unwrap_or((spec, ""));
+        let manifest = dir.join("node_modules").join(name).join("package.json");
+        let installed = std::fs::read_to_string(manifest)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|v| v["version"].as_str().map(str::to_owned));
+        installed.as_deref() != Some(version)
+    });
+    if missing {
+        eprintln!(
+            "xtask: installing {} into {}",
+            packages.join(" "),
+            dir.display()
+        );
+        cmd::run(
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+                .arg(&dir)
+                .args(packages)
+                .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"),
+        )?;
+    }
+    Ok(dir)
+}
+
+/// The flags the test browser gets (fixtures/src/browser.rs), read from the source so
+/// xtask needs no dependency on the fixtures crate.
+fn browser_flags() -> Result<Vec<String>, String> {
+    let source = cmd::root().join("fixtures/src/browser.rs");
+    let text = std::fs::read_to_string(&source)
+        .map_err(|e| format!("could not read {}: {e}", source.display()))?;
+    let start = text
+        .find("pub const FLAGS")
+        .ok_or("fixtures/src/browser.rs has no FLAGS")?;
+    let end = text[start..].find("];").ok_or("FLAGS is not closed")? + start;
+    Ok(text[start..end]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect())
+}
+
+fn parse_line(out: &str, who: &str) -> Result<Value, String> {
+    out.lines()
+        .rev()
+        .find_map(|line| serde_json::from_str::<Value>(line).ok())
+        .ok_or_else(|| format!("{who} printed no result line"))
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn cdp() -> Result<(), String> {
+    let browser = browser::ensure()?;
+    let node_dir = install_node_packages(&[&format!("playwright-core@{PLAYWRIGHT_CORE}")])?;
+    cmd::cargo(
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "--package",
+            "conch-cdp",
+            "--example",
+            "roundtrip",
+        ],
+        &[],
+    )?;
+    let ours = cmd::root().join("target/release/examples/roundtrip");
+    let flags = serde_json::to_string(&browser_flags()?).map_err(|e| e.to_string())?;
+    let script = cmd::root().join("xtask/bench/cdp-roundtrip.cjs");
+
+    let mut conch = Vec::new();
+    let mut peer = Vec::new();
+    for run in 1..=RUNS {
+        eprintln!("xtask: bench cdp, run {run} of {RUNS}");
+        let out = cmd::output(
+            Command::new(&ours)
+                .args(["--iterations", ITERATIONS, "--browser"])
+                .arg(&browser),
+        )?;
+        conch.push(parse_line(&out, "conch-cdp")?);
+        let out = cmd::output(
+            Command::new("node")
+                .arg(&script)
+                .args(["--iterations", ITERATIONS, "--flags", &flags, "--browser"])
+                .arg(&browser)
+                .env("CONCH_BENCH_NODE", &node_dir),
+        )?;
+        peer.push(parse_line(&out, "playwright-core")?);
+    }
+    let figure = |runs: &[Value], key: &str| {
+        median(
+            &mut runs
+                .iter()
+                .filter_map(|r| r[key].as_f64())
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (ours_median, peer_median) = (figure(&conch, "median_us"), figure(&peer, "median_us"));
+    let (ours_p90, peer_p90) = (figure(&conch, "p90_us"), figure(&peer, "p90_us"));
+    let ratio = ours_median / peer_median;
+
+    println!();
+    println!("Runtime.evaluate(\"1+1\") round trip, {RUNS} alternating runs of {ITERATIONS} calls");
+    println!("{:<28} {:>12} {:>12}", "client", "median µs", "p90 µs");
+    println!(
+        "{:<28} {:>12.1} {:>12.1}",
+        "conch-cdp (pipe)", ours_median, ours_p90
+    );
+    println!(
+        "{:<28} {:>12.1} {:>12.1}",
+        format!("playwright-core {PLAYWRIGHT_CORE}"),
+        peer_median,
+        peer_p90
+    );
+    println!("ratio conch / playwright-core: {ratio:.2}x (target: at most 0.5x)");
+
+    let report = json!({
+        "benchmark": "cdp",
+        "browser": browser.display().to_string(),
+        "playwright_core": PLAYWRIGHT_CORE,
+        "runs": RUNS,
+        "conch": conch,
+        "playwright": peer,
+        "median_us": { "conch": ours_median, "playwright": peer_median },
+        "ratio": ratio,
+        "target_ratio": 0.5,
+    });
+    write_report(&bench_dir().join("cdp.json"), &report)
+}
+
+fn write_report(path: &Path, report: &Value) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    eprintln!("xtask: wrote {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! Making sure a browser is there before tests run, with the product's own discovery.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::cmd;
+
+/// Finds the browser the product would use (conch-browser's discovery, through its
+/// `find-browser` example). When none is found and this runs as root on Debian, installs
+/// Debian's `chromium` and `chromium-driver` and says so; otherwise stops with one
+/// sentence saying what to install.
+pub(crate) fn ensure() -> Result<PathBuf, String> {
+    if let Some(found) = discover()? {
+        return Ok(found);
+    }
+    if !is_root() || !PathBuf::from("/etc/debian_version").exists() {
+        return Err("no browser found: install Chrome, Edge, Brave or Chromium (on Debian: apt-get install chromium chromium-driver), or set CONCH_BROWSER to one.".to_owned());
+    }
+    eprintln!(
+        "xtask: no browser found; installing Debian's chromium and chromium-driver with apt-get"
+    );
+    cmd::run(Command::new("apt-get").args(["update", "-qq"]))?;
+    cmd::run(
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq", "chromium", "chromium-driver"])
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )?;
+    discover()?.ok_or_else(|| {
+        "apt-get installed chromium, yet discovery still finds no browser.".to_owned()
+    })
+}
+
+/// Runs the product's discovery; `None` when it finds nothing.
+fn discover() -> Result<Option<PathBuf>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--locked",
+            "--package",
+            "conch-browser",
+            "--example",
+            "find-browser",
+        ])
+        .current_dir(cmd::root())
+        .output()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() && !stdout.trim().is_empty() {
+        return Ok(Some(PathBuf::from(stdout.trim())));
+    }
+    if out.status.code() == Some(1) && !out.stderr.is_empty() && stdout.trim().is_empty() {
+        // The example ran and said no browser was found.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("No Chrome, Edge, Brave or Chromium found") {
+            return Ok(None);
+        }
+    }
+    Err(format!(
+        "browser discovery failed to build or run:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}

@@ -1,0 +1,63 @@
+//! Running cargo and other programs, with their output passed through.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// The workspace root (xtask lives one folder below it).
+pub(crate) fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// The cargo that runs xtask.
+fn cargo_bin() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// Runs `cargo <args>` in the workspace root; fails with one sentence if it fails.
+pub(crate) fn cargo(args: &[&str], env: &[(&str, &OsStr)]) -> Result<(), String> {
+    let mut command = Command::new(cargo_bin());
+    command.args(args).current_dir(root());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    run(&mut command)
+}
+
+/// Runs a command with inherited output; an error names it.
+pub(crate) fn run(command: &mut Command) -> Result<(), String> {
+    let shown = format!("{command:?}");
+    let status = command
+        .status()
+        .map_err(|e| format!("could not start {shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed ({status})"))
+    }
+}
+
+/// Runs a command and gives its standard output (standard error passes through).
+pub(crate) fn output(command: &mut Command) -> Result<String, String> {
+    let shown = format!("{command:?}");
+    let out = command
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not start {shown}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!("{shown} failed ({})", out.status))
+    }
+}
+
+/// Whether `cargo nextest` is installed.
+pub(crate) fn has_nextest() -> bool {
+    Command::new(cargo_bin())
+        .args(["nextest", "--version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

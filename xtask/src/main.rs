@@ -1,0 +1,88 @@
+//! Developer commands for the Conch workspace.
+//!
+//! - `cargo xtask test`: finds a browser with the product's own discovery (installing
+//!   Debian's `chromium` when run as root on Debian and none is found), then runs the
+//!   whole suite: format check, clippy with warnings denied, and every test.
+//! - `cargo xtask demo`: the same browser set-up, then launches the browser through the
+//!   stack and prints its version.
+//! - `cargo xtask bench [cdp]`: benchmarks, side by side with the peers.
+//!
+//! Kept to std and serde_json so it builds in seconds.
+
+mod bench;
+mod browser;
+mod cmd;
+#[cfg(test)]
+mod tidy;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <test | demo | bench [cdp]>";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(),
+        Some("demo") => demo(),
+        Some("bench") => bench::run(&args[1..]),
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The whole suite, in the order that fails fastest.
+fn test() -> Result<(), String> {
+    let browser = browser::ensure()?;
+    eprintln!("xtask: tests use {}", browser.display());
+    cmd::cargo(&["fmt", "--all", "--", "--check"], &[])?;
+    cmd::cargo(
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    let env = [("CONCH_BROWSER", browser.as_os_str())];
+    if cmd::has_nextest() {
+        cmd::cargo(
+            &[
+                "nextest",
+                "run",
+                "--workspace",
+                "--locked",
+                "--no-fail-fast",
+            ],
+            &env,
+        )
+    } else {
+        cmd::cargo(&["test", "--workspace", "--locked", "--no-fail-fast"], &env)
+    }
+}
+
+/// The smallest real use of the stack: find a browser, launch it over the pipe, print
+/// its version.
+fn demo() -> Result<(), String> {
+    let browser = browser::ensure()?;
+    cmd::cargo(
+        &[
+            "run",
+            "--quiet",
+            "--package",
+            "conch-browser",
+            "--example",
+            "version",
+        ],
+        &[("CONCH_BROWSER", browser.as_os_str())],
+    )
+}
