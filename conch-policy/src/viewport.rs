@@ -1,0 +1,86 @@
+//! The page's shape from the panel's, and clicking by position (LIVE-4, AMB-11, GES-10,
+//! GES-11, GES-12).
+//!
+//! The viewport is desktop-wide with the panel's shape: width = clamp(round(1.6 × panel
+//! width), 960, 1440) CSS px, height = round(panel height × width ÷ panel width), so
+//! nothing is letterboxed. With no panel it is 1280×800, device scale factor 1.
+
+use serde::Serialize;
+
+use crate::verdict::{RefusalCode, Verdict};
+
+/// A width and height in CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Size {
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+impl Size {
+    /// A size.
+    pub const fn new(width: u32, height: u32) -> Self {
+        Self { width, height }
+    }
+}
+
+/// A point in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Point {
+    /// From the left.
+    pub x: f64,
+    /// From the top.
+    pub y: f64,
+}
+
+/// The viewport with no panel reporting (AMB-11).
+pub const DEFAULT_VIEWPORT: Size = Size::new(1280, 800);
+
+/// The narrowest and widest viewport (LIVE-4).
+pub const VIEWPORT_WIDTHS: (u32, u32) = (960, 1440);
+
+/// The viewport for a panel of this size, or the default with none (or an empty panel).
+/// The most recently reported panel wins; that is the caller's to track.
+pub fn viewport_for_panel(panel: Option<Size>) -> Size {
+    let Some(panel) = panel.filter(|p| p.width > 0 && p.height > 0) else {
+        return DEFAULT_VIEWPORT;
+    };
+    let (min, max) = VIEWPORT_WIDTHS;
+    let width = (1.6 * f64::from(panel.width))
+        .round()
+        .clamp(f64::from(min), f64::from(max));
+    let height = (f64::from(panel.height) * width / f64::from(panel.width)).round();
+    Size::new(to_u32(width), to_u32(height).max(1))
+}
+
+fn to_u32(value: f64) -> u32 {
+    if value >= f64::from(u32::MAX) {
+        u32::MAX
+    } else if value <= 0.0 {
+        0
+    } else {
+        value as u32
+    }
+}
+
+/// Where a click_at lands (GES-10, GES-11, GES-12): the point in the last screenshot's
+/// pixels, scaled by new/old width and height when the viewport changed shape since.
+/// Refused with no screenshot of the tab, or a point outside it.
+pub fn click_at_point(
+    point: Point,
+    screenshot: Option<Size>,
+    viewport_now: Size,
+) -> Result<Point, Verdict> {
+    let Some(shot) = screenshot.filter(|s| s.width > 0 && s.height > 0) else {
+        return Err(Verdict::refuse(RefusalCode::NoScreenshot));
+    };
+    let within = |v: f64, max: u32| v.is_finite() && v >= 0.0 && v <= f64::from(max);
+    if !within(point.x, shot.width) || !within(point.y, shot.height) {
+        return Err(Verdict::refuse(RefusalCode::PointOutsideScreenshot));
+    }
+    Ok(Point {
+        x: point.x * f64::from(viewport_now.width) / f64::from(shot.width),
+        y: point.y * f64::from(viewport_now.height) / f64::from(shot.height),
+    })
+}

@@ -1,0 +1,136 @@
+//! Shapes and limits: the viewport and click_at (LIVE-4, AMB-11, GES-10 … GES-12), tabs
+//! (TAB-5) and errands (ERR-15 … ERR-17).
+
+use conch_policy::{
+    DEFAULT_VIEWPORT, MAX_TABS, OpenErrand, Point, RefusalCode, Room, Size, TabUse, click_at_point,
+    errand_limit, make_room, may_open_tab, tab_to_close_for_popup, viewport_for_panel,
+};
+
+/// LIVE-4: the record's formula cases; AMB-11: no panel gives 1280×800.
+#[test]
+fn live_4_viewport_formula() {
+    let vp = |w, h| viewport_for_panel(Some(Size::new(w, h)));
+    assert_eq!(vp(500, 400), Size::new(960, 768));
+    assert_eq!(vp(700, 500), Size::new(1120, 800));
+    assert_eq!(vp(1000, 600), Size::new(1440, 864));
+    assert_eq!(vp(320, 640), Size::new(960, 1920));
+    assert_eq!(vp(2560, 1440), Size::new(1440, 810));
+    assert_eq!(viewport_for_panel(None), DEFAULT_VIEWPORT);
+    assert_eq!(
+        viewport_for_panel(Some(Size::new(0, 400))),
+        Size::new(1280, 800)
+    );
+    assert_eq!(vp(u32::MAX, u32::MAX), Size::new(1440, 1440));
+}
+
+/// GES-11: a screenshot at 1440×900, the viewport now 960×600, (720,450) → (480,300).
+#[test]
+fn ges_11_click_at_scales() {
+    let p = click_at_point(
+        Point { x: 720.0, y: 450.0 },
+        Some(Size::new(1440, 900)),
+        Size::new(960, 600),
+    )
+    .unwrap();
+    assert_eq!((p.x, p.y), (480.0, 300.0));
+    let same = click_at_point(
+        Point { x: 10.0, y: 20.0 },
+        Some(Size::new(1280, 800)),
+        Size::new(1280, 800),
+    )
+    .unwrap();
+    assert_eq!((same.x, same.y), (10.0, 20.0));
+}
+
+/// GES-12: no screenshot, or a point outside it, is refused.
+#[test]
+fn ges_12_click_at_needs_a_screenshot() {
+    let none = click_at_point(Point { x: 1.0, y: 1.0 }, None, Size::new(1280, 800)).unwrap_err();
+    assert_eq!(none.refusal().unwrap().code(), RefusalCode::NoScreenshot);
+    assert!(
+        none.refusal()
+            .unwrap()
+            .sentence()
+            .contains("take a screenshot first")
+    );
+    for (x, y) in [
+        (-1.0, 5.0),
+        (5.0, 801.0),
+        (f64::NAN, 1.0),
+        (f64::INFINITY, 1.0),
+    ] {
+        let out = click_at_point(
+            Point { x, y },
+            Some(Size::new(1280, 800)),
+            Size::new(1280, 800),
+        )
+        .unwrap_err();
+        assert_eq!(
+            out.refusal().unwrap().code(),
+            RefusalCode::PointOutsideScreenshot
+        );
+    }
+}
+
+/// TAB-5: at most 8 tabs; a ninth open is refused; a popup closes the tab unused longest.
+#[test]
+fn tab_5_limit_and_which_tab_goes() {
+    assert_eq!(MAX_TABS, 8);
+    assert!(may_open_tab(7).is_allowed());
+    assert_eq!(
+        may_open_tab(8).refusal().unwrap().code(),
+        RefusalCode::TooManyTabs
+    );
+    let tabs: Vec<TabUse> = (1..=8)
+        .map(|n| TabUse {
+            id: format!("t{n}"),
+            last_used: [50, 10, 70, 30, 10, 90, 80, 60][n - 1],
+        })
+        .collect();
+    assert_eq!(tab_to_close_for_popup(&tabs[..7]), None);
+    assert_eq!(tab_to_close_for_popup(&tabs).unwrap().id, "t2");
+}
+
+/// ERR-15: clamp(floor(GB ÷ 2), 2, 6): 2 GB → 2, 8 GB → 4, 16 GB → 6.
+#[test]
+fn err_15_errand_limit() {
+    const GB: u64 = 1_000_000_000;
+    const GIB: u64 = 1 << 30;
+    assert_eq!(errand_limit(0), 2);
+    assert_eq!(errand_limit(2 * GB), 2);
+    assert_eq!(errand_limit(6 * GB), 3);
+    assert_eq!(errand_limit(8 * GB), 4);
+    assert_eq!(errand_limit(7_800_000_000), 3);
+    assert_eq!(errand_limit(8 * GIB - 200 * 1024 * 1024), 4);
+    assert_eq!(errand_limit(16 * GB), 6);
+    assert_eq!(errand_limit(64 * GB), 6);
+    assert_eq!(errand_limit(u64::MAX), 6);
+}
+
+/// ERR-16, ERR-17: the least recently used idle errand is set aside; all busy fails.
+#[test]
+fn err_16_make_room() {
+    let errand = |id: &str, last_used: u64, busy: bool| OpenErrand {
+        id: id.to_owned(),
+        last_used,
+        busy,
+    };
+    assert_eq!(make_room(&[errand("a", 1, false)], 2), Room::Free);
+    let open = [
+        errand("a", 5, false),
+        errand("b", 1, true),
+        errand("c", 3, false),
+    ];
+    assert_eq!(make_room(&open, 3), Room::SetAside("c".to_owned()));
+    let busy = [errand("a", 5, true), errand("b", 1, true)];
+    let Room::Busy(verdict) = make_room(&busy, 2) else {
+        panic!("expected busy")
+    };
+    assert!(
+        verdict
+            .refusal()
+            .unwrap()
+            .sentence()
+            .contains("wait a minute and try again")
+    );
+}
