@@ -1,0 +1,166 @@
+//! Redaction of what conch-cdp writes to traces and errors (SEC-8, LAUNCH-18).
+//!
+//! - [`url()`]: an address without its credentials: user name and password become `***`,
+//!   every query value becomes `***` (the names stay, so `?apiKey=***` still says what
+//!   was there), and the fragment is dropped.
+//! - [`message`]: a DevTools message's params or result, as traced: typed text
+//!   (`Input.insertText`, `Input.dispatchKeyEvent`, `Input.imeSetComposition`), cookie
+//!   values and cookie headers (any method: Network and Storage calls, replies and events),
+//!   authorization headers, posted form data, and credentials in every string that is an
+//!   address. Long strings (screenshots) are shortened.
+//!
+//! Deliberately absent: the content of scripts (`Runtime.evaluate`). A caller that puts a
+//! secret in a script must not trace it; conch-browser types secrets with `Input.*`.
+
+use serde_json::Value;
+
+/// What replaces a redacted value.
+pub const REDACTED: &str = "[redacted]";
+
+/// Strings longer than this are shortened in traces.
+const MAX_TRACED_STRING: usize = 256;
+
+/// Header names whose values are secrets.
+const SECRET_HEADERS: &[&str] = &[
+    "cookie",
+    "set-cookie",
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+];
+
+/// `address` with its credentials masked: user name and password as `***`, every query
+/// value as `***`, no fragment. Text that does not parse as an absolute URL but contains
+/// `@`, `?` or `#` is masked whole after its scheme, to stay on the safe side.
+pub fn url(address: &str) -> String {
+    match url::Url::parse(address) {
+        Ok(mut parsed) => {
+            if !parsed.username().is_empty() {
+                // `set_username` fails only for URLs that cannot have one, which then
+                // have no user name either.
+                let _ = parsed.set_username("***");
+            }
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            }
+            if let Some(query) = parsed.query() {
+                let masked = mask_query(query);
+                parsed.set_query(Some(&masked));
+            }
+            parsed.set_fragment(None);
+            parsed.into()
+        }
+        Err(_) => {
+            if address.contains(['@', '?', '#']) {
+                match address.split_once("://") {
+                    Some((scheme, _)) if scheme.len() < 16 => format!("{scheme}://{REDACTED}"),
+                    _ => REDACTED.to_owned(),
+                }
+            } else {
+                address.to_owned()
+            }
+        }
+    }
+}
+
+fn mask_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) => format!("{name}=***"),
+            None if pair.is_empty() => String::new(),
+            None => "***".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Redacts the params, result or event payload of a message of `method` in place, as it
+/// is written to traces (see the module docs for what goes).
+pub fn message(method: &str, value: &mut Value) {
+    let typed_text_fields: &[&str] = match method {
+        "Input.insertText" | "Input.imeSetComposition" => &["text"],
+        "Input.dispatchKeyEvent" => &["text", "unmodifiedText", "key", "code", "keyIdentifier"],
+        // The one cookie call whose params are the cookie itself.
+        "Network.setCookie" => &["value"],
+        _ => &[],
+    };
+    if let Value::Object(map) = value {
+        for field in typed_text_fields {
+            if let Some(v) = map.get_mut(*field) {
+                *v = Value::String(REDACTED.to_owned());
+            }
+        }
+    }
+    walk(value);
+}
+
+fn walk(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if s.contains("://") {
+                let masked = url(s);
+                *s = masked;
+            }
+            shorten(s);
+        }
+        Value::Array(items) => items.iter_mut().for_each(walk),
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                let lower = key.to_ascii_lowercase();
+                let secret_header = SECRET_HEADERS.contains(&lower.as_str()) && v.is_string();
+                if secret_header
+                    || matches!(
+                        lower.as_str(),
+                        "postdata" | "postdataentries" | "cookieline" | "headerstext"
+                    )
+                {
+                    *v = Value::String(REDACTED.to_owned());
+                } else if lower == "cookie" && v.is_object() {
+                    redact_cookie(v);
+                } else if lower == "cookies" {
+                    if let Value::Array(cookies) = v {
+                        cookies.iter_mut().for_each(redact_cookie);
+                    } else if v.is_string() {
+                        *v = Value::String(REDACTED.to_owned());
+                    }
+                } else {
+                    walk(v);
+                }
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// A cookie object (`Network.Cookie`, `Network.CookieParam`, or `{cookie: {...}}` of the
+/// blocked-cookie lists): its value goes, the rest is walked.
+fn redact_cookie(cookie: &mut Value) {
+    if let Value::Object(map) = cookie {
+        for (key, v) in map.iter_mut() {
+            if key == "value" {
+                *v = Value::String(REDACTED.to_owned());
+            } else if key == "cookie" && v.is_object() {
+                redact_cookie(v);
+            } else if key == "cookieLine" {
+                *v = Value::String(REDACTED.to_owned());
+            } else {
+                walk(v);
+            }
+        }
+    } else {
+        walk(cookie);
+    }
+}
+
+fn shorten(s: &mut String) {
+    if s.len() > MAX_TRACED_STRING {
+        let total = s.len();
+        let mut cut = MAX_TRACED_STRING;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str(&format!("…({total} bytes)"));
+    }
+}

@@ -1,0 +1,257 @@
+//! What the traces and errors never show (SEC-8, LAUNCH-18): typed text, cookie values,
+//! authorization headers, and credentials in addresses.
+
+use conch_cdp::protocol::input::{DispatchKeyEvent, InsertText, KeyEventType};
+use conch_cdp::protocol::runtime;
+use conch_cdp::{Config, Connection, redact};
+use conch_fixtures::FixtureServer;
+use conch_fixtures::fake_cdp::FakeCdp;
+use serde_json::json;
+
+use crate::support::{Capture, eval, launch, navigate, new_page};
+
+const SECRETS: &[&str] = &[
+    "hunter2-typed",
+    "key-text-s3cr3t",
+    "cookie-value-s3cr3t",
+    "set-cookie-s3cr3t",
+    "bearer-s3cr3t",
+    "apikey-s3cr3t",
+    "url-password-s3cr3t",
+    "posted-s3cr3t",
+];
+
+fn assert_no_secret(lines: &[String]) {
+    for line in lines {
+        for secret in SECRETS {
+            assert!(!line.contains(secret), "a trace shows {secret}: {line}");
+        }
+    }
+}
+
+/// SEC-8: every message is traced, with typed text, cookies, auth headers, posted data
+/// and credentials in addresses redacted: in calls, in replies and in events.
+#[tokio::test]
+async fn wire_traces_redact_typed_text_cookies_and_credentials_sec_8() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let fake = FakeCdp::start().await.expect("fake");
+    let connection = Connection::connect(&fake.ws_url()).await.expect("connect");
+    let browser = connection.browser();
+
+    browser
+        .call(&InsertText {
+            text: "hunter2-typed".into(),
+        })
+        .await
+        .expect("Input.insertText");
+    let mut key = DispatchKeyEvent::new(KeyEventType::KeyDown);
+    key.text = Some("key-text-s3cr3t".into());
+    key.key = Some("key-text-s3cr3t".into());
+    key.unmodified_text = Some("key-text-s3cr3t".into());
+    browser.call(&key).await.expect("Input.dispatchKeyEvent");
+    browser
+        .call_raw(
+            "Network.setCookie",
+            json!({ "name": "sid", "value": "cookie-value-s3cr3t", "url": "https://user:url-password-s3cr3t@example.test/?apiKey=apikey-s3cr3t" }),
+        )
+        .await
+        .expect("Network.setCookie");
+    browser
+        .call_raw(
+            "Storage.setCookies",
+            json!({ "cookies": [{ "name": "sid", "value": "cookie-value-s3cr3t", "domain": "example.test" }] }),
+        )
+        .await
+        .expect("Storage.setCookies");
+    // A reply that carries cookies (the fake echoes the params back as the result).
+    browser
+        .call_raw(
+            "Fake.echo",
+            json!({ "cookies": [{ "name": "sid", "value": "cookie-value-s3cr3t" }] }),
+        )
+        .await
+        .expect("echo");
+    // Events with cookie headers, blocked cookies, auth headers and posted data.
+    let mut events = connection
+        .session("S1".into())
+        .events("Network.requestWillBeSentExtraInfo");
+    browser
+        .call_raw(
+            "Fake.emit",
+            json!({ "events": [
+                { "sessionId": "S1", "method": "Network.requestWillBeSentExtraInfo", "params": {
+                    "requestId": "1",
+                    "associatedCookies": [{ "blockedReasons": [], "cookie": { "name": "sid", "value": "cookie-value-s3cr3t" } }],
+                    "headers": { "Cookie": "sid=cookie-value-s3cr3t", "Authorization": "Bearer bearer-s3cr3t" }
+                }},
+                { "method": "Network.responseReceivedExtraInfo", "params": {
+                    "requestId": "1",
+                    "headers": { "set-cookie": "sid=set-cookie-s3cr3t" },
+                    "blockedCookies": [{ "blockedReasons": [], "cookieLine": "sid=set-cookie-s3cr3t" }]
+                }},
+                { "method": "Network.requestWillBeSent", "params": {
+                    "request": { "url": "http://127.0.0.1/login?apiKey=apikey-s3cr3t", "method": "POST", "headers": {}, "postData": "password=posted-s3cr3t" }
+                }}
+            ]}),
+        )
+        .await
+        .expect("emit");
+    // The subscriber still gets the real values: only the traces are redacted.
+    let event = futures_util::StreamExt::next(&mut events)
+        .await
+        .expect("event");
+    assert!(event.params().get().contains("cookie-value-s3cr3t"));
+
+    let lines = capture.lines();
+    let wire: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("conch_cdp::wire"))
+        .collect();
+    assert!(
+        wire.iter()
+            .any(|l| l.contains("Input.insertText") && l.contains(redact::REDACTED)),
+        "no redacted Input.insertText trace in {lines:#?}"
+    );
+    assert!(
+        wire.iter()
+            .any(|l| l.contains("Input.dispatchKeyEvent") && l.contains("keyDown"))
+    );
+    assert!(
+        wire.iter()
+            .any(|l| l.contains("Network.requestWillBeSentExtraInfo"))
+    );
+    assert!(wire.iter().any(|l| l.contains("apiKey=***")), "{lines:#?}");
+    assert!(wire.iter().any(|l| l.contains("direction=recv")));
+    assert!(wire.iter().any(|l| l.contains("direction=send")));
+    assert_no_secret(&lines);
+}
+
+/// LAUNCH-18: a DevTools address with an API key in its query (the fake refuses the
+/// handshake without it) connects and works, and neither the traces nor any error show
+/// the key or the address's password.
+#[tokio::test]
+async fn credentials_in_the_address_never_reach_traces_or_errors_launch_18() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let fake = FakeCdp::start_requiring("apiKey=apikey-s3cr3t")
+        .await
+        .expect("fake");
+    let address = format!("{}?apiKey=apikey-s3cr3t", fake.ws_url());
+    let connection = Connection::connect(&address)
+        .await
+        .expect("connect with the key");
+    assert_eq!(fake.handshakes(), 1, "the key did not reach the server");
+    connection
+        .browser()
+        .call_raw("Fake.echo", json!({ "n": 1 }))
+        .await
+        .expect("a call");
+    assert!(!format!("{connection:?}").contains("apikey-s3cr3t"));
+
+    // Refused (wrong key): the error says why without the key.
+    let wrong = format!("{}?apiKey=bearer-s3cr3t", fake.ws_url());
+    let error = Connection::connect(&wrong).await.expect_err("wrong key");
+    let shown = format!("{error} {error:?}");
+    assert!(shown.contains("401"), "{shown}");
+    assert!(shown.contains("apiKey=***"), "{shown}");
+    assert!(!shown.contains("bearer-s3cr3t"), "{shown}");
+
+    // Unreachable, with a password and a key: the error names the host only.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let unreachable =
+        format!("ws://user:url-password-s3cr3t@127.0.0.1:{port}/devtools?apiKey=apikey-s3cr3t");
+    let error = Connection::connect_with(&unreachable, Config::default())
+        .await
+        .expect_err("nobody listens");
+    let shown = format!("{error} {error:?}");
+    assert!(shown.contains("127.0.0.1"), "{shown}");
+    assert!(
+        !shown.contains("url-password-s3cr3t") && !shown.contains("apikey-s3cr3t"),
+        "{shown}"
+    );
+    // Discovery over http with a key.
+    let error = Connection::connect(&format!("http://127.0.0.1:{port}/?apiKey=apikey-s3cr3t"))
+        .await
+        .expect_err("nobody listens");
+    assert!(!format!("{error} {error:?}").contains("apikey-s3cr3t"));
+
+    assert_no_secret(&capture.lines());
+}
+
+/// SEC-8 on the redaction rules themselves.
+#[test]
+fn redaction_rules_sec_8() {
+    assert_eq!(
+        redact::url("wss://user:pw@cloud.example/session?apiKey=k&x=1#frag"),
+        "wss://***:***@cloud.example/session?apiKey=***&x=***"
+    );
+    assert_eq!(
+        redact::url("ws://127.0.0.1:9222/devtools/browser/ab"),
+        "ws://127.0.0.1:9222/devtools/browser/ab"
+    );
+    assert_eq!(redact::url("not a url?token=abc"), "[redacted]");
+    let mut key =
+        json!({ "type": "keyDown", "key": "a", "code": "KeyA", "text": "a", "modifiers": 8 });
+    redact::message("Input.dispatchKeyEvent", &mut key);
+    assert_eq!(
+        key,
+        json!({ "type": "keyDown", "key": "[redacted]", "code": "[redacted]", "text": "[redacted]", "modifiers": 8 })
+    );
+    let mut cookies = json!({ "cookies": [{ "name": "a", "value": "b", "domain": "d" }] });
+    redact::message("Network.getCookies", &mut cookies);
+    assert_eq!(
+        cookies,
+        json!({ "cookies": [{ "name": "a", "value": "[redacted]", "domain": "d" }] })
+    );
+    let mut long = json!({ "data": "A".repeat(10_000) });
+    redact::message("Page.captureScreenshot", &mut long);
+    assert!(
+        long["data"]
+            .as_str()
+            .is_some_and(|d| d.len() < 400 && d.contains("10000 bytes"))
+    );
+}
+
+/// SEC-8 against the real browser: the typed text reaches the page, but not the traces.
+#[tokio::test(flavor = "current_thread")]
+async fn typed_text_reaches_the_page_but_not_the_traces_sec_8() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let server = FixtureServer::start().await.expect("fixture server");
+    let browser = launch().await;
+    let page = new_page(&browser.connection).await;
+    navigate(&page, &server.url("basic.html")).await;
+    page.call(&runtime::Evaluate::value(
+        "const i = document.createElement('input'); document.body.append(i); i.focus(); true",
+    ))
+    .await
+    .expect("make an input");
+    page.call(&InsertText {
+        text: "hunter2-typed".into(),
+    })
+    .await
+    .expect("Input.insertText");
+    assert_eq!(
+        eval(&page, "document.querySelector('input').value").await,
+        "hunter2-typed"
+    );
+    let lines = capture.lines();
+    assert!(
+        lines.iter().any(|l| l.contains("Input.insertText")),
+        "no trace of the call"
+    );
+    // The evaluate above reads the value back: its reply is the one place it may appear.
+    for line in &lines {
+        if line.contains("hunter2-typed") {
+            assert!(
+                line.contains("Runtime.evaluate") && line.contains("direction=recv"),
+                "{line}"
+            );
+        }
+    }
+    browser.close().await;
+}
