@@ -26,6 +26,8 @@ pub enum BrowserKind {
     PlaywrightChromium,
     /// Whatever `CONCH_BROWSER` names.
     Configured,
+    /// Chromium that Conch downloaded because nothing else was found.
+    Downloaded,
 }
 
 impl BrowserKind {
@@ -38,6 +40,7 @@ impl BrowserKind {
             BrowserKind::Chromium => "Chromium",
             BrowserKind::PlaywrightChromium => "Chromium (Playwright's cache)",
             BrowserKind::Configured => "the browser CONCH_BROWSER names",
+            BrowserKind::Downloaded => "Chromium (downloaded by Conch)",
         }
     }
 }
@@ -76,7 +79,7 @@ pub struct Found {
 }
 
 /// What discovery may look at: the environment and the file system. A seam for tests.
-pub trait Probe {
+pub trait Probe: std::fmt::Debug {
     /// The OS whose locations apply.
     fn os(&self) -> Os;
     /// An environment variable.
@@ -231,10 +234,12 @@ fn playwright_chromium(probe: &dyn Probe) -> Option<Found> {
             Some((number, name))
         })
         .collect();
-    builds.sort_by(|a, b| b.0.cmp(&a.0));
+    builds.sort_by_key(|(number, _)| std::cmp::Reverse(*number));
     let inside: &[&str] = match probe.os() {
         Os::Linux => &["chrome-linux64/chrome", "chrome-linux/chrome"],
         Os::MacOs => &[
+            "chrome-mac-arm64/Google Chrome for Testing.app/Contents/MacOS/Google Chrome for Testing",
+            "chrome-mac-x64/Google Chrome for Testing.app/Contents/MacOS/Google Chrome for Testing",
             "chrome-mac-arm64/Chromium.app/Contents/MacOS/Chromium",
             "chrome-mac/Chromium.app/Contents/MacOS/Chromium",
         ],
@@ -257,13 +262,13 @@ fn playwright_chromium(probe: &dyn Probe) -> Option<Found> {
 /// them in turn and falls back to the next when one will not start (LAUNCH-9).
 pub fn find_all(probe: &dyn Probe) -> Vec<Found> {
     let mut found: Vec<Found> = Vec::new();
-    if let Some(path) = probe.var("CONCH_BROWSER").map(PathBuf::from) {
-        if probe.is_file(&path) {
-            found.push(Found {
-                kind: BrowserKind::Configured,
-                path,
-            });
-        }
+    if let Some(path) = probe.var("CONCH_BROWSER").map(PathBuf::from)
+        && probe.is_file(&path)
+    {
+        found.push(Found {
+            kind: BrowserKind::Configured,
+            path,
+        });
     }
     for candidate in candidates(probe) {
         if probe.is_file(&candidate.path) && !found.iter().any(|f| f.path == candidate.path) {
@@ -285,6 +290,7 @@ mod tests {
     use std::collections::{HashMap, HashSet};
 
     /// A fake computer: an OS, some variables, some files.
+    #[derive(Debug)]
     struct FakeProbe {
         os: Os,
         vars: HashMap<&'static str, &'static str>,

@@ -4,5 +4,35 @@
 //! does (Chrome, Edge, Brave, then Chromium in their usual places on Linux, macOS and
 //! Windows, then Playwright's cache), behind the [`discover::Probe`] seam so tests give
 //! a fake table of paths. Launch, healing, tabs, page reading and the guard build on it.
+//!
+//! Conch's files and the browser's surroundings: [`home::Home`] derives every path from
+//! one home directory; [`store`] reads and writes `browser.json` and `browser/tabs.json`
+//! (versioned, atomic, corrupt files set aside); [`process`] frees a profile left locked
+//! (behind the [`process::ProcessTable`] seam); [`env`](mod@env) builds the browser's
+//! allowlisted environment; [`clock`] is the time seam.
+//!
+//! The runtime: [`Browser`] is the one local browser every conversation shares, launched
+//! on first need over the DevTools pipe, relaunched with every tab restored after a crash,
+//! shut down after 10 idle minutes; [`Conversation`] is one conversation's tabs, its calls
+//! run one at a time. [`Status`] says what runs and why; [`BrowserError`] is one sentence.
+//!
+//! [`fetch`] downloads a pinned Chromium into Playwright's cache when no browser is found.
 
+pub mod clock;
 pub mod discover;
+pub mod env;
+mod error;
+pub mod fetch;
+pub mod home;
+mod launch;
+pub mod process;
+mod runtime;
+pub mod store;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::BrowserError;
+pub use home::Home;
+pub use launch::browser_args;
+pub use runtime::{
+    AwakeGuard, Browser, BrowserConfig, Conversation, MAX_TABS, RunState, Status, TabInfo,
+};

@@ -1,0 +1,41 @@
+//! The runtime's error: [`BrowserError`]. Each message is a sentence the agent can act on.
+
+/// Why a runtime call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrowserError {
+    /// No browser can be had; the sentence says why and what would fix it (LAUNCH-16).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The browser is not running (an internal state a caller normally never sees).
+    #[error("The browser is not running; try again.")]
+    NotRunning,
+    /// The conversation has no tab with that id.
+    #[error("There is no tab {0} in this conversation; list the tabs with browser_tabs.")]
+    NoSuchTab(String),
+    /// The conversation has no tab open yet.
+    #[error("No page is open yet; open one with browser_open.")]
+    NoTab,
+    /// The conversation already keeps the most tabs it may (TAB-5).
+    #[error(
+        "This conversation already has 8 tabs open; close one with browser_tabs before opening another."
+    )]
+    TabLimit,
+    /// The navigation failed at once (`net::ERR_…`).
+    #[error("The page could not be opened ({0}).")]
+    Navigation(String),
+    /// The page did not load, even on the retry with a lighter wait (LAUNCH-10).
+    #[error(
+        "The page did not finish loading within {seconds} s, even on a second try; try again or open another address."
+    )]
+    NavigationTimeout {
+        /// The total time waited.
+        seconds: u64,
+    },
+    /// A script threw.
+    #[error("The page's script failed: {0}")]
+    Script(String),
+    /// The browser did not answer as expected.
+    #[error("The browser did not answer: {0}; try again.")]
+    Cdp(#[from] conch_cdp::Error),
+}

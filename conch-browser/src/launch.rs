@@ -1,0 +1,183 @@
+//! Launching the local browser: headless, over the pipe, on Conch's own profile, with an
+//! allowlisted environment, healing a locked profile first and falling back to the next
+//! browser found (LAUNCH-2, LAUNCH-6, LAUNCH-7, LAUNCH-9, LAUNCH-15, LAUNCH-20).
+//!
+//! Deliberately absent: any `--remote-debugging-port` (the DevTools door is a pipe that no
+//! other program can use), and any user data directory but `<home>/browser/profile`.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use conch_cdp::protocol::browser::GetVersion;
+use conch_cdp::{Config as CdpConfig, Connection};
+
+use crate::discover::Found;
+use crate::env::browser_env;
+use crate::home::Home;
+use crate::process::{ProcessTable, heal_profile};
+
+/// Flags that keep the browser headless and quiet on a closed network: without the
+/// background-networking ones Chromium keeps calling Google's hosts.
+const QUIET_FLAGS: &[&str] = &[
+    "--headless",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-breakpad",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--metrics-recording-only",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--mute-audio",
+];
+
+/// How long a starting browser has to answer its first command.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A browser that started and answered.
+#[derive(Debug)]
+pub(crate) struct Launched {
+    pub(crate) connection: Connection,
+    pub(crate) child: tokio::process::Child,
+    /// Product and version, such as `HeadlessChrome/156.0.8078.73`.
+    pub(crate) product: String,
+    pub(crate) user_agent: String,
+}
+
+/// Why one candidate did not start.
+#[derive(Debug)]
+pub(crate) enum StartFailure {
+    /// It exited by itself during start-up, even after the profile was healed and the
+    /// launch retried once (LAUNCH-7).
+    Exited(String),
+    /// It could not be started or did not answer.
+    NoAnswer(String),
+}
+
+impl StartFailure {
+    pub(crate) fn detail(&self) -> &str {
+        match self {
+            StartFailure::Exited(detail) | StartFailure::NoAnswer(detail) => detail,
+        }
+    }
+}
+
+/// What the launcher needs from the runtime's configuration.
+#[derive(Debug)]
+pub(crate) struct LaunchSpec<'a> {
+    pub(crate) home: &'a Home,
+    pub(crate) processes: &'a Arc<dyn ProcessTable + Send + Sync>,
+    pub(crate) extra_args: &'a [String],
+    pub(crate) share_home: bool,
+}
+
+/// The command line for the local browser (after the executable): flags that keep it
+/// headless and quiet,
+/// `--no-sandbox` only when running as root (Chromium refuses to start otherwise), the
+/// one profile, the caller's extra flags, then `about:blank`. The DevTools pipe flag is
+/// added by conch-cdp.
+pub fn browser_args(profile: &Path, extra: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = QUIET_FLAGS.iter().map(|f| (*f).to_owned()).collect();
+    if running_as_root() {
+        args.push("--no-sandbox".to_owned());
+    }
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.extend(extra.iter().cloned());
+    args.push("about:blank".to_owned());
+    args
+}
+
+fn running_as_root() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // /proc/self belongs to the process's effective user.
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Starts `found`: heals the profile, launches, and asks its version. A browser that exits
+/// during start-up is taken for a profile conflict: the profile is healed again and the
+/// launch retried once (LAUNCH-7).
+pub(crate) async fn start(spec: &LaunchSpec<'_>, found: &Found) -> Result<Launched, StartFailure> {
+    match start_once(spec, found).await {
+        Err(StartFailure::Exited(detail)) => {
+            tracing::info!(
+                target: "conch_browser",
+                browser = found.kind.name(),
+                %detail,
+                "browser exited at start-up; treating it as a profile conflict and retrying once"
+            );
+            start_once(spec, found).await
+        }
+        other => other,
+    }
+}
+
+async fn start_once(spec: &LaunchSpec<'_>, found: &Found) -> Result<Launched, StartFailure> {
+    let home = spec.home;
+    home.ensure()
+        .map_err(|e| StartFailure::NoAnswer(format!("Conch's folder can't be prepared: {e}")))?;
+    let profile = home.profile_dir();
+    // Ending processes waits on them: off the async threads.
+    let processes = Arc::clone(spec.processes);
+    let to_heal = profile.clone();
+    let healed = tokio::task::spawn_blocking(move || heal_profile(&to_heal, processes.as_ref()))
+        .await
+        .map_err(|e| StartFailure::NoAnswer(format!("the profile could not be checked ({e})")))?;
+    tracing::debug!(target: "conch_browser", ?healed, "profile healed before launch");
+
+    let mut command = std::process::Command::new(&found.path);
+    command
+        .args(browser_args(&profile, spec.extra_args))
+        .env_clear()
+        .envs(browser_env(std::env::vars_os(), home, spec.share_home))
+        .current_dir(home.browser_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    // The browser's own complaints go to a log beside the profile, for Repair and status.
+    match std::fs::File::create(home.browser_dir().join("browser.log")) {
+        Ok(log) => command.stderr(log),
+        Err(_) => command.stderr(Stdio::null()),
+    };
+
+    let (connection, mut child) = Connection::launch(command, CdpConfig::default())
+        .await
+        .map_err(|e| StartFailure::NoAnswer(format!("it could not be started ({e})")))?;
+    let answer = tokio::time::timeout(STARTUP_TIMEOUT, connection.call(&GetVersion {})).await;
+    match answer {
+        Ok(Ok(version)) => Ok(Launched {
+            connection,
+            child,
+            product: version.product,
+            user_agent: version.user_agent,
+        }),
+        failed => {
+            connection.close();
+            // Give a process that is going away a moment to report how it ended.
+            let exited = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            let _ = child.start_kill();
+            match exited {
+                Ok(Ok(status)) => Err(StartFailure::Exited(format!(
+                    "it exited at start-up ({status})"
+                ))),
+                _ => Err(StartFailure::NoAnswer(match failed {
+                    Ok(Err(e)) => format!("it did not answer ({e})"),
+                    _ => format!("it did not answer within {} s", STARTUP_TIMEOUT.as_secs()),
+                })),
+            }
+        }
+    }
+}

@@ -1,0 +1,1103 @@
+//! The local browser runtime: one browser shared by every conversation, launched on first
+//! need, healed when it dies, shut down when idle (LAUNCH-8, LAUNCH-9, LAUNCH-12,
+//! LAUNCH-13, LAUNCH-16), and each conversation's tabs (TAB-2, TAB-3, TAB-5, TAB-6,
+//! TAB-9, DATA-9, TOOL-11).
+//!
+//! [`Browser`] is the handle embedders hold; [`Conversation`] is one conversation's view of
+//! it. Browser-wide work (launch, relaunch, shutdown) holds the state lock; a
+//! conversation's calls run one at a time under its own lock, while different
+//! conversations run in parallel.
+//!
+//! Deliberately absent: reading pages and acting on them (they build on
+//! [`Conversation::page`]), and the network guard.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex, PoisonError, Weak};
+use std::time::{Duration, SystemTime};
+
+use conch_cdp::protocol::TargetId;
+use conch_cdp::protocol::browser::Close as CloseBrowser;
+use conch_cdp::protocol::page::{
+    DomContentEventFired, Enable as PageEnable, LoadEventFired, Navigate,
+};
+use conch_cdp::protocol::runtime::Evaluate;
+use conch_cdp::protocol::target::{
+    CloseTarget, CreateTarget, SetDiscoverTargets, TargetCreated, TargetDestroyed, TargetInfo,
+};
+use conch_cdp::{Connection, Session};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tokio::sync::Mutex;
+
+use crate::clock::{Clock, SystemClock};
+use crate::discover::{BrowserKind, Found, Probe, SystemProbe, find_all};
+use crate::error::BrowserError;
+use crate::fetch::{FetchConfig, Progress, fetch};
+use crate::home::Home;
+use crate::launch::{LaunchSpec, Launched, start};
+use crate::process::{ProcessTable, SystemProcessTable};
+use crate::store::{ConversationTabs, SavedTab, TabsFile};
+
+/// The most tabs one conversation keeps (TAB-5).
+pub const MAX_TABS: usize = 8;
+
+/// How the runtime is set up. [`BrowserConfig::new`] gives the product's defaults; tests
+/// swap the seams (clock, probe, process table).
+#[derive(Debug, Clone)]
+pub struct BrowserConfig {
+    /// Conch's home directory.
+    pub home: Home,
+    /// The clock idle shutdown reads.
+    pub clock: Arc<dyn Clock>,
+    /// Where discovery looks.
+    pub probe: Arc<dyn Probe + Send + Sync>,
+    /// How stale browsers are found and ended.
+    pub processes: Arc<dyn ProcessTable + Send + Sync>,
+    /// Idle time after which the browser shuts down (LAUNCH-12): 10 minutes.
+    pub idle_after: Duration,
+    /// How long a navigation waits for the load event before its one retry (AMB-22).
+    pub navigation_timeout: Duration,
+    /// How long the retry waits for DOMContentLoaded (AMB-22).
+    pub retry_timeout: Duration,
+    /// Extra browser flags (the guard's proxy, for instance).
+    pub extra_args: Vec<String>,
+    /// Give the browser the person's HOME instead of its own (AMB-24).
+    pub share_home: bool,
+    /// Where to download Chromium from when no browser is found (LAUNCH-4); `None` turns
+    /// downloading off.
+    pub download: Option<FetchConfig>,
+}
+
+impl BrowserConfig {
+    /// The product's defaults on `home`.
+    pub fn new(home: Home) -> Self {
+        BrowserConfig {
+            home,
+            clock: Arc::new(SystemClock),
+            probe: Arc::new(SystemProbe),
+            processes: Arc::new(SystemProcessTable::default()),
+            idle_after: Duration::from_secs(10 * 60),
+            navigation_timeout: Duration::from_secs(30),
+            retry_timeout: Duration::from_secs(15),
+            extra_args: Vec::new(),
+            share_home: false,
+            download: FetchConfig::for_this_computer(&SystemProbe),
+        }
+    }
+}
+
+/// Whether the browser runs (LAUNCH-13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// Not started yet, or shut down while idle: it starts on the next call.
+    Idle,
+    /// Running.
+    Running,
+    /// Downloading Chromium; [`Status::download`] says how far (LAUNCH-4).
+    Downloading,
+    /// No browser could be had; [`Status::why`] says why.
+    Unavailable,
+}
+
+/// What runs and why (LAUNCH-13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// Always `"local"` for this runtime.
+    pub backend: &'static str,
+    /// Running, idle or unavailable.
+    pub state: RunState,
+    /// The browser's name ("Chromium"), once one was chosen.
+    pub browser: Option<String>,
+    /// Product and version ("HeadlessChrome/156.0.8078.73").
+    pub version: Option<String>,
+    /// The executable.
+    pub executable: Option<std::path::PathBuf>,
+    /// The user agent the browser reports (for status only: Conch never rewrites it).
+    pub user_agent: Option<String>,
+    /// Why this browser and not the first one found, or why none runs, in a sentence.
+    pub why: Option<String>,
+    /// How many times the browser was (re)launched by this runtime.
+    pub launches: u32,
+    /// The download's progress, while or after Chromium is downloaded.
+    pub download: Option<Progress>,
+}
+
+/// A tab of a conversation, as the agent sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabInfo {
+    /// `t1`, `t2`, …
+    pub id: String,
+    /// The page's title.
+    pub title: String,
+    /// The page's address.
+    pub url: String,
+    /// Whether it is the conversation's active tab.
+    pub active: bool,
+}
+
+/// The shared local browser. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Browser {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: BrowserConfig,
+    state: Mutex<State>,
+    /// Kept apart from the state so it can be read while a launch or download holds that.
+    status: StdMutex<Status>,
+    /// One lock per conversation: its calls run one at a time (TOOL-11).
+    conversation_locks: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+#[derive(Debug)]
+struct State {
+    running: Option<Running>,
+    tabs: TabsFile,
+    last_activity: SystemTime,
+    /// Things that happened outside a call, for the conversation's next result.
+    notes: HashMap<String, Vec<String>>,
+    /// Counter behind `SavedTab::last_used`.
+    use_counter: u64,
+    /// Holders that keep the browser awake (a watcher, a person driving).
+    awake: usize,
+}
+
+#[derive(Debug)]
+struct Running {
+    connection: Connection,
+    child: tokio::process::Child,
+    /// Page targets that are conversations' tabs.
+    pages: HashMap<TargetId, PageRef>,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Debug, Clone)]
+struct PageRef {
+    conversation: String,
+    tab: String,
+    session: Session,
+}
+
+fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Browser {
+    /// A runtime on `config`. Nothing starts until a conversation needs a page. Tabs saved
+    /// by an earlier run are loaded from `tabs.json` and reopen when the browser starts.
+    pub fn new(config: BrowserConfig) -> Browser {
+        let loaded = TabsFile::load(&config.home, config.clock.as_ref());
+        let (tabs, why) = match loaded {
+            Ok(loaded) => (
+                loaded.value,
+                loaded.set_aside.map(|s| {
+                    format!(
+                        "The saved tabs file was unreadable, so it was set aside as {}.",
+                        s.moved_to.display()
+                    )
+                }),
+            ),
+            Err(e) => (
+                TabsFile::default(),
+                Some(format!("The saved tabs could not be read: {e}.")),
+            ),
+        };
+        let now = config.clock.now();
+        Browser {
+            inner: Arc::new(Inner {
+                status: StdMutex::new(Status {
+                    backend: "local",
+                    state: RunState::Idle,
+                    browser: None,
+                    version: None,
+                    executable: None,
+                    user_agent: None,
+                    why,
+                    launches: 0,
+                    download: None,
+                }),
+                state: Mutex::new(State {
+                    running: None,
+                    tabs,
+                    last_activity: now,
+                    notes: HashMap::new(),
+                    use_counter: 0,
+                    awake: 0,
+                }),
+                conversation_locks: StdMutex::new(HashMap::new()),
+                config,
+            }),
+        }
+    }
+
+    /// The runtime's configuration.
+    pub fn config(&self) -> &BrowserConfig {
+        &self.inner.config
+    }
+
+    /// What runs and why.
+    pub async fn status(&self) -> Status {
+        // Never waits for a launch or a download in progress.
+        if let Ok(mut state) = self.inner.state.try_lock() {
+            refresh_running(&self.inner, &mut state);
+        }
+        lock(&self.inner.status).clone()
+    }
+
+    /// One conversation's view of the browser. Its tabs are its own (TAB-9).
+    pub fn conversation(&self, id: &str) -> Conversation {
+        let lock = Arc::clone(
+            lock(&self.inner.conversation_locks)
+                .entry(id.to_owned())
+                .or_default(),
+        );
+        Conversation {
+            browser: self.clone(),
+            id: id.to_owned(),
+            lock,
+        }
+    }
+
+    /// Starts the browser if it does not run (or died), restoring every conversation's tabs.
+    ///
+    /// # Errors
+    /// [`BrowserError::Unavailable`] with one sentence when no browser can be had.
+    pub async fn ensure_running(&self) -> Result<(), BrowserError> {
+        let mut state = self.inner.state.lock().await;
+        self.ensure_running_locked(&mut state).await
+    }
+
+    /// Shuts the browser down if nothing used it for [`BrowserConfig::idle_after`] and
+    /// nothing keeps it awake (LAUNCH-12). The runtime calls this every 30 s by itself;
+    /// tests call it after moving their clock. Gives whether it shut down.
+    pub async fn tick(&self) -> bool {
+        let mut state = self.inner.state.lock().await;
+        refresh_running(&self.inner, &mut state);
+        let now = self.inner.config.clock.now();
+        let idle_for = now
+            .duration_since(state.last_activity)
+            .unwrap_or(Duration::ZERO);
+        if state.running.is_none() || state.awake > 0 || idle_for < self.inner.config.idle_after {
+            return false;
+        }
+        tracing::info!(target: "conch_browser", "shutting the idle browser down");
+        shut_down(&self.inner, &mut state).await;
+        true
+    }
+
+    /// Keeps the browser from idling out while the guard lives (someone watches or drives).
+    pub async fn keep_awake(&self) -> AwakeGuard {
+        self.inner.state.lock().await.awake += 1;
+        AwakeGuard {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
+    /// Closes the browser now. Tabs stay saved and reopen on the next call.
+    pub async fn shutdown(&self) {
+        let mut state = self.inner.state.lock().await;
+        shut_down(&self.inner, &mut state).await;
+    }
+
+    /// The browser process's id, while it runs (for status and tests).
+    pub async fn pid(&self) -> Option<u32> {
+        let state = self.inner.state.lock().await;
+        state.running.as_ref().and_then(|r| r.child.id())
+    }
+
+    async fn ensure_running_locked(&self, state: &mut State) -> Result<(), BrowserError> {
+        state.last_activity = self.inner.config.clock.now();
+        refresh_running(&self.inner, state);
+        if state.running.is_some() {
+            return Ok(());
+        }
+        let launched = self.launch().await?;
+        let connection = launched.connection.clone();
+        let browser = connection.browser();
+        browser.call(&SetDiscoverTargets { discover: true }).await?;
+        let watcher = tokio::spawn(watch_targets(
+            Arc::downgrade(&self.inner),
+            connection.clone(),
+        ));
+        {
+            let mut status = lock(&self.inner.status);
+            if status.launches == 0 {
+                tokio::spawn(idle_ticker(Arc::downgrade(&self.inner)));
+            }
+            status.launches += 1;
+            status.state = RunState::Running;
+        }
+        state.running = Some(Running {
+            connection,
+            child: launched.child,
+            pages: HashMap::new(),
+            watcher,
+        });
+        self.restore_tabs(state).await
+    }
+
+    /// Tries every browser found, in order, then a download, and says why when it had to
+    /// fall back (LAUNCH-1, LAUNCH-3, LAUNCH-4, LAUNCH-9).
+    async fn launch(&self) -> Result<Launched, BrowserError> {
+        let config = &self.inner.config;
+        let spec = LaunchSpec {
+            home: &config.home,
+            processes: &config.processes,
+            extra_args: &config.extra_args,
+            share_home: config.share_home,
+        };
+        let mut failures: Vec<(Found, String)> = Vec::new();
+        for found in find_all(config.probe.as_ref()) {
+            match start(&spec, &found).await {
+                Ok(launched) => return Ok(self.launched(launched, &found, &failures)),
+                Err(failure) => {
+                    tracing::warn!(
+                        target: "conch_browser",
+                        browser = found.kind.name(),
+                        detail = failure.detail(),
+                        "browser did not start; trying the next one"
+                    );
+                    failures.push((found, failure.detail().to_owned()));
+                }
+            }
+        }
+        let sentence = match self.download().await {
+            Some(Ok(found)) => match start(&spec, &found).await {
+                Ok(launched) => return Ok(self.launched(launched, &found, &failures)),
+                Err(failure) => format!(
+                    "The browser is unavailable: the Chromium Conch downloaded didn't start ({}).",
+                    failure.detail()
+                ),
+            },
+            Some(Err(sentence)) => sentence,
+            None => match failures.first() {
+                None => "The browser is unavailable: no Chrome, Edge, Brave or Chromium was found on this computer; install one (on Debian: apt-get install chromium).".to_owned(),
+                Some((found, detail)) => format!(
+                    "The browser is unavailable: {} didn't start ({detail}), and no other browser was found.",
+                    found.kind.name()
+                ),
+            },
+        };
+        let mut status = lock(&self.inner.status);
+        status.state = RunState::Unavailable;
+        status.why = Some(sentence.clone());
+        Err(BrowserError::Unavailable(sentence))
+    }
+
+    /// Downloads Chromium, publishing progress in the status without asking anyone
+    /// (LAUNCH-4). `None` when downloading is off; the error is the fetcher's sentence.
+    async fn download(&self) -> Option<Result<Found, String>> {
+        let fetch_config = self.inner.config.download.as_ref()?;
+        lock(&self.inner.status).state = RunState::Downloading;
+        let inner = Arc::clone(&self.inner);
+        let fetched = fetch(fetch_config, move |progress| {
+            lock(&inner.status).download = Some(progress);
+        })
+        .await;
+        Some(
+            fetched
+                .map(|path| Found {
+                    kind: BrowserKind::Downloaded,
+                    path,
+                })
+                .map_err(|e| e.sentence()),
+        )
+    }
+
+    /// Records in the status which browser runs and why.
+    fn launched(
+        &self,
+        launched: Launched,
+        found: &Found,
+        failures: &[(Found, String)],
+    ) -> Launched {
+        let mut status = lock(&self.inner.status);
+        status.browser = Some(found.kind.name().to_owned());
+        status.version = Some(launched.product.clone());
+        status.executable = Some(found.path.clone());
+        status.user_agent = Some(launched.user_agent.clone());
+        status.why = fallback_sentence(failures, found);
+        launched
+    }
+
+    /// Reopens every saved tab at its last address, with the same id (LAUNCH-8).
+    async fn restore_tabs(&self, state: &mut State) -> Result<(), BrowserError> {
+        let saved: Vec<(String, SavedTab)> = state
+            .tabs
+            .conversations
+            .iter()
+            .flat_map(|(conversation, tabs)| {
+                tabs.tabs
+                    .iter()
+                    .map(move |tab| (conversation.clone(), tab.clone()))
+            })
+            .collect();
+        let within = self.inner.config.retry_timeout;
+        for (conversation, tab) in saved {
+            let url = if tab.url.is_empty() {
+                "about:blank"
+            } else {
+                tab.url.as_str()
+            };
+            let session = create_page(state, &conversation, &tab.id, url).await?;
+            // The page loads by itself; wait for it (bounded) so the next read sees it.
+            // A page that no longer loads stays open on whatever it shows.
+            if !wait_until_loaded(&session, within).await {
+                tracing::info!(target: "conch_browser", tab = %tab.id, "a restored tab did not finish loading");
+            }
+        }
+        Ok(())
+    }
+
+    async fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut state = self.inner.state.lock().await;
+        f(&mut state)
+    }
+}
+
+/// Keeps the browser awake while it lives (see [`Browser::keep_awake`]).
+#[derive(Debug)]
+pub struct AwakeGuard {
+    inner: Weak<Inner>,
+}
+
+impl Drop for AwakeGuard {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.upgrade() {
+            tokio::spawn(async move {
+                let mut state = inner.state.lock().await;
+                state.awake = state.awake.saturating_sub(1);
+                state.last_activity = inner.config.clock.now();
+            });
+        }
+    }
+}
+
+fn fallback_sentence(failures: &[(Found, String)], chosen: &Found) -> Option<String> {
+    match (failures.first(), chosen.kind) {
+        (Some((first, _)), _) => Some(format!(
+            "{} didn't start, so Conch uses {}.",
+            first.kind.name(),
+            chosen.kind.name()
+        )),
+        (None, BrowserKind::Downloaded) => {
+            Some("No browser was found on this computer, so Conch downloaded Chromium.".to_owned())
+        }
+        (None, _) => None,
+    }
+}
+
+/// Notices a browser that died since the last look: its state becomes "not running", so
+/// the next call relaunches it. Tabs stay saved.
+fn refresh_running(inner: &Inner, state: &mut State) {
+    let dead = match state.running.as_mut() {
+        Some(running) => {
+            running.connection.is_closed()
+                || matches!(running.child.try_wait(), Ok(Some(_)))
+                || running.child.id().is_some_and(|pid| !process_alive(pid))
+        }
+        None => false,
+    };
+    if dead {
+        if let Some(running) = state.running.take() {
+            running.watcher.abort();
+            running.connection.close();
+        }
+        tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");
+        lock(&inner.status).state = RunState::Idle;
+    }
+}
+
+/// Whether `pid` still runs. On Linux a killed browser can linger as a zombie whose
+/// helpers keep the DevTools pipe open for a moment, so `/proc` is asked directly.
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // The state follows the command name, which is in parentheses.
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state != "Z" && state != "X"),
+            Err(_) => false,
+        }
+    } else {
+        true
+    }
+}
+
+async fn shut_down(inner: &Inner, state: &mut State) {
+    let Some(mut running) = state.running.take() else {
+        return;
+    };
+    running.watcher.abort();
+    let _ = tokio::time::timeout(
+        Duration::from_secs(5),
+        running.connection.browser().call(&CloseBrowser {}),
+    )
+    .await;
+    running.connection.close();
+    if tokio::time::timeout(Duration::from_secs(5), running.child.wait())
+        .await
+        .is_err()
+    {
+        let _ = running.child.kill().await;
+    }
+    lock(&inner.status).state = RunState::Idle;
+}
+
+/// Opens a page target for `conversation`'s tab `tab` and attaches to it.
+async fn create_page(
+    state: &mut State,
+    conversation: &str,
+    tab: &str,
+    url: &str,
+) -> Result<Session, BrowserError> {
+    let running = state.running.as_mut().ok_or(BrowserError::NotRunning)?;
+    let created = running
+        .connection
+        .browser()
+        .call(&CreateTarget::new(url))
+        .await?;
+    let session = running.connection.attach(created.target_id.clone()).await?;
+    session.call(&PageEnable {}).await?;
+    running.pages.insert(
+        created.target_id,
+        PageRef {
+            conversation: conversation.to_owned(),
+            tab: tab.to_owned(),
+            session: session.clone(),
+        },
+    );
+    Ok(session)
+}
+
+fn save_tabs(home: &Home, tabs: &TabsFile) {
+    if let Err(e) = tabs.save(home) {
+        tracing::warn!(target: "conch_browser", error = %e, "tabs.json could not be saved");
+    }
+}
+
+fn touch(state: &mut State, conversation: &str, tab: &str) {
+    state.use_counter += 1;
+    let counter = state.use_counter;
+    if let Some(saved) = state.tabs.conversation_mut(conversation).tab_mut(tab) {
+        saved.last_used = counter;
+    }
+}
+
+/// Removes `tab` from the saved tabs; if it was active, its opener comes back to the
+/// front (TAB-6), else the tab used most recently.
+fn forget_tab(tabs: &mut ConversationTabs, tab: &str) {
+    let opener = tabs.tab(tab).and_then(|t| t.opener.clone());
+    tabs.tabs.retain(|t| t.id != tab);
+    if tabs.active.as_deref() == Some(tab) {
+        tabs.active = opener.filter(|o| tabs.tab(o).is_some()).or_else(|| {
+            tabs.tabs
+                .iter()
+                .max_by_key(|t| t.last_used)
+                .map(|t| t.id.clone())
+        });
+    }
+}
+
+/// Closes `conversation`'s tab `tab`: its page, and its place in the saved tabs.
+async fn close_tab(state: &mut State, conversation: &str, tab: &str) -> Result<(), BrowserError> {
+    forget_tab(state.tabs.conversation_mut(conversation), tab);
+    if let Some(running) = state.running.as_mut() {
+        let target = running
+            .pages
+            .iter()
+            .find(|(_, p)| p.conversation == conversation && p.tab == tab)
+            .map(|(id, _)| id.clone());
+        if let Some(target) = target {
+            // Forgotten first, so the watcher does not report the close as the page's.
+            running.pages.remove(&target);
+            running
+                .connection
+                .browser()
+                .call(&CloseTarget { target_id: target })
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The conversation's tab unused longest, other than `keep`.
+fn least_recently_used(tabs: &ConversationTabs, keep: Option<&str>) -> Option<String> {
+    tabs.tabs
+        .iter()
+        .filter(|t| Some(t.id.as_str()) != keep)
+        .min_by_key(|t| t.last_used)
+        .map(|t| t.id.clone())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TargetInfoChanged {
+    target_info: TargetInfo,
+}
+
+/// Follows the browser's targets: popups become tabs of their opener's conversation
+/// (TAB-3, TAB-5), closed pages leave their conversation and give the active tab back to
+/// the opener (TAB-6), and addresses and titles are saved as they change (DATA-9).
+async fn watch_targets(inner: Weak<Inner>, connection: Connection) {
+    let browser = connection.browser();
+    let mut created = browser.subscribe::<TargetCreated>();
+    let mut destroyed = browser.subscribe::<TargetDestroyed>();
+    let mut changed = browser.events("Target.targetInfoChanged");
+    loop {
+        tokio::select! {
+            Some(event) = created.next() => {
+                let Ok(event) = event else { continue };
+                let Some(inner) = inner.upgrade() else { return };
+                popup_created(&inner, &connection, event.target_info).await;
+            }
+            Some(event) = destroyed.next() => {
+                let Ok(event) = event else { continue };
+                let Some(inner) = inner.upgrade() else { return };
+                page_destroyed(&inner, &event.target_id).await;
+            }
+            Some(event) = changed.next() => {
+                let Ok(event) = event.parse::<TargetInfoChanged>() else { continue };
+                let Some(inner) = inner.upgrade() else { return };
+                page_changed(&inner, &event.target_info).await;
+            }
+            else => return,
+        }
+    }
+}
+
+async fn popup_created(inner: &Inner, connection: &Connection, info: TargetInfo) {
+    let Some(opener) = info.opener_id.as_ref() else {
+        return;
+    };
+    let mut state = inner.state.lock().await;
+    let Some(running) = state.running.as_ref() else {
+        return;
+    };
+    if running.pages.contains_key(&info.target_id) {
+        return;
+    }
+    let Some(opener_ref) = running.pages.get(opener).cloned() else {
+        return;
+    };
+    let conversation = opener_ref.conversation.clone();
+    let Ok(session) = connection.attach(info.target_id.clone()).await else {
+        return;
+    };
+    let _ = session.call(&PageEnable {}).await;
+    let mut notes = Vec::new();
+    // A ninth tab pushes out the one unused longest (TAB-5).
+    let tabs = state.tabs.conversation_mut(&conversation);
+    if tabs.tabs.len() >= MAX_TABS
+        && let Some(victim) = least_recently_used(tabs, Some(&opener_ref.tab))
+    {
+        notes.push(format!(
+            "This conversation keeps at most {MAX_TABS} tabs, so Conch closed {victim}, the tab unused longest."
+        ));
+        // The popup, not the victim, is about to be the front tab.
+        let _ = close_tab(&mut state, &conversation, &victim).await;
+    }
+    let tabs = state.tabs.conversation_mut(&conversation);
+    let id = tabs.allocate_id();
+    tabs.tabs.push(SavedTab {
+        id: id.clone(),
+        url: info.url.clone(),
+        title: info.title.clone(),
+        opener: Some(opener_ref.tab.clone()),
+        last_used: 0,
+    });
+    tabs.active = Some(id.clone());
+    touch(&mut state, &conversation, &id);
+    if let Some(running) = state.running.as_mut() {
+        running.pages.insert(
+            info.target_id,
+            PageRef {
+                conversation: conversation.clone(),
+                tab: id.clone(),
+                session,
+            },
+        );
+    }
+    notes.push(format!("That opened a new tab, {id}."));
+    state.notes.entry(conversation).or_default().extend(notes);
+    save_tabs(&inner.config.home, &state.tabs);
+}
+
+async fn page_destroyed(inner: &Inner, target: &TargetId) {
+    let mut state = inner.state.lock().await;
+    let Some(page) = state.running.as_mut().and_then(|r| r.pages.remove(target)) else {
+        return;
+    };
+    let tabs = state.tabs.conversation_mut(&page.conversation);
+    let opener = tabs.tab(&page.tab).and_then(|t| t.opener.clone());
+    tabs.tabs.retain(|t| t.id != page.tab);
+    if tabs.active.as_deref() == Some(page.tab.as_str()) {
+        // The opener comes back to the front (TAB-6), else the tab used most recently.
+        tabs.active = opener.filter(|o| tabs.tab(o).is_some()).or_else(|| {
+            tabs.tabs
+                .iter()
+                .max_by_key(|t| t.last_used)
+                .map(|t| t.id.clone())
+        });
+    }
+    let note = format!("Tab {} closed.", page.tab);
+    state.notes.entry(page.conversation).or_default().push(note);
+    save_tabs(&inner.config.home, &state.tabs);
+}
+
+async fn page_changed(inner: &Inner, info: &TargetInfo) {
+    let mut state = inner.state.lock().await;
+    let Some(page) = state
+        .running
+        .as_ref()
+        .and_then(|r| r.pages.get(&info.target_id))
+        .cloned()
+    else {
+        return;
+    };
+    let Some(tab) = state
+        .tabs
+        .conversation_mut(&page.conversation)
+        .tab_mut(&page.tab)
+    else {
+        return;
+    };
+    if tab.url == info.url && tab.title == info.title {
+        return;
+    }
+    tab.url.clone_from(&info.url);
+    tab.title.clone_from(&info.title);
+    save_tabs(&inner.config.home, &state.tabs);
+}
+
+async fn idle_ticker(inner: Weak<Inner>) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let Some(inner) = inner.upgrade() else { return };
+        Browser { inner }.tick().await;
+    }
+}
+
+/// One conversation's view of the browser: its own tabs, its calls one at a time.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    browser: Browser,
+    id: String,
+    lock: Arc<Mutex<()>>,
+}
+
+impl Conversation {
+    /// The conversation's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Opens `url` in the active tab, or in a new tab when the conversation has none.
+    /// Waits for the page to load, retrying once with a lighter wait (LAUNCH-10).
+    ///
+    /// # Errors
+    /// [`BrowserError::Unavailable`], [`BrowserError::NavigationTimeout`],
+    /// [`BrowserError::Navigation`], or a DevTools failure.
+    pub async fn open(&self, url: &str) -> Result<TabInfo, BrowserError> {
+        let _turn = self.lock.lock().await;
+        let active = self.active_or_new().await?;
+        self.navigate_tab(&active, url).await?;
+        self.tab_info(&active).await
+    }
+
+    /// Opens `url` in a new tab and makes it active. Refused past [`MAX_TABS`] (TAB-5).
+    ///
+    /// # Errors
+    /// [`BrowserError::TabLimit`], or as [`Conversation::open`].
+    pub async fn new_tab(&self, url: &str) -> Result<TabInfo, BrowserError> {
+        let _turn = self.lock.lock().await;
+        let id = self.create_tab("about:blank").await?;
+        self.navigate_tab(&id, url).await?;
+        self.tab_info(&id).await
+    }
+
+    /// The conversation's tabs, in the order they were opened.
+    ///
+    /// # Errors
+    /// As [`Browser::ensure_running`].
+    pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.browser.ensure_running().await?;
+        Ok(self
+            .browser
+            .with_state(|state| tab_list(state, &self.id))
+            .await)
+    }
+
+    /// Makes `tab` the active tab.
+    ///
+    /// # Errors
+    /// [`BrowserError::NoSuchTab`].
+    pub async fn switch(&self, tab: &str) -> Result<TabInfo, BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.browser.ensure_running().await?;
+        self.browser
+            .with_state(|state| {
+                let tabs = state.tabs.conversation_mut(&self.id);
+                if tabs.tab(tab).is_none() {
+                    return Err(BrowserError::NoSuchTab(tab.to_owned()));
+                }
+                tabs.active = Some(tab.to_owned());
+                touch(state, &self.id, tab);
+                save_tabs(&self.browser.inner.config.home, &state.tabs);
+                Ok(())
+            })
+            .await?;
+        self.tab_info(tab).await
+    }
+
+    /// Closes `tab`; its opener, or else the tab used most recently, becomes active.
+    ///
+    /// # Errors
+    /// [`BrowserError::NoSuchTab`], or a DevTools failure.
+    pub async fn close(&self, tab: &str) -> Result<(), BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.browser.ensure_running().await?;
+        let mut state = self.browser.inner.state.lock().await;
+        if state.tabs.conversation_mut(&self.id).tab(tab).is_none() {
+            return Err(BrowserError::NoSuchTab(tab.to_owned()));
+        }
+        close_tab(&mut state, &self.id, tab).await?;
+        save_tabs(&self.browser.inner.config.home, &state.tabs);
+        Ok(())
+    }
+
+    /// Notes that came up since the last call ("That opened a new tab, t2"), taken once.
+    pub async fn take_notes(&self) -> Vec<String> {
+        self.browser
+            .with_state(|state| state.notes.remove(&self.id).unwrap_or_default())
+            .await
+    }
+
+    /// The DevTools session of the active tab, for reading and acting on the page.
+    ///
+    /// # Errors
+    /// As [`Browser::ensure_running`], or [`BrowserError::NoTab`].
+    pub async fn page(&self) -> Result<Session, BrowserError> {
+        self.browser.ensure_running().await?;
+        let state = self.browser.inner.state.lock().await;
+        let active = state
+            .tabs
+            .conversation(&self.id)
+            .and_then(|t| t.active.clone())
+            .ok_or(BrowserError::NoTab)?;
+        session_of(&state, &self.id, &active).ok_or(BrowserError::NoTab)
+    }
+
+    /// Evaluates `expression` in the active tab and gives its JSON value (for tests and
+    /// simple probes; the agent never runs script).
+    ///
+    /// # Errors
+    /// As [`Conversation::page`], or [`BrowserError::Script`] when it throws.
+    pub async fn evaluate(&self, expression: &str) -> Result<serde_json::Value, BrowserError> {
+        let _turn = self.lock.lock().await;
+        let page = self.page().await?;
+        // As if the person had clicked: a script that opens a popup is not blocked.
+        let mut evaluate = Evaluate::value(expression);
+        evaluate.user_gesture = Some(true);
+        let answer = page.call(&evaluate).await?;
+        if let Some(details) = answer.exception_details {
+            return Err(BrowserError::Script(details.text));
+        }
+        Ok(answer.result.value.unwrap_or(serde_json::Value::Null))
+    }
+
+    async fn active_or_new(&self) -> Result<String, BrowserError> {
+        self.browser.ensure_running().await?;
+        let active = self
+            .browser
+            .with_state(|state| {
+                state
+                    .tabs
+                    .conversation(&self.id)
+                    .and_then(|t| t.active.clone())
+            })
+            .await;
+        match active {
+            Some(tab) => Ok(tab),
+            None => self.create_tab("about:blank").await,
+        }
+    }
+
+    async fn create_tab(&self, url: &str) -> Result<String, BrowserError> {
+        self.browser.ensure_running().await?;
+        let mut state = self.browser.inner.state.lock().await;
+        if state.tabs.conversation_mut(&self.id).tabs.len() >= MAX_TABS {
+            return Err(BrowserError::TabLimit);
+        }
+        let id = state.tabs.conversation_mut(&self.id).allocate_id();
+        create_page(&mut state, &self.id, &id, url).await?;
+        let tabs = state.tabs.conversation_mut(&self.id);
+        tabs.tabs.push(SavedTab {
+            id: id.clone(),
+            url: url.to_owned(),
+            title: String::new(),
+            opener: None,
+            last_used: 0,
+        });
+        tabs.active = Some(id.clone());
+        touch(&mut state, &self.id, &id);
+        save_tabs(&self.browser.inner.config.home, &state.tabs);
+        Ok(id)
+    }
+
+    /// Navigates `tab` and waits for its load event; on a timeout, navigates once more and
+    /// waits only for DOMContentLoaded (LAUNCH-10, AMB-22).
+    async fn navigate_tab(&self, tab: &str, url: &str) -> Result<(), BrowserError> {
+        let config = &self.browser.inner.config;
+        let session = {
+            let mut state = self.browser.inner.state.lock().await;
+            touch(&mut state, &self.id, tab);
+            session_of(&state, &self.id, tab)
+                .ok_or_else(|| BrowserError::NoSuchTab(tab.to_owned()))?
+        };
+        if navigate(&session, url, Wait::Load, config.navigation_timeout).await? {
+            return Ok(());
+        }
+        tracing::info!(target: "conch_browser", "navigation timed out; retrying once with a lighter wait");
+        // The first attempt is still loading; stop it, or the retry is aborted by it.
+        let _ = session
+            .call_raw("Page.stopLoading", serde_json::json!({}))
+            .await;
+        if navigate(&session, url, Wait::DomContent, config.retry_timeout).await? {
+            return Ok(());
+        }
+        Err(BrowserError::NavigationTimeout {
+            seconds: (config.navigation_timeout + config.retry_timeout).as_secs(),
+        })
+    }
+
+    async fn tab_info(&self, tab: &str) -> Result<TabInfo, BrowserError> {
+        // Titles and addresses arrive as events; read the page itself for a fresh answer.
+        let session = {
+            let state = self.browser.inner.state.lock().await;
+            session_of(&state, &self.id, tab)
+                .ok_or_else(|| BrowserError::NoSuchTab(tab.to_owned()))?
+        };
+        let answer = session
+            .call(&Evaluate::value("[document.title, location.href]"))
+            .await?;
+        let pair = answer.result.value.unwrap_or_default();
+        let title = pair[0].as_str().unwrap_or_default().to_owned();
+        let url = pair[1].as_str().unwrap_or_default().to_owned();
+        let mut state = self.browser.inner.state.lock().await;
+        let tabs = state.tabs.conversation_mut(&self.id);
+        let active = tabs.active.as_deref() == Some(tab);
+        if let Some(saved) = tabs.tab_mut(tab)
+            && (saved.url != url || saved.title != title)
+        {
+            saved.url.clone_from(&url);
+            saved.title.clone_from(&title);
+            save_tabs(&self.browser.inner.config.home, &state.tabs);
+        }
+        Ok(TabInfo {
+            id: tab.to_owned(),
+            title,
+            url,
+            active,
+        })
+    }
+}
+
+/// What a navigation waits for.
+#[derive(Debug, Clone, Copy)]
+enum Wait {
+    /// The load event (everything, images included).
+    Load,
+    /// DOMContentLoaded (the document, not its subresources).
+    DomContent,
+}
+
+/// Navigates `session`'s page to `url` and waits for `wait`, all within `within`. Gives
+/// whether it arrived in time; a navigation that fails at once is an error.
+async fn navigate(
+    session: &Session,
+    url: &str,
+    wait: Wait,
+    within: Duration,
+) -> Result<bool, BrowserError> {
+    let deadline = tokio::time::Instant::now() + within;
+    // Subscribed before navigating, so the event cannot slip past.
+    let mut loaded = session.subscribe::<LoadEventFired>();
+    let mut ready = session.subscribe::<DomContentEventFired>();
+    // Page.navigate answers only once the response starts: an address that never answers
+    // holds it, so it shares the deadline.
+    let started = match tokio::time::timeout_at(
+        deadline,
+        session.call_with_timeout(&Navigate::new(url), within),
+    )
+    .await
+    {
+        Ok(Ok(started)) => started,
+        Ok(Err(e)) if matches!(e.kind(), conch_cdp::ErrorKind::Timeout { .. }) => return Ok(false),
+        Ok(Err(e)) => return Err(e.into()),
+        Err(_) => return Ok(false),
+    };
+    if let Some(reason) = started.error_text.filter(|t| !t.is_empty()) {
+        return Err(BrowserError::Navigation(reason));
+    }
+    if started.loader_id.is_none() {
+        return Ok(true); // a same-document navigation: nothing more will load
+    }
+    let arrived = match wait {
+        Wait::Load => matches!(
+            tokio::time::timeout_at(deadline, loaded.next()).await,
+            Ok(Some(_))
+        ),
+        Wait::DomContent => matches!(
+            tokio::time::timeout_at(deadline, ready.next()).await,
+            Ok(Some(_))
+        ),
+    };
+    Ok(arrived)
+}
+
+/// Waits until `session`'s page has left its first empty document and finished loading,
+/// at most `within`; gives whether it did. (A new target starts on an empty document that
+/// is already "complete", so the load event alone cannot tell.)
+async fn wait_until_loaded(session: &Session, within: Duration) -> bool {
+    const LOADED: &str = "document.readyState === 'complete' && location.href !== 'about:blank'";
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let answer = session.call(&Evaluate::value(LOADED)).await;
+        if answer.ok().and_then(|a| a.result.value) == Some(serde_json::Value::Bool(true)) {
+            return true;
+        }
+        if tokio::time::Instant::now() + Duration::from_millis(50) > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn session_of(state: &State, conversation: &str, tab: &str) -> Option<Session> {
+    state.running.as_ref().and_then(|r| {
+        r.pages
+            .values()
+            .find(|p| p.conversation == conversation && p.tab == tab)
+            .map(|p| p.session.clone())
+    })
+}
+
+fn tab_list(state: &State, conversation: &str) -> Vec<TabInfo> {
+    let Some(tabs) = state.tabs.conversation(conversation) else {
+        return Vec::new();
+    };
+    tabs.tabs
+        .iter()
+        .map(|t| TabInfo {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            url: t.url.clone(),
+            active: tabs.active.as_deref() == Some(t.id.as_str()),
+        })
+        .collect()
+}

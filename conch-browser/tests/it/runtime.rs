@@ -1,0 +1,460 @@
+//! The runtime against a real headless Chromium: launch, tabs, popups, the tab limit,
+//! crash relaunch, idle shutdown, fallback, and the navigation retry.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use conch_browser::discover::{Os, Probe};
+use conch_browser::{Browser, BrowserConfig, BrowserError, Home, MAX_TABS, ManualClock, RunState};
+use conch_fixtures::FixtureServer;
+
+/// A computer whose browsers are exactly the executables in `dir`, found on PATH.
+#[derive(Debug)]
+struct DirProbe {
+    dir: PathBuf,
+}
+
+impl Probe for DirProbe {
+    fn os(&self) -> Os {
+        Os::Linux
+    }
+    fn var(&self, name: &str) -> Option<OsString> {
+        (name == "PATH").then(|| self.dir.clone().into_os_string())
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        path.starts_with(&self.dir) && path.is_file()
+    }
+    fn list_dir(&self, _: &Path) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A temp home, a probe that finds the test browser as `chromium`, and the config.
+struct Setup {
+    _dir: tempfile::TempDir,
+    config: BrowserConfig,
+    bin: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().expect("test set-up");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("test set-up");
+    let real = conch_fixtures::browser::executable().expect("test set-up");
+    std::os::unix::fs::symlink(&real, bin.join("chromium")).expect("test set-up");
+    let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+    config.probe = Arc::new(DirProbe { dir: bin.clone() });
+    // Never reach for the real download server from a test.
+    config.download = None;
+    Setup {
+        _dir: dir,
+        config,
+        bin,
+    }
+}
+
+fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("test set-up");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("test set-up");
+}
+
+fn pid_alive(pid: u32) -> bool {
+    // A zombie is not alive: its status line says Z.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
+        .unwrap_or(false)
+}
+
+async fn wait_until<F: AsyncFnMut() -> bool>(mut check: F) -> bool {
+    for _ in 0..100 {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// LAUNCH-1, LAUNCH-2, LAUNCH-13, LAUNCH-20: the discovered browser launches over the
+/// pipe on Conch's profile, opens a fixture page, and status says what runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_1_discovered_browser_opens_a_page() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let profile = s.config.home.profile_dir();
+    let browser = Browser::new(s.config.clone());
+    assert_eq!(browser.status().await.state, RunState::Idle);
+
+    let chat = browser.conversation("c1");
+    let tab = chat.open(&server.url("basic.html")).await.unwrap();
+    assert_eq!(tab.id, "t1");
+    assert_eq!(tab.title, "Basic page");
+    assert!(tab.active);
+
+    let status = browser.status().await;
+    assert_eq!(status.state, RunState::Running);
+    assert_eq!(status.browser.as_deref(), Some("Chromium"));
+    assert!(status.version.unwrap_or_default().contains("Chrome/"));
+    assert_eq!(status.why, None);
+
+    let pid = browser.pid().await.unwrap();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    assert!(args.iter().any(|a| a == "--headless"));
+    assert!(args.iter().any(|a| a == "--remote-debugging-pipe"));
+    assert!(
+        !args
+            .iter()
+            .any(|a| a.starts_with("--remote-debugging-port"))
+    );
+    let dirs: Vec<&String> = args
+        .iter()
+        .filter(|a| a.starts_with("--user-data-dir="))
+        .collect();
+    assert_eq!(dirs, [&format!("--user-data-dir={}", profile.display())]);
+    browser.shutdown().await;
+}
+
+/// TAB-2, TAB-9, DATA-9: ids are never reused in a conversation, conversations see only
+/// their own tabs, and tabs.json follows every change.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_2_ids_are_not_reused_and_conversations_are_apart() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let a = browser.conversation("a");
+    let b = browser.conversation("b");
+    a.open(&server.url("tabs-a.html")).await.unwrap();
+    let t2 = a.new_tab(&server.url("tabs-b.html")).await.unwrap();
+    assert_eq!(t2.id, "t2");
+    b.open(&server.url("basic.html")).await.unwrap();
+
+    a.close("t2").await.unwrap();
+    let t3 = a.new_tab(&server.url("tabs-b.html")).await.unwrap();
+    assert_eq!(t3.id, "t3");
+
+    let a_tabs: Vec<String> = a.tabs().await.unwrap().into_iter().map(|t| t.url).collect();
+    let b_tabs: Vec<String> = b.tabs().await.unwrap().into_iter().map(|t| t.url).collect();
+    assert_eq!(
+        a_tabs,
+        [server.url("tabs-a.html"), server.url("tabs-b.html")]
+    );
+    assert_eq!(b_tabs, [server.url("basic.html")]);
+
+    let saved = std::fs::read_to_string(s.config.home.tabs_file()).unwrap();
+    assert!(saved.contains("tabs-a.html") && saved.contains("\"t3\""));
+    assert!(
+        !saved.contains("\"t2\""),
+        "a closed tab leaves tabs.json: {saved}"
+    );
+    assert!(matches!(
+        a.switch("t2").await,
+        Err(BrowserError::NoSuchTab(_))
+    ));
+    browser.shutdown().await;
+}
+
+/// LAUNCH-8: after SIGKILL the next call relaunches, with every tab back at its address
+/// under the same id.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_8_killed_browser_comes_back_with_its_tabs() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    chat.new_tab(&server.url("tabs-a.html")).await.unwrap();
+    let before = chat.tabs().await.unwrap();
+
+    let pid = browser.pid().await.unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(
+        wait_until(async || !pid_alive(pid)).await,
+        "the browser did not die"
+    );
+
+    let title = chat.evaluate("document.title").await.unwrap();
+    assert_eq!(title, "Tab A", "the active tab is back where it was");
+    let after = chat.tabs().await.unwrap();
+    let ids = |tabs: &[conch_browser::TabInfo]| -> Vec<(String, String)> {
+        tabs.iter().map(|t| (t.id.clone(), t.url.clone())).collect()
+    };
+    assert_eq!(ids(&after), ids(&before));
+    assert_ne!(browser.pid().await.unwrap(), pid);
+    assert_eq!(browser.status().await.launches, 2);
+    browser.shutdown().await;
+}
+
+/// TAB-3, TAB-6: a target=_blank link and a popup become tabs by themselves and are made
+/// active, with a note; a popup that closes itself gives the front back to its opener.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_3_popups_become_tabs_and_closing_returns_to_the_opener() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("tabs.html")).await.unwrap();
+
+    chat.evaluate("document.getElementById('blank').click()")
+        .await
+        .unwrap();
+    assert!(
+        wait_until(async || chat.tabs().await.unwrap().len() == 2).await,
+        "the new tab did not appear"
+    );
+    let notes = chat.take_notes().await;
+    assert!(
+        notes.iter().any(|n| n == "That opened a new tab, t2."),
+        "{notes:?}"
+    );
+    let tabs = chat.tabs().await.unwrap();
+    assert!(tabs[1].active && tabs[1].id == "t2");
+    assert!(wait_until(async || chat.tabs().await.unwrap()[1].url.ends_with("tabs-a.html")).await);
+
+    chat.switch("t1").await.unwrap();
+    chat.evaluate("document.getElementById('signin').click()")
+        .await
+        .unwrap();
+    assert!(wait_until(async || chat.tabs().await.unwrap().len() == 3).await);
+    // The sign-in popup closes itself; its opener t1 is active again.
+    assert!(
+        wait_until(async || chat.tabs().await.unwrap().len() == 2).await,
+        "the popup did not close"
+    );
+    let active: Vec<String> = chat
+        .tabs()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.active)
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(active, ["t1"]);
+    assert_eq!(chat.evaluate("document.title").await.unwrap(), "Signed in");
+    browser.shutdown().await;
+}
+
+/// TAB-5: opening a ninth tab is refused; a popup that would be the ninth closes the tab
+/// unused longest and says which.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_5_eight_tabs_at_most() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    for _ in 1..MAX_TABS {
+        chat.new_tab(&server.url("tabs-a.html")).await.unwrap();
+    }
+    assert!(matches!(
+        chat.new_tab(&server.url("tabs-b.html")).await,
+        Err(BrowserError::TabLimit)
+    ));
+    // Use t1 so that t2 is the tab unused longest, then open a popup from t8.
+    chat.switch("t1").await.unwrap();
+    chat.switch("t8").await.unwrap();
+    chat.evaluate("window.open('tabs-b.html'); 1")
+        .await
+        .unwrap();
+    assert!(wait_until(async || chat.tabs().await.unwrap().iter().any(|t| t.id == "t9")).await);
+    let ids: Vec<String> = chat
+        .tabs()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(ids.len(), MAX_TABS);
+    assert!(!ids.contains(&"t2".to_owned()), "{ids:?}");
+    let notes = chat.take_notes().await.join(" ");
+    assert!(notes.contains("Conch closed t2"), "{notes}");
+    browser.shutdown().await;
+}
+
+/// LAUNCH-12: idle for 9 min 59 s keeps the browser; at 10 minutes it shuts down, and the
+/// next call brings it back. A watcher keeps it awake.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_12_idle_shutdown_and_relaunch() {
+    let server = FixtureServer::start().await.unwrap();
+    let mut s = setup();
+    let clock = Arc::new(ManualClock::new(
+        UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+    ));
+    s.config.clock = clock.clone();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    let pid = browser.pid().await.unwrap();
+
+    clock.advance(Duration::from_secs(9 * 60 + 59));
+    assert!(!browser.tick().await);
+    assert!(pid_alive(pid));
+
+    let watcher = browser.keep_awake().await;
+    clock.advance(Duration::from_secs(3600));
+    assert!(!browser.tick().await, "a watcher keeps the browser awake");
+    drop(watcher);
+    assert!(
+        wait_until(async || {
+            clock.advance(Duration::from_secs(601));
+            browser.tick().await
+        })
+        .await
+    );
+    assert!(
+        wait_until(async || !pid_alive(pid)).await,
+        "the idle browser is gone"
+    );
+    assert_eq!(browser.status().await.state, RunState::Idle);
+
+    let tabs = chat.tabs().await.unwrap();
+    assert_eq!(tabs.len(), 1);
+    assert_eq!(chat.evaluate("document.title").await.unwrap(), "Basic page");
+    assert_ne!(browser.pid().await.unwrap(), pid);
+    browser.shutdown().await;
+}
+
+/// LAUNCH-9: a browser that will not start is skipped for the next one found, and status
+/// says why in a sentence.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_9_falls_back_to_the_next_browser() {
+    let s = setup();
+    write_script(&s.bin.join("google-chrome"), "exit 1");
+    let browser = Browser::new(s.config.clone());
+    browser.ensure_running().await.unwrap();
+    let status = browser.status().await;
+    assert_eq!(status.browser.as_deref(), Some("Chromium"));
+    assert_eq!(
+        status.why.as_deref(),
+        Some("Chrome didn't start, so Conch uses Chromium.")
+    );
+    browser.shutdown().await;
+}
+
+/// LAUNCH-7: a browser that exits by itself at start-up is taken for a profile conflict
+/// and launched once more; the second launch is used.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_7_exit_at_start_is_retried_once() {
+    let s = setup();
+    let counter = s.bin.join("runs");
+    let real = conch_fixtures::browser::executable().unwrap();
+    // The stand-in exits 0 on its first run (as Chrome does when it hands over to another
+    // instance) and is the real browser on its second.
+    write_script(
+        &s.bin.join("google-chrome"),
+        &format!(
+            "echo run >> '{}'\n[ $(wc -l < '{}') -ge 2 ] && exec '{}' \"$@\"\nexit 0",
+            counter.display(),
+            counter.display(),
+            real.display()
+        ),
+    );
+    let browser = Browser::new(s.config.clone());
+    browser.ensure_running().await.unwrap();
+    let status = browser.status().await;
+    assert_eq!(status.browser.as_deref(), Some("Chrome"));
+    assert_eq!(status.why, None);
+    assert_eq!(
+        std::fs::read_to_string(&counter).unwrap().lines().count(),
+        2
+    );
+    browser.shutdown().await;
+}
+
+/// LAUNCH-4: with no browser on the computer, Chromium is downloaded without asking,
+/// the progress shows in the status, and the downloaded browser runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_4_no_browser_downloads_chromium_and_runs_it() {
+    let server = FixtureServer::start().await.unwrap();
+    let mut s = setup();
+    std::fs::remove_file(s.bin.join("chromium")).unwrap();
+    // The archive's "chrome" hands over to the real test browser.
+    let real = conch_fixtures::browser::executable().unwrap();
+    let script = format!("#!/bin/sh\nexec '{}' \"$@\"\n", real.display());
+    let archive = crate::fetch::ZipBuilder::new()
+        .file("chrome-linux64/chrome", 0o755, script.as_bytes())
+        .file(
+            "chrome-linux64/resources.pak",
+            0o644,
+            &vec![7u8; 600 * 1024],
+        )
+        .finish();
+    crate::fetch::serve(&server, archive);
+    let cache = s.bin.join("cache");
+    s.config.download = Some(crate::fetch::config(&server.url("cft"), &cache));
+
+    let browser = Browser::new(s.config.clone());
+    let tab = browser
+        .conversation("c1")
+        .open(&server.url("basic.html"))
+        .await
+        .unwrap();
+    assert_eq!(tab.title, "Basic page");
+    let status = browser.status().await;
+    assert_eq!(
+        status.browser.as_deref(),
+        Some("Chromium (downloaded by Conch)")
+    );
+    assert_eq!(
+        status.why.as_deref(),
+        Some("No browser was found on this computer, so Conch downloaded Chromium.")
+    );
+    let progress = status.download.expect("download progress in the status");
+    assert!(
+        progress.done > 0 && Some(progress.done) == progress.total,
+        "{progress:?}"
+    );
+    assert!(status.executable.unwrap().starts_with(&cache));
+    browser.shutdown().await;
+}
+
+/// LAUNCH-16: with no browser at all, the call fails at once with one truthful sentence.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_16_no_browser_is_one_sentence() {
+    let s = setup();
+    std::fs::remove_file(s.bin.join("chromium")).unwrap();
+    let mut config = s.config.clone();
+    config.download = None;
+    let browser = Browser::new(config);
+    let error = browser
+        .conversation("c1")
+        .open("about:blank")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, BrowserError::Unavailable(_)));
+    assert!(error.to_string().starts_with("The browser is unavailable"));
+    assert_eq!(browser.status().await.state, RunState::Unavailable);
+}
+
+/// LAUNCH-10: a page whose load event never fires is navigated twice, the second time
+/// waiting only for DOMContentLoaded, and the result shows the page; an address that
+/// never answers gives a timeout after the second attempt.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_10_navigation_retried_once_with_a_lighter_wait() {
+    let server = FixtureServer::start().await.unwrap();
+    let mut s = setup();
+    s.config.navigation_timeout = Duration::from_secs(2);
+    s.config.retry_timeout = Duration::from_secs(4);
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    let tab = chat.open(&server.url("slow-load.html")).await.unwrap();
+    assert_eq!(tab.title, "Slow load");
+    assert_eq!(server.requests("slow-load.html"), 2);
+
+    let error = chat.open(&server.url("hang")).await.unwrap_err();
+    assert!(
+        matches!(error, BrowserError::NavigationTimeout { .. }),
+        "{error}"
+    );
+    assert!(server.requests("hang") >= 2);
+    browser.shutdown().await;
+}
