@@ -1,5 +1,7 @@
 //! `cargo xtask bench`: Conch measured side by side with its peers, in one run.
 //!
+//! - `mcp` (see `bench_mcp`): Conch's MCP door against Playwright MCP, scenario by
+//!   scenario: wall time, characters, calls, cold start, memory, `tools/list`.
 //! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
 //!   through playwright-core's CDP session, on the same browser executable and flags.
 //!
@@ -24,14 +26,15 @@ const ITERATIONS: &str = "2000";
 /// Runs the named benchmarks (all when none is named).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let names: Vec<&str> = if args.is_empty() {
-        vec!["cdp"]
+        vec!["cdp", "mcp"]
     } else {
         args.iter().map(String::as_str).collect()
     };
     for name in names {
         match name {
             "cdp" => cdp()?,
-            other => return Err(format!("no benchmark named {other}; try: cdp")),
+            "mcp" => crate::bench_mcp::run()?,
+            other => return Err(format!("no benchmark named {other}; try: cdp, mcp")),
         }
     }
     Ok(())
@@ -43,7 +46,7 @@ fn bench_dir() -> PathBuf {
 
 /// Installs the pinned npm packages into `target/bench/node` (an ignored folder) unless
 /// they are there already. No browser download: Playwright is pointed at our browser.
-fn install_node_packages(packages: &[&str]) -> Result<PathBuf, String> {
+pub(crate) fn install_node_packages(packages: &[&str]) -> Result<PathBuf, String> {
     let dir = bench_dir().join("node");
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
@@ -182,7 +185,7 @@ fn cdp() -> Result<(), String> {
     write_report(&bench_dir().join("cdp.json"), &report)
 }
 
-fn write_report(path: &Path, report: &Value) -> Result<(), String> {
+pub(crate) fn write_report(path: &Path, report: &Value) -> Result<(), String> {
     let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
     std::fs::write(path, text).map_err(|e| format!("could not write {}: {e}", path.display()))?;
     eprintln!("xtask: wrote {}", path.display());

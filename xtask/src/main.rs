@@ -10,14 +10,17 @@
 //! Kept to std and serde_json so it builds in seconds.
 
 mod bench;
+mod bench_mcp;
 mod browser;
 mod cmd;
+mod mcp;
+mod pages;
 #[cfg(test)]
 mod tidy;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <test | demo | bench [cdp]>";
+const USAGE: &str = "usage: cargo xtask <test | demo | bench [cdp | mcp]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,0 +1,685 @@
+//! `cargo xtask bench mcp`: Conch's MCP door against Playwright MCP, side by side, on the
+//! same fixture pages and the same browser executable.
+//!
+//! Each scenario is written once, as steps on elements named by role and name; each
+//! server's refs are looked up in the snapshot text it gave. A step counts every call a
+//! server needs before the agent knows the step's outcome: Playwright MCP's acts write
+//! their snapshot to a file, so its step is the act plus `browser_snapshot`.
+//!
+//! A run starts a fresh server, reads a first page (cold start), plays every scenario and
+//! reads the memory. One warm-up run per server comes first; then runs alternate between
+//! the servers and the figures kept are medians. Ratios are Conch / Playwright.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mcp::{CallResult, McpClient, peak_rss_kib, tree_pss_kib};
+use crate::pages::Pages;
+use crate::{bench, browser, cmd};
+
+/// The peer, pinned; the report records it.
+pub(crate) const PLAYWRIGHT_MCP: &str = "0.0.83";
+/// Measured runs per server, after one warm-up run each.
+const RUNS: usize = 3;
+
+/// An element named the way a person reads it.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    role: &'static str,
+    name: &'static str,
+}
+
+const fn t(role: &'static str, name: &'static str) -> Target {
+    Target { role, name }
+}
+
+/// One step of a scenario, in neither server's vocabulary.
+#[derive(Debug, Clone)]
+enum Step {
+    Open(&'static str),
+    ReadPart(u32),
+    Find(&'static str),
+    Click(Target),
+    Type(Target, &'static str),
+    Form(Vec<(Target, &'static str)>),
+    Hover(Target),
+    Drag(Target, Target),
+    /// A click that raises a confirm or an alert, which is accepted.
+    DialogClick(Target),
+    /// A click on a link that opens a new tab, then looking at that tab.
+    NewTabClick(Target),
+}
+
+struct Scenario {
+    name: &'static str,
+    steps: Vec<Step>,
+}
+
+const SIGNUP: [(&str, &str); 12] = [
+    ("First name", "Ada"),
+    ("Last name", "Lovelace"),
+    ("Email", "ada@example.test"),
+    ("Phone", "+44 20 7946 0000"),
+    ("Street", "12 Analytical Row"),
+    ("City", "London"),
+    ("ZIP code", "N1 9GU"),
+    ("Country", "United Kingdom"),
+    ("Company", "Engines Ltd"),
+    ("Job title", "Programmer"),
+    ("Website", "https://ada.example.test"),
+    ("Username", "ada"),
+];
+
+fn scenarios() -> Vec<Scenario> {
+    let signup_fields = || {
+        SIGNUP
+            .iter()
+            .map(|(label, value)| (t("textbox", label), *value))
+    };
+    vec![
+        Scenario {
+            name: "sign-up form, field by field",
+            steps: std::iter::once(Step::Open("bench-signup.html"))
+                .chain(signup_fields().map(|(target, value)| Step::Type(target, value)))
+                .collect(),
+        },
+        Scenario {
+            name: "sign-up form, one step",
+            steps: vec![
+                Step::Open("bench-signup.html"),
+                Step::Form(signup_fields().collect()),
+            ],
+        },
+        Scenario {
+            name: "add to cart, 200 products",
+            steps: vec![
+                Step::Open("products.html"),
+                Step::Click(t("button", "Add to cart")),
+            ],
+        },
+        Scenario {
+            name: "long article, parts and find",
+            steps: vec![
+                Step::Open("long-page.html"),
+                Step::ReadPart(2),
+                Step::ReadPart(3),
+                Step::Find("needle"),
+            ],
+        },
+        Scenario {
+            name: "a confirm and an alert",
+            steps: vec![
+                Step::Open("bench-dialogs.html"),
+                Step::DialogClick(t("button", "Remove item")),
+                Step::DialogClick(t("button", "Show notice")),
+            ],
+        },
+        Scenario {
+            name: "a link that opens a new tab",
+            steps: vec![
+                Step::Open("tabs.html"),
+                Step::NewTabClick(t("link", "Open A in a new tab")),
+            ],
+        },
+        Scenario {
+            name: "hover and drag",
+            steps: vec![
+                Step::Open("bench-gestures.html"),
+                Step::Hover(t("button", "Menu")),
+                Step::Drag(t("listitem", "Card one"), t("list", "Done")),
+            ],
+        },
+    ]
+}
+
+/// What one step cost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    calls: u32,
+    chars: usize,
+    wall: Duration,
+}
+
+impl Cost {
+    fn add(&mut self, result: &CallResult) {
+        self.calls += 1;
+        self.chars += result.text.chars().count();
+        self.wall += result.elapsed;
+    }
+}
+
+/// Which server, and how it names things.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Server {
+    Conch,
+    Playwright,
+}
+
+impl Server {
+    fn label(self) -> &'static str {
+        match self {
+            Server::Conch => "conch",
+            Server::Playwright => "playwright",
+        }
+    }
+}
+
+/// The agent's side of one server: the client and the refs it has seen.
+struct Agent {
+    server: Server,
+    client: McpClient,
+    /// `role "name"` -> ref, from every snapshot or diff text received (latest wins, but
+    /// the first of several same-named elements is kept within one text).
+    refs: BTreeMap<String, String>,
+}
+
+impl Agent {
+    fn learn(&mut self, text: &str) {
+        let mut seen_here: Vec<String> = Vec::new();
+        for line in text.lines() {
+            let Some((key, reference)) = ref_of_line(line) else {
+                continue;
+            };
+            if seen_here.contains(&key) {
+                continue;
+            }
+            seen_here.push(key.clone());
+            self.refs.insert(key, reference);
+        }
+    }
+
+    fn find(&self, target: Target) -> Result<String, String> {
+        let key = format!("{} \"{}\"", target.role, target.name);
+        self.refs.get(&key).cloned().ok_or_else(|| {
+            format!(
+                "{}: no ref for {key} in what the server returned",
+                self.server.label()
+            )
+        })
+    }
+
+    fn call(&mut self, cost: &mut Cost, name: &str, args: Value) -> Result<String, String> {
+        let result = self.client.call(name, args)?;
+        if result.is_error {
+            return Err(format!(
+                "{}: {name} failed: {}",
+                self.server.label(),
+                result.text
+            ));
+        }
+        cost.add(&result);
+        self.learn(&result.text);
+        Ok(result.text)
+    }
+
+    /// Playwright MCP: the act, then a snapshot to see its outcome.
+    fn pw_act(&mut self, cost: &mut Cost, name: &str, args: Value) -> Result<(), String> {
+        self.call(cost, name, args)?;
+        self.call(cost, "browser_snapshot", json!({}))?;
+        Ok(())
+    }
+
+    fn step(&mut self, step: &Step, pages: &Pages) -> Result<Cost, String> {
+        let mut cost = Cost::default();
+        match (self.server, step) {
+            (Server::Conch, Step::Open(page)) => {
+                self.call(&mut cost, "browser_open", json!({ "url": pages.url(page) }))?;
+            }
+            (Server::Playwright, Step::Open(page)) => {
+                self.pw_act(
+                    &mut cost,
+                    "browser_navigate",
+                    json!({ "url": pages.url(page) }),
+                )?;
+            }
+            (Server::Conch, Step::ReadPart(part)) => {
+                self.call(&mut cost, "browser_read", json!({ "part": part }))?;
+            }
+            // Playwright MCP has no parts: its page read already gave the whole page.
+            (Server::Playwright, Step::ReadPart(_)) => {}
+            (Server::Conch, Step::Find(text)) => {
+                self.call(&mut cost, "browser_read", json!({ "find": text }))?;
+            }
+            (Server::Playwright, Step::Find(text)) => {
+                self.call(&mut cost, "browser_find", json!({ "text": text }))?;
+            }
+            (
+                Server::Conch,
+                Step::Click(target) | Step::DialogClick(target) | Step::NewTabClick(target),
+            ) => {
+                let reference = self.find(*target)?;
+                self.call(&mut cost, "browser_click", json!({ "ref": reference }))?;
+            }
+            (Server::Playwright, Step::Click(target)) => {
+                let reference = self.find(*target)?;
+                self.pw_act(
+                    &mut cost,
+                    "browser_click",
+                    json!({ "target": reference, "element": target.name }),
+                )?;
+            }
+            (Server::Playwright, Step::DialogClick(target)) => {
+                let reference = self.find(*target)?;
+                self.call(
+                    &mut cost,
+                    "browser_click",
+                    json!({ "target": reference, "element": target.name }),
+                )?;
+                self.pw_act(
+                    &mut cost,
+                    "browser_handle_dialog",
+                    json!({ "accept": true }),
+                )?;
+            }
+            (Server::Playwright, Step::NewTabClick(target)) => {
+                let reference = self.find(*target)?;
+                self.call(
+                    &mut cost,
+                    "browser_click",
+                    json!({ "target": reference, "element": target.name }),
+                )?;
+                self.pw_act(
+                    &mut cost,
+                    "browser_tabs",
+                    json!({ "action": "select", "index": 1 }),
+                )?;
+            }
+            (Server::Conch, Step::Type(target, text)) => {
+                let reference = self.find(*target)?;
+                self.call(
+                    &mut cost,
+                    "browser_type",
+                    json!({ "ref": reference, "text": text }),
+                )?;
+            }
+            (Server::Playwright, Step::Type(target, text)) => {
+                let reference = self.find(*target)?;
+                self.pw_act(
+                    &mut cost,
+                    "browser_type",
+                    json!({ "target": reference, "element": target.name, "text": text }),
+                )?;
+            }
+            (Server::Conch, Step::Form(fields)) => {
+                let fields = fields
+                    .iter()
+                    .map(|(target, value)| {
+                        Ok(json!({ "ref": self.find(*target)?, "value": value }))
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                self.call(&mut cost, "browser_form", json!({ "fields": fields }))?;
+            }
+            (Server::Playwright, Step::Form(fields)) => {
+                let fields = fields
+                    .iter()
+                    .map(|(target, value)| {
+                        Ok(json!({
+                            "target": self.find(*target)?,
+                            "element": target.name,
+                            "name": target.name,
+                            "type": "textbox",
+                            "value": value,
+                        }))
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                self.pw_act(&mut cost, "browser_fill_form", json!({ "fields": fields }))?;
+            }
+            (Server::Conch, Step::Hover(target)) => {
+                let reference = self.find(*target)?;
+                self.call(
+                    &mut cost,
+                    "browser_click",
+                    json!({ "ref": reference, "how": "hover" }),
+                )?;
+            }
+            (Server::Playwright, Step::Hover(target)) => {
+                let reference = self.find(*target)?;
+                self.pw_act(
+                    &mut cost,
+                    "browser_hover",
+                    json!({ "target": reference, "element": target.name }),
+                )?;
+            }
+            (Server::Conch, Step::Drag(from, to)) => {
+                let (from_ref, to_ref) = (self.find(*from)?, self.find(*to)?);
+                self.call(
+                    &mut cost,
+                    "browser_click",
+                    json!({ "ref": from_ref, "how": "drag", "to": to_ref }),
+                )?;
+            }
+            (Server::Playwright, Step::Drag(from, to)) => {
+                let (from_ref, to_ref) = (self.find(*from)?, self.find(*to)?);
+                self.pw_act(
+                    &mut cost,
+                    "browser_drag",
+                    json!({
+                        "startTarget": from_ref, "startElement": from.name,
+                        "endTarget": to_ref, "endElement": to.name,
+                    }),
+                )?;
+            }
+        }
+        Ok(cost)
+    }
+}
+
+/// `- button "Add to cart" [ref=e12]` -> (`button "Add to cart"`, `e12`). Both servers
+/// write this shape; anything between the name and the ref (states) is skipped.
+fn ref_of_line(line: &str) -> Option<(String, String)> {
+    let line = line.trim_start().trim_start_matches(['-', '+', ' ']);
+    let (head, rest) = line.split_once(" \"")?;
+    let role = head.split_whitespace().last()?;
+    let (name, after) = rest.split_once('"')?;
+    let start = after.find("[ref=")? + 5;
+    let end = after[start..].find(']')? + start;
+    Some((format!("{role} \"{name}\""), after[start..end].to_owned()))
+}
+
+/// What one run of one server measured.
+#[derive(Debug, Default, Clone)]
+struct RunReport {
+    cold_start: Duration,
+    tools_list_chars: usize,
+    scenarios: BTreeMap<&'static str, Cost>,
+    /// The cost of each step, by scenario, for the per-step figures.
+    steps: BTreeMap<&'static str, Vec<Cost>>,
+    peak_rss_kib: u64,
+    pss_kib: u64,
+}
+
+fn server_command(
+    server: Server,
+    browser: &Path,
+    pages: &Pages,
+    home: &Path,
+    node_dir: &Path,
+) -> Command {
+    match server {
+        Server::Conch => {
+            let mut command = Command::new(cmd::root().join("target/release/conch-gateway"));
+            command
+                .arg("mcp")
+                .arg("--home")
+                .arg(home)
+                .arg("--browser")
+                .arg(browser)
+                .args(["--trust", "full", "--unattended", "--allow-host"])
+                .arg(format!("127.0.0.1:{}", pages.port));
+            command
+        }
+        Server::Playwright => {
+            let mut command = Command::new("node");
+            command
+                .arg(node_dir.join("node_modules/@playwright/mcp/cli.js"))
+                .args([
+                    "--headless",
+                    "--isolated",
+                    "--no-sandbox",
+                    "--executable-path",
+                ])
+                .arg(browser)
+                .arg("--output-dir")
+                .arg(home)
+                .current_dir(home);
+            command
+        }
+    }
+}
+
+fn run_once(
+    server: Server,
+    browser: &Path,
+    pages: &Pages,
+    node_dir: &Path,
+) -> Result<RunReport, String> {
+    let home = tempdir(server.label())?;
+    let started = Instant::now();
+    let client = McpClient::start(server_command(server, browser, pages, &home, node_dir))?;
+    let mut agent = Agent {
+        server,
+        client,
+        refs: BTreeMap::new(),
+    };
+    let mut report = RunReport::default();
+    agent.step(&Step::Open("basic.html"), pages)?;
+    report.cold_start = started.elapsed();
+    report.tools_list_chars = agent.client.tools_list()?.chars().count();
+    for scenario in scenarios() {
+        let mut total = Cost::default();
+        let mut steps = Vec::new();
+        for step in &scenario.steps {
+            let cost = agent
+                .step(step, pages)
+                .map_err(|e| format!("{} in \"{}\": {e}", server.label(), scenario.name))?;
+            total.calls += cost.calls;
+            total.chars += cost.chars;
+            total.wall += cost.wall;
+            steps.push(cost);
+        }
+        report.scenarios.insert(scenario.name, total);
+        report.steps.insert(scenario.name, steps);
+    }
+    let pid = agent.client.pid();
+    report.peak_rss_kib = peak_rss_kib(pid).unwrap_or(0);
+    report.pss_kib = tree_pss_kib(pid);
+    drop(agent);
+    let _ = std::fs::remove_dir_all(&home);
+    Ok(report)
+}
+
+fn tempdir(label: &str) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!(
+        "conch-bench-{label}-{}-{}",
+        std::process::id(),
+        unique()
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn unique() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+fn median_of(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Runs the comparison and prints the table.
+pub(crate) fn run() -> Result<(), String> {
+    let browser = browser::ensure()?;
+    let node_dir = bench::install_node_packages(&[&format!("@playwright/mcp@{PLAYWRIGHT_MCP}")])?;
+    cmd::cargo(
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "--package",
+            "conch-gateway",
+        ],
+        &[],
+    )?;
+    let pages = Pages::start()?;
+
+    for server in [Server::Conch, Server::Playwright] {
+        eprintln!("xtask: bench mcp, warm-up run of {}", server.label());
+        run_once(server, &browser, &pages, &node_dir)?;
+    }
+    let mut runs: BTreeMap<&str, Vec<RunReport>> = BTreeMap::new();
+    for run in 1..=RUNS {
+        for server in [Server::Conch, Server::Playwright] {
+            eprintln!("xtask: bench mcp, run {run} of {RUNS}, {}", server.label());
+            let report = run_once(server, &browser, &pages, &node_dir)?;
+            runs.entry(server.label()).or_default().push(report);
+        }
+    }
+    let conch = runs.remove("conch").unwrap_or_default();
+    let peer = runs.remove("playwright").unwrap_or_default();
+    print_and_save(&conch, &peer, &browser)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn print_and_save(conch: &[RunReport], peer: &[RunReport], browser: &Path) -> Result<(), String> {
+    let med = |runs: &[RunReport], f: &dyn Fn(&RunReport) -> f64| median_of(runs.iter().map(f));
+    let mut rows: Vec<Value> = Vec::new();
+    println!();
+    println!(
+        "Conch vs Playwright MCP {PLAYWRIGHT_MCP}: medians of {RUNS} runs; ratio = Conch / Playwright"
+    );
+    println!(
+        "{:<34} {:>9} {:>9} {:>6} | {:>8} {:>8} {:>6} | {:>5} {:>5}",
+        "scenario", "conch ms", "pw ms", "ratio", "conch ch", "pw ch", "ratio", "calls", "pw"
+    );
+    for scenario in scenarios() {
+        let name = scenario.name;
+        let wall = |runs: &[RunReport]| {
+            med(runs, &|r| {
+                r.scenarios.get(name).map_or(f64::NAN, |c| ms(c.wall))
+            })
+        };
+        let chars = |runs: &[RunReport]| {
+            med(runs, &|r| {
+                r.scenarios.get(name).map_or(f64::NAN, |c| c.chars as f64)
+            })
+        };
+        let calls = |runs: &[RunReport]| {
+            med(runs, &|r| {
+                r.scenarios
+                    .get(name)
+                    .map_or(f64::NAN, |c| f64::from(c.calls))
+            })
+        };
+        let (cw, pw, cc, pc) = (wall(conch), wall(peer), chars(conch), chars(peer));
+        println!(
+            "{:<34} {:>9.0} {:>9.0} {:>6.2} | {:>8.0} {:>8.0} {:>6.2} | {:>5.0} {:>5.0}",
+            name,
+            cw,
+            pw,
+            cw / pw,
+            cc,
+            pc,
+            cc / pc,
+            calls(conch),
+            calls(peer)
+        );
+        let per_step = |runs: &[RunReport]| -> Vec<Value> {
+            let count = runs
+                .first()
+                .and_then(|r| r.steps.get(name))
+                .map_or(0, Vec::len);
+            (0..count)
+                .map(|i| {
+                    let step = |f: &dyn Fn(&Cost) -> f64| med(runs, &|r| r.steps.get(name).and_then(|s| s.get(i)).map_or(f64::NAN, f));
+                    json!({ "wall_ms": step(&|c| ms(c.wall)), "chars": step(&|c| c.chars as f64), "calls": step(&|c| f64::from(c.calls)) })
+                })
+                .collect()
+        };
+        rows.push(json!({
+            "scenario": name,
+            "wall_ms": { "conch": cw, "playwright": pw, "ratio": cw / pw },
+            "chars": { "conch": cc, "playwright": pc, "ratio": cc / pc },
+            "calls": { "conch": calls(conch), "playwright": calls(peer) },
+            "steps": { "conch": per_step(conch), "playwright": per_step(peer) },
+        }));
+    }
+    // The step after "Add to cart": the second step of that scenario.
+    let cart = "add to cart, 200 products";
+    let cart_step = |runs: &[RunReport], f: &dyn Fn(&Cost) -> f64| {
+        med(runs, &|r| {
+            r.steps.get(cart).and_then(|s| s.get(1)).map_or(f64::NAN, f)
+        })
+    };
+    let (cart_cw, cart_pw) = (
+        cart_step(conch, &|c| ms(c.wall)),
+        cart_step(peer, &|c| ms(c.wall)),
+    );
+    let (cart_cc, cart_pc) = (
+        cart_step(conch, &|c| c.chars as f64),
+        cart_step(peer, &|c| c.chars as f64),
+    );
+    let cold = |runs: &[RunReport]| med(runs, &|r| ms(r.cold_start));
+    let rss = |runs: &[RunReport]| med(runs, &|r| r.peak_rss_kib as f64 / 1024.0);
+    let pss = |runs: &[RunReport]| med(runs, &|r| r.pss_kib as f64 / 1024.0);
+    let list = |runs: &[RunReport]| med(runs, &|r| r.tools_list_chars as f64);
+    println!();
+    println!(
+        "{:<34} {:>12} {:>12} {:>7}  target",
+        "figure", "conch", "playwright", "ratio"
+    );
+    let figure = |label: &str, c: f64, p: f64, target: &str| {
+        println!("{label:<34} {c:>12.1} {p:>12.1} {:>7.2}  {target}", c / p);
+    };
+    figure("\"Add to cart\" step, ms", cart_cw, cart_pw, "<= 0.3x");
+    figure(
+        "\"Add to cart\" outcome, chars",
+        cart_cc,
+        cart_pc,
+        "<= 600 chars",
+    );
+    figure(
+        "cold start to first read, ms",
+        cold(conch),
+        cold(peer),
+        "<= 0.7x",
+    );
+    figure(
+        "server peak memory, MiB",
+        rss(conch),
+        rss(peer),
+        "<= 40 MiB",
+    );
+    figure(
+        "PSS server + browser, MiB",
+        pss(conch),
+        pss(peer),
+        "<= 0.9x",
+    );
+    figure(
+        "tools/list, chars",
+        list(conch),
+        list(peer),
+        "<= 8,000 chars",
+    );
+    let total = |runs: &[RunReport], f: &dyn Fn(&Cost) -> f64| {
+        med(runs, &|r| r.scenarios.values().map(f).sum())
+    };
+    figure(
+        "all scenarios, ms",
+        total(conch, &|c| ms(c.wall)),
+        total(peer, &|c| ms(c.wall)),
+        "<= 0.4x",
+    );
+    figure(
+        "all scenarios, chars",
+        total(conch, &|c| c.chars as f64),
+        total(peer, &|c| c.chars as f64),
+        "<= 0.5x",
+    );
+
+    let report = json!({
+        "benchmark": "mcp",
+        "browser": browser.display().to_string(),
+        "playwright_mcp": PLAYWRIGHT_MCP,
+        "runs": RUNS,
+        "scenarios": rows,
+        "add_to_cart_step": { "wall_ms": { "conch": cart_cw, "playwright": cart_pw }, "chars": { "conch": cart_cc, "playwright": cart_pc } },
+        "cold_start_ms": { "conch": cold(conch), "playwright": cold(peer) },
+        "server_peak_rss_mib": { "conch": rss(conch), "playwright": rss(peer) },
+        "pss_mib": { "conch": pss(conch), "playwright": pss(peer) },
+        "tools_list_chars": { "conch": list(conch), "playwright": list(peer) },
+    });
+    bench::write_report(&cmd::root().join("target/bench/mcp.json"), &report)
+}
