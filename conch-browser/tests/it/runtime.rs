@@ -458,3 +458,42 @@ async fn launch_10_navigation_retried_once_with_a_lighter_wait() {
     assert!(server.requests("hang") >= 2);
     browser.shutdown().await;
 }
+
+/// TOOL-11: calls within one conversation run one at a time: a second call waits until
+/// the first has finished, even when both are issued at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_11_calls_in_a_conversation_run_one_at_a_time() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    chat.evaluate("window.steps = []; 1").await.unwrap();
+    let step = |name: &'static str| {
+        let chat = chat.clone();
+        async move {
+            chat.evaluate(&format!(
+                "(async () => {{ steps.push('{name} began'); \
+                 await new Promise(r => setTimeout(r, 300)); \
+                 steps.push('{name} ended'); return 1; }})()"
+            ))
+            .await
+        }
+    };
+    let (a, b) = tokio::join!(step("a"), step("b"));
+    a.unwrap();
+    b.unwrap();
+    let steps = chat.evaluate("steps").await.unwrap();
+    let steps: Vec<&str> = steps
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        steps == ["a began", "a ended", "b began", "b ended"]
+            || steps == ["b began", "b ended", "a began", "a ended"],
+        "the calls interleaved: {steps:?}"
+    );
+    browser.shutdown().await;
+}
