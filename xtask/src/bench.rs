@@ -2,6 +2,8 @@
 //!
 //! - `mcp` (see `bench_mcp`): Conch's MCP door against Playwright MCP, scenario by
 //!   scenario: wall time, characters, calls, cold start, memory, `tools/list`.
+//! - `snapshot` (see `bench_snapshot`): one whole-page snapshot of the 200-product page,
+//!   Conch's reader against Playwright's AI snapshot.
 //! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
 //!   through playwright-core's CDP session, on the same browser executable and flags.
 //!
@@ -17,7 +19,7 @@ use serde_json::{Value, json};
 use crate::{browser, cmd};
 
 /// playwright-core's version, pinned so that results compare across runs.
-const PLAYWRIGHT_CORE: &str = "1.65.1";
+pub(crate) const PLAYWRIGHT_CORE: &str = "1.65.1";
 /// Alternating runs per client.
 const RUNS: usize = 3;
 /// Timed calls per run.
@@ -26,7 +28,7 @@ const ITERATIONS: &str = "2000";
 /// Runs the named benchmarks (all when none is named).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let names: Vec<&str> = if args.is_empty() {
-        vec!["cdp", "mcp"]
+        vec!["cdp", "snapshot", "mcp"]
     } else {
         args.iter().map(String::as_str).collect()
     };
@@ -34,7 +36,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         match name {
             "cdp" => cdp()?,
             "mcp" => crate::bench_mcp::run()?,
-            other => return Err(format!("no benchmark named {other}; try: cdp, mcp")),
+            "snapshot" => crate::bench_snapshot::run()?,
+            other => {
+                return Err(format!(
+                    "no benchmark named {other}; try: cdp, snapshot, mcp"
+                ));
+            }
         }
     }
     Ok(())
@@ -78,7 +85,7 @@ pub(crate) fn install_node_packages(packages: &[&str]) -> Result<PathBuf, String
 
 /// The flags the test browser gets (fixtures/src/browser.rs), read from the source so
 /// xtask needs no dependency on the fixtures crate.
-fn browser_flags() -> Result<Vec<String>, String> {
+pub(crate) fn browser_flags() -> Result<Vec<String>, String> {
     let source = cmd::root().join("fixtures/src/browser.rs");
     let text = std::fs::read_to_string(&source)
         .map_err(|e| format!("could not read {}: {e}", source.display()))?;
@@ -94,14 +101,14 @@ fn browser_flags() -> Result<Vec<String>, String> {
         .collect())
 }
 
-fn parse_line(out: &str, who: &str) -> Result<Value, String> {
+pub(crate) fn parse_line(out: &str, who: &str) -> Result<Value, String> {
     out.lines()
         .rev()
         .find_map(|line| serde_json::from_str::<Value>(line).ok())
         .ok_or_else(|| format!("{who} printed no result line"))
 }
 
-fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }

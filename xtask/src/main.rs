@@ -11,6 +11,7 @@
 
 mod bench;
 mod bench_mcp;
+mod bench_snapshot;
 mod browser;
 mod cmd;
 mod mcp;
@@ -20,7 +21,7 @@ mod tidy;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <test | demo | bench [cdp | mcp]...>";
+const USAGE: &str = "usage: cargo xtask <test | demo | bench [cdp | snapshot | mcp | guard]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
