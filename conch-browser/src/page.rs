@@ -1,0 +1,30 @@
+//! Reading pages and acting on them: the accessibility snapshot with refs, diffs, parts
+//! and find (reading), and trusted input on refs and points (acting).
+//!
+//! [`Element`] is where the two meet: reading resolves a ref to an element, acting sends
+//! input to it.
+
+pub mod act;
+pub mod botcheck;
+pub mod consent;
+pub mod dialog;
+pub mod download;
+mod element;
+mod error;
+pub mod form;
+pub mod input;
+mod read;
+mod resolve;
+mod screenshot;
+pub mod settle;
+pub mod upload;
+mod world;
+
+pub use element::Element;
+pub use error::PageError;
+pub use read::{
+    BIG_DIFF_CHARS, BIG_DIFF_PERCENT, Change, Found, MASK, Reader, Snapshot, Who, changes_since,
+    diff, read,
+};
+pub use resolve::resolve;
+pub use screenshot::{MASK_COLOUR, SecretBox, screenshot_for_model, secret_fields};

@@ -1,0 +1,1251 @@
+//! Acting on a page like a person: trusted input at an element's centre after scrolling it
+//! into view (GES-1 … GES-15), and at a point of the last screenshot (click_at).
+//!
+//! Every pointer act waits, within [`ActOptions::actionable_within`], until its element is
+//! visible, stable and enabled, and says which failed (GES-15, AMB-22); a click the page
+//! would intercept is not sent and the blocker is named (GES-7). After the act the page is
+//! left to settle ([`settle`](super::settle)). Input held up behind a dialog the act raised
+//! counts as done once the dialog is answered (DLG-13).
+//!
+//! Deliberately absent: the rules (permission, high stakes) — the tools crate asks
+//! conch-policy before calling here; this module only refuses to type into a secret field
+//! (SEC-2, SEC-6), as a last guard. No synthetic DOM events for pointer input.
+
+mod js;
+
+use std::time::Duration;
+
+use conch_cdp::protocol::TargetId;
+use conch_cdp::{Error as CdpError, Session};
+use conch_policy::{
+    Chord, FieldFacts, Point, Size, classify_field, click_at_point, key_verdict_on_secret,
+    typing_verdict,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::dialog;
+use super::input::{self, InputError, Press};
+use super::settle::{Settle, SettleOptions, Settled};
+use super::{Element, PageError};
+
+pub(crate) use js::with_prelude;
+
+/// The script that picks a select's options (shared with form filling).
+pub(crate) const SELECT_SCRIPT: &str = js::SELECT;
+
+/// Bounds of one act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActOptions {
+    /// How long to wait for the element to be visible, stable and enabled (AMB-22: 10 s).
+    pub actionable_within: Duration,
+    /// How long a covered element may stay covered before the blocker is named.
+    pub covered_within: Duration,
+    /// Settling after the act.
+    pub settle: SettleOptions,
+}
+
+impl Default for ActOptions {
+    fn default() -> Self {
+        ActOptions {
+            actionable_within: Duration::from_secs(10),
+            covered_within: Duration::from_millis(500),
+            settle: SettleOptions::default(),
+        }
+    }
+}
+
+/// What a finished act reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    /// How the page settled.
+    pub settled: Settled,
+    /// Whether the act raised a dialog of the page (its note is in the page's
+    /// [`DialogWatch`](super::dialog::DialogWatch)).
+    pub through_dialog: bool,
+}
+
+/// The pointer gesture of browser_click (GES-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// One left click.
+    Click,
+    /// A double click.
+    Double,
+    /// A right click (the context menu).
+    Right,
+    /// The pointer moves over the element; nothing is pressed.
+    Hover,
+}
+
+/// A scroll direction (GES-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Up.
+    Up,
+    /// Down.
+    Down,
+    /// Left.
+    Left,
+    /// Right.
+    Right,
+}
+
+impl Direction {
+    fn signs(self) -> (f64, f64) {
+        match self {
+            Direction::Up => (0.0, -1.0),
+            Direction::Down => (0.0, 1.0),
+            Direction::Left => (-1.0, 0.0),
+            Direction::Right => (1.0, 0.0),
+        }
+    }
+}
+
+/// What lies at a point or holds the focus, for the rules to judge (HS-5, SEC-6).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Under {
+    /// Its role (`button`, `textbox`, `canvas`…).
+    pub role: String,
+    /// Its accessible name (page text).
+    pub name: String,
+    /// Its words (page text, at most 200 characters).
+    pub words: String,
+    /// Its tag name, lowercase.
+    pub tag: String,
+    /// Whether it is an editable text field.
+    pub editable: bool,
+    /// The facts the secrets rule reads, for a field.
+    pub field: Option<FieldFacts>,
+    /// Whether the secrets rule calls it secret.
+    pub secret: bool,
+}
+
+/// What a click at a point did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PointDone {
+    /// The act.
+    pub done: Done,
+    /// What was under the point.
+    pub under: Under,
+    /// Whether `text` was typed.
+    pub typed: bool,
+}
+
+/// Why an act could not be done: one sentence naming the next step.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ActError {
+    /// The element left the page.
+    #[error("{reference} is gone from the page; read the page again.")]
+    Gone {
+        /// The ref.
+        reference: String,
+    },
+    /// Not visible within the bound.
+    #[error(
+        "{what} ({reference}) did not become visible within {seconds} s; it may be inside a closed menu or tab: read the page again."
+    )]
+    Hidden {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+        /// The bound.
+        seconds: u64,
+    },
+    /// Disabled through the bound.
+    #[error(
+        "{what} ({reference}) is disabled; the page may want something else done first: read it again."
+    )]
+    Disabled {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
+    /// Still moving at the bound.
+    #[error("{what} ({reference}) kept moving; wait with browser_wait and try again.")]
+    Moving {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
+    /// Something else is on top at the click point (GES-7).
+    #[error("{blocker} covers it; close or answer it first.")]
+    Covered {
+        /// The blocker, as "A dialog “Cookie settings”".
+        blocker: String,
+    },
+    /// Scrolling did not bring it where a pointer can reach.
+    #[error("{what} ({reference}) can't be reached by the pointer; read the page again.")]
+    Unreachable {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
+    /// Text into something that is not a text field.
+    #[error("{what} ({reference}) is not a text field; use browser_click or browser_select.")]
+    NotEditable {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
+    /// A secret field (SEC-2, SEC-6): the policy's sentence.
+    #[error("{0}")]
+    Secret(String),
+    /// Select on something that is neither a select nor a listbox.
+    #[error("{what} ({reference}) is not a list of options; use browser_click.")]
+    NotSelect {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
+    /// No option matched.
+    #[error("No option matches {missing}; the choices are: {choices}.")]
+    NoOption {
+        /// The values not found, quoted.
+        missing: String,
+        /// The choices, quoted.
+        choices: String,
+    },
+    /// More than one option for a single-choice list.
+    #[error("{what} ({reference}) takes one choice only; pass one value.")]
+    OneChoice {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
+    /// A key or chord that can't be pressed.
+    #[error("{0}")]
+    Keys(String),
+    /// A rule of conch-policy said no (a point outside the screenshot…).
+    #[error("{0}")]
+    Refused(String),
+    /// A file act went wrong in the page.
+    #[error("{0}")]
+    Upload(String),
+    /// The page's script failed.
+    #[error("The page did not let Conch do that ({0}); read the page and try another way.")]
+    Script(String),
+    /// The page is frozen by its own dialog, which waits for an answer (DLG-14).
+    #[error(
+        "The page is waiting for an answer to its dialog “{0}”; nothing can be done on it until the dialog is answered."
+    )]
+    Frozen(String),
+    /// The ref could not be resolved (reading's sentence).
+    #[error("{}", capitalised(.0))]
+    Ref(#[from] PageError),
+    /// The browser did not answer.
+    #[error("The browser did not answer: {0}; try again.")]
+    Cdp(#[from] CdpError),
+}
+
+/// `error` as a sentence: a capital first letter and a full stop.
+fn capitalised(error: &PageError) -> String {
+    let text = error.to_string();
+    let mut chars = text.chars();
+    let first = chars
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>())
+        .unwrap_or_default();
+    format!("{first}{}.", chars.as_str().trim_end_matches('.'))
+}
+
+/// The element behind `reference` on the page `page` (reading's
+/// [`resolve`](super::resolve)), for the acts here.
+///
+/// # Errors
+/// [`ActError::Ref`] when the ref is gone or unknown.
+pub async fn element(page: &Session, reference: &str) -> Result<Element, ActError> {
+    Ok(super::resolve(page, reference).await?)
+}
+
+impl From<InputError> for ActError {
+    fn from(e: InputError) -> Self {
+        match e {
+            InputError::UnknownKey(_) => ActError::Keys(e.to_string()),
+            InputError::Cdp(e) => ActError::Cdp(e),
+        }
+    }
+}
+
+/// An element description as the page scripts return it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct Desc {
+    pub(crate) gone: bool,
+    pub(crate) role: String,
+    pub(crate) name: String,
+    pub(crate) tag: String,
+    #[serde(rename = "type")]
+    pub(crate) input_type: String,
+    pub(crate) field: bool,
+    pub(crate) editable: bool,
+    pub(crate) disabled: bool,
+    pub(crate) words: String,
+    pub(crate) checked: Option<bool>,
+    pub(crate) visible: bool,
+    pub(crate) stable: bool,
+    pub(crate) facts: Facts,
+    pub(crate) cross_frame: bool,
+    pub(crate) content: Option<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct Facts {
+    input_type: String,
+    autocomplete: String,
+    label: String,
+    name: String,
+    id: String,
+    placeholder: String,
+}
+
+impl Desc {
+    /// "the button “Pay now”".
+    pub(crate) fn what(&self) -> String {
+        let role = if self.role.is_empty() || self.role == "generic" {
+            "the element".to_owned()
+        } else {
+            format!("the {}", self.role)
+        };
+        if self.name.is_empty() {
+            role
+        } else {
+            format!("{role} “{}”", self.name)
+        }
+    }
+
+    /// "The button “Pay now”", for the start of a sentence.
+    pub(crate) fn what_capital(&self) -> String {
+        let what = self.what();
+        let mut chars = what.chars();
+        chars.next().map_or(what.clone(), |c| {
+            c.to_uppercase().collect::<String>() + chars.as_str()
+        })
+    }
+
+    /// "A dialog “Cookie settings”", "An element", for naming a blocker.
+    fn what_indefinite(&self) -> String {
+        let what = self.what();
+        let rest = what.strip_prefix("the ").unwrap_or(&what);
+        let vowel = rest
+            .chars()
+            .next()
+            .is_some_and(|c| "aeiouAEIOU".contains(c));
+        format!("{} {rest}", if vowel { "An" } else { "A" })
+    }
+
+    pub(crate) fn field_facts(&self) -> FieldFacts {
+        FieldFacts {
+            input_type: self.facts.input_type.clone(),
+            autocomplete: self.facts.autocomplete.clone(),
+            label: self.facts.label.clone(),
+            name: self.facts.name.clone(),
+            id: self.facts.id.clone(),
+            placeholder: self.facts.placeholder.clone(),
+        }
+    }
+
+    pub(crate) fn is_secret(&self) -> bool {
+        self.field && classify_field(&self.field_facts()).is_secret()
+    }
+
+    fn under(&self) -> Under {
+        Under {
+            role: self.role.clone(),
+            name: self.name.clone(),
+            words: self.words.clone(),
+            tag: self.tag.clone(),
+            editable: self.editable,
+            field: self.field.then(|| self.field_facts()),
+            secret: self.is_secret(),
+        }
+    }
+}
+
+fn is_gone(e: &CdpError) -> bool {
+    matches!(e.kind(), conch_cdp::ErrorKind::Protocol { message, .. }
+        if message.contains("Could not find object")
+            || message.contains("Cannot find context")
+            || message.contains("No node")
+            || message.contains("does not belong"))
+}
+
+/// Calls `function` on `object_id` in `session` with `args`, returning its JSON value.
+pub(crate) async fn call_on(
+    session: &Session,
+    object_id: &str,
+    function: &str,
+    args: &[Value],
+    reference: &str,
+) -> Result<Value, ActError> {
+    let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
+    let answer = session
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "functionDeclaration": function,
+                "objectId": object_id,
+                "arguments": arguments,
+                "returnByValue": true,
+                "awaitPromise": true,
+                "silent": true,
+            }),
+        )
+        .await
+        .map_err(|e| gone_or(e, reference))?;
+    script_value(&answer)
+}
+
+/// Calls `function` on `object_id` and returns the object id of its result (null: `None`).
+pub(crate) async fn call_on_handle(
+    session: &Session,
+    object_id: &str,
+    function: &str,
+    args: &[Value],
+    reference: &str,
+) -> Result<Option<String>, ActError> {
+    let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
+    let answer = session
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "functionDeclaration": function,
+                "objectId": object_id,
+                "arguments": arguments,
+                "silent": true,
+            }),
+        )
+        .await
+        .map_err(|e| gone_or(e, reference))?;
+    handle_of(&answer)
+}
+
+fn gone_or(e: CdpError, reference: &str) -> ActError {
+    if is_gone(&e) {
+        ActError::Gone {
+            reference: reference.to_owned(),
+        }
+    } else {
+        ActError::Cdp(e)
+    }
+}
+
+fn script_value(answer: &Value) -> Result<Value, ActError> {
+    if let Some(details) = answer.get("exceptionDetails") {
+        let text = details
+            .pointer("/exception/description")
+            .or_else(|| details.get("text"))
+            .and_then(Value::as_str)
+            .unwrap_or("a script error");
+        let first = text.lines().next().unwrap_or(text);
+        return Err(ActError::Script(first.to_owned()));
+    }
+    Ok(answer
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Null))
+}
+
+fn handle_of(answer: &Value) -> Result<Option<String>, ActError> {
+    if answer.get("exceptionDetails").is_some() {
+        return Err(ActError::Script("the page's script threw".to_owned()));
+    }
+    Ok(answer
+        .pointer("/result/objectId")
+        .and_then(Value::as_str)
+        .map(str::to_owned))
+}
+
+/// Evaluates `expression` in `session` and returns the object id of its result.
+async fn evaluate_handle(session: &Session, expression: &str) -> Result<Option<String>, ActError> {
+    let answer = session
+        .call_raw(
+            "Runtime.evaluate",
+            json!({ "expression": expression, "silent": true }),
+        )
+        .await?;
+    handle_of(&answer)
+}
+
+/// Describes the element `object_id` of `session`.
+pub(crate) async fn describe(
+    session: &Session,
+    object_id: &str,
+    reference: &str,
+) -> Result<Desc, ActError> {
+    let value = call_on(
+        session,
+        object_id,
+        &with_prelude(js::DESCRIBE),
+        &[],
+        reference,
+    )
+    .await?;
+    Ok(serde_json::from_value(value).unwrap_or_default())
+}
+
+/// Describes `el` (role, name, field facts…).
+///
+/// # Errors
+/// [`ActError::Gone`], or a DevTools failure.
+pub async fn describe_element(el: &Element) -> Result<Under, ActError> {
+    Ok(describe(&el.frame, &el.object_id, &el.reference)
+        .await?
+        .under())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PointAnswer {
+    #[serde(default)]
+    gone: bool,
+    #[serde(default)]
+    x: f64,
+    #[serde(default)]
+    y: f64,
+    #[serde(default)]
+    origin: (f64, f64),
+    #[serde(default)]
+    ok: bool,
+    #[serde(default)]
+    blocker: Option<Desc>,
+    #[serde(default)]
+    in_view: bool,
+}
+
+/// Waits until `el` is visible, stable and enabled (GES-15), scrolls it into view inside
+/// every panel that holds it (GES-2), and gives its centre in the page's viewport, checked
+/// to be on top (GES-7).
+pub(crate) async fn actionable_point(
+    el: &Element,
+    options: &ActOptions,
+    need_enabled: bool,
+) -> Result<((f64, f64), Desc), ActError> {
+    let desc = wait_actionable(el, options, need_enabled).await?;
+    let covered_until = Instant::now() + options.covered_within;
+    let script = with_prelude(js::POINT);
+    let mut scroll = true;
+    loop {
+        let value = call_on(
+            &el.frame,
+            &el.object_id,
+            &script,
+            &[Value::Bool(scroll)],
+            &el.reference,
+        )
+        .await?;
+        scroll = false;
+        let answer: PointAnswer = serde_json::from_value(value)
+            .map_err(|_| ActError::Script("an unexpected answer".to_owned()))?;
+        if answer.gone {
+            return Err(ActError::Gone {
+                reference: el.reference.clone(),
+            });
+        }
+        if answer.ok && answer.in_view {
+            let offset = session_offset(el).await;
+            let at = (
+                answer.x + answer.origin.0 + offset.0,
+                answer.y + answer.origin.1 + offset.1,
+            );
+            return Ok((at, desc));
+        }
+        if Instant::now() >= covered_until {
+            return Err(match answer.blocker {
+                Some(blocker) if answer.in_view => ActError::Covered {
+                    blocker: blocker.what_indefinite(),
+                },
+                _ => ActError::Unreachable {
+                    reference: el.reference.clone(),
+                    what: desc.what_capital(),
+                },
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Fails when a dialog of the page waits for an answer: a frozen page would hold every
+/// call until then, so nothing is sent to it (DLG-14).
+fn not_frozen(page: &Session) -> Result<(), ActError> {
+    match dialog::watching(page).and_then(|w| w.pending_words()) {
+        Some(words) => Err(ActError::Frozen(words)),
+        None => Ok(()),
+    }
+}
+
+async fn wait_actionable(
+    el: &Element,
+    options: &ActOptions,
+    need_enabled: bool,
+) -> Result<Desc, ActError> {
+    not_frozen(&el.page)?;
+    if el.frame.id() != el.page.id() {
+        not_frozen(&el.frame)?;
+    }
+    let deadline = Instant::now() + options.actionable_within;
+    let script = with_prelude(js::ACTIONABLE);
+    loop {
+        let value = call_on(&el.frame, &el.object_id, &script, &[], &el.reference).await?;
+        let desc: Desc = serde_json::from_value(value).unwrap_or_default();
+        if desc.gone {
+            return Err(ActError::Gone {
+                reference: el.reference.clone(),
+            });
+        }
+        let enabled = !need_enabled || !desc.disabled;
+        if desc.visible && desc.stable && enabled {
+            return Ok(desc);
+        }
+        if Instant::now() >= deadline {
+            let reference = el.reference.clone();
+            let what = desc.what_capital();
+            return Err(if !desc.visible {
+                ActError::Hidden {
+                    reference,
+                    what,
+                    seconds: options.actionable_within.as_secs().max(1),
+                }
+            } else if !enabled {
+                ActError::Disabled { reference, what }
+            } else {
+                ActError::Moving { reference, what }
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Where `el.frame`'s top viewport sits in the page's viewport: measured again through
+/// the frame's owner (the page may have scrolled since the ref was resolved), or the
+/// element's `offset` when that can't be measured.
+async fn session_offset(el: &Element) -> (f64, f64) {
+    if el.frame.id() == el.page.id() {
+        return (0.0, 0.0);
+    }
+    measured_offset(el).await.unwrap_or(el.offset)
+}
+
+async fn measured_offset(el: &Element) -> Option<(f64, f64)> {
+    let tree = el
+        .frame
+        .call_raw("Page.getFrameTree", Value::Null)
+        .await
+        .ok()?;
+    let frame_id = tree.pointer("/frameTree/frame/id")?.as_str()?.to_owned();
+    let owner = el
+        .page
+        .call_raw("DOM.getFrameOwner", json!({ "frameId": frame_id }))
+        .await
+        .ok()?;
+    let backend = owner.get("backendNodeId")?.as_i64()?;
+    let model = el
+        .page
+        .call_raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
+        .await
+        .ok()?;
+    let content = model.pointer("/model/content")?.as_array()?;
+    Some((content.first()?.as_f64()?, content.get(1)?.as_f64()?))
+}
+
+/// Runs `act` (input to `page`); input held up behind a dialog it raised counts as done
+/// once the dialog is answered (DLG-13). Returns whether a dialog came up.
+async fn through_dialogs<F>(page: &Session, act: F) -> Result<bool, ActError>
+where
+    F: Future<Output = Result<(), ActError>>,
+{
+    let watch = dialog::watching(page);
+    let before = watch.as_ref().map_or(0, |w| w.opened());
+    let outcome = act.await;
+    let raised = watch.as_ref().is_some_and(|w| w.opened() > before);
+    match outcome {
+        Ok(()) => {
+            if raised && let Some(w) = &watch {
+                // The answer's note is written as the dialog closes.
+                let _ = tokio::time::timeout(Duration::from_secs(2), w.until_answered()).await;
+            }
+            Ok(raised)
+        }
+        Err(ActError::Cdp(e))
+            if e.is_timeout() && (raised || watch.as_ref().is_some_and(|w| w.is_pending())) =>
+        {
+            if let Some(w) = &watch {
+                w.until_answered().await;
+            }
+            Ok(true)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+async fn settled<F>(page: &Session, options: &ActOptions, act: F) -> Result<Done, ActError>
+where
+    F: Future<Output = Result<(), ActError>>,
+{
+    let settle = Settle::begin(page).await;
+    let through_dialog = through_dialogs(page, act).await?;
+    let settled = settle.finish(options.settle).await;
+    Ok(Done {
+        settled,
+        through_dialog,
+    })
+}
+
+/// Clicks, double-clicks, right-clicks or hovers `el` (GES-1).
+///
+/// # Errors
+/// [`ActError::Gone`], [`ActError::Hidden`], [`ActError::Disabled`] (not for a hover),
+/// [`ActError::Moving`], [`ActError::Covered`], or a DevTools failure.
+pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done, ActError> {
+    let (at, _) = actionable_point(el, options, how != How::Hover).await?;
+    settled(&el.page, options, async {
+        match how {
+            How::Hover => input::move_to(&el.page, at).await?,
+            How::Click => input::click(&el.page, at, Press::Left).await?,
+            How::Double => input::click(&el.page, at, Press::Double).await?,
+            How::Right => input::click(&el.page, at, Press::Right).await?,
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// Drags `from` onto `to` (GES-4): press, move in steps, release. HTML5 drag and drop
+/// is carried through the browser's drag interception; pointer-built sortable lists see
+/// the moves themselves.
+///
+/// # Errors
+/// As [`click`], for either end.
+pub async fn drag(from: &Element, to: &Element, options: &ActOptions) -> Result<Done, ActError> {
+    let (start, _) = actionable_point(from, options, true).await?;
+    // The target may be covered by the dragged element's ghost later, not now.
+    let (end, _) = actionable_point(to, options, false).await?;
+    settled(&from.page, options, drag_points(&from.page, start, end)).await
+}
+
+async fn drag_points(page: &Session, start: (f64, f64), end: (f64, f64)) -> Result<(), ActError> {
+    use futures_util::StreamExt;
+    let mut intercepted = page.events("Input.dragIntercepted");
+    page.call_raw("Input.setInterceptDrags", json!({ "enabled": true }))
+        .await?;
+    let outcome = async {
+        input::left_down(page, start).await?;
+        const STEPS: usize = 10;
+        let mut data: Option<Value> = None;
+        for step in 1..=STEPS {
+            let t = step as f64 / STEPS as f64;
+            let at = (
+                start.0 + (end.0 - start.0) * t,
+                start.1 + (end.1 - start.1) * t,
+            );
+            if let Some(data) = &data {
+                drag_event(page, "dragOver", at, data).await?;
+            } else {
+                input::drag_move(page, at).await?;
+                if step <= 3
+                    && let Ok(Some(event)) =
+                        tokio::time::timeout(Duration::from_millis(40), intercepted.next()).await
+                    && let Ok(params) = event.parse::<Value>()
+                {
+                    let d = params.get("data").cloned().unwrap_or(Value::Null);
+                    drag_event(page, "dragEnter", at, &d).await?;
+                    data = Some(d);
+                }
+            }
+        }
+        if let Some(data) = &data {
+            drag_event(page, "dragOver", end, data).await?;
+            drag_event(page, "drop", end, data).await?;
+        }
+        input::left_up(page, end).await?;
+        Ok::<(), ActError>(())
+    }
+    .await;
+    let _ = page
+        .call_raw("Input.setInterceptDrags", json!({ "enabled": false }))
+        .await;
+    outcome
+}
+
+async fn drag_event(
+    page: &Session,
+    kind: &str,
+    at: (f64, f64),
+    data: &Value,
+) -> Result<(), ActError> {
+    page.call_raw(
+        "Input.dispatchDragEvent",
+        json!({ "type": kind, "x": at.0, "y": at.1, "data": data }),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Focuses `el`: by script, and by a click at its centre when the script could not move
+/// the browser's focus there (a frame of another site).
+pub(crate) async fn focus(el: &Element, options: &ActOptions) -> Result<(), ActError> {
+    let focused = call_on(&el.frame, &el.object_id, js::FOCUS, &[], &el.reference).await?;
+    if focused != Value::Bool(true) {
+        let (at, _) = actionable_point(el, options, true).await?;
+        input::click(&el.page, at, Press::Left).await?;
+    }
+    Ok(())
+}
+
+/// Replaces the contents of the text field `el` with `text`, as typed input (GES-8).
+/// Never into a secret field (SEC-2).
+///
+/// # Errors
+/// [`ActError::NotEditable`], [`ActError::Secret`], [`ActError::Disabled`], or as
+/// [`click`].
+pub async fn type_text(el: &Element, text: &str, options: &ActOptions) -> Result<Done, ActError> {
+    let desc = wait_actionable(el, options, true).await?;
+    if !desc.editable {
+        return Err(ActError::NotEditable {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        });
+    }
+    if let Some(refusal) = typing_verdict(classify_field(&desc.field_facts())).refusal() {
+        return Err(ActError::Secret(refusal.sentence()));
+    }
+    settled(&el.page, options, async {
+        focus(el, options).await?;
+        input::replace_focused_text(&el.page, text).await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Presses `keys` (a key or a chord such as `Control+Shift+K`) on `on` after focusing it,
+/// or on whatever has focus (GES-5).
+///
+/// # Errors
+/// [`ActError::Keys`] for a chord that can't be read or a key Conch doesn't know, or as
+/// [`click`].
+pub async fn press(
+    page: &Session,
+    keys: &str,
+    on: Option<&Element>,
+    options: &ActOptions,
+) -> Result<Done, ActError> {
+    let chord = Chord::parse(keys).map_err(|e| ActError::Keys(e.to_string()))?;
+    let target = match on {
+        Some(el) => Some(wait_actionable(el, options, true).await?.under()),
+        None => focused(page).await?,
+    };
+    // On a secret field only keys that type nothing (Tab, Enter, arrows…) go (SEC-5, AMB-13).
+    if target.is_some_and(|t| t.secret)
+        && let Some(refusal) = key_verdict_on_secret(&chord).refusal()
+    {
+        return Err(ActError::Secret(refusal.sentence()));
+    }
+    settled(page, options, async {
+        if let Some(el) = on {
+            focus(el, options).await?;
+        }
+        input::press_chord(page, &chord).await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Picks the options of a `<select>` or listbox `el` by label or value (GES-9). Returns
+/// the labels picked.
+///
+/// # Errors
+/// [`ActError::NotSelect`], [`ActError::NoOption`], [`ActError::OneChoice`], or as
+/// [`click`].
+pub async fn select(
+    el: &Element,
+    values: &[String],
+    options: &ActOptions,
+) -> Result<(Done, Vec<String>), ActError> {
+    let desc = wait_actionable(el, options, true).await?;
+    let values_json: Vec<Value> = values.iter().cloned().map(Value::String).collect();
+    if desc.tag == "select" {
+        let mut picked = Vec::new();
+        let done = settled(&el.page, options, async {
+            let answer = call_on(
+                &el.frame,
+                &el.object_id,
+                js::SELECT,
+                &[Value::Array(values_json.clone())],
+                &el.reference,
+            )
+            .await?;
+            picked = option_answer(&answer, el, &desc)?;
+            Ok(())
+        })
+        .await?;
+        return Ok((done, picked));
+    }
+    if desc.role != "listbox" {
+        return Err(ActError::NotSelect {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        });
+    }
+    let list = call_on_handle(
+        &el.frame,
+        &el.object_id,
+        js::LISTBOX_OPTIONS,
+        &[Value::Array(values_json)],
+        &el.reference,
+    )
+    .await?
+    .ok_or_else(|| ActError::Script("no options".to_owned()))?;
+    let mut targets = Vec::new();
+    for (i, value) in values.iter().enumerate() {
+        let item = call_on_handle(
+            &el.frame,
+            &list,
+            "function(i) { return this[i]; }",
+            &[json!(i)],
+            &el.reference,
+        )
+        .await?;
+        match item {
+            Some(object_id) => targets.push((
+                value.clone(),
+                Element {
+                    reference: el.reference.clone(),
+                    page: el.page.clone(),
+                    frame: el.frame.clone(),
+                    object_id,
+                    offset: el.offset,
+                },
+            )),
+            None => {
+                return Err(ActError::NoOption {
+                    missing: format!("“{value}”"),
+                    choices: "the options the page shows".to_owned(),
+                });
+            }
+        }
+    }
+    let mut done = None;
+    for (_, option) in &targets {
+        done = Some(click(option, How::Click, options).await?);
+    }
+    let picked = targets.into_iter().map(|(v, _)| v).collect();
+    let done = done.unwrap_or(Done {
+        settled: Settled {
+            waited: Duration::ZERO,
+            quiet: true,
+        },
+        through_dialog: false,
+    });
+    Ok((done, picked))
+}
+
+fn option_answer(answer: &Value, el: &Element, desc: &Desc) -> Result<Vec<String>, ActError> {
+    let quote = |v: &Value| -> String {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| format!("“{s}”"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    if let Some(missing) = answer.get("missing") {
+        return Err(ActError::NoOption {
+            missing: quote(missing),
+            choices: answer.get("choices").map(quote).unwrap_or_default(),
+        });
+    }
+    if answer.get("tooMany").is_some() {
+        return Err(ActError::OneChoice {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        });
+    }
+    Ok(answer
+        .get("picked")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Scrolls (GES-6): a direction alone scrolls the page; an element alone is brought into
+/// view; both scroll the nearest panel around the element that scrolls on that axis, or
+/// turn the mouse wheel over the element when none does.
+///
+/// # Errors
+/// As [`click`] for the element, or a DevTools failure.
+pub async fn scroll(
+    page: &Session,
+    direction: Option<Direction>,
+    on: Option<&Element>,
+    options: &ActOptions,
+) -> Result<Done, ActError> {
+    not_frozen(page)?;
+    match (direction, on) {
+        (None, None) => settled(page, options, async { Ok(()) }).await,
+        (Some(direction), None) => {
+            let (dx, dy) = direction.signs();
+            let expression = format!(
+                "(() => {{ const s = document.scrollingElement || document.documentElement; s.scrollBy({{left: {dx} * innerWidth * 0.8, top: {dy} * innerHeight * 0.8, behavior: 'instant'}}); return true; }})()"
+            );
+            settled(page, options, async {
+                page.call_raw(
+                    "Runtime.evaluate",
+                    json!({ "expression": expression, "silent": true }),
+                )
+                .await?;
+                Ok(())
+            })
+            .await
+        }
+        (None, Some(el)) => {
+            actionable_point(el, options, false).await?;
+            settled(page, options, async { Ok(()) }).await
+        }
+        (Some(direction), Some(el)) => {
+            let (dx, dy) = direction.signs();
+            wait_actionable(el, options, false).await?;
+            let answer = call_on(
+                &el.frame,
+                &el.object_id,
+                js::SCROLL_PANEL,
+                &[json!(dx), json!(dy)],
+                &el.reference,
+            )
+            .await?;
+            if answer.get("scrolled") == Some(&Value::Bool(true)) {
+                return settled(page, options, async { Ok(()) }).await;
+            }
+            let (at, _) = actionable_point(el, options, false).await?;
+            settled(page, options, async {
+                input::wheel(page, at, dx * 400.0, dy * 400.0).await?;
+                Ok(())
+            })
+            .await
+        }
+    }
+}
+
+/// The page's viewport now, in CSS pixels.
+///
+/// # Errors
+/// A DevTools failure.
+pub async fn viewport(page: &Session) -> Result<Size, ActError> {
+    let answer = page
+        .call_raw(
+            "Runtime.evaluate",
+            json!({ "expression": "[innerWidth, innerHeight]", "returnByValue": true }),
+        )
+        .await?;
+    let v = script_value(&answer)?;
+    let dim = |i: usize| {
+        v.get(i)
+            .and_then(Value::as_f64)
+            .map_or(0, |d| d.round().clamp(0.0, f64::from(u32::MAX)) as u32)
+    };
+    Ok(Size::new(dim(0), dim(1)))
+}
+
+/// A point of the last screenshot (its pixels) as a point of the viewport now, scaled when
+/// the viewport changed shape since (GES-11, conch-policy's `click_at_point`).
+///
+/// # Errors
+/// [`ActError::Refused`] without a screenshot (GES-12) or for a point outside it.
+pub async fn scale_point(
+    page: &Session,
+    point: Point,
+    screenshot: Option<Size>,
+) -> Result<Point, ActError> {
+    let now = viewport(page).await?;
+    click_at_point(point, screenshot, now).map_err(|v| {
+        ActError::Refused(
+            v.refusal()
+                .map_or_else(|| "That point can't be used.".to_owned(), |r| r.sentence()),
+        )
+    })
+}
+
+/// A session attached to a frame of another site for one question, detached after.
+struct FrameSession {
+    session: Session,
+}
+
+impl FrameSession {
+    async fn attach(page: &Session, frame_id: &str) -> Result<FrameSession, ActError> {
+        let session = page
+            .connection()
+            .attach(TargetId(frame_id.to_owned()))
+            .await?;
+        Ok(FrameSession { session })
+    }
+
+    async fn detach(self) {
+        if let Some(id) = self.session.id() {
+            let _ = self
+                .session
+                .connection()
+                .browser()
+                .call_raw(
+                    "Target.detachFromTarget",
+                    json!({ "sessionId": id.as_str() }),
+                )
+                .await;
+        }
+    }
+}
+
+/// The frame id of a frame element (`<iframe>`) in `session`.
+async fn child_frame_id(session: &Session, object_id: &str) -> Result<String, ActError> {
+    let node = session
+        .call_raw("DOM.describeNode", json!({ "objectId": object_id }))
+        .await?;
+    node.pointer("/node/frameId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| ActError::Script("a frame without a document".to_owned()))
+}
+
+/// Follows `find` (an expression giving an element, evaluated with `__X`/`__Y` set to the
+/// point in the frame's coordinates) through frames, cross-origin ones included.
+async fn through_frames(
+    page: &Session,
+    point: Option<(f64, f64)>,
+    expression: &str,
+) -> Result<Option<Desc>, ActError> {
+    not_frozen(page)?;
+    let mut session = page.clone();
+    let mut attached: Vec<FrameSession> = Vec::new();
+    let mut offset = (0.0, 0.0);
+    let outcome = async {
+        for _ in 0..8 {
+            let script = match point {
+                Some((x, y)) => with_prelude(expression)
+                    .replace("__X", &format!("{}", x - offset.0))
+                    .replace("__Y", &format!("{}", y - offset.1)),
+                None => expression.to_owned(),
+            };
+            let Some(object_id) = evaluate_handle(&session, &script).await? else {
+                return Ok(None);
+            };
+            let desc = describe(&session, &object_id, "the element").await?;
+            if !desc.cross_frame {
+                return Ok(Some(desc));
+            }
+            let frame_id = child_frame_id(&session, &object_id).await?;
+            let content = desc.content.unwrap_or((0.0, 0.0));
+            offset = (offset.0 + content.0, offset.1 + content.1);
+            let frame = FrameSession::attach(page, &frame_id).await?;
+            session = frame.session.clone();
+            attached.push(frame);
+        }
+        Ok(None)
+    }
+    .await;
+    for frame in attached {
+        frame.detach().await;
+    }
+    outcome
+}
+
+/// What lies at `point` of the page's viewport (CSS pixels), through frames of any site,
+/// for the rules to judge (HS-5).
+///
+/// # Errors
+/// A DevTools failure.
+pub async fn under_point(page: &Session, point: Point) -> Result<Under, ActError> {
+    Ok(through_frames(page, Some((point.x, point.y)), js::HIT)
+        .await?
+        .map(|d| d.under())
+        .unwrap_or_default())
+}
+
+/// What holds the keyboard focus, through frames of any site.
+///
+/// # Errors
+/// A DevTools failure.
+pub async fn focused(page: &Session) -> Result<Option<Under>, ActError> {
+    Ok(through_frames(page, None, js::FOCUSED)
+        .await?
+        .map(|d| d.under()))
+}
+
+/// A pointer gesture at a point (GES-10).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PointHow {
+    /// One left click.
+    Click,
+    /// A double click.
+    Double,
+    /// A right click.
+    Right,
+    /// Move there only.
+    Hover,
+    /// Press here and release at the given point.
+    DragTo(Point),
+}
+
+/// Clicks (or hovers, double- or right-clicks, drags) at `point` of the page's viewport,
+/// already scaled ([`scale_point`]), then types `text` when given (GES-10, GES-14): a text
+/// field's contents are replaced; into anything else the keys are sent as typed. The
+/// focused element is checked again, through frames, before any key is sent: a secret field
+/// gets nothing (SEC-6).
+///
+/// # Errors
+/// [`ActError::Secret`] when the typing would land in a secret field (the click was done),
+/// or a DevTools failure.
+pub async fn click_at(
+    page: &Session,
+    point: Point,
+    how: PointHow,
+    text: Option<&str>,
+    options: &ActOptions,
+) -> Result<PointDone, ActError> {
+    let under = under_point(page, point).await?;
+    let at = (point.x, point.y);
+    let mut typed = false;
+    let done = settled(page, options, async {
+        match how {
+            PointHow::Click => input::click(page, at, Press::Left).await?,
+            PointHow::Double => input::click(page, at, Press::Double).await?,
+            PointHow::Right => input::click(page, at, Press::Right).await?,
+            PointHow::Hover => input::move_to(page, at).await?,
+            PointHow::DragTo(to) => drag_points(page, at, (to.x, to.y)).await?,
+        }
+        if let Some(text) = text {
+            let target = focused(page).await?;
+            if let Some(field) = target.as_ref().filter(|u| u.secret) {
+                let class = classify_field(field.field.as_ref().unwrap_or(&FieldFacts::default()));
+                let sentence = typing_verdict(class)
+                    .refusal()
+                    .map_or_else(String::new, |r| r.sentence());
+                return Err(ActError::Secret(sentence));
+            }
+            if target.as_ref().is_some_and(|u| u.editable) {
+                input::replace_focused_text(page, text).await?;
+            } else {
+                input::type_keys(page, text).await?;
+            }
+            typed = true;
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(PointDone { done, under, typed })
+}

@@ -1,0 +1,281 @@
+//! The scripts acting runs in the page: describing an element (role, name, field facts),
+//! actionability, the click point and what covers it, hit-testing through same-origin
+//! frames, the focused element, options of a select, and the panel that scrolls.
+//!
+//! Deliberately absent: anything left behind. Each script is a function called on one
+//! element or one expression; none installs a global or a listener that outlives it.
+
+/// `describe(el)`: role, accessible name (approximate), tag, type, words, whether it is an
+/// editable text field and whether it is disabled, and the facts the secrets rule reads.
+/// `originOf(win)`: where a window's viewport sits in its session's top viewport.
+pub(crate) const PRELUDE: &str = r#"
+const __text = (s) => (s || '').replace(/\s+/g, ' ').trim();
+const __attr = (el, n) => (el.getAttribute && el.getAttribute(n)) || '';
+const describe = (el) => {
+  const tag = el.tagName ? el.tagName.toLowerCase() : '';
+  const type = __attr(el, 'type').toLowerCase();
+  const implicit = () => {
+    switch (tag) {
+      case 'button': case 'summary': return 'button';
+      case 'a': return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'select': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
+      case 'textarea': return 'textbox';
+      case 'dialog': return 'dialog';
+      case 'img': return 'img';
+      case 'canvas': return 'canvas';
+      case 'iframe': case 'frame': return 'iframe';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'option': return 'option';
+      case 'li': return 'listitem';
+      case 'ul': case 'ol': return 'list';
+      case 'nav': return 'navigation';
+      case 'form': return 'form';
+      case 'input':
+        if (['button', 'submit', 'reset', 'image', 'file'].includes(type)) return 'button';
+        if (type === 'checkbox') return 'checkbox';
+        if (type === 'radio') return 'radio';
+        if (type === 'range') return 'slider';
+        if (type === 'search') return 'searchbox';
+        return 'textbox';
+      default: return el.isContentEditable ? 'textbox' : 'generic';
+    }
+  };
+  const explicit = __attr(el, 'role');
+  const role = explicit ? explicit.split(' ')[0] : implicit();
+  let label = '';
+  if (el.labels && el.labels.length) label = __text(Array.from(el.labels).map(l => l.innerText).join(' '));
+  const byIds = (ids) => __text(ids.split(/\s+/).map(id => {
+    const n = el.ownerDocument.getElementById(id); return n ? (n.innerText || n.textContent) : '';
+  }).join(' '));
+  let name = __text(__attr(el, 'aria-label'))
+    || (__attr(el, 'aria-labelledby') ? byIds(__attr(el, 'aria-labelledby')) : '')
+    || label || __text(__attr(el, 'alt')) || __text(__attr(el, 'title'));
+  if (!name && (role === 'dialog' || role === 'alertdialog')) {
+    const h = el.querySelector('h1,h2,h3,h4,h5,h6,legend');
+    if (h) name = __text(h.innerText);
+  }
+  if (!name && tag === 'input' && ['button', 'submit', 'reset'].includes(type)) name = __text(el.value);
+  const textual = ['textbox', 'searchbox', 'combobox', 'listbox', 'dialog', 'alertdialog', 'generic', 'iframe', 'canvas', 'form', 'list', 'navigation'];
+  if (!name && !textual.includes(role)) name = __text(el.innerText || el.textContent);
+  if (!name) name = __text(__attr(el, 'placeholder'));
+  if (name.length > 80) name = name.slice(0, 79) + '…';
+  const nonText = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
+  const field = tag === 'textarea' || (tag === 'input' && !nonText.includes(type)) || !!el.isContentEditable;
+  const editable = field && !el.readOnly;
+  const disabled = !!(el.disabled || (el.closest && el.closest('[aria-disabled="true"]')));
+  let words = __text(el.innerText || '');
+  if (!words && typeof el.value === 'string' && !(tag === 'input' && type === 'password')) words = __text(el.value);
+  return {
+    role, name, tag, type, field, editable, disabled, words: words.slice(0, 200),
+    checked: typeof el.checked === 'boolean' ? el.checked : null,
+    facts: {
+      inputType: tag === 'input' ? (type || 'text') : '',
+      autocomplete: __attr(el, 'autocomplete'), label: label || __text(__attr(el, 'aria-label')),
+      name: __attr(el, 'name'), id: el.id || '', placeholder: __attr(el, 'placeholder'),
+    },
+  };
+};
+const originOf = (win) => {
+  let x = 0, y = 0, w = win;
+  while (w && w !== w.top) {
+    let fe = null;
+    try { fe = w.frameElement; } catch (e) { fe = null; }
+    if (!fe) break;
+    const r = fe.getBoundingClientRect();
+    const cs = w.parent.getComputedStyle(fe);
+    x += r.left + fe.clientLeft + parseFloat(cs.paddingLeft);
+    y += r.top + fe.clientTop + parseFloat(cs.paddingTop);
+    w = w.parent;
+  }
+  return [x, y];
+};
+const composedContains = (a, b) => {
+  for (let n = b; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) if (n === a) return true;
+  return false;
+};
+const deepHit = (root, x, y) => {
+  let h = root.elementFromPoint(x, y);
+  while (h && h.shadowRoot) {
+    const inner = h.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === h) break;
+    h = inner;
+  }
+  return h;
+};
+const frameFacts = (el) => {
+  const tag = el.tagName ? el.tagName.toLowerCase() : '';
+  if (tag !== 'iframe' && tag !== 'frame') return {crossFrame: false};
+  let cd = null;
+  try { cd = el.contentDocument; } catch (e) { cd = null; }
+  const r = el.getBoundingClientRect();
+  const cs = getComputedStyle(el);
+  const o = originOf(el.ownerDocument.defaultView);
+  return {
+    crossFrame: !cd,
+    content: [o[0] + r.left + el.clientLeft + parseFloat(cs.paddingLeft), o[1] + r.top + el.clientTop + parseFloat(cs.paddingTop)],
+  };
+};
+"#;
+
+/// Called on an element: `{gone}` or its description with `visible` and `stable`.
+pub(crate) const ACTIONABLE: &str = r#"function() {
+  PRELUDE
+  const el = this;
+  if (!el.isConnected) return {gone: true};
+  const d = describe(el);
+  const r1 = el.getBoundingClientRect();
+  const style = getComputedStyle(el);
+  const visible = r1.width > 0 && r1.height > 0 && style.visibility !== 'hidden'
+    && (el.checkVisibility ? el.checkVisibility() : true);
+  return new Promise(resolve => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const r2 = el.getBoundingClientRect();
+      resolve(Object.assign(d, {visible, stable: r1.x === r2.x && r1.y === r2.y && r1.width === r2.width && r1.height === r2.height}));
+    };
+    requestAnimationFrame(finish);
+    setTimeout(finish, 50);
+  });
+}"#;
+
+/// Called on an element: scrolls it into view (inside every panel that holds it) when it
+/// is not in view, then gives its centre in its frame, its frame's origin in the session's
+/// top viewport, and what covers the centre, if anything.
+pub(crate) const POINT: &str = r#"function(scroll) {
+  PRELUDE
+  const el = this;
+  if (!el.isConnected) return {gone: true};
+  if (scroll) {
+    if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true);
+    else el.scrollIntoView({block: 'center', inline: 'center'});
+  }
+  const r = el.getBoundingClientRect();
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const origin = originOf(window);
+  const hit = deepHit(document, x, y);
+  let ok = !!hit && composedContains(el, hit);
+  if (!ok && hit && el.labels) for (const l of el.labels) if (composedContains(l, hit)) ok = true;
+  let blocker = null;
+  if (!ok && hit) {
+    let b = null, fixed = null;
+    for (let n = hit; n && n !== document.body && n !== document.documentElement; n = n.parentElement) {
+      const role = n.getAttribute('role');
+      if (n.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') { b = n; break; }
+      const pos = getComputedStyle(n).position;
+      if (pos === 'fixed' || pos === 'sticky' || pos === 'absolute') fixed = n;
+    }
+    blocker = describe(b || fixed || hit);
+  }
+  return {x, y, origin, ok, blocker, inView: x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight};
+}"#;
+
+/// An expression: the element at (`X`, `Y`) of the session's top viewport, through
+/// same-origin frames and shadow roots (a cross-origin frame is returned as itself).
+pub(crate) const HIT: &str = r#"(() => {
+  PRELUDE
+  let x = __X, y = __Y, doc = document;
+  for (let i = 0; i < 16; i++) {
+    const h = deepHit(doc, x, y);
+    if (!h) return null;
+    if (h.tagName === 'IFRAME' || h.tagName === 'FRAME') {
+      let cd = null;
+      try { cd = h.contentDocument; } catch (e) { cd = null; }
+      if (cd) {
+        const r = h.getBoundingClientRect();
+        const cs = getComputedStyle(h);
+        x -= r.left + h.clientLeft + parseFloat(cs.paddingLeft);
+        y -= r.top + h.clientTop + parseFloat(cs.paddingTop);
+        doc = cd;
+        continue;
+      }
+    }
+    return h;
+  }
+  return null;
+})()"#;
+
+/// An expression: the focused element, through same-origin frames and shadow roots (a
+/// cross-origin frame that holds the focus is returned as itself).
+pub(crate) const FOCUSED: &str = r#"(() => {
+  let a = document.activeElement;
+  for (let i = 0; a && i < 16; i++) {
+    if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+    if (a.tagName === 'IFRAME' || a.tagName === 'FRAME') {
+      let cd = null;
+      try { cd = a.contentDocument; } catch (e) { cd = null; }
+      if (cd && cd.activeElement) { a = cd.activeElement; continue; }
+    }
+    break;
+  }
+  return a;
+})()"#;
+
+/// Called on an element: its description plus, for a frame, whether it is cross-origin
+/// and where its content sits in the session's top viewport.
+pub(crate) const DESCRIBE: &str = r#"function() {
+  PRELUDE
+  return Object.assign(describe(this), frameFacts(this));
+}"#;
+
+/// Called on a `<select>`: picks the options matching `values` by value or label.
+pub(crate) const SELECT: &str = r#"function(values) {
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim().toLowerCase();
+  const opts = Array.from(this.options || []);
+  const picked = [], missing = [];
+  for (const v of values) {
+    const o = opts.find(o => o.value === v) || opts.find(o => norm(o.label) === norm(v))
+      || opts.find(o => norm(o.value) === norm(v)) || opts.find(o => norm(o.textContent) === norm(v));
+    if (o) picked.push(o); else missing.push(v);
+  }
+  const choices = opts.map(o => o.label).slice(0, 40);
+  if (missing.length) return {missing, choices};
+  if (!this.multiple && picked.length > 1) return {tooMany: true, choices};
+  this.focus();
+  for (const o of opts) o.selected = picked.includes(o);
+  this.dispatchEvent(new Event('input', {bubbles: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {picked: picked.map(o => o.label)};
+}"#;
+
+/// Called on a listbox that is not a `<select>`: the options matching `values`, by their
+/// words or `data-value`, as elements (an array).
+pub(crate) const LISTBOX_OPTIONS: &str = r#"function(values) {
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim().toLowerCase();
+  const opts = Array.from(this.querySelectorAll('[role=option]'));
+  return values.map(v => opts.find(o => norm(o.getAttribute('data-value')) === norm(v))
+    || opts.find(o => norm(o.getAttribute('aria-label') || o.textContent) === norm(v)) || null);
+}"#;
+
+/// Called on an element: scrolls the nearest ancestor (or itself) that scrolls on the axis
+/// by most of its size. `{scrolled: false}` when none does.
+pub(crate) const SCROLL_PANEL: &str = r#"function(dx, dy) {
+  const vertical = dy !== 0;
+  for (let n = this; n; n = n.parentElement || (n.getRootNode && n.getRootNode().host) || null) {
+    if (n === document.body || n === document.documentElement) break;
+    const cs = getComputedStyle(n);
+    const overflow = vertical ? cs.overflowY : cs.overflowX;
+    const room = vertical ? n.scrollHeight - n.clientHeight : n.scrollWidth - n.clientWidth;
+    if ((overflow === 'auto' || overflow === 'scroll' || overflow === 'overlay') && room > 1) {
+      const before = vertical ? n.scrollTop : n.scrollLeft;
+      n.scrollBy({left: Math.sign(dx) * n.clientWidth * 0.8, top: Math.sign(dy) * n.clientHeight * 0.8, behavior: 'instant'});
+      const after = vertical ? n.scrollTop : n.scrollLeft;
+      return {scrolled: true, moved: after !== before};
+    }
+  }
+  return {scrolled: false};
+}"#;
+
+/// Called on a field: focuses it, and says whether it now holds the focus.
+pub(crate) const FOCUS: &str = r#"function() {
+  this.focus({preventScroll: true});
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return a === this && document.hasFocus();
+}"#;
+
+/// Inserts the prelude into a script.
+pub(crate) fn with_prelude(script: &str) -> String {
+    script.replace("PRELUDE", PRELUDE)
+}

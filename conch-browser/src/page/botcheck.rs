@@ -1,0 +1,220 @@
+//! Bot checks after a navigation (BOT-1 … BOT-5): the page's facts go to conch-policy's
+//! `classify_page`; a challenge that passes by itself within the wait (15 s) is waited out,
+//! one that stays ends the wait with the handoff advice, and a refusal says not to retry.
+//!
+//! [`gate_look`] is one look at a gate (password, code, captcha) for a handoff that
+//! finishes by itself (AMB-20).
+//!
+//! Deliberately absent: anything that makes the browser look less like a bot (BOT-5): no
+//! user-agent change, no fingerprint patch, no captcha solving. Reading the facts runs one
+//! expression and leaves nothing in the page.
+
+use std::time::Duration;
+
+use conch_cdp::Session;
+use conch_policy::{
+    BotCheck, CHALLENGE_WAIT, ChallengeWait, GateLook, PageFacts, bot_note, challenge_wait,
+    classify_page, is_captcha_frame, is_captcha_token,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::act::ActError;
+
+/// How long to wait for a challenge, and how often to look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BotWait {
+    /// The longest wait for a challenge to pass by itself (BOT-2: 15 s).
+    pub limit: Duration,
+    /// How often to look again.
+    pub every: Duration,
+}
+
+impl Default for BotWait {
+    fn default() -> Self {
+        BotWait {
+            limit: CHALLENGE_WAIT,
+            every: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What the look found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotOutcome {
+    /// The check first seen (`BotCheck::None` for an ordinary page).
+    pub check: BotCheck,
+    /// How the wait ended.
+    pub wait: ChallengeWait,
+    /// The sentence for the agent, if any.
+    pub note: Option<String>,
+    /// How long Conch waited.
+    pub waited: Duration,
+}
+
+const FACTS: &str = r"(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const status = nav && nav.responseStatus ? nav.responseStatus : null;
+  const body = document.body;
+  const text = body ? (body.innerText || '') : '';
+  const markup = document.documentElement ? document.documentElement.outerHTML : '';
+  const controls = document.querySelectorAll('input:not([type=hidden]), select, textarea').length;
+  return {status, title: document.title || '', text: text.slice(0, 20000), markup: markup.slice(0, 300000), formControls: controls};
+})()";
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Facts {
+    status: Option<u16>,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    markup: String,
+    #[serde(default)]
+    form_controls: usize,
+}
+
+/// The facts of the page now; `status` overrides the one the page's navigation entry
+/// reports.
+///
+/// # Errors
+/// A DevTools failure, or a script failure while the page is being replaced.
+pub async fn page_facts(page: &Session, status: Option<u16>) -> Result<PageFacts, ActError> {
+    let answer = page
+        .call_raw(
+            "Runtime.evaluate",
+            json!({ "expression": FACTS, "returnByValue": true, "silent": true }),
+        )
+        .await?;
+    let value = answer
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let facts: Facts = serde_json::from_value(value)
+        .map_err(|_| ActError::Script("the page is being replaced".to_owned()))?;
+    Ok(PageFacts {
+        status: status.or(facts.status),
+        title: facts.title,
+        text: facts.text,
+        markup: facts.markup,
+        form_controls: facts.form_controls,
+    })
+}
+
+/// Looks for a bot check on the page just opened, waiting a challenge out (BOT-1 …
+/// BOT-4). `status` is the navigation's HTTP status when the caller knows it.
+///
+/// # Errors
+/// A DevTools failure on the first look.
+pub async fn after_navigation(
+    page: &Session,
+    status: Option<u16>,
+    wait: BotWait,
+) -> Result<BotOutcome, ActError> {
+    let start = Instant::now();
+    let check = classify_page(&page_facts(page, status).await?);
+    let BotCheck::Challenge(_) = check else {
+        return Ok(BotOutcome {
+            check,
+            wait: ChallengeWait::Passed,
+            note: bot_note(check, ChallengeWait::Passed),
+            waited: Duration::ZERO,
+        });
+    };
+    loop {
+        tokio::time::sleep(wait.every).await;
+        // A page replacing itself may not answer for a moment: that is still showing.
+        let still = match page_facts(page, None).await {
+            Ok(facts) => matches!(classify_page(&facts), BotCheck::Challenge(_)),
+            Err(_) => true,
+        };
+        // The policy's clock runs in real seconds; a shorter injected limit maps onto it.
+        let waited = start.elapsed();
+        let policy_waited = if waited >= wait.limit {
+            CHALLENGE_WAIT
+        } else {
+            Duration::ZERO
+        };
+        match challenge_wait(policy_waited, still) {
+            ChallengeWait::KeepWaiting => {}
+            outcome => {
+                return Ok(BotOutcome {
+                    check,
+                    wait: outcome,
+                    note: bot_note(check, outcome),
+                    waited,
+                });
+            }
+        }
+    }
+}
+
+const GATE: &str = r"(() => {
+  const visible = (el) => { const r = el.getBoundingClientRect(); const cs = getComputedStyle(el); return r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none'; };
+  const any = (selector) => Array.from(document.querySelectorAll(selector)).some(visible);
+  return {
+    document: location.href.split('#')[0] + ' @' + performance.timeOrigin,
+    password: any('input[type=password]'),
+    code: any('input[autocomplete~=one-time-code], input[name*=otp i], input[id*=otp i]'),
+    frames: Array.from(document.querySelectorAll('iframe')).filter(visible).map(f => f.src || ''),
+    widgets: any('.cf-turnstile, .g-recaptcha, .h-captcha, #px-captcha, #ddg-captcha'),
+    tokens: Array.from(document.querySelectorAll('input[name], textarea[name]')).map(f => [f.name, f.value || '']),
+  };
+})()";
+
+#[derive(Deserialize)]
+struct Gate {
+    #[serde(default)]
+    document: String,
+    #[serde(default)]
+    password: bool,
+    #[serde(default)]
+    code: bool,
+    #[serde(default)]
+    frames: Vec<String>,
+    #[serde(default)]
+    widgets: bool,
+    #[serde(default)]
+    tokens: Vec<(String, String)>,
+}
+
+/// One look at a page for a handoff waiting on a gate (HAND-3, AMB-20): which document it
+/// is, whether a password or code box or a captcha shows, and whether a captcha's token
+/// has landed. conch-policy's `HandoffWatch` judges the looks; `popup_came_and_went` is the
+/// runtime's to set.
+///
+/// # Errors
+/// A DevTools failure, or a script failure while the page is being replaced.
+pub async fn gate_look(page: &Session) -> Result<GateLook, ActError> {
+    let answer = page
+        .call_raw(
+            "Runtime.evaluate",
+            json!({ "expression": GATE, "returnByValue": true, "silent": true }),
+        )
+        .await?;
+    let value = answer
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let gate: Gate = serde_json::from_value(value)
+        .map_err(|_| ActError::Script("the page is being replaced".to_owned()))?;
+    let captcha_frame = gate
+        .frames
+        .iter()
+        .filter_map(|src| url::Url::parse(src).ok())
+        .any(|url| is_captcha_frame(&url));
+    Ok(GateLook {
+        document: gate.document,
+        password_visible: gate.password,
+        code_visible: gate.code,
+        captcha_visible: gate.widgets || captcha_frame,
+        captcha_token: gate
+            .tokens
+            .iter()
+            .any(|(name, value)| is_captcha_token(name, value)),
+        popup_came_and_went: false,
+    })
+}

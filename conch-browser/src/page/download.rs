@@ -1,0 +1,291 @@
+//! Downloads only after the person says yes (AMB-9, DL-2, DL-4).
+//!
+//! A local browser downloads into a private staging folder (`Browser.setDownloadBehavior`
+//! `allowAndName`: each file is named by its guid, so nothing the site names is ever
+//! created there). When a download begins, the [`DownloadHook`] is asked with the safe
+//! name, the site and the address; on Yes the finished file moves into the Downloads
+//! folder under conch-policy's safe name, numbered (" (1)") instead of overwriting; on No
+//! it is cancelled and deleted. A remote browser's downloads are refused with a sentence:
+//! its disk is not ours.
+//!
+//! Deliberately absent: opening or scanning the file, and any name from the site used as
+//! a path without going through `safe_file_name`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use conch_cdp::Session;
+use conch_policy::{Site, numbered_name, safe_file_name};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::dialog::HookFuture;
+
+/// A download waiting for the person's yes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownloadOffer {
+    /// The file's safe name (the one it would get in Downloads before numbering).
+    pub name: String,
+    /// The site offering it.
+    pub site: String,
+    /// The address it comes from.
+    pub url: String,
+}
+
+/// Asks the person whether to keep a download; `true` keeps it.
+pub trait DownloadHook: Send + Sync + fmt::Debug {
+    /// Decides one download.
+    fn ask(&self, offer: DownloadOffer) -> HookFuture;
+}
+
+/// What became of a download.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DownloadOutcome {
+    /// Saved at this path in Downloads.
+    Saved(PathBuf),
+    /// The person said no; it was cancelled and deleted.
+    Declined,
+    /// Refused: the browser is remote.
+    Refused,
+    /// It failed (the site or the network broke it off), or could not be moved.
+    Failed(String),
+}
+
+/// A note for the next result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownloadNote {
+    /// The file's safe name.
+    pub name: String,
+    /// What became of it.
+    pub outcome: DownloadOutcome,
+}
+
+impl DownloadNote {
+    /// One sentence for the agent.
+    pub fn sentence(&self) -> String {
+        let name = &self.name;
+        match &self.outcome {
+            DownloadOutcome::Saved(path) => {
+                let file = path
+                    .file_name()
+                    .map_or_else(|| name.clone(), |f| f.to_string_lossy().into_owned());
+                format!("The download “{name}” was saved to Downloads as “{file}”.")
+            }
+            DownloadOutcome::Declined => {
+                format!("The person declined the download “{name}”; it was not saved.")
+            }
+            DownloadOutcome::Refused => format!(
+                "The download “{name}” was refused: this browser runs on another machine, so Conch can't keep its files."
+            ),
+            DownloadOutcome::Failed(why) => format!("The download “{name}” failed ({why})."),
+        }
+    }
+}
+
+/// Where downloads go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DownloadPlaces {
+    /// A local browser: the staging folder (`<home>/browser/downloads-staging`) and the
+    /// Downloads folder of the workspace.
+    Local {
+        /// The private staging folder.
+        staging: PathBuf,
+        /// The Downloads folder.
+        downloads: PathBuf,
+    },
+    /// A remote browser: every download is refused.
+    Remote,
+}
+
+/// Handles the downloads of one browser until dropped.
+#[derive(Debug)]
+pub struct DownloadWatch {
+    notes: Arc<Mutex<Vec<DownloadNote>>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for DownloadWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl DownloadWatch {
+    /// The notes since the last call, taken once.
+    pub fn take_notes(&self) -> Vec<DownloadNote> {
+        std::mem::take(&mut self.notes.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WillBegin {
+    guid: String,
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    suggested_filename: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Progress {
+    guid: String,
+    state: String,
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    name: String,
+    answer: Option<bool>,
+    /// `completed` or `canceled`, once known.
+    state: Option<String>,
+}
+
+/// Why downloads could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DownloadError {
+    /// The staging folder could not be made.
+    #[error("The downloads staging folder can't be made ({0}); check the disk.")]
+    Staging(#[from] std::io::Error),
+    /// The browser did not answer.
+    #[error("The browser did not answer: {0}; try again.")]
+    Cdp(#[from] conch_cdp::Error),
+}
+
+/// Starts handling the downloads of the browser behind `browser` (its own session).
+///
+/// # Errors
+/// A DevTools failure while setting the download behaviour, or the staging folder can't
+/// be made.
+pub async fn watch_downloads(
+    browser: &Session,
+    places: DownloadPlaces,
+    hook: Arc<dyn DownloadHook>,
+) -> Result<DownloadWatch, DownloadError> {
+    let mut begins = browser.events("Browser.downloadWillBegin");
+    let mut progress = browser.events("Browser.downloadProgress");
+    let params = match &places {
+        DownloadPlaces::Local { staging, .. } => {
+            std::fs::create_dir_all(staging)?;
+            json!({
+                "behavior": "allowAndName",
+                "downloadPath": staging.to_string_lossy(),
+                "eventsEnabled": true,
+            })
+        }
+        DownloadPlaces::Remote => json!({ "behavior": "deny", "eventsEnabled": true }),
+    };
+    browser
+        .call_raw("Browser.setDownloadBehavior", params)
+        .await?;
+    let notes = Arc::new(Mutex::new(Vec::new()));
+    let out = Arc::clone(&notes);
+    let browser = browser.clone();
+    let task = tokio::spawn(async move {
+        let (answers_tx, mut answers) = mpsc::unbounded_channel::<(String, bool)>();
+        let mut entries: HashMap<String, Entry> = HashMap::new();
+        loop {
+            let guid = tokio::select! {
+                Some(event) = begins.next() => {
+                    let Ok(begin) = event.parse::<WillBegin>() else { continue };
+                    let name = safe_file_name(&begin.suggested_filename);
+                    if places == DownloadPlaces::Remote {
+                        push(&out, &name, DownloadOutcome::Refused);
+                        continue;
+                    }
+                    let offer = DownloadOffer {
+                        name: name.clone(),
+                        site: url::Url::parse(&begin.url)
+                            .ok()
+                            .and_then(|u| Site::of_url(&u).ok().map(|s| s.to_string()))
+                            .unwrap_or_default(),
+                        url: begin.url.clone(),
+                    };
+                    entries.insert(begin.guid.clone(), Entry { name, ..Entry::default() });
+                    let ask = hook.ask(offer);
+                    let tx = answers_tx.clone();
+                    let guid = begin.guid.clone();
+                    tokio::spawn(async move {
+                        let yes = ask.await;
+                        let _ = tx.send((guid, yes));
+                    });
+                    begin.guid
+                }
+                Some(event) = progress.next() => {
+                    let Ok(p) = event.parse::<Progress>() else { continue };
+                    if p.state == "inProgress" { continue }
+                    if let Some(entry) = entries.get_mut(&p.guid) { entry.state = Some(p.state); }
+                    p.guid
+                }
+                Some((guid, yes)) = answers.recv() => {
+                    if let Some(entry) = entries.get_mut(&guid) { entry.answer = Some(yes); }
+                    guid
+                }
+                else => return,
+            };
+            let DownloadPlaces::Local { staging, downloads } = &places else {
+                continue;
+            };
+            let Some(entry) = entries.get(&guid) else {
+                continue;
+            };
+            let staged = staging.join(&guid);
+            let outcome = match (entry.answer, entry.state.as_deref()) {
+                (Some(false), state) => {
+                    if state.is_none() {
+                        let _ = browser
+                            .call_raw("Browser.cancelDownload", json!({ "guid": guid }))
+                            .await;
+                    }
+                    let _ = std::fs::remove_file(&staged);
+                    DownloadOutcome::Declined
+                }
+                (_, Some("canceled")) => {
+                    let _ = std::fs::remove_file(&staged);
+                    DownloadOutcome::Failed("it was broken off".to_owned())
+                }
+                (Some(true), Some(_)) => match keep(&staged, downloads, &entry.name) {
+                    Ok(path) => DownloadOutcome::Saved(path),
+                    Err(e) => DownloadOutcome::Failed(format!("it could not be moved: {e}")),
+                },
+                _ => continue,
+            };
+            let name = entry.name.clone();
+            entries.remove(&guid);
+            push(&out, &name, outcome);
+        }
+    });
+    Ok(DownloadWatch { notes, task })
+}
+
+fn push(notes: &Mutex<Vec<DownloadNote>>, name: &str, outcome: DownloadOutcome) {
+    notes
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(DownloadNote {
+            name: name.to_owned(),
+            outcome,
+        });
+}
+
+/// Moves the staged file into `downloads` under a free safe name.
+fn keep(staged: &Path, downloads: &Path, name: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(downloads)?;
+    let taken: Vec<String> = std::fs::read_dir(downloads)?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let target = downloads.join(numbered_name(name, &taken));
+    if std::fs::rename(staged, &target).is_err() {
+        std::fs::copy(staged, &target)?;
+        std::fs::remove_file(staged)?;
+    }
+    Ok(target)
+}

@@ -1,0 +1,254 @@
+//! Screenshots for the model with every secret field painted over, in every frame (SEC-4).
+//!
+//! The fields' boxes come from Conch's world in each frame (never their values), are
+//! classified by conch-policy's `classify_field`, and are painted as opaque boxes of
+//! [`MASK_COLOUR`] on the captured PNG. Boxes are read before and after the capture and
+//! both are painted, so a field that moves in between is still covered. Deliberately
+//! absent: the person's live view, which is never masked.
+
+use std::collections::HashMap;
+use std::io::Cursor;
+
+use conch_cdp::Session;
+use conch_policy::{FieldFacts, classify_field};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::PageError;
+use super::read::Reader;
+use super::world::Frame;
+
+/// The colour secret fields are painted with (RGB).
+pub const MASK_COLOUR: [u8; 3] = [0x1f, 0x29, 0x37];
+
+/// Device pixels painted beyond each side of a field's box.
+const MARGIN: f64 = 2.0;
+
+/// A secret field's box in the page's viewport, in CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SecretBox {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawFields {
+    fields: Vec<RawBox>,
+    frames: Vec<RawFrame>,
+    width: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawBox {
+    input_type: String,
+    autocomplete: String,
+    label: String,
+    name: String,
+    id: String,
+    placeholder: String,
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawFrame {
+    frame: u64,
+    x: f64,
+    y: f64,
+}
+
+/// The boxes of every secret field of the page, frames included, in the page's viewport.
+///
+/// # Errors
+/// [`PageError::Cdp`], [`PageError::Script`].
+pub async fn secret_fields(
+    page: &Session,
+    reader: &mut Reader,
+) -> Result<Vec<SecretBox>, PageError> {
+    Ok(fields_and_width(page, reader).await?.0)
+}
+
+async fn fields_and_width(
+    page: &Session,
+    reader: &mut Reader,
+) -> Result<(Vec<SecretBox>, f64), PageError> {
+    let mut boxes = Vec::new();
+    let top = Frame::top(page).await?;
+    let width = frame_fields(top, (0.0, 0.0), reader.high_water_mut(), &mut boxes).await?;
+    Ok((boxes, width))
+}
+
+async fn frame_fields(
+    frame: Frame,
+    offset: (f64, f64),
+    high_water: &mut HashMap<String, u64>,
+    boxes: &mut Vec<SecretBox>,
+) -> Result<f64, PageError> {
+    let base = high_water.get(&frame.frame_id).copied().unwrap_or(0);
+    let value = frame
+        .call_reader("__conch.fields()", Some(base))
+        .await?
+        .unwrap_or(Value::Null);
+    let raw: RawFields = serde_json::from_value(value)
+        .map_err(|e| PageError::Script(format!("the field list did not fit: {e}")))?;
+    for field in &raw.fields {
+        let facts = FieldFacts {
+            input_type: field.input_type.clone(),
+            autocomplete: field.autocomplete.clone(),
+            label: field.label.clone(),
+            name: field.name.clone(),
+            id: field.id.clone(),
+            placeholder: field.placeholder.clone(),
+        };
+        if classify_field(&facts).is_secret() {
+            boxes.push(SecretBox {
+                x: offset.0 + field.x,
+                y: offset.1 + field.y,
+                width: field.width,
+                height: field.height,
+            });
+        }
+    }
+    for inner in &raw.frames {
+        let Some((child, _)) = frame.child(inner.frame).await? else {
+            continue;
+        };
+        let at = (offset.0 + inner.x, offset.1 + inner.y);
+        // A frame that cannot be asked is painted over whole rather than shown.
+        if Box::pin(frame_fields(child, at, high_water, boxes))
+            .await
+            .is_err()
+        {
+            boxes.push(SecretBox {
+                x: at.0,
+                y: at.1,
+                width: raw.width,
+                height: raw.width,
+            });
+        }
+    }
+    Ok(raw.width)
+}
+
+/// A PNG of the tab's viewport for the model, every secret field painted over in
+/// [`MASK_COLOUR`] (SEC-4).
+///
+/// # Errors
+/// [`PageError::Cdp`], [`PageError::Script`], [`PageError::Image`].
+pub async fn screenshot_for_model(
+    page: &Session,
+    reader: &mut Reader,
+) -> Result<Vec<u8>, PageError> {
+    let (mut boxes, _) = fields_and_width(page, reader).await?;
+    let shot = page
+        .call_raw("Page.captureScreenshot", json!({ "format": "png" }))
+        .await?;
+    let (after, css_width) = fields_and_width(page, reader).await?;
+    boxes.extend(after);
+    let data = shot["data"]
+        .as_str()
+        .ok_or_else(|| PageError::Image("no image data".to_owned()))?;
+    let png = base64_decode(data).ok_or_else(|| PageError::Image("bad base64".to_owned()))?;
+    let mut image = image::load_from_memory_with_format(&png, image::ImageFormat::Png)
+        .map_err(|e| PageError::Image(e.to_string()))?
+        .into_rgba8();
+    let scale = if css_width > 0.0 {
+        f64::from(image.width()) / css_width
+    } else {
+        1.0
+    };
+    paint(&mut image, &boxes, scale);
+    let mut out = Cursor::new(Vec::new());
+    image
+        .write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|e| PageError::Image(e.to_string()))?;
+    Ok(out.into_inner())
+}
+
+/// Paints `boxes` (CSS pixels, `scale` device pixels each) opaque in [`MASK_COLOUR`].
+fn paint(image: &mut image::RgbaImage, boxes: &[SecretBox], scale: f64) {
+    let (w, h) = (f64::from(image.width()), f64::from(image.height()));
+    let [r, g, b] = MASK_COLOUR;
+    for found in boxes {
+        let left = (found.x * scale - MARGIN).floor().clamp(0.0, w);
+        let top = (found.y * scale - MARGIN).floor().clamp(0.0, h);
+        let right = ((found.x + found.width) * scale + MARGIN)
+            .ceil()
+            .clamp(0.0, w);
+        let bottom = ((found.y + found.height) * scale + MARGIN)
+            .ceil()
+            .clamp(0.0, h);
+        let (left, top, right, bottom) = (left as u32, top as u32, right as u32, bottom as u32);
+        for y in top..bottom {
+            for x in left..right {
+                image.put_pixel(x, y, image::Rgba([r, g, b, 255]));
+            }
+        }
+    }
+}
+
+/// Standard base64 (as DevTools sends images); `None` on anything else.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let mut acc = 0u32;
+    let mut bits = 0u32;
+    for byte in text.bytes() {
+        let v = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' | b'\n' | b'\r' => continue,
+            _ => return None,
+        };
+        acc = ((acc << 6) | u32::from(v)) & 0xffff;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(((acc >> bits) & 0xff) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_decodes_padding_and_rejects_junk() {
+        assert_eq!(base64_decode("aGk=").as_deref(), Some(&b"hi"[..]));
+        assert_eq!(base64_decode("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(base64_decode("YWJj").as_deref(), Some(&b"abc"[..]));
+        assert_eq!(base64_decode("a*b"), None);
+    }
+
+    #[test]
+    fn paint_covers_the_box_and_stays_inside_the_image() {
+        let mut image = image::RgbaImage::new(20, 20);
+        paint(
+            &mut image,
+            &[SecretBox {
+                x: 5.0,
+                y: 5.0,
+                width: 100.0,
+                height: 2.0,
+            }],
+            1.0,
+        );
+        assert_eq!(image.get_pixel(10, 5).0[..3], MASK_COLOUR);
+        assert_eq!(image.get_pixel(19, 8).0[..3], MASK_COLOUR);
+        assert_eq!(image.get_pixel(10, 15).0, [0, 0, 0, 0]);
+    }
+}

@@ -1,0 +1,193 @@
+//! Settling after an act: wait until the page is quiet (no request of the page in flight
+//! and no DOM mutation for a short window), bounded, instead of a fixed pause.
+//!
+//! [`Settle::begin`] is called before the act (so the requests it starts are seen) and
+//! [`Settle::finish`] after it. A click whose effect is synchronous returns after one quiet
+//! window; a click that fetches waits for the answer, up to the bound.
+//!
+//! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket), and any
+//! script left in the page: the observer disconnects when the window closes. While a dialog
+//! waits, nothing is sent to the frozen page (DLG-14).
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use conch_cdp::{RawEvents, Session};
+use futures_util::{FutureExt as _, StreamExt};
+use serde::Deserialize;
+use tokio::time::Instant;
+
+use super::dialog;
+
+/// How quiet is quiet, and how long to wait for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettleOptions {
+    /// No DOM mutation for this long.
+    pub quiet: Duration,
+    /// The most an act waits for the page to settle.
+    pub max: Duration,
+}
+
+impl Default for SettleOptions {
+    fn default() -> Self {
+        SettleOptions {
+            quiet: Duration::from_millis(100),
+            max: Duration::from_millis(1500),
+        }
+    }
+}
+
+/// What settling found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settled {
+    /// How long the wait took.
+    pub waited: Duration,
+    /// Whether the page was quiet before the bound (false: it was still busy).
+    pub quiet: bool,
+}
+
+/// Network activity of one page, watched from before an act.
+#[derive(Debug)]
+pub struct Settle {
+    page: Session,
+    sent: RawEvents,
+    finished: RawEvents,
+    failed: RawEvents,
+    in_flight: HashSet<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestEvent {
+    request_id: String,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+}
+
+/// The in-page wait for a quiet DOM: resolves with whether it was quiet before `max`.
+const QUIET_JS: &str = r"(quiet, max) => new Promise(resolve => {
+  const start = performance.now();
+  let last = start;
+  const target = document.documentElement || document;
+  const observer = new MutationObserver(() => { last = performance.now(); });
+  observer.observe(target, {subtree: true, childList: true, attributes: true, characterData: true});
+  const tick = () => {
+    const now = performance.now();
+    if (now - last >= quiet || now - start >= max) {
+      observer.disconnect();
+      resolve(now - last >= quiet);
+    } else {
+      setTimeout(tick, Math.max(5, quiet - (now - last)));
+    }
+  };
+  setTimeout(tick, quiet);
+})";
+
+impl Settle {
+    /// Starts watching `page`'s requests (enables the `Network` domain).
+    pub async fn begin(page: &Session) -> Settle {
+        let sent = page.events("Network.requestWillBeSent");
+        let finished = page.events("Network.loadingFinished");
+        let failed = page.events("Network.loadingFailed");
+        // Best effort: without it, settling still waits for a quiet DOM.
+        let _ = page.call_raw("Network.enable", serde_json::json!({})).await;
+        Settle {
+            page: page.clone(),
+            sent,
+            finished,
+            failed,
+            in_flight: HashSet::new(),
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Some(Some(event)) = self.sent.next().now_or_never() {
+            if let Ok(request) = event.parse::<RequestEvent>() {
+                let long_lived = matches!(
+                    request.kind.as_deref(),
+                    Some("EventSource" | "WebSocket" | "Ping")
+                );
+                if !long_lived {
+                    self.in_flight.insert(request.request_id);
+                }
+            }
+        }
+        for stream in [&mut self.finished, &mut self.failed] {
+            while let Some(Some(event)) = stream.next().now_or_never() {
+                if let Ok(request) = event.parse::<RequestEvent>() {
+                    self.in_flight.remove(&request.request_id);
+                }
+            }
+        }
+    }
+
+    /// Waits until the page is quiet, at most `options.max`.
+    pub async fn finish(mut self, options: SettleOptions) -> Settled {
+        let start = Instant::now();
+        let deadline = start + options.max;
+        let watch = dialog::watching(&self.page);
+        loop {
+            if watch.as_ref().is_some_and(|w| w.is_pending()) {
+                // A frozen page answers nothing (DLG-14): the act is done.
+                return Settled {
+                    waited: start.elapsed(),
+                    quiet: false,
+                };
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Settled {
+                    waited: start.elapsed(),
+                    quiet: false,
+                };
+            }
+            let dom_quiet = self.dom_quiet(options.quiet, left).await;
+            self.drain();
+            if self.in_flight.is_empty() && dom_quiet == Some(true) {
+                return Settled {
+                    waited: start.elapsed(),
+                    quiet: true,
+                };
+            }
+            // Wait for the requests in flight (or the new document) a little, then look again.
+            let pause = tokio::time::sleep(options.quiet.min(left) / 2);
+            tokio::pin!(pause);
+            loop {
+                tokio::select! {
+                    () = &mut pause => break,
+                    Some(event) = self.finished.next() => {
+                        if let Ok(r) = event.parse::<RequestEvent>() { self.in_flight.remove(&r.request_id); }
+                    }
+                    Some(event) = self.failed.next() => {
+                        if let Ok(r) = event.parse::<RequestEvent>() { self.in_flight.remove(&r.request_id); }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the in-page wait; `None` when the page could not run it (navigating).
+    async fn dom_quiet(&self, quiet: Duration, left: Duration) -> Option<bool> {
+        let quiet_ms = quiet.as_millis();
+        let max_ms = left.as_millis();
+        let expression = format!("({QUIET_JS})({quiet_ms}, {max_ms})");
+        let answer = self
+            .page
+            .call_raw_with_timeout(
+                "Runtime.evaluate",
+                serde_json::json!({
+                    "expression": expression,
+                    "awaitPromise": true,
+                    "returnByValue": true,
+                    "silent": true,
+                }),
+                left + Duration::from_millis(500),
+            )
+            .await
+            .ok()?;
+        answer
+            .get("result")
+            .and_then(|r| r.get("value"))
+            .and_then(serde_json::Value::as_bool)
+    }
+}

@@ -1,0 +1,472 @@
+// Conch's page reader, installed once per document in the isolated world "conch" (AMB-4).
+// The page cannot see this world's globals, so it can neither read the refs nor forge them.
+// Evaluated as an expression with BASE replaced by the first ref number for this document.
+(() => {
+  const BASE = __BASE__;
+  const refOfEl = new WeakMap();
+  const elOfRef = new Map();
+  const frameOfEl = new WeakMap();
+  const elOfFrame = new Map();
+  let nextRef = BASE;
+  let nextFrame = 0;
+  let reads = 0;
+  const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
+
+  const SKIP = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'svg', 'math', 'canvas', 'object', 'embed', 'audio', 'source', 'track', 'datalist', 'map', 'area', 'slot-fallback']);
+  const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'small', 'code', 'label', 'abbr', 'sub', 'sup', 'mark', 's', 'u', 'time', 'bdi', 'bdo', 'q', 'cite', 'font', 'kbd', 'samp', 'var', 'dfn', 'del', 'ins', 'wbr', 'data', 'tt', 'big', 'nobr']);
+  // Roles whose accessible name comes from their content: their subtree is not walked
+  // unless it holds something actionable.
+  const FROM_CONTENT = new Set(['button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'cell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'treeitem', 'tooltip']);
+  const ACTIONABLE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'option', 'clickable']);
+  // Roles shown only when named (otherwise their children stand in their place).
+  const NAMED_ONLY = new Set(['region', 'form', 'group', 'generic', 'none', 'presentation', 'figure']);
+  // Unnamed wrappers that give way to their only child.
+  const HOIST = new Set(['paragraph', 'blockquote', 'code', 'caption', 'figure']);
+  const FOLDS = new Set(['heading', 'cell', 'columnheader', 'rowheader']);
+  const NOT_TYPED = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden', 'range', 'color']);
+  const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code|cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year)(\s|$)/i;
+
+  // Page text never looks like a ref: "[ref=" in it becomes "[ref =".
+  const norm = (s) => {
+    const t = s.replace(/\s+/g, ' ').trim();
+    return t.indexOf('[') < 0 ? t : t.replace(/\[ref=/gi, '[ref =');
+  };
+  const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  const quote = (s) => '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+
+  function refOf(el) {
+    let n = refOfEl.get(el);
+    if (n === undefined) {
+      n = ++nextRef;
+      refOfEl.set(el, n);
+      elOfRef.set(n, new WeakRef(el));
+    }
+    return n;
+  }
+  function frameOf(el) {
+    let n = frameOfEl.get(el);
+    if (n === undefined) {
+      n = ++nextFrame;
+      frameOfEl.set(el, n);
+      elOfFrame.set(n, new WeakRef(el));
+    }
+    return n;
+  }
+
+  function inputRole(el) {
+    const type = (el.getAttribute('type') || 'text').toLowerCase();
+    switch (type) {
+      case 'hidden': return null;
+      case 'checkbox': return 'checkbox';
+      case 'radio': return 'radio';
+      case 'range': return 'slider';
+      case 'number': return 'spinbutton';
+      case 'search': return el.hasAttribute('list') ? 'combobox' : 'searchbox';
+      case 'button': case 'submit': case 'reset': case 'image': case 'file': case 'color': return 'button';
+      default: return el.hasAttribute('list') ? 'combobox' : 'textbox';
+    }
+  }
+
+  function roleOf(el, tag) {
+    const explicit = el.getAttribute('role');
+    if (explicit) {
+      const first = explicit.trim().split(/\s+/)[0].toLowerCase();
+      if (first && first !== 'none' && first !== 'presentation') return first;
+      if (first) return null;
+    }
+    switch (tag) {
+      case 'a': return el.hasAttribute('href') ? 'link' : null;
+      case 'area': return el.hasAttribute('href') ? 'link' : null;
+      case 'button': return 'button';
+      case 'input': return inputRole(el);
+      case 'textarea': return 'textbox';
+      case 'select': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'img': return (el.getAttribute('alt') === '' ? null : 'img');
+      case 'ul': case 'ol': case 'menu': return 'list';
+      case 'li': return 'listitem';
+      case 'dl': return 'list';
+      case 'dt': case 'dd': return 'listitem';
+      case 'table': return 'table';
+      case 'tr': return 'row';
+      case 'td': return 'cell';
+      case 'th': return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
+      case 'nav': return 'navigation';
+      case 'main': return 'main';
+      case 'aside': return 'complementary';
+      case 'header': return el.closest('article,aside,main,nav,section') ? null : 'banner';
+      case 'footer': return el.closest('article,aside,main,nav,section') ? null : 'contentinfo';
+      case 'form': return 'form';
+      case 'section': return 'region';
+      case 'article': return 'article';
+      case 'dialog': return 'dialog';
+      case 'p': return 'paragraph';
+      case 'blockquote': return 'blockquote';
+      case 'fieldset': return 'group';
+      case 'figure': return 'figure';
+      case 'summary': return 'button';
+      case 'progress': return 'progressbar';
+      case 'meter': return 'meter';
+      case 'output': return 'status';
+      case 'pre': return 'code';
+      case 'hr': return null;
+      case 'caption': return 'caption';
+      case 'legend': return null;
+      default:
+        // The top of an editable region carries the attribute (designMode aside).
+        if (el.hasAttribute('contenteditable') && el.isContentEditable && (!el.parentElement || !el.parentElement.isContentEditable)) return 'textbox';
+        if (el.hasAttribute('onclick') || (el.hasAttribute('tabindex') && el.tabIndex >= 0)) return 'clickable';
+        return null;
+    }
+  }
+
+  // Whether the last textOf saw something actionable inside (then the subtree is walked).
+  let actionableInside = false;
+  const ACTIONABLE_TAGS = new Set(['a', 'button', 'input', 'select', 'textarea', 'iframe', 'frame', 'details', 'summary']);
+
+  function textOf(el) {
+    // The text an element shows, with images' alt text, for names from content.
+    let out = '';
+    actionableInside = false;
+    const visit = (n) => {
+      for (let c = n.firstChild; c; c = c.nextSibling) {
+        const type = c.nodeType;
+        if (type === 3) out += c.data;
+        else if (type === 1) {
+          const t = c.localName;
+          if (!actionableInside && (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable'))) actionableInside = true;
+          if (t === 'script' || t === 'style' || t === 'template') continue;
+          if (c.getAttribute('aria-hidden') === 'true') continue;
+          if (t === 'img') { out += ' ' + (c.getAttribute('alt') || '') + ' '; continue; }
+          if (t === 'input' && (c.type === 'submit' || c.type === 'button')) { out += ' ' + c.value + ' '; continue; }
+          if (INLINE.has(t)) visit(c); else { out += ' '; visit(c); out += ' '; }
+        }
+      }
+    };
+    visit(el);
+    return norm(out);
+  }
+
+  function byIds(el, ids) {
+    const doc = el.getRootNode();
+    return norm(ids.split(/\s+/).map((id) => {
+      const t = doc.getElementById ? doc.getElementById(id) : el.ownerDocument.getElementById(id);
+      return t ? (t.getAttribute('aria-label') || textOf(t)) : '';
+    }).join(' '));
+  }
+
+  function labelsOf(el) {
+    const labels = el.labels;
+    if (!labels || !labels.length) return '';
+    return norm(Array.from(labels, (l) => textOf(l)).join(' '));
+  }
+
+  function nameOf(el, tag, role, content) {
+    const labelledby = el.getAttribute('aria-labelledby');
+    if (labelledby) { const n = byIds(el, labelledby); if (n) return n; }
+    const aria = el.getAttribute('aria-label');
+    if (aria && aria.trim()) return norm(aria);
+    if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'meter' || tag === 'progress' || tag === 'output') {
+      const type = (el.type || '').toLowerCase();
+      if (tag === 'input' && (type === 'submit' || type === 'reset' || type === 'button')) {
+        return norm(el.value || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : ''));
+      }
+      if (tag === 'input' && type === 'image') return norm(el.getAttribute('alt') || el.value || 'Submit');
+      const l = labelsOf(el);
+      if (l) return l;
+      return norm(el.getAttribute('title') || el.getAttribute('placeholder') || '');
+    }
+    if (tag === 'img') return norm(el.getAttribute('alt') || el.getAttribute('title') || '');
+    if (tag === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return textOf(lg); }
+    if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return textOf(c); }
+    if (tag === 'figure') { const c = el.querySelector(':scope > figcaption'); if (c) return textOf(c); }
+    if (tag === 'iframe' || tag === 'frame') return norm(el.getAttribute('title') || el.getAttribute('name') || '');
+    if (FROM_CONTENT.has(role) || role === 'clickable') {
+      const t = content === undefined ? textOf(el) : content;
+      if (t) return t;
+    }
+    return norm(el.getAttribute('title') || '');
+  }
+
+  function visible(el) {
+    if (el.checkVisibility({ visibilityProperty: true })) return 'yes';
+    // display: contents has no box but its children do.
+    if (getComputedStyle(el).display === 'contents') return 'contents';
+    return 'no';
+  }
+
+  function children(node) {
+    if (node.shadowRoot) return node.shadowRoot.childNodes;
+    if (node.localName === 'slot') {
+      const assigned = node.assignedNodes();
+      if (assigned.length) return assigned;
+    }
+    return node.childNodes;
+  }
+
+  // One walk: lines (strings), fields (facts for the marker \u0002N at a line's end),
+  // and frames (\u0001N lines where a frame's own walk goes).
+  function snapshot() {
+    reads++;
+    const fields = [];
+    const out = { lines: [], text: '', onlyText: true };
+
+    // Text of sibling blocks with nothing between them shares one line, joined by " · ".
+    const flush = (o, depth) => {
+      const t = norm(o.text);
+      o.text = '';
+      if (!t) return;
+      const last = o.lines.length - 1;
+      if (o.textAt === last && last >= 0 && o.lines[last].length < 300) {
+        o.lines[last] += ' · ' + cap(t, 2000);
+        return;
+      }
+      o.lines.push('  '.repeat(depth) + '- text: ' + cap(t, 2000));
+      o.textAt = o.lines.length - 1;
+    };
+
+    const fieldMarker = (el, tag, name) => {
+      const type = tag === 'input' ? (el.getAttribute('type') || 'text').toLowerCase() : (tag === 'select' ? 'select' : '');
+      const autocomplete = el.getAttribute('autocomplete') || '';
+      const obvious = type === 'password' || SECRET_AUTOCOMPLETE.test(autocomplete);
+      let value = '';
+      if (!obvious) {
+        if (tag === 'select') value = Array.from(el.selectedOptions, (o) => norm(o.label || o.text)).join(', ');
+        else if (tag === 'input' || tag === 'textarea') value = el.value;
+        else value = el.innerText || '';
+      } else {
+        value = (tag === 'input' || tag === 'textarea') ? (el.value ? '1' : '') : '';
+      }
+      fields.push({
+        inputType: type, autocomplete, label: name, name: el.getAttribute('name') || '',
+        id: el.id || '', placeholder: el.getAttribute('placeholder') || '',
+        value: cap(value.replace(/\r?\n/g, '\\n'), 500), obvious,
+      });
+      return '\u0002' + (fields.length - 1);
+    };
+
+    const visit = (el, depth, o) => {
+      const tag = el.localName;
+      if (SKIP.has(tag)) return;
+      if (el.getAttribute('aria-hidden') === 'true') return;
+      const vis = visible(el);
+      if (vis === 'no') return;
+      let role = vis === 'contents' ? null : roleOf(el, tag);
+      if (tag === 'iframe' || tag === 'frame') {
+        flush(o, depth);
+        o.onlyText = false;
+        const name = nameOf(el, tag, 'iframe');
+        const head = '  '.repeat(depth) + '- iframe' + (name ? ' ' + quote(cap(name, 150)) : '');
+        let doc = null;
+        try { doc = el.contentDocument; } catch (e) { doc = null; }
+        if (doc && doc.body) {
+          const sub = { lines: [], text: '', onlyText: true };
+          walk(doc.body, depth + 1, sub);
+          flush(sub, depth + 1);
+          if (sub.lines.length) { o.lines.push(head + ':'); o.lines.push(...sub.lines); }
+        } else {
+          o.lines.push(head + ':');
+          o.lines.push('  '.repeat(depth + 1) + '\u0001' + frameOf(el));
+        }
+        return;
+      }
+      if ((tag === 'legend' || tag === 'caption' || tag === 'figcaption') && el.parentElement
+          && !el.parentElement.hasAttribute('aria-label') && !el.parentElement.hasAttribute('aria-labelledby')) {
+        // Already its group's, table's or figure's name.
+        return;
+      }
+      if (tag === 'label' && el.control) {
+        // The label's text is its control's name: keep only its elements.
+        flush(o, depth);
+        for (const c of children(el)) if (c.nodeType === 1) visit(c, depth, o);
+        return;
+      }
+      let inside = true;
+      let content;
+      if (FROM_CONTENT.has(role) || role === 'clickable' || role === 'img') {
+        content = textOf(el);
+        inside = actionableInside;
+      }
+      let name = role ? nameOf(el, tag, role, content) : '';
+      if (role && NAMED_ONLY.has(role) && !name) role = null;
+      if (role === 'none' || role === 'presentation' || role === 'generic') role = null;
+      if (!role) {
+        const block = !INLINE.has(tag);
+        if (block) flush(o, depth);
+        walk(el, depth, o);
+        if (block) flush(o, depth);
+        return;
+      }
+      flush(o, depth);
+      o.onlyText = false;
+      let line = '  '.repeat(depth) + '- ' + (role === 'clickable' ? 'generic' : role);
+      if (name) line += ' ' + quote(cap(name, 150));
+      // States.
+      const aria = (a) => el.getAttribute(a);
+      if (role === 'heading') {
+        const lv = aria('aria-level') || (/^h[1-6]$/.test(tag) ? tag[1] : '2');
+        line += ' [level=' + lv + ']';
+      }
+      if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) {
+        if (el.indeterminate) line += ' [checked=mixed]';
+        else if (el.checked) line += ' [checked]';
+      } else if (aria('aria-checked') === 'true') line += ' [checked]';
+      else if (aria('aria-checked') === 'mixed') line += ' [checked=mixed]';
+      if (el.disabled || aria('aria-disabled') === 'true') line += ' [disabled]';
+      if (aria('aria-expanded') === 'true' || (tag === 'summary' && el.parentElement && el.parentElement.open)) line += ' [expanded]';
+      if (aria('aria-pressed') === 'true') line += ' [pressed]';
+      if (aria('aria-selected') === 'true') line += ' [selected]';
+      if (tag === 'input' && el.type === 'file') line += ' [file]';
+      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick')) {
+        line += ' [ref=e' + refOf(el) + ']';
+      }
+      // Values.
+      if (tag === 'input') {
+        const type = (el.getAttribute('type') || 'text').toLowerCase();
+        if (type === 'file') {
+          const names = Array.from(el.files || [], (f) => f.name).join(', ');
+          if (names) line += ': ' + cap(names, 300);
+        } else if (type === 'range' || type === 'color') {
+          line += ': ' + el.value;
+        } else if (!NOT_TYPED.has(type)) {
+          line += fieldMarker(el, tag, name);
+        }
+        o.lines.push(line);
+        return;
+      }
+      if (tag === 'textarea' || (role === 'textbox' && el.isContentEditable)) {
+        o.lines.push(line + fieldMarker(el, tag, name));
+        return;
+      }
+      if (tag === 'select') {
+        line += fieldMarker(el, tag, name);
+        o.lines.push(line);
+        const opts = Array.from(el.options, (op) => norm(op.label || op.text)).filter((t) => t);
+        if (opts.length) o.lines.push('  '.repeat(depth + 1) + '- options: ' + cap(opts.join(' | '), 4000));
+        return;
+      }
+      if (role === 'link' && el.href) {
+        let href = el.href;
+        const origin = el.ownerDocument.location.origin;
+        if (origin && origin !== 'null' && href.startsWith(origin + '/')) href = href.slice(origin.length);
+        const suffix = ' -> ' + cap(href, 300);
+        if (!inside) { o.lines.push(line + suffix); return; }
+        line += suffix;
+      }
+      if (tag === 'progress' || tag === 'meter') {
+        o.lines.push(line + ': ' + el.value);
+        return;
+      }
+      if (FROM_CONTENT.has(role) || role === 'clickable' || role === 'img') {
+        if (!inside) {
+          o.lines.push(line);
+          return;
+        }
+      }
+      const sub = { lines: [], text: '', onlyText: true };
+      walk(el, depth + 1, sub);
+      flush(sub, depth + 1);
+      if (!sub.lines.length) { o.lines.push(line); return; }
+      if (!name && HOIST.has(role) && sub.lines.length === 1 && !sub.onlyText) {
+        // A paragraph around one control says nothing: the control stands in its place.
+        o.lines.push(sub.lines[0].slice(2));
+        return;
+      }
+      if (FOLDS.has(role) && sub.lines.length === 1 && !sub.onlyText) {
+        // A heading (or cell) that is just a link of the same name is that link.
+        const m = /^ *- link "((?:[^"\\]|\\.)*)"( \[ref=e\d+\])( -> .*)?$/.exec(sub.lines[0]);
+        if (m && quote(cap(name, 150)) === '"' + m[1] + '"') {
+          o.lines.push(line + m[2] + (m[3] || ''));
+          return;
+        }
+      }
+      if (sub.onlyText && sub.lines.length === 1) {
+        const t = sub.lines[0].trim().slice('- text: '.length);
+        if (!(name && t === name)) o.lines.push(line + ': ' + t);
+        else o.lines.push(line);
+        return;
+      }
+      o.lines.push(line + ':');
+      o.lines.push(...sub.lines);
+    };
+
+    const walk = (node, depth, o) => {
+      let first = node.shadowRoot ? node.shadowRoot.firstChild : node.firstChild;
+      if (node.localName === 'slot') {
+        const assigned = node.assignedNodes();
+        if (assigned.length) {
+          for (const c of assigned) {
+            if (c.nodeType === 3) o.text += c.data;
+            else if (c.nodeType === 1) visit(c, depth, o);
+          }
+          return;
+        }
+      }
+      // Sibling pointers: much faster than iterating a live NodeList.
+      for (let c = first; c; c = c.nextSibling) {
+        const type = c.nodeType;
+        if (type === 3) o.text += c.data;
+        else if (type === 1) visit(c, depth, o);
+      }
+    };
+
+    if (document.body) walk(document.body, 0, out);
+    flush(out, 0);
+    return {
+      text: out.lines.join('\n'), fields, token, next: nextRef,
+      title: document.title, url: location.href,
+    };
+  }
+
+  function element(n) {
+    const w = elOfRef.get(n);
+    const el = w && w.deref();
+    if (el && el.isConnected) return el;
+    // Refs at or below BASE were an earlier document's: gone. Above the counter: never given.
+    return n > nextRef ? 'none' : 'gone';
+  }
+
+  function frame(n) {
+    const w = elOfFrame.get(n);
+    const el = w && w.deref();
+    if (el && el.isConnected) return el;
+    return n > nextFrame ? 'none' : 'gone';
+  }
+
+  // Text-entry fields with their box in this frame's viewport (values never leave), and
+  // the frames this world cannot walk with their content box, for masking screenshots.
+  function fields() {
+    const found = [];
+    const frames = [];
+    const scan = (doc, dx, dy) => {
+      for (const el of doc.querySelectorAll('input,textarea,select,[contenteditable],iframe,frame')) {
+        const tag = el.localName;
+        const r = el.getBoundingClientRect();
+        if (tag === 'iframe' || tag === 'frame') {
+          const cs = getComputedStyle(el);
+          const x = dx + r.left + el.clientLeft + parseFloat(cs.paddingLeft || '0');
+          const y = dy + r.top + el.clientTop + parseFloat(cs.paddingTop || '0');
+          let sub = null;
+          try { sub = el.contentDocument; } catch (e) { sub = null; }
+          if (sub) scan(sub, x, y); else frames.push({ frame: frameOf(el), x, y });
+          continue;
+        }
+        if (r.width <= 0 || r.height <= 0) continue;
+        const type = tag === 'input' ? (el.getAttribute('type') || 'text').toLowerCase() : (tag === 'select' ? 'select' : '');
+        if (tag === 'input' && NOT_TYPED.has(type)) continue;
+        if (tag !== 'input' && tag !== 'textarea' && tag !== 'select' && !el.isContentEditable) continue;
+        found.push({
+          inputType: type, autocomplete: el.getAttribute('autocomplete') || '',
+          label: nameOf(el, tag, 'textbox'), name: el.getAttribute('name') || '', id: el.id || '',
+          placeholder: el.getAttribute('placeholder') || '',
+          x: dx + r.left, y: dy + r.top, width: r.width, height: r.height,
+        });
+      }
+    };
+    scan(document, 0, 0);
+    return { fields: found, frames, width: window.innerWidth, height: window.innerHeight };
+  }
+
+  globalThis.__conch = { snapshot, element, frame, fields, read: () => reads };
+  return true;
+})()

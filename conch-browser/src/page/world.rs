@@ -1,0 +1,243 @@
+//! Conch's isolated world in each frame: creating it, installing the reader script in it,
+//! calling into it, and finding the sessions of out-of-process frames (AMB-4).
+//!
+//! The world ("conch") is made with `Page.createIsolatedWorld` per frame and remembered by
+//! (session, frame) in a process-wide table, since Chromium makes a new world on every
+//! call; a navigation destroys it, which the next call notices ("Cannot find context")
+//! and answers by making a new one. The page never sees the world's globals, so refs are
+//! neither visible to nor forgeable by the page.
+//!
+//! Out-of-process frames are their own targets: their sessions are attached here with
+//! `Target.attachToTarget` and kept in the same table by target id (a frame target's id is
+//! its frame id). Deliberately absent: listening to execution-context events; the table
+//! is checked lazily instead.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use conch_cdp::TargetId;
+use conch_cdp::protocol::runtime::{Evaluate, EvaluateResponse};
+use conch_cdp::{ErrorKind, Session};
+use serde_json::{Value, json};
+
+use super::error::PageError;
+
+/// The reader script: defines `__conch` in the world it runs in.
+const SCRIPT: &str = include_str!("snapshot.js");
+
+/// The world's name in Chromium (seen in DevTools' context list, never by the page).
+const WORLD_NAME: &str = "conch";
+
+#[derive(Default)]
+struct Tables {
+    /// (session id, frame id) -> execution context id of the conch world.
+    worlds: HashMap<(String, String), i64>,
+    /// Session id -> the frame id of its top frame.
+    top_frames: HashMap<String, String>,
+    /// Frame target id -> the session attached to it.
+    frame_sessions: HashMap<String, Session>,
+}
+
+fn tables() -> std::sync::MutexGuard<'static, Tables> {
+    static TABLES: OnceLock<Mutex<Tables>> = OnceLock::new();
+    TABLES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+fn session_key(session: &Session) -> String {
+    session
+        .id()
+        .map_or_else(String::new, |id| id.as_str().to_owned())
+}
+
+/// A frame as the reader knows it: the session that holds its document and its id.
+#[derive(Debug, Clone)]
+pub(crate) struct Frame {
+    pub(crate) session: Session,
+    pub(crate) frame_id: String,
+}
+
+impl Frame {
+    /// The top frame of `session` (a page's, or an out-of-process frame's own).
+    pub(crate) async fn top(session: &Session) -> Result<Frame, PageError> {
+        let key = session_key(session);
+        let known = tables().top_frames.get(&key).cloned();
+        let frame_id = match known {
+            Some(id) => id,
+            None => {
+                let tree = session.call_raw("Page.getFrameTree", Value::Null).await?;
+                let id = tree["frameTree"]["frame"]["id"]
+                    .as_str()
+                    .ok_or_else(|| PageError::Script("the frame tree has no frame".to_owned()))?
+                    .to_owned();
+                tables().top_frames.insert(key, id.clone());
+                id
+            }
+        };
+        Ok(Frame {
+            session: session.clone(),
+            frame_id,
+        })
+    }
+
+    /// Forgets `session`'s top frame id (for a retry after the frame was replaced).
+    pub(crate) fn forget_top(session: &Session) {
+        tables().top_frames.remove(&session_key(session));
+    }
+
+    fn key(&self) -> (String, String) {
+        (session_key(&self.session), self.frame_id.clone())
+    }
+
+    async fn context(&self, fresh: bool) -> Result<i64, PageError> {
+        if !fresh && let Some(id) = tables().worlds.get(&self.key()) {
+            return Ok(*id);
+        }
+        let made = self
+            .session
+            .call_raw(
+                "Page.createIsolatedWorld",
+                json!({ "frameId": self.frame_id, "worldName": WORLD_NAME }),
+            )
+            .await?;
+        let id = made["executionContextId"]
+            .as_i64()
+            .ok_or_else(|| PageError::Script("no execution context for the frame".to_owned()))?;
+        tables().worlds.insert(self.key(), id);
+        Ok(id)
+    }
+
+    /// Evaluates `expression` in the frame's conch world, making the world when it is new
+    /// or was destroyed by a navigation. `by_value` returns JSON; otherwise a handle.
+    pub(crate) async fn evaluate(
+        &self,
+        expression: &str,
+        by_value: bool,
+    ) -> Result<EvaluateResponse, PageError> {
+        let mut fresh = false;
+        loop {
+            let context = self.context(fresh).await?;
+            let call = Evaluate {
+                expression: expression.to_owned(),
+                context_id: Some(context),
+                return_by_value: Some(by_value),
+                silent: Some(true),
+                ..Evaluate::default()
+            };
+            match self.session.call(&call).await {
+                Ok(answer) => {
+                    if let Some(details) = answer.exception_details {
+                        let text = details
+                            .exception
+                            .and_then(|e| e.description)
+                            .unwrap_or(details.text);
+                        return Err(PageError::Script(text));
+                    }
+                    return Ok(answer);
+                }
+                Err(e) if !fresh && is_lost_context(e.kind()) => fresh = true,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Runs `call` (an expression using `__conch`) in the world, installing the reader
+    /// first when this document has none, with refs numbered after `base`. Returns the
+    /// JSON value, or `None` when the world had no reader and `install` was false.
+    pub(crate) async fn call_reader(
+        &self,
+        call: &str,
+        install: Option<u64>,
+    ) -> Result<Option<Value>, PageError> {
+        let guarded = format!("typeof __conch === 'undefined' ? '\u{1}fresh' : ({call})");
+        let answer = self.evaluate(&guarded, true).await?;
+        let value = answer.result.value.unwrap_or(Value::Null);
+        if value.as_str() != Some("\u{1}fresh") {
+            return Ok(Some(value));
+        }
+        let Some(base) = install else {
+            return Ok(None);
+        };
+        let script = SCRIPT.replace("__BASE__", &base.to_string());
+        self.evaluate(&script, true).await?;
+        let answer = self.evaluate(call, true).await?;
+        Ok(Some(answer.result.value.unwrap_or(Value::Null)))
+    }
+
+    /// The frame behind the world's frame handle `n` (`__conch.frame(n)`): its id, the
+    /// session that holds it (this one, or an out-of-process frame's own), and the handle
+    /// of the `<iframe>` element in this frame.
+    pub(crate) async fn child(&self, n: u64) -> Result<Option<(Frame, String)>, PageError> {
+        let answer = self
+            .evaluate(
+                &format!("typeof __conch === 'undefined' ? 'gone' : __conch.frame({n})"),
+                false,
+            )
+            .await?;
+        let Some(object_id) = answer.result.object_id else {
+            return Ok(None);
+        };
+        let node = self
+            .session
+            .call_raw("DOM.describeNode", json!({ "objectId": object_id }))
+            .await?;
+        let Some(frame_id) = node["node"]["frameId"].as_str().map(str::to_owned) else {
+            return Ok(None);
+        };
+        let session = match frame_session(&self.session, &frame_id).await? {
+            Some(session) => session,
+            None => self.session.clone(),
+        };
+        Ok(Some((Frame { session, frame_id }, object_id)))
+    }
+}
+
+fn is_lost_context(kind: &ErrorKind) -> bool {
+    matches!(kind, ErrorKind::Protocol { message, .. }
+        if message.contains("context") || message.contains("Execution context"))
+}
+
+/// The session of the out-of-process frame `frame_id`, attaching to it on first need;
+/// `None` when the frame lives in `parent`'s process (no target of its own).
+async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Session>, PageError> {
+    let known = tables().frame_sessions.get(frame_id).cloned();
+    if let Some(session) = known {
+        // Still attached? A cheap call answers.
+        match session
+            .call_raw("Runtime.evaluate", json!({"expression": "1"}))
+            .await
+        {
+            Ok(_) => return Ok(Some(session)),
+            Err(_) => {
+                tables().frame_sessions.remove(frame_id);
+            }
+        }
+    }
+    let targets = parent
+        .connection()
+        .browser()
+        .call_raw("Target.getTargets", Value::Null)
+        .await?;
+    let is_target = targets["targetInfos"].as_array().is_some_and(|all| {
+        all.iter()
+            .any(|t| t["targetId"] == frame_id && t["type"] == "iframe")
+    });
+    if !is_target {
+        return Ok(None);
+    }
+    let session = parent
+        .connection()
+        .attach(TargetId(frame_id.to_owned()))
+        .await?;
+    // A frame held at start (auto-attach with waitForDebuggerOnStart) waits for someone
+    // to let it run; running it twice is harmless.
+    let _ = session
+        .call_raw("Runtime.runIfWaitingForDebugger", Value::Null)
+        .await;
+    tables()
+        .frame_sessions
+        .insert(frame_id.to_owned(), session.clone());
+    Ok(Some(session))
+}
