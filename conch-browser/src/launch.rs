@@ -21,7 +21,6 @@ use crate::process::{ProcessTable, heal_profile};
 /// Flags that keep the browser headless and quiet on a closed network: without the
 /// background-networking ones Chromium keeps calling Google's hosts.
 const QUIET_FLAGS: &[&str] = &[
-    "--headless",
     "--disable-gpu",
     "--no-first-run",
     "--no-default-browser-check",
@@ -77,15 +76,19 @@ pub(crate) struct LaunchSpec<'a> {
     pub(crate) processes: &'a Arc<dyn ProcessTable + Send + Sync>,
     pub(crate) extra_args: &'a [String],
     pub(crate) share_home: bool,
+    pub(crate) headless: bool,
 }
 
-/// The command line for the local browser (after the executable): flags that keep it
-/// headless and quiet,
+/// The command line for the local browser (after the executable): `--headless` unless a
+/// window is wanted, flags that keep it quiet,
 /// `--no-sandbox` only when running as root (Chromium refuses to start otherwise), the
 /// one profile, the caller's extra flags, then `about:blank`. The DevTools pipe flag is
 /// added by conch-cdp.
-pub fn browser_args(profile: &Path, extra: &[String]) -> Vec<String> {
+pub fn browser_args(profile: &Path, headless: bool, extra: &[String]) -> Vec<String> {
     let mut args: Vec<String> = QUIET_FLAGS.iter().map(|f| (*f).to_owned()).collect();
+    if headless {
+        args.insert(0, "--headless".to_owned());
+    }
     if running_as_root() {
         args.push("--no-sandbox".to_owned());
     }
@@ -141,7 +144,7 @@ async fn start_once(spec: &LaunchSpec<'_>, found: &Found) -> Result<Launched, St
 
     let mut command = std::process::Command::new(&found.path);
     command
-        .args(browser_args(&profile, spec.extra_args))
+        .args(browser_args(&profile, spec.headless, spec.extra_args))
         .env_clear()
         .envs(browser_env(std::env::vars_os(), home, spec.share_home))
         .current_dir(home.browser_dir())

@@ -8,8 +8,12 @@
 //! conversation's calls run one at a time under its own lock, while different
 //! conversations run in parallel.
 //!
+//! Every target the browser makes (tabs, popups, frames, workers) is auto-attached and held
+//! until the guard's CDP rules are in (LAUNCH-19, NET-8); with a [`GuardConfig`] the browser
+//! also sends everything through the guard's proxy (AMB-1, see [`crate::guard`]).
+//!
 //! Deliberately absent: reading pages and acting on them (they build on
-//! [`Conversation::page`]), and the network guard.
+//! [`Conversation::page`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, PoisonError, Weak};
@@ -22,9 +26,11 @@ use conch_cdp::protocol::page::{
 };
 use conch_cdp::protocol::runtime::Evaluate;
 use conch_cdp::protocol::target::{
-    CloseTarget, CreateTarget, SetDiscoverTargets, TargetCreated, TargetDestroyed, TargetInfo,
+    CloseTarget, CreateTarget, SetAutoAttach, SetDiscoverTargets, TargetDestroyed, TargetInfo,
+    TargetType,
 };
-use conch_cdp::{Connection, Session};
+use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
+use conch_policy::NetSettings;
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::sync::Mutex;
@@ -33,6 +39,8 @@ use crate::clock::{Clock, SystemClock};
 use crate::discover::{BrowserKind, Found, Probe, SystemProbe, find_all};
 use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress, fetch};
+use crate::guard::rules::{After, Rules};
+use crate::guard::{self, BLOCKED_PAGE_SENTENCE, GuardConfig, GuardLog};
 use crate::home::Home;
 use crate::launch::{LaunchSpec, Launched, start};
 use crate::process::{ProcessTable, SystemProcessTable};
@@ -63,9 +71,16 @@ pub struct BrowserConfig {
     pub extra_args: Vec<String>,
     /// Give the browser the person's HOME instead of its own (AMB-24).
     pub share_home: bool,
+    /// Run without a window (the default); `false` shows the browser on the desktop.
+    pub headless: bool,
     /// Where to download Chromium from when no browser is found (LAUNCH-4); `None` turns
     /// downloading off.
     pub download: Option<FetchConfig>,
+    /// The network guard (AMB-1): a proxy that judges every connection, with
+    /// `allowLocalhost`, `allowHosts` and the gateway's address. `None` runs no proxy: only
+    /// the CDP rules (schemes, service workers) apply, so every embedder that lets an agent
+    /// browse must set it (the gateway does, with its own port).
+    pub guard: Option<GuardConfig>,
 }
 
 impl BrowserConfig {
@@ -81,7 +96,11 @@ impl BrowserConfig {
             retry_timeout: Duration::from_secs(15),
             extra_args: Vec::new(),
             share_home: false,
+            headless: true,
             download: FetchConfig::for_this_computer(&SystemProbe),
+            // Safe by default: every page goes through the guard, and nothing local is
+            // allowed. An embedder names its gateway and allowed local origins here.
+            guard: Some(GuardConfig::new(NetSettings::default())),
         }
     }
 }
@@ -149,6 +168,15 @@ struct Inner {
     status: StdMutex<Status>,
     /// One lock per conversation: its calls run one at a time (TOOL-11).
     conversation_locks: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Every refusal of the guard, proxy and CDP rules alike.
+    guard_log: Arc<GuardLog>,
+    /// The CDP rules every held target gets.
+    rules: Rules,
+    /// The guard's proxy, started before the first launch and kept across relaunches.
+    guard: Mutex<Option<guard::Running>>,
+    /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
+    ready: StdMutex<HashMap<TargetId, Session>>,
+    ready_changed: tokio::sync::Notify,
 }
 
 #[derive(Debug)]
@@ -205,6 +233,8 @@ impl Browser {
             ),
         };
         let now = config.clock.now();
+        let guard_log = Arc::new(GuardLog::default());
+        let rules = guard::rules_for(config.guard.as_ref(), Arc::clone(&guard_log));
         Browser {
             inner: Arc::new(Inner {
                 status: StdMutex::new(Status {
@@ -227,6 +257,11 @@ impl Browser {
                     awake: 0,
                 }),
                 conversation_locks: StdMutex::new(HashMap::new()),
+                guard_log,
+                rules,
+                guard: Mutex::new(None),
+                ready: StdMutex::new(HashMap::new()),
+                ready_changed: tokio::sync::Notify::new(),
                 config,
             }),
         }
@@ -235,6 +270,22 @@ impl Browser {
     /// The runtime's configuration.
     pub fn config(&self) -> &BrowserConfig {
         &self.inner.config
+    }
+
+    /// The guard's log of refusals (NET-10): ask [`GuardLog::cursor`] before a step and
+    /// [`GuardLog::since`] after it.
+    pub fn guard_log(&self) -> Arc<GuardLog> {
+        Arc::clone(&self.inner.guard_log)
+    }
+
+    /// Where the guard's proxy listens, once the browser was launched with one.
+    pub async fn guard_proxy(&self) -> Option<std::net::SocketAddr> {
+        self.inner
+            .guard
+            .lock()
+            .await
+            .as_ref()
+            .and_then(guard::Running::proxy_addr)
     }
 
     /// What runs and why.
@@ -313,13 +364,20 @@ impl Browser {
         if state.running.is_some() {
             return Ok(());
         }
+        // Pages of a browser that went away are never handed over.
+        lock(&self.inner.ready).clear();
         let launched = self.launch().await?;
         let connection = launched.connection.clone();
         let browser = connection.browser();
+        // Every new target, at any depth, is held until the guard's rules are in
+        // (LAUNCH-19, NET-8). Subscribed before asking, so none slips past.
+        let attached = connection.attached_targets();
+        browser.call(&SetAutoAttach::held()).await?;
         browser.call(&SetDiscoverTargets { discover: true }).await?;
         let watcher = tokio::spawn(watch_targets(
             Arc::downgrade(&self.inner),
             connection.clone(),
+            attached,
         ));
         {
             let mut status = lock(&self.inner.status);
@@ -342,11 +400,13 @@ impl Browser {
     /// fall back (LAUNCH-1, LAUNCH-3, LAUNCH-4, LAUNCH-9).
     async fn launch(&self) -> Result<Launched, BrowserError> {
         let config = &self.inner.config;
+        let extra_args = self.guard_flags().await?;
         let spec = LaunchSpec {
             home: &config.home,
             processes: &config.processes,
-            extra_args: &config.extra_args,
+            extra_args: &extra_args,
             share_home: config.share_home,
+            headless: config.headless,
         };
         let mut failures: Vec<(Found, String)> = Vec::new();
         for found in find_all(config.probe.as_ref()) {
@@ -384,6 +444,31 @@ impl Browser {
         status.state = RunState::Unavailable;
         status.why = Some(sentence.clone());
         Err(BrowserError::Unavailable(sentence))
+    }
+
+    /// The caller's extra flags plus the guard's: its proxy (started here on first need)
+    /// and no UDP around it (AMB-1, NET-13).
+    async fn guard_flags(&self) -> Result<Vec<String>, BrowserError> {
+        let config = &self.inner.config;
+        let mut args = config.extra_args.clone();
+        let Some(guard_config) = config.guard.as_ref() else {
+            return Ok(args);
+        };
+        let mut running = self.inner.guard.lock().await;
+        if running.is_none() {
+            let started = guard::Running::start(guard_config, Arc::clone(&self.inner.guard_log))
+                .await
+                .map_err(|e| {
+                    BrowserError::Unavailable(format!(
+                        "The browser is unavailable: Conch's network guard could not start ({e}); try again."
+                    ))
+                })?;
+            *running = Some(started);
+        }
+        if let Some(running) = running.as_ref() {
+            args.extend(running.browser_flags());
+        }
+        Ok(args)
     }
 
     /// Downloads Chromium, publishing progress in the status without asking anyone
@@ -441,7 +526,7 @@ impl Browser {
             } else {
                 tab.url.as_str()
             };
-            let session = create_page(state, &conversation, &tab.id, url).await?;
+            let session = create_page(&self.inner, state, &conversation, &tab.id, url).await?;
             // The page loads by itself; wait for it (bounded) so the next read sees it.
             // A page that no longer loads stays open on whatever it shows.
             if !wait_until_loaded(&session, within).await {
@@ -547,8 +632,14 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     lock(&inner.status).state = RunState::Idle;
 }
 
-/// Opens a page target for `conversation`'s tab `tab` and attaches to it.
+/// How long a new page may take to be attached, ruled and resumed.
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
+/// target watcher installs the guard's rules and resumes it (LAUNCH-19), then hands its
+/// session over here.
 async fn create_page(
+    inner: &Inner,
     state: &mut State,
     conversation: &str,
     tab: &str,
@@ -560,8 +651,9 @@ async fn create_page(
         .browser()
         .call(&CreateTarget::new(url))
         .await?;
-    let session = running.connection.attach(created.target_id.clone()).await?;
-    session.call(&PageEnable {}).await?;
+    let session = take_ready(inner, &created.target_id)
+        .await
+        .ok_or(BrowserError::NotRunning)?;
     running.pages.insert(
         created.target_id,
         PageRef {
@@ -639,21 +731,35 @@ struct TargetInfoChanged {
     target_info: TargetInfo,
 }
 
-/// Follows the browser's targets: popups become tabs of their opener's conversation
-/// (TAB-3, TAB-5), closed pages leave their conversation and give the active tab back to
-/// the opener (TAB-6), and addresses and titles are saved as they change (DATA-9).
-async fn watch_targets(inner: Weak<Inner>, connection: Connection) {
+/// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
+async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
+    let deadline = tokio::time::Instant::now() + ATTACH_TIMEOUT;
+    loop {
+        let notified = inner.ready_changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(session) = lock(&inner.ready).remove(target) {
+            return Some(session);
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            return None;
+        }
+    }
+}
+
+/// Follows the browser's targets: every attached target gets the guard's rules before it
+/// runs (LAUNCH-19), popups become tabs of their opener's conversation (TAB-3, TAB-5),
+/// closed pages leave their conversation and give the active tab back to the opener
+/// (TAB-6), and addresses and titles are saved as they change (DATA-9).
+async fn watch_targets(inner: Weak<Inner>, connection: Connection, attached: AttachedTargets) {
+    // Attachments never wait behind the state lock: create_page holds it while it waits
+    // for its own page to be ruled, and the events below may need it.
+    let _attaching = AbortOnDrop(tokio::spawn(watch_attached(inner.clone(), attached)));
     let browser = connection.browser();
-    let mut created = browser.subscribe::<TargetCreated>();
     let mut destroyed = browser.subscribe::<TargetDestroyed>();
     let mut changed = browser.events("Target.targetInfoChanged");
     loop {
         tokio::select! {
-            Some(event) = created.next() => {
-                let Ok(event) = event else { continue };
-                let Some(inner) = inner.upgrade() else { return };
-                popup_created(&inner, &connection, event.target_info).await;
-            }
             Some(event) = destroyed.next() => {
                 let Ok(event) = event else { continue };
                 let Some(inner) = inner.upgrade() else { return };
@@ -669,7 +775,50 @@ async fn watch_targets(inner: Weak<Inner>, connection: Connection) {
     }
 }
 
-async fn popup_created(inner: &Inner, connection: &Connection, info: TargetInfo) {
+/// Ends a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Hands every attached target, at any depth, to [`target_attached`], each on its own task
+/// (a popup waits for the state lock).
+async fn watch_attached(inner: Weak<Inner>, mut attached: AttachedTargets) {
+    while let Some(target) = attached.next().await {
+        let Ok(target) = target else { continue };
+        let Some(inner) = inner.upgrade() else { return };
+        tokio::spawn(target_attached(inner, target));
+    }
+}
+
+/// Rules a newly attached target, then lets it run (or holds it for good: a service
+/// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
+async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
+    let after = guard::rules::install(&target, &inner.rules).await;
+    let info = &target.target_info;
+    let page = info.target_type == TargetType::Page;
+    if page && info.opener_id.is_some() {
+        popup_created(&inner, &target).await;
+    }
+    if after == After::Resume && target.waiting_for_debugger {
+        let _ = target.resume().await;
+    }
+    if page {
+        // After the resume: a held popup shares its opener's renderer and does not answer
+        // Page.enable until it runs.
+        let _ = target.session.call(&PageEnable {}).await;
+    }
+    if page && info.opener_id.is_none() {
+        lock(&inner.ready).insert(info.target_id.clone(), target.session.clone());
+        inner.ready_changed.notify_waiters();
+    }
+}
+
+async fn popup_created(inner: &Inner, target: &AttachedTarget) {
+    let info = &target.target_info;
     let Some(opener) = info.opener_id.as_ref() else {
         return;
     };
@@ -684,10 +833,7 @@ async fn popup_created(inner: &Inner, connection: &Connection, info: TargetInfo)
         return;
     };
     let conversation = opener_ref.conversation.clone();
-    let Ok(session) = connection.attach(info.target_id.clone()).await else {
-        return;
-    };
-    let _ = session.call(&PageEnable {}).await;
+    let session = target.session.clone();
     let mut notes = Vec::new();
     // A ninth tab pushes out the one unused longest (TAB-5).
     let tabs = state.tabs.conversation_mut(&conversation);
@@ -713,7 +859,7 @@ async fn popup_created(inner: &Inner, connection: &Connection, info: TargetInfo)
     touch(&mut state, &conversation, &id);
     if let Some(running) = state.running.as_mut() {
         running.pages.insert(
-            info.target_id,
+            info.target_id.clone(),
             PageRef {
                 conversation: conversation.clone(),
                 tab: id.clone(),
@@ -934,7 +1080,7 @@ impl Conversation {
             return Err(BrowserError::TabLimit);
         }
         let id = state.tabs.conversation_mut(&self.id).allocate_id();
-        create_page(&mut state, &self.id, &id, url).await?;
+        create_page(&self.browser.inner, &mut state, &self.id, &id, url).await?;
         let tabs = state.tabs.conversation_mut(&self.id);
         tabs.tabs.push(SavedTab {
             id: id.clone(),
@@ -959,7 +1105,14 @@ impl Conversation {
             session_of(&state, &self.id, tab)
                 .ok_or_else(|| BrowserError::NoSuchTab(tab.to_owned()))?
         };
-        if navigate(&session, url, Wait::Load, config.navigation_timeout).await? {
+        let cursor = self.browser.inner.guard_log.cursor();
+        let first = navigate(&session, url, Wait::Load, config.navigation_timeout).await;
+        if self.main_document_blocked(&session, url, cursor).await {
+            // The tab shows the guard's page (or the browser's error page for https): say
+            // so in words, without the address (NET-10).
+            return Ok(());
+        }
+        if first? {
             return Ok(());
         }
         tracing::info!(target: "conch_browser", "navigation timed out; retrying once with a lighter wait");
@@ -973,6 +1126,49 @@ impl Conversation {
         Err(BrowserError::NavigationTimeout {
             seconds: (config.navigation_timeout + config.retry_timeout).as_secs(),
         })
+    }
+
+    /// Whether the guard refused the page's own document since `cursor`: the address asked
+    /// for, or the one a redirect led to (where the tab now is). If so, the conversation
+    /// gets the NET-10 note.
+    async fn main_document_blocked(&self, session: &Session, url: &str, cursor: u64) -> bool {
+        let since = self.browser.inner.guard_log.since(cursor);
+        if since.is_empty() {
+            return false;
+        }
+        let mut addresses = vec![url.to_owned()];
+        if let Ok(answer) = session.call(&Evaluate::value("location.href")).await
+            && let Some(serde_json::Value::String(now)) = answer.result.value
+        {
+            addresses.push(now);
+        }
+        let blocked = addresses.iter().any(|address| {
+            let Ok(url) = url::Url::parse(address) else {
+                return false;
+            };
+            let Some(host) = url.host_str() else {
+                return false;
+            };
+            let host = host
+                .trim_matches(['[', ']'])
+                .trim_end_matches('.')
+                .to_ascii_lowercase();
+            let port = url.port_or_known_default().unwrap_or(0);
+            since
+                .iter()
+                .any(|b| b.host.trim_end_matches('.') == host && b.port == port)
+        });
+        if blocked {
+            self.browser
+                .with_state(|state| {
+                    let notes = state.notes.entry(self.id.clone()).or_default();
+                    if !notes.iter().any(|n| n == BLOCKED_PAGE_SENTENCE) {
+                        notes.push(BLOCKED_PAGE_SENTENCE.to_owned());
+                    }
+                })
+                .await;
+        }
+        blocked
     }
 
     async fn tab_info(&self, tab: &str) -> Result<TabInfo, BrowserError> {

@@ -1,8 +1,13 @@
 //! conch-browser's integration tests: one binary, one module per area.
 
+mod act;
+mod botcheck;
+mod dialog;
 mod env;
 mod fetch;
+mod guard;
 mod heal;
 mod home;
 mod runtime;
+mod snapshot;
 mod store;

@@ -48,6 +48,9 @@ fn setup() -> Setup {
     config.probe = Arc::new(DirProbe { dir: bin.clone() });
     // Never reach for the real download server from a test.
     config.download = None;
+    // The fixtures are served on loopback, which the guard refuses; containment has its
+    // own tests (tests/it/guard.rs).
+    config.guard = None;
     Setup {
         _dir: dir,
         config,

@@ -1,0 +1,404 @@
+//! The guard's forward proxy on loopback (AMB-1, NET-1, NET-3, NET-4, NET-5).
+//!
+//! The browser Conch launches sends every request through it, loopback included
+//! (`--proxy-bypass-list=<-loopback>`). For each request the proxy resolves the host itself
+//! (through [`Resolve`]), asks conch-policy for the verdict on every address it got
+//! (`verdict_for_connection`), and only then connects to an address it judged. So a
+//! redirect hop, a subresource, a WebSocket, a worker's fetch and a name that rebinds to a
+//! private address are all judged on the address actually connected to.
+//!
+//! `CONNECT` is tunnelled as bytes (no TLS interception); plain-HTTP absolute-form
+//! requests are forwarded in origin form with `Connection: close`. A refusal answers 403
+//! with a short page carrying [`BLOCKED_SENTENCE`] and is recorded in the [`GuardLog`].
+//! The proxy's own port and the gateway's are refused under every setting.
+//!
+//! Deliberately absent: keep-alive, caching, authentication, HTTP/2, and any TLS.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use conch_policy::{NetSettings, RefusalCode, verdict_for_connection, verdict_for_resolved_url};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use super::http::{self, Bad, Target};
+use super::log::{BLOCKED_SENTENCE, GuardLog, Layer};
+use super::resolve::{Resolve, Resolved};
+
+/// How long a client has to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a name may take to resolve.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection to the server may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What every connection of the proxy shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) net: NetSettings,
+    pub(crate) resolver: Arc<dyn Resolve>,
+    pub(crate) log: Arc<GuardLog>,
+}
+
+/// A running proxy. It stops, with every connection it carries, when dropped.
+#[derive(Debug)]
+pub(crate) struct Proxy {
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl Proxy {
+    /// Binds a free port on 127.0.0.1 and starts serving.
+    pub(crate) async fn start(shared: Shared) -> std::io::Result<Proxy> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(shared);
+        let task = tokio::spawn(accept_loop(listener, addr, shared));
+        Ok(Proxy { addr, task })
+    }
+
+    /// Where it listens.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, own: SocketAddr, shared: Arc<Shared>) {
+    // Connections live in the set, so aborting this task ends them all.
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                match accepted {
+                    Ok((stream, _)) => {
+                        let _ = stream.set_nodelay(true);
+                        connections.spawn(serve(stream, own, Arc::clone(&shared)));
+                    }
+                    // Out of file descriptors, say: wait a moment rather than spin.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// Reads a request head into `buf`; gives where it ends.
+async fn read_head(client: &mut TcpStream, buf: &mut Vec<u8>) -> Result<usize, Bad> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = http::head_end(buf) {
+            return Ok(end);
+        }
+        if buf.len() > http::MAX_HEAD {
+            return Err(Bad::TooLarge);
+        }
+        match client.read(&mut chunk).await {
+            Ok(0) | Err(_) => return Err(Bad::Malformed),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+async fn respond(
+    client: &mut TcpStream,
+    status: u16,
+    reason: &str,
+    code: Option<&str>,
+    text: &str,
+) {
+    let body =
+        format!("<!doctype html><meta charset=\"utf-8\"><title>{reason}</title><p>{text}</p>\n");
+    let mut head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\nProxy-Connection: close\r\n",
+        body.len()
+    );
+    if let Some(code) = code {
+        head.push_str(&format!("X-Conch-Blocked: {code}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = client.write_all(head.as_bytes()).await;
+    let _ = client.write_all(body.as_bytes()).await;
+    let _ = client.shutdown().await;
+}
+
+async fn refuse(
+    client: &mut TcpStream,
+    shared: &Shared,
+    host: &str,
+    port: u16,
+    code: &'static str,
+) {
+    shared.log.record(host, port, code, Layer::Proxy);
+    respond(
+        client,
+        403,
+        "Blocked by Conch",
+        Some(code),
+        BLOCKED_SENTENCE,
+    )
+    .await;
+}
+
+/// The host as the resolver should see it: IP literals in their one canonical spelling
+/// (`0x7f.1` is 127.0.0.1), names as given.
+fn canonical_host(host: &str) -> String {
+    if host.contains(':') {
+        return host
+            .parse::<Ipv6Addr>()
+            .map_or_else(|_| host.to_owned(), |ip| ip.to_string());
+    }
+    match url::Host::parse(host) {
+        Ok(url::Host::Ipv4(ip)) => ip.to_string(),
+        Ok(url::Host::Ipv6(ip)) => ip.to_string(),
+        _ => host.trim_end_matches('.').to_owned(),
+    }
+}
+
+/// The verdict on a host by its name alone (no address): `Some(code)` when refused.
+fn judge_name(host: &str, port: u16, net: &NetSettings) -> Option<&'static str> {
+    let literal = if host.contains(':') {
+        format!("http://[{host}]:{port}/")
+    } else {
+        format!("http://{host}:{port}/")
+    };
+    let Ok(url) = url::Url::parse(&literal) else {
+        return Some(RefusalCode::UnreadableAddress.as_str());
+    };
+    verdict_for_resolved_url(&url, &[], net)
+        .refusal()
+        .map(|r| r.code().as_str())
+        .filter(|code| *code != RefusalCode::NoAddress.as_str())
+}
+
+/// Whether `resolved` is the proxy itself (a request through the proxy to the proxy).
+fn is_own(resolved: &Resolved, port: u16, own: SocketAddr) -> bool {
+    let local = |ip: IpAddr| ip.is_loopback() || ip.is_unspecified();
+    resolved.dial == own || (port == own.port() && local(resolved.checked))
+}
+
+async fn serve(mut client: TcpStream, own: SocketAddr, shared: Arc<Shared>) {
+    let mut buf = Vec::with_capacity(2048);
+    let end = match tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client, &mut buf)).await {
+        Ok(Ok(end)) => end,
+        Ok(Err(Bad::TooLarge)) => {
+            let text = "The request's headers were too large.";
+            return respond(
+                &mut client,
+                431,
+                "Request Header Fields Too Large",
+                None,
+                text,
+            )
+            .await;
+        }
+        Ok(Err(Bad::Malformed)) | Err(_) => return,
+    };
+    let Ok(head) = http::parse(&buf[..end]) else {
+        let text = "Conch's proxy could not read that request.";
+        return respond(&mut client, 400, "Bad Request", None, text).await;
+    };
+    let leftover = buf.split_off(end);
+    let (host, port) = (head.target.host().to_owned(), head.target.port());
+
+    // A service worker's script never loads (NET-2); only visible on plain HTTP.
+    if head
+        .header("service-worker")
+        .is_some_and(|v| v.eq_ignore_ascii_case("script"))
+    {
+        return refuse(&mut client, &shared, &host, port, "service-worker").await;
+    }
+
+    let lookup = canonical_host(&host);
+    let resolved =
+        match tokio::time::timeout(RESOLVE_TIMEOUT, shared.resolver.resolve(&lookup, port)).await {
+            Ok(Ok(found)) if !found.is_empty() => found,
+            _ => {
+                // Names that need no DNS to judge (localhost, metadata and private-only
+                // names) are refused as such, and logged, even when they do not resolve.
+                if let Some(code) = judge_name(&host, port, &shared.net) {
+                    return refuse(&mut client, &shared, &host, port, code).await;
+                }
+                let text = "That name didn't resolve to any address.";
+                return respond(&mut client, 502, "Bad Gateway", None, text).await;
+            }
+        };
+
+    // Every address must pass: a name that answers one public and one private address is
+    // refused whole, so rebinding between answers cannot help.
+    for answer in &resolved {
+        if is_own(answer, port, own) {
+            let code = RefusalCode::GatewayOrigin.as_str();
+            return refuse(&mut client, &shared, &host, port, code).await;
+        }
+        if let Some(refusal) =
+            verdict_for_connection(&host, port, answer.checked, &shared.net).refusal()
+        {
+            let code = refusal.code().as_str();
+            return refuse(&mut client, &shared, &host, port, code).await;
+        }
+    }
+
+    let mut upstream = None;
+    for answer in &resolved {
+        if let Ok(Ok(stream)) =
+            tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(answer.dial)).await
+        {
+            upstream = Some(stream);
+            break;
+        }
+    }
+    let Some(mut upstream) = upstream else {
+        let text = "The server did not answer.";
+        return respond(&mut client, 502, "Bad Gateway", None, text).await;
+    };
+    let _ = upstream.set_nodelay(true);
+
+    match head.target {
+        Target::Connect { .. } => {
+            if client
+                .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        Target::Http { .. } => {
+            if upstream.write_all(&head.origin_form()).await.is_err() {
+                return;
+            }
+        }
+    }
+    if !leftover.is_empty() && upstream.write_all(&leftover).await.is_err() {
+        return;
+    }
+    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use super::*;
+    use crate::guard::MapResolver;
+
+    /// A proxy whose `shop.test` leads to a loopback server that answers "hello", with the
+    /// gateway on `gateway`.
+    async fn proxy(gateway: u16) -> (Proxy, Arc<GuardLog>, u16) {
+        let server = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let server_port = server.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = server.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    let _ = s.read(&mut buf).await;
+                    let _ = s
+                        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+                        .await;
+                });
+            }
+        });
+        let log = Arc::new(GuardLog::default());
+        let resolver = MapResolver::new().with(
+            "shop.test",
+            "203.0.113.7".parse().unwrap(),
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server_port),
+        );
+        let proxy = Proxy::start(Shared {
+            net: NetSettings::for_gateway_port(gateway),
+            resolver: Arc::new(resolver),
+            log: Arc::clone(&log),
+        })
+        .await
+        .unwrap();
+        (proxy, log, server_port)
+    }
+
+    async fn exchange(proxy: &Proxy, request: &[u8]) -> String {
+        let mut s = TcpStream::connect(proxy.addr()).await.unwrap();
+        s.write_all(request).await.unwrap();
+        let mut out = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out)).await;
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[tokio::test]
+    async fn forwards_an_allowed_request_and_refuses_the_rest() {
+        let (proxy, log, _) = proxy(4321).await;
+        let ok = exchange(
+            &proxy,
+            b"GET http://shop.test/x HTTP/1.1\r\nHost: shop.test\r\n\r\n",
+        )
+        .await;
+        assert!(ok.ends_with("hello"), "{ok}");
+        // A tunnel carries bytes both ways, untouched.
+        let tunnel = exchange(
+            &proxy,
+            b"CONNECT shop.test:443 HTTP/1.1\r\n\r\nanything the client sends",
+        )
+        .await;
+        assert!(
+            tunnel.starts_with("HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200 OK"),
+            "{tunnel}"
+        );
+
+        for refused in [
+            &b"GET http://127.0.0.1:4321/ HTTP/1.1\r\n\r\n"[..],
+            b"CONNECT localhost:4321 HTTP/1.1\r\n\r\n",
+            b"GET http://metadata.google.internal/ HTTP/1.1\r\n\r\n",
+            b"GET http://printer.local/ HTTP/1.1\r\n\r\n",
+            b"GET http://shop.test/sw.js HTTP/1.1\r\nService-Worker: script\r\n\r\n",
+        ] {
+            let answer = exchange(&proxy, refused).await;
+            assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+            assert!(answer.contains(BLOCKED_SENTENCE));
+            assert!(!answer.contains("4321"), "{answer}");
+        }
+        let own = format!(
+            "GET http://127.0.0.1:{}/ HTTP/1.1\r\n\r\n",
+            proxy.addr().port()
+        );
+        assert!(
+            exchange(&proxy, own.as_bytes())
+                .await
+                .starts_with("HTTP/1.1 403")
+        );
+        let codes: Vec<&str> = log.since(0).iter().map(|b| b.code).collect();
+        assert_eq!(
+            codes,
+            [
+                "gateway-origin",
+                "gateway-origin",
+                "cloud-metadata",
+                "private-network",
+                "service-worker",
+                "gateway-origin"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn garbage_and_huge_heads_get_an_answer_not_a_panic() {
+        let (proxy, log, _) = proxy(4321).await;
+        let bad = exchange(&proxy, b"BREW /pot HTCPCP/1.0\r\n\r\n").await;
+        assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+        let mut huge = b"GET http://shop.test/ HTTP/1.1\r\n".to_vec();
+        huge.extend(std::iter::repeat_n(b'a', 20_000));
+        let answer = exchange(&proxy, &huge).await;
+        assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+        // Half a request, then the client goes away: nothing is logged, nothing breaks.
+        drop(TcpStream::connect(proxy.addr()).await.unwrap());
+        let ok = exchange(&proxy, b"GET http://shop.test/ HTTP/1.1\r\n\r\n").await;
+        assert!(ok.ends_with("hello"));
+        assert!(log.since(0).is_empty());
+    }
+}
