@@ -37,6 +37,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "cdp" => cdp()?,
             "mcp" => crate::bench_mcp::run()?,
             "snapshot" => crate::bench_snapshot::run()?,
+            "guard" => crate::bench_guard::run()?,
             other => {
                 return Err(format!(
                     "no benchmark named {other}; try: cdp, snapshot, mcp"

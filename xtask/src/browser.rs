@@ -19,11 +19,17 @@ pub(crate) fn ensure() -> Result<PathBuf, String> {
     eprintln!(
         "xtask: no browser found; installing Debian's chromium and chromium-driver with apt-get"
     );
-    cmd::run(Command::new("apt-get").args(["update", "-qq"]))?;
+    // apt's chatter goes to standard error: standard output may be an MCP stream.
+    cmd::run(
+        Command::new("apt-get")
+            .args(["update", "-qq"])
+            .stdout(std::io::stderr()),
+    )?;
     cmd::run(
         Command::new("apt-get")
             .args(["install", "-y", "-qq", "chromium", "chromium-driver"])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(std::io::stderr()),
     )?;
     discover()?.ok_or_else(|| {
         "apt-get installed chromium, yet discovery still finds no browser.".to_owned()

@@ -3,6 +3,9 @@
 //! - `cargo xtask test`: finds a browser with the product's own discovery (installing
 //!   Debian's `chromium` when run as root on Debian and none is found), then runs the
 //!   whole suite: format check, clippy with warnings denied, and every test.
+//! - `cargo xtask gateway ARGS…`: the same browser set-up, then `conch-gateway ARGS…`
+//!   (for example `mcp`), built in release. Its standard output is the gateway's alone,
+//!   so an MCP client can spawn it.
 //! - `cargo xtask demo`: the same browser set-up, then launches the browser through the
 //!   stack and prints its version.
 //! - `cargo xtask bench [cdp]`: benchmarks, side by side with the peers.
@@ -10,6 +13,7 @@
 //! Kept to std and serde_json so it builds in seconds.
 
 mod bench;
+mod bench_guard;
 mod bench_mcp;
 mod bench_snapshot;
 mod browser;
@@ -21,13 +25,15 @@ mod tidy;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <test | demo | bench [cdp | snapshot | mcp | guard]...>";
+const USAGE: &str =
+    "usage: cargo xtask <gateway ARGS… | test | demo | bench [cdp | snapshot | mcp | guard]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("demo") => demo(),
+        Some("gateway") => gateway(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         _ => Err(USAGE.to_owned()),
     };
@@ -72,6 +78,22 @@ fn test() -> Result<(), String> {
     } else {
         cmd::cargo(&["test", "--workspace", "--locked", "--no-fail-fast"], &env)
     }
+}
+
+/// The gateway, after making sure there is a browser for it.
+fn gateway(args: &[String]) -> Result<(), String> {
+    browser::ensure()?;
+    let mut cargo_args = vec![
+        "run",
+        "--quiet",
+        "--release",
+        "--locked",
+        "--package",
+        "conch-gateway",
+        "--",
+    ];
+    cargo_args.extend(args.iter().map(String::as_str));
+    cmd::cargo(&cargo_args, &[])
 }
 
 /// The smallest real use of the stack: find a browser, launch it over the pipe, print

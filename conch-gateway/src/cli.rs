@@ -1,0 +1,186 @@
+//! The command line: `conch-gateway mcp` (stdio) and `conch-gateway serve` (HTTP), with
+//! their flags. Parsed by hand: a dozen flags need no parser crate.
+//!
+//! Deliberately absent: any flag the agent could reach. These are the person's (or the
+//! MCP client configuration's) choices, made before the gateway starts.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use conch_policy::{AllowedHost, Mode};
+
+/// The usage text.
+pub(crate) const USAGE: &str = "\
+Usage: conch-gateway <mcp|serve> [options]
+
+  mcp      Serve Conch's browser tools over MCP on stdin/stdout.
+  serve    Serve them over streamable HTTP at http://127.0.0.1:PORT/mcp (token required).
+
+Options:
+  --home DIR             Conch's folder (default: $CONCH_HOME or ~/.conch)
+  --trust MODE           ask (default), auto, full or plan
+  --unattended           Answer every question No at once, and say so in the result
+  --ask-via-mcp          Ask the site question (This chat / No only) through the MCP client
+  --allow-host HOST:PORT Let pages reach this local app (repeatable)
+  --allow-localhost      Let pages reach every local app but the gateway
+  --browser PATH         The browser executable to use
+  --headed               Show the browser window (needs a desktop)
+  --port PORT            serve only: the port on 127.0.0.1 (default 7391; 0 picks one)
+  -h, --help             This text
+";
+
+/// Which door to open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Command {
+    /// MCP over stdio.
+    Mcp,
+    /// MCP over HTTP.
+    Serve,
+}
+
+/// The parsed command line.
+#[derive(Debug, Clone)]
+pub(crate) struct Cli {
+    pub(crate) command: Command,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) mode: Mode,
+    pub(crate) unattended: bool,
+    pub(crate) ask_via_mcp: bool,
+    pub(crate) allow_hosts: Vec<AllowedHost>,
+    pub(crate) allow_localhost: bool,
+    pub(crate) browser: Option<PathBuf>,
+    pub(crate) headed: bool,
+    pub(crate) port: u16,
+}
+
+/// What parsing gave instead of a command line.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum CliError {
+    /// `--help`.
+    Help,
+    /// A mistake, in one sentence.
+    Usage(String),
+}
+
+/// The default port of `serve`.
+pub(crate) const DEFAULT_PORT: u16 = 7391;
+
+impl Cli {
+    /// Reads the arguments after the program name.
+    pub(crate) fn parse(args: &[String]) -> Result<Cli, CliError> {
+        let mut args = args.iter();
+        let command = match args.next().map(String::as_str) {
+            Some("mcp") => Command::Mcp,
+            Some("serve") => Command::Serve,
+            Some("-h" | "--help" | "help") | None => return Err(CliError::Help),
+            Some(other) => {
+                return Err(CliError::Usage(format!(
+                    "unknown command “{other}”: use mcp or serve"
+                )));
+            }
+        };
+        let mut cli = Cli {
+            command,
+            home: None,
+            mode: Mode::Ask,
+            unattended: false,
+            ask_via_mcp: false,
+            allow_hosts: Vec::new(),
+            allow_localhost: false,
+            browser: None,
+            headed: false,
+            port: DEFAULT_PORT,
+        };
+        while let Some(arg) = args.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+                _ => (arg.as_str(), None),
+            };
+            let mut value = |name: &str| -> Result<String, CliError> {
+                inline
+                    .clone()
+                    .or_else(|| args.next().cloned())
+                    .ok_or_else(|| CliError::Usage(format!("{name} needs a value")))
+            };
+            match flag {
+                "-h" | "--help" => return Err(CliError::Help),
+                "--home" => cli.home = Some(PathBuf::from(value("--home")?)),
+                "--trust" => {
+                    let text = value("--trust")?;
+                    cli.mode = match text.as_str() {
+                        "full" => Mode::FullTrust,
+                        "plan" => Mode::PlanOnly,
+                        other => Mode::from_str(other).map_err(|_| {
+                            CliError::Usage(format!(
+                                "--trust takes ask, auto, full or plan, not “{other}”"
+                            ))
+                        })?,
+                    };
+                }
+                "--unattended" => cli.unattended = true,
+                "--ask-via-mcp" => cli.ask_via_mcp = true,
+                "--allow-host" => {
+                    let text = value("--allow-host")?;
+                    let host = AllowedHost::parse(&text).map_err(|_| {
+                        CliError::Usage(format!(
+                            "--allow-host takes HOST:PORT of a local app (like localhost:3000), not “{text}”"
+                        ))
+                    })?;
+                    cli.allow_hosts.push(host);
+                }
+                "--allow-localhost" => cli.allow_localhost = true,
+                "--browser" => cli.browser = Some(PathBuf::from(value("--browser")?)),
+                "--headed" => cli.headed = true,
+                "--port" => {
+                    let text = value("--port")?;
+                    cli.port = text.parse().map_err(|_| {
+                        CliError::Usage(format!("--port takes a number, not “{text}”"))
+                    })?;
+                }
+                other => {
+                    return Err(CliError::Usage(format!(
+                        "unknown option “{other}”; see conch-gateway --help"
+                    )));
+                }
+            }
+        }
+        Ok(cli)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Cli, CliError> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        Cli::parse(&args)
+    }
+
+    #[test]
+    fn flags_are_read() {
+        let cli = parse(
+            "mcp --home /tmp/h --trust full --unattended --allow-host localhost:3000 --allow-host=127.0.0.1:8080 --allow-localhost --browser /usr/bin/chromium --ask-via-mcp",
+        )
+        .unwrap();
+        assert_eq!(cli.command, Command::Mcp);
+        assert_eq!(cli.mode, Mode::FullTrust);
+        assert!(cli.unattended && cli.allow_localhost && cli.ask_via_mcp);
+        assert_eq!(cli.allow_hosts.len(), 2);
+        assert_eq!(cli.home, Some(PathBuf::from("/tmp/h")));
+        assert_eq!(parse("serve --trust plan").unwrap().mode, Mode::PlanOnly);
+        assert_eq!(parse("serve").unwrap().port, DEFAULT_PORT);
+    }
+
+    #[test]
+    fn mistakes_are_one_sentence() {
+        assert!(matches!(parse("mcp --trust yolo"), Err(CliError::Usage(_))));
+        assert!(matches!(
+            parse("mcp --allow-host 10.0.0.1:80"),
+            Err(CliError::Usage(_))
+        ));
+        assert!(matches!(parse("mcp --port"), Err(CliError::Usage(_))));
+        assert!(matches!(parse("browse"), Err(CliError::Usage(_))));
+        assert_eq!(parse("").unwrap_err(), CliError::Help);
+    }
+}

@@ -1,0 +1,220 @@
+//! conch-gateway: Conch's reference binary. It wires the crates together and holds no
+//! rule of its own.
+//!
+//! - `conch-gateway mcp`: the MCP door over stdio, for MCP clients that spawn it
+//!   (`claude mcp add conch -- conch-gateway mcp`).
+//! - `conch-gateway serve`: the same tools over streamable HTTP at `/mcp` on 127.0.0.1,
+//!   behind the gateway's token (written to `<home>/gateway.token`).
+//!
+//! Who answers questions: no panel exists yet, so a question nobody can answer is refused
+//! with a sentence saying how to allow it; `--unattended` answers every question No at
+//! once and says so; `--ask-via-mcp` sends the site question (This chat / No only) to
+//! the MCP client as an elicitation request.
+//!
+//! Deliberately absent: the web panel, the live view and the settings API (later issues).
+
+mod ask;
+mod cli;
+mod http;
+mod stdio;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use conch_browser::discover::{Os, Probe, SystemProbe};
+use conch_browser::guard::GuardConfig;
+use conch_browser::{Browser, BrowserConfig, Home};
+use conch_policy::{Gateway, NetSettings};
+use conch_tools::{Asker, McpServer, NoOneToAsk, Tools, ToolsConfig, Unattended, WorkFolder};
+
+use crate::ask::{Channels, ElicitAsker};
+use crate::cli::{Cli, CliError, Command, USAGE};
+
+/// Finds browsers as the system does, with `--browser` first (as `CONCH_BROWSER` is).
+#[derive(Debug)]
+struct ChosenBrowser {
+    path: PathBuf,
+}
+
+impl Probe for ChosenBrowser {
+    fn os(&self) -> Os {
+        SystemProbe.os()
+    }
+    fn var(&self, name: &str) -> Option<OsString> {
+        if name == "CONCH_BROWSER" {
+            return Some(self.path.clone().into_os_string());
+        }
+        SystemProbe.var(name)
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        SystemProbe.is_file(path)
+    }
+    fn list_dir(&self, path: &Path) -> Vec<String> {
+        SystemProbe.list_dir(path)
+    }
+}
+
+/// `n` random bytes as hex, from the system's random source.
+pub(crate) fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No /dev/urandom: fall back to the standard library's per-process random keys.
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in bytes.chunks_mut(8) {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_usize(chunk.as_ptr() as usize);
+            let word = hasher.finish().to_le_bytes();
+            chunk.copy_from_slice(&word[..chunk.len()]);
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cli = match Cli::parse(&args) {
+        Ok(cli) => cli,
+        Err(CliError::Help) => {
+            eprint!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(CliError::Usage(sentence)) => {
+            eprintln!("conch-gateway: {sentence}.");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("conch-gateway: the async runtime could not start ({e}).");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(sentence) => {
+            eprintln!("conch-gateway: {sentence}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    let home = match &cli.home {
+        Some(dir) => Home::new(dir),
+        None => Home::from_env().map_err(|e| format!("Conch's folder can't be found: {e}."))?,
+    };
+    let base: Arc<dyn Asker> = if cli.unattended {
+        Arc::new(Unattended)
+    } else {
+        Arc::new(NoOneToAsk)
+    };
+    let channels: Option<Channels> = cli
+        .ask_via_mcp
+        .then(|| Arc::new(Mutex::new(HashMap::new())));
+    let asker: Arc<dyn Asker> = match &channels {
+        Some(channels) => Arc::new(ElicitAsker {
+            fallback: base,
+            channels: Arc::clone(channels),
+        }),
+        None => base,
+    };
+
+    let listener = match cli.command {
+        Command::Serve => Some(
+            tokio::net::TcpListener::bind(("127.0.0.1", cli.port))
+                .await
+                .map_err(|e| format!("port {} on 127.0.0.1 can't be used ({e}).", cli.port))?,
+        ),
+        Command::Mcp => None,
+    };
+    let port = match &listener {
+        Some(listener) => listener
+            .local_addr()
+            .map_err(|e| format!("the listening port can't be read ({e})."))?
+            .port(),
+        None => 0,
+    };
+
+    let net = NetSettings {
+        allow_localhost: cli.allow_localhost,
+        allow_hosts: cli.allow_hosts.clone(),
+        gateway: Gateway::on_port(port),
+    };
+    let mut config = BrowserConfig::new(home.clone());
+    config.headless = !cli.headed;
+    if let Some(path) = &cli.browser {
+        config.probe = Arc::new(ChosenBrowser { path: path.clone() });
+    }
+    // Every connection of every page goes past the guard (NET-*), which never lets a page
+    // reach the gateway's own port.
+    config.guard = Some(GuardConfig::new(net.clone()));
+    let browser = Browser::new(config);
+
+    let mut tools_config = ToolsConfig::new(asker);
+    // Uploads come from the work folder, `<home>/work` (UP-2, UP-6).
+    tools_config.chat_files = Arc::new(WorkFolder(Some(home.root().join("work"))));
+    // Downloads the person keeps land in `<home>/work/Downloads` (DL-1, AMB-9).
+    tools_config.downloads = Some(home.root().join("work").join("Downloads"));
+    tools_config.net = net;
+    let tools = Tools::new(browser.clone(), tools_config);
+    let server = McpServer::new(tools, cli.mode);
+
+    match (cli.command, listener) {
+        (Command::Serve, Some(listener)) => {
+            let token = std::env::var("CONCH_GATEWAY_TOKEN")
+                .ok()
+                .filter(|t| t.len() >= 16)
+                .unwrap_or_else(|| random_hex(24));
+            let token_file = write_token(&home, &token)?;
+            eprintln!(
+                "conch-gateway: MCP at http://127.0.0.1:{port}/mcp (token in {})",
+                token_file.display()
+            );
+            let app = http::router(http::Door::new(server, token, port));
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await;
+            browser.shutdown().await;
+            served.map_err(|e| format!("the HTTP server stopped ({e})."))
+        }
+        _ => {
+            let session = server.session(stdio::STDIO_CONVERSATION);
+            stdio::serve(session, channels).await;
+            browser.shutdown().await;
+            Ok(())
+        }
+    }
+}
+
+/// Writes the token to `<home>/gateway.token`, readable by its owner only (not under
+/// `browser/`, which the browser process sees as its own).
+fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
+    let dir = home.root().to_path_buf();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("{} can't be created ({e}).", dir.display()))?;
+    let path = dir.join("gateway.token");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options.open(&path).and_then(|mut file| {
+        use std::io::Write;
+        file.write_all(token.as_bytes())
+    });
+    written.map_err(|e| format!("{} can't be written ({e}).", path.display()))?;
+    Ok(path)
+}

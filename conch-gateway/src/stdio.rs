@@ -1,0 +1,157 @@
+//! `conch-gateway mcp`: the MCP door on stdin and stdout, one JSON-RPC message per line.
+//! The process is one MCP session, so one conversation.
+//!
+//! Requests run as tasks of their own, so a tool call waiting for an elicitation answer
+//! does not stop the answer from being read; conch-tools still runs one call at a time
+//! per conversation. Only JSON-RPC goes to stdout.
+//!
+//! Deliberately absent: logging to stdout.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use conch_tools::{BoxFuture, McpSession};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::ask::{Channels, ClientChannel};
+
+/// The conversation id of the stdio session.
+pub(crate) const STDIO_CONVERSATION: &str = "mcp-stdio";
+
+/// Requests the server sent to the client, waiting for their responses.
+#[derive(Debug)]
+struct Outbound {
+    lines: mpsc::UnboundedSender<String>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Option<Value>>>>,
+    next_id: AtomicI64,
+    /// Stdin closed: no answer can come any more.
+    closed: AtomicBool,
+}
+
+impl ClientChannel for Outbound {
+    fn request(&self, method: &str, params: Value) -> BoxFuture<'_, Option<Value>> {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if self.closed.load(Ordering::SeqCst) {
+                return Box::pin(async { None });
+            }
+            pending.insert(id, tx);
+        }
+        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let sent = self.lines.send(line.to_string()).is_ok();
+        Box::pin(async move {
+            if !sent {
+                return None;
+            }
+            rx.await.ok().flatten()
+        })
+    }
+}
+
+impl Outbound {
+    /// Delivers a client's response to the request waiting for it.
+    fn deliver(&self, message: &Value) -> bool {
+        let Some(id) = message.get("id").and_then(Value::as_i64) else {
+            return false;
+        };
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(message.get("result").cloned());
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Serves `session` until stdin closes.
+pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = rx.recv().await {
+            if stdout.write_all(line.as_bytes()).await.is_err()
+                || stdout.write_all(b"\n").await.is_err()
+                || stdout.flush().await.is_err()
+            {
+                return;
+            }
+        }
+    });
+    let outbound = Arc::new(Outbound {
+        lines: tx.clone(),
+        pending: Mutex::new(HashMap::new()),
+        next_id: AtomicI64::new(1),
+        closed: AtomicBool::new(false),
+    });
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut tasks = tokio::task::JoinSet::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message: Value = match serde_json::from_str(&line) {
+            Ok(message) => message,
+            Err(_) => {
+                let error = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "Parse error" } });
+                let _ = tx.send(error.to_string());
+                continue;
+            }
+        };
+        if message.get("method").is_none() && outbound.deliver(&message) {
+            continue;
+        }
+        let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+        let session = session.clone();
+        let tx = tx.clone();
+        let channels = channels.clone();
+        let outbound = Arc::clone(&outbound);
+        tasks.spawn(async move {
+            let answer = session.handle(&message).await;
+            if is_initialize
+                && session.client_elicits()
+                && let Some(channels) = channels
+            {
+                channels
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(session.chat().id().to_owned(), outbound);
+            }
+            if let Some(answer) = answer {
+                let _ = tx.send(answer.to_string());
+            }
+        });
+        // Reap finished tasks as we go.
+        while tasks.try_join_next().is_some() {}
+    }
+    // Stdin closed: questions waiting for the client get no answer (No), then what runs
+    // finishes, then writing stops.
+    {
+        let mut pending = outbound
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        outbound.closed.store(true, Ordering::SeqCst);
+        pending.clear();
+    }
+    while tasks.join_next().await.is_some() {}
+    if let Some(channels) = &channels {
+        channels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session.chat().id());
+    }
+    drop(tx);
+    drop(outbound);
+    let _ = writer.await;
+}

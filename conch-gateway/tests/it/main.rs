@@ -1,0 +1,6 @@
+//! conch-gateway's integration tests: a real MCP client speaks to the built binary over
+//! stdio and over HTTP, against fixture pages in a real headless Chromium.
+
+mod http;
+mod stdio;
+mod support;

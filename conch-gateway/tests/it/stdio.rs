@@ -1,0 +1,222 @@
+//! `conch-gateway mcp` from an MCP client over stdio (TOOL-2, TOOL-3, AMB-5).
+
+use conch_fixtures::FixtureServer;
+use serde_json::json;
+
+use crate::support::{StdioClient, gateway, ref_of};
+
+/// tools/list is the catalogue, at most 8,000 characters; every tool works on fixture
+/// pages; --unattended answers the site question No at once and says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_stdio_unattended() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("work");
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+
+    let list = client.request("tools/list", json!({})).await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 15);
+    assert!(list["result"].to_string().chars().count() <= 8_000);
+    let specs: Vec<serde_json::Value> = conch_tools::tool_specs()
+        .iter()
+        .map(|s| s.to_mcp())
+        .collect();
+    assert_eq!(tools, &specs);
+
+    let (page, error) = client
+        .call(
+            "browser_open",
+            json!({ "url": server.url("tools-shop.html") }),
+        )
+        .await;
+    assert!(!error, "{page}");
+    assert!(page.contains("Add to cart"), "{page}");
+    let add = ref_of(&page, "Add to cart");
+    let (text, error) = client.call("browser_click", json!({ "ref": add })).await;
+    assert!(error, "{text}");
+    assert!(
+        text.contains("unattended") && text.contains("answered No"),
+        "{text}"
+    );
+    assert!(
+        text.contains("--trust full") || text.contains("browser.json"),
+        "{text}"
+    );
+
+    let (text, error) = client
+        .call("browser_read", json!({ "find": "Place order" }))
+        .await;
+    assert!(!error && text.contains("Place order"), "{text}");
+    let (text, _) = client.call("browser_screenshot", json!({})).await;
+    assert!(text.contains("pixels"), "{text}");
+    let (text, _) = client
+        .call("browser_tabs", json!({ "action": "list" }))
+        .await;
+    assert!(text.contains("t1"), "{text}");
+    let (text, error) = client
+        .call("browser_open", json!({ "url": "file:///etc/passwd" }))
+        .await;
+    assert!(error && text.contains("http"), "{text}");
+    let (text, error) = client
+        .call("browser_handoff", json!({ "reason": "a code" }))
+        .await;
+    assert!(error && text.contains("No one can take over"), "{text}");
+    assert!(!work.exists() || work.is_dir());
+    client.finish().await;
+}
+
+/// Full trust over stdio: ordinary acts go ahead, "Place order" is still confirmed (and
+/// so refused when nobody can answer), and nothing reaches the page (PERM-8).
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_stdio_full_trust_still_confirms_high_stakes() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--trust", "full", "--allow-localhost"],
+    ))
+    .await;
+    let (page, _) = client
+        .call(
+            "browser_open",
+            json!({ "url": server.url("tools-shop.html") }),
+        )
+        .await;
+    let (text, error) = client
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&page, "Add to cart") }),
+        )
+        .await;
+    assert!(!error, "{text}");
+    assert!(text.contains("1"), "{text}");
+    let (text, error) = client
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&page, "Place order") }),
+        )
+        .await;
+    assert!(error, "{text}");
+    assert!(text.contains("No one can answer"), "{text}");
+    let (text, _) = client.call("browser_read", json!({})).await;
+    assert!(!text.contains("Order placed"), "{text}");
+    client.finish().await;
+}
+
+/// Plan only over stdio refuses every act.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_stdio_plan_only_refuses_acts() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--trust", "plan", "--allow-localhost"],
+    ))
+    .await;
+    let (page, _) = client
+        .call(
+            "browser_open",
+            json!({ "url": server.url("tools-shop.html") }),
+        )
+        .await;
+    let (text, error) = client
+        .call(
+            "browser_type",
+            json!({ "ref": ref_of(&page, "Name"), "text": "Ada" }),
+        )
+        .await;
+    assert!(error && text.contains("Plan only"), "{text}");
+    client.finish().await;
+}
+
+/// --ask-via-mcp: the site question goes to the client as an elicitation with This chat
+/// and No only; high stakes never goes that way (AMB-5).
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_stdio_asks_the_site_question_by_elicitation() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start_with(
+        gateway(home.path(), &["mcp", "--ask-via-mcp", "--allow-localhost"]),
+        json!({ "elicitation": {} }),
+    )
+    .await;
+    let (page, _) = client
+        .call(
+            "browser_open",
+            json!({ "url": server.url("tools-shop.html") }),
+        )
+        .await;
+    let mut asked = Vec::new();
+    let answer = client
+        .request_answering(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": ref_of(&page, "Add to cart") } }),
+            |request| {
+                asked.push(request.clone());
+                Some(json!({ "action": "accept", "content": { "answer": "This chat" } }))
+            },
+        )
+        .await;
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    assert_eq!(
+        asked[0]["params"]["requestedSchema"]["properties"]["answer"]["enum"],
+        json!(["This chat", "No"])
+    );
+    // High stakes is never elicited: with no panel it is refused.
+    let mut elicited = 0;
+    let answer = client
+        .request_answering(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": ref_of(&page, "Place order") } }),
+            |_| {
+                elicited += 1;
+                Some(json!({ "action": "accept", "content": { "answer": "This chat" } }))
+            },
+        )
+        .await;
+    assert_eq!(elicited, 0);
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    client.finish().await;
+}
+
+/// NET-10: with the guard on, a request the page makes to a local app that is not
+/// allowed is blocked, and the result says so without naming the address or port.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_stdio_reports_blocked_requests() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let allowed = format!("127.0.0.1:{}", server.port());
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-host", &allowed],
+    ))
+    .await;
+    let (text, error) = client
+        .call(
+            "browser_open",
+            json!({ "url": server.url("tools-private.html") }),
+        )
+        .await;
+    assert!(!error, "{text}");
+    assert!(
+        text.contains("A page that reaches another local app"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Conch blocked a request to a private address"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(&server.cross_site_port().to_string()),
+        "{text}"
+    );
+    assert_eq!(server.requests("/dot.svg"), 0);
+    client.finish().await;
+}

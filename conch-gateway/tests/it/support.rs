@@ -1,0 +1,161 @@
+//! Test support: spawning the built gateway, and a line-by-line JSON-RPC client.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The gateway binary with `args`, on a temp home, using the test Chromium.
+pub(crate) fn gateway(home: &std::path::Path, args: &[&str]) -> Command {
+    let browser: PathBuf = conch_fixtures::browser::executable().expect("test set-up");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_conch-gateway"));
+    command
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .arg("--browser")
+        .arg(browser)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// An MCP client over the child's stdin and stdout.
+pub(crate) struct StdioClient {
+    pub(crate) child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: i64,
+}
+
+impl StdioClient {
+    /// Spawns `command` and initializes the session.
+    pub(crate) async fn start(command: Command) -> StdioClient {
+        StdioClient::start_with(command, json!({})).await
+    }
+
+    /// Spawns `command` and initializes the session with the client's `capabilities`.
+    pub(crate) async fn start_with(mut command: Command, capabilities: Value) -> StdioClient {
+        let mut child = command.spawn().expect("the gateway starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut client = StdioClient {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            next_id: 1,
+        };
+        let init = client
+            .request(
+                "initialize",
+                json!({ "protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": { "name": "test", "version": "1" } }),
+            )
+            .await;
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "conch_browser",
+            "{init}"
+        );
+        client
+            .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        client
+    }
+
+    /// Writes one message.
+    pub(crate) async fn send(&mut self, message: &Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("the gateway reads stdin");
+        self.stdin.flush().await.expect("flush");
+    }
+
+    /// Sends a request and waits for the response with its id.
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_answering(method, params, |_| None).await
+    }
+
+    /// Sends a request and waits for its response, answering the server's own requests
+    /// on the way with `answer` (the `result`, or `None` for an error).
+    pub(crate) async fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut answer: impl FnMut(&Value) -> Option<Value>,
+    ) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        loop {
+            let line =
+                tokio::time::timeout(std::time::Duration::from_secs(60), self.lines.next_line())
+                    .await
+                    .expect("the gateway answers within a minute")
+                    .expect("stdout is readable")
+                    .expect("the gateway is still running");
+            let message: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
+            if message.get("method").is_some() {
+                let reply = match answer(&message) {
+                    Some(result) => {
+                        json!({ "jsonrpc": "2.0", "id": message["id"], "result": result })
+                    }
+                    None => {
+                        json!({ "jsonrpc": "2.0", "id": message["id"], "error": { "code": -1, "message": "no" } })
+                    }
+                };
+                self.send(&reply).await;
+                continue;
+            }
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Calls a tool; gives (text, isError).
+    pub(crate) async fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
+        let answer = self
+            .request(
+                "tools/call",
+                json!({ "name": name, "arguments": arguments }),
+            )
+            .await;
+        let result = &answer["result"];
+        let text = result["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        (text, result["isError"] == json!(true))
+    }
+
+    /// Closes stdin and waits for the gateway to stop.
+    pub(crate) async fn finish(mut self) {
+        drop(self.stdin);
+        let status = tokio::time::timeout(std::time::Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("the gateway stops when stdin closes")
+            .expect("wait");
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// The ref on the first line holding `needle` and a ref.
+pub(crate) fn ref_of(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|line| line.contains(needle) && line.contains("[ref="))
+        .unwrap_or_else(|| panic!("no line with {needle:?} and a ref in:\n{snapshot}"));
+    let start = line.find("[ref=").expect("a ref") + "[ref=".len();
+    let end = line[start..].find(']').expect("a bracket") + start;
+    line[start..end].to_owned()
+}

@@ -1,0 +1,706 @@
+//! Every call conch-tools makes into the browser runtime, in one place: the active tab,
+//! reading (snapshot, diff, parts, find), resolving refs and describing what they point
+//! to, acting through conch-browser's page layer, screenshots, history, waiting, and the
+//! page's dialogs during the agent's step.
+//!
+//! The tools above this module decide; this module only touches the page, and only after
+//! the permit flow said yes. Each tab keeps a [`Reader`] (the diff baseline) and a
+//! [`DialogWatch`] whose confirms go through the permit flow.
+//!
+//! Deliberately absent: any rule (those are conch-policy's and the permit flow's), and any
+//! script the agent wrote: every expression here is Conch's own.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex as StdMutex, PoisonError};
+use std::time::Duration;
+
+use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
+use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
+use conch_browser::page::{
+    Change, Element, PageError, Reader, Snapshot, Who, changes_since, read, resolve,
+    screenshot_for_model,
+};
+use conch_browser::{Conversation, TabInfo};
+use conch_policy::{FieldFacts, Mode, Point, Size};
+use serde_json::{Value, json};
+
+use crate::error::ToolError;
+use crate::result::PageBody;
+
+/// The most characters of a title in a snapshot's header.
+const TITLE_CHARS: usize = 200;
+
+/// What the permit flow needs to know about the element an act lands on.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TargetFacts {
+    /// The element's own words: accessible name, text, value, label (HS-1).
+    pub(crate) words: String,
+    /// What the page says about it as a field (SEC-1).
+    pub(crate) field: FieldFacts,
+    /// Whether the secrets rule calls it secret.
+    pub(crate) secret: bool,
+    /// Its role.
+    pub(crate) role: String,
+    /// Its tag, lowercase.
+    pub(crate) tag: String,
+    /// The address of the document that holds it (a frame's, inside a frame).
+    pub(crate) document_url: Option<String>,
+}
+
+impl TargetFacts {
+    fn of(under: Under) -> TargetFacts {
+        let words = if under.words.trim().is_empty() {
+            under.name.clone()
+        } else if under.name.trim().is_empty() || under.words.contains(under.name.trim()) {
+            under.words.clone()
+        } else {
+            format!("{} {}", under.name, under.words)
+        };
+        TargetFacts {
+            words,
+            field: under.field.unwrap_or_default(),
+            secret: under.secret,
+            role: under.role,
+            tag: under.tag,
+            document_url: None,
+        }
+    }
+
+    /// Whether it is a file box.
+    pub(crate) fn is_file_input(&self) -> bool {
+        self.tag == "input" && self.field.input_type.eq_ignore_ascii_case("file")
+    }
+}
+
+/// The page memory of one conversation: a reader and a dialog watch per tab.
+#[derive(Debug, Default)]
+pub(crate) struct Pages {
+    readers: tokio::sync::Mutex<HashMap<String, Reader>>,
+    watches: StdMutex<HashMap<String, (String, DialogWatch)>>,
+}
+
+fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A page error as one sentence starting with a capital.
+fn sentence(e: &PageError) -> ToolError {
+    match e {
+        PageError::RefGone(r) | PageError::NoSuchRef(r) | PageError::FrameGone(r) => {
+            ToolError::StaleRef(r.clone())
+        }
+        PageError::NoSuchPart { parts, .. } => ToolError::NoSuchPart { parts: *parts },
+        other => ToolError::Page(other.to_string()),
+    }
+}
+
+impl From<PageError> for ToolError {
+    fn from(e: PageError) -> Self {
+        sentence(&e)
+    }
+}
+
+impl From<ActError> for ToolError {
+    fn from(e: ActError) -> Self {
+        match e {
+            ActError::Gone { reference } => ToolError::StaleRef(reference),
+            other => ToolError::Act(other.to_string()),
+        }
+    }
+}
+
+/// The conversation's active tab, if it has one.
+pub(crate) async fn active_tab(conv: &Conversation) -> Result<Option<TabInfo>, ToolError> {
+    Ok(conv.tabs().await?.into_iter().find(|t| t.active))
+}
+
+/// The active tab, or the sentence that says to open a page.
+pub(crate) async fn need_tab(conv: &Conversation) -> Result<TabInfo, ToolError> {
+    active_tab(conv).await?.ok_or(ToolError::NoPage)
+}
+
+/// Evaluates one of Conch's own expressions in the active tab, without a user gesture.
+pub(crate) async fn evaluate(conv: &Conversation, expression: &str) -> Result<Value, ToolError> {
+    let page = conv.page().await?;
+    let answer = page
+        .call_raw(
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
+        )
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    if let Some(details) = answer.get("exceptionDetails") {
+        let text = details["text"].as_str().unwrap_or("an exception");
+        return Err(ToolError::Page(text.to_owned()));
+    }
+    Ok(answer["result"]["value"].clone())
+}
+
+/// The active tab's address, read from the page itself.
+pub(crate) async fn current_url(conv: &Conversation) -> Result<String, ToolError> {
+    let value = evaluate(conv, "location.href").await?;
+    Ok(value.as_str().unwrap_or_default().to_owned())
+}
+
+/// The header line of a whole snapshot (SNAP-13).
+fn header(tab: &str, snapshot: &Snapshot) -> String {
+    let mut short = snapshot.clone();
+    if short.title.chars().count() > TITLE_CHARS {
+        short.title = short.title.chars().take(TITLE_CHARS).collect();
+    }
+    short.title = short.title.replace(['\n', '\r'], " ");
+    short.text.clear();
+    short.header(tab)
+}
+
+/// Part `n` of a snapshot, under its header, as a result body.
+fn whole(tab: &str, snapshot: &Snapshot, n: usize) -> Result<PageBody, ToolError> {
+    let part = snapshot.part(n)?;
+    Ok(PageBody {
+        text: format!("{}\n{part}", header(tab, snapshot)),
+    })
+}
+
+impl Pages {
+    /// Reads the active tab whole and gives part `n` (SNAP-1, SNAP-8, SNAP-13).
+    pub(crate) async fn read_part(
+        &self,
+        conv: &Conversation,
+        n: usize,
+    ) -> Result<PageBody, ToolError> {
+        let tab = need_tab(conv).await?;
+        let page = conv.page().await?;
+        let mut readers = self.readers.lock().await;
+        let reader = readers.entry(tab.id.clone()).or_default();
+        let snapshot = read(&page, reader).await?;
+        whole(&tab.id, &snapshot, n)
+    }
+
+    /// The lines of the whole page holding `needle`, with their parts (SNAP-11).
+    pub(crate) async fn find(
+        &self,
+        conv: &Conversation,
+        needle: &str,
+    ) -> Result<Option<PageBody>, ToolError> {
+        let tab = need_tab(conv).await?;
+        let page = conv.page().await?;
+        let mut readers = self.readers.lock().await;
+        let reader = readers.entry(tab.id.clone()).or_default();
+        let snapshot = read(&page, reader).await?;
+        let found = snapshot.find(needle);
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let lines: Vec<String> = found
+            .iter()
+            .map(|f| format!("(part {}) {}", f.part, f.line))
+            .collect();
+        Ok(Some(PageBody::bounded(&lines.join("\n"))))
+    }
+
+    /// What changed on the active tab since the agent last read it (SNAP-5, SNAP-6): a
+    /// diff, the whole first part, or `None` when nothing changed.
+    pub(crate) async fn changes(&self, conv: &Conversation) -> Result<Option<PageBody>, ToolError> {
+        let tab = need_tab(conv).await?;
+        let page = conv.page().await?;
+        let mut readers = self.readers.lock().await;
+        let reader = readers.entry(tab.id.clone()).or_default();
+        match changes_since(&page, reader, Who::Agent).await? {
+            Change::Nothing => Ok(None),
+            Change::Diff(text) => Ok(Some(PageBody::bounded(&text))),
+            Change::Whole(snapshot) => whole(&tab.id, &snapshot, 1).map(Some),
+        }
+    }
+
+    /// Forgets the active tab's baseline: the next change is the whole page.
+    pub(crate) async fn forget(&self, tab: &str) {
+        if let Some(reader) = self.readers.lock().await.get_mut(tab) {
+            reader.forget();
+        }
+    }
+
+    /// A PNG of the active tab for the model, secret fields painted over (SEC-4), with
+    /// its size in CSS pixels.
+    pub(crate) async fn screenshot(
+        &self,
+        conv: &Conversation,
+    ) -> Result<(Vec<u8>, Size), ToolError> {
+        let tab = need_tab(conv).await?;
+        let page = conv.page().await?;
+        let size = act::viewport(&page).await?;
+        let mut readers = self.readers.lock().await;
+        let reader = readers.entry(tab.id.clone()).or_default();
+        let png = screenshot_for_model(&page, reader).await?;
+        Ok((png, size))
+    }
+
+    /// Marks an agent step on the active tab: its dialogs get the step's answers and
+    /// confirms go to `hook` (DLG-2, DLG-6). The watch is installed on first use.
+    pub(crate) async fn step(
+        &self,
+        conv: &Conversation,
+        mode: Mode,
+        hook: Arc<dyn DialogHook>,
+    ) -> Result<Vec<StepGuard>, ToolError> {
+        let Some(tab) = active_tab(conv).await? else {
+            return Ok(Vec::new());
+        };
+        let page = conv.page().await?;
+        // Input to a tab in the background can stall (another conversation's tab may be
+        // in front): bring this one forward for the step.
+        let _ = page.call_raw("Page.bringToFront", json!({})).await;
+        let session = page
+            .id()
+            .map(|id| id.as_str().to_owned())
+            .unwrap_or_default();
+        let installed = lock(&self.watches)
+            .get(&tab.id)
+            .is_some_and(|(id, _)| *id == session);
+        if !installed {
+            let watch = dialog::watch(&page, hook)
+                .await
+                .map_err(conch_browser::BrowserError::from)?;
+            lock(&self.watches).insert(tab.id.clone(), (session, watch));
+        }
+        let watches = lock(&self.watches);
+        Ok(watches
+            .values()
+            .map(|(_, watch)| watch.agent_step(mode))
+            .collect())
+    }
+
+    /// The dialog notes of every tab since the last call (DLG-12): page words, to wrap.
+    pub(crate) fn dialog_notes(&self) -> Vec<String> {
+        lock(&self.watches)
+            .values()
+            .flat_map(|(_, watch)| watch.take_notes())
+            .map(|note| note.sentence())
+            .collect()
+    }
+}
+
+/// After the active tab opened a page: Conch declines a common cookie banner when the
+/// person's setting says so (LAUNCH-11), then looks for a bot check, waiting a challenge
+/// out (BOT-1 … BOT-4, TAB-7). Gives the sentences for the result.
+pub(crate) async fn after_open(conv: &Conversation, decline_banners: bool) -> Vec<String> {
+    let Ok(page) = conv.page().await else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    if decline_banners
+        && let Ok(Some(note)) =
+            conch_browser::page::consent::decline_banner(&page, &ActOptions::default()).await
+    {
+        notes.push(note.sentence());
+    }
+    let wait = conch_browser::page::botcheck::BotWait::default();
+    if let Ok(outcome) = conch_browser::page::botcheck::after_navigation(&page, None, wait).await
+        && let Some(note) = outcome.note
+    {
+        notes.push(note);
+    }
+    notes
+}
+
+/// The element behind `reference` on the active tab, and its facts.
+pub(crate) async fn target(
+    conv: &Conversation,
+    reference: &str,
+) -> Result<(Element, TargetFacts), ToolError> {
+    let page = conv.page().await?;
+    let element = resolve(&page, reference).await?;
+    let under = act::describe_element(&element).await?;
+    let mut facts = TargetFacts::of(under);
+    facts.document_url = document_url(&element).await;
+    Ok((element, facts))
+}
+
+/// A PNG of the view around `element` for the question card (PERM-13, HS-2), or `None`
+/// when it can't be cut.
+pub(crate) async fn thumbnail(element: &Element) -> Option<Vec<u8>> {
+    const MARGIN: f64 = 40.0;
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": "function() { const r = this.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }",
+                "returnByValue": true,
+            }),
+        )
+        .await
+        .ok()?;
+    let rect = answer["result"]["value"].as_array()?;
+    let n = |i: usize| rect.get(i).and_then(Value::as_f64);
+    let (x, y, w, h) = (n(0)?, n(1)?, n(2)?, n(3)?);
+    let scroll = element
+        .page
+        .call_raw(
+            "Runtime.evaluate",
+            json!({ "expression": "[scrollX, scrollY]", "returnByValue": true }),
+        )
+        .await
+        .ok()?;
+    let sx = scroll["result"]["value"][0].as_f64().unwrap_or(0.0);
+    let sy = scroll["result"]["value"][1].as_f64().unwrap_or(0.0);
+    let left = (x + element.offset.0 - MARGIN).max(0.0);
+    let top = (y + element.offset.1 - MARGIN).max(0.0);
+    let shot = element
+        .page
+        .call_raw(
+            "Page.captureScreenshot",
+            json!({
+                "format": "png",
+                "clip": {
+                    "x": left + sx,
+                    "y": top + sy,
+                    "width": (w + 2.0 * MARGIN).clamp(1.0, 1200.0),
+                    "height": (h + 2.0 * MARGIN).clamp(1.0, 800.0),
+                    "scale": 1,
+                },
+            }),
+        )
+        .await
+        .ok()?;
+    base64_decode(shot["data"].as_str()?)
+}
+
+/// Standard base64 to bytes; `None` on anything else.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        })
+    };
+    let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+    let mut out = Vec::with_capacity(clean.len() / 4 * 3);
+    for chunk in clean.chunks(4) {
+        let digits: Vec<u8> = chunk.iter().copied().filter(|c| *c != b'=').collect();
+        let mut n = 0u32;
+        for (i, c) in digits.iter().enumerate() {
+            n |= value(*c)? << (18 - 6 * i);
+        }
+        let bytes = n.to_be_bytes();
+        out.extend_from_slice(&bytes[1..digits.len().max(1)]);
+    }
+    Some(out)
+}
+
+/// The address of the document that holds `element`, for the frame's site (PERM-16).
+async fn document_url(element: &Element) -> Option<String> {
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": "function() { return this.ownerDocument ? this.ownerDocument.URL : ''; }",
+                "returnByValue": true,
+            }),
+        )
+        .await
+        .ok()?;
+    answer["result"]["value"]
+        .as_str()
+        .filter(|u| !u.is_empty())
+        .map(str::to_owned)
+}
+
+/// What holds the keyboard focus on the active tab.
+pub(crate) async fn focused(conv: &Conversation) -> Result<TargetFacts, ToolError> {
+    let page = conv.page().await?;
+    Ok(act::focused(&page)
+        .await?
+        .map(TargetFacts::of)
+        .unwrap_or_default())
+}
+
+/// What lies under a point of the last screenshot, and the point in the viewport now.
+pub(crate) async fn under_point(
+    conv: &Conversation,
+    point: Point,
+    screenshot: Size,
+) -> Result<(Point, TargetFacts), ToolError> {
+    let page = conv.page().await?;
+    let scaled = act::scale_point(&page, point, Some(screenshot)).await?;
+    let under = act::under_point(&page, scaled).await?;
+    Ok((scaled, TargetFacts::of(under)))
+}
+
+/// How a pointer act presses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pointer {
+    /// One left click.
+    Click,
+    /// A double click.
+    Double,
+    /// A right click.
+    Right,
+    /// Hover only.
+    Hover,
+}
+
+/// Clicks (or double-, right-clicks, hovers) an element.
+pub(crate) async fn click(element: &Element, how: Pointer) -> Result<(), ToolError> {
+    let how = match how {
+        Pointer::Click => act::How::Click,
+        Pointer::Double => act::How::Double,
+        Pointer::Right => act::How::Right,
+        Pointer::Hover => act::How::Hover,
+    };
+    act::click(element, how, &ActOptions::default()).await?;
+    Ok(())
+}
+
+/// Drags one element onto another.
+pub(crate) async fn drag(from: &Element, to: &Element) -> Result<(), ToolError> {
+    act::drag(from, to, &ActOptions::default()).await?;
+    Ok(())
+}
+
+/// Replaces a text field's contents.
+pub(crate) async fn type_text(element: &Element, text: &str) -> Result<(), ToolError> {
+    act::type_text(element, text, &ActOptions::default()).await?;
+    Ok(())
+}
+
+/// Fills a secret field with the vault's value: focus by a click, then typed input.
+/// The value goes nowhere else (SEC-2).
+pub(crate) async fn fill_secret(element: &Element, secret: &str) -> Result<(), ToolError> {
+    act::click(element, act::How::Click, &ActOptions::default()).await?;
+    conch_browser::page::input::replace_focused_text(&element.page, secret)
+        .await
+        .map_err(|e| ToolError::Act(ActError::from(e).to_string()))?;
+    Ok(())
+}
+
+/// Presses a key or chord, on an element or the focused one.
+pub(crate) async fn press(
+    conv: &Conversation,
+    keys: &str,
+    on: Option<&Element>,
+) -> Result<(), ToolError> {
+    let page = conv.page().await?;
+    act::press(&page, keys, on, &ActOptions::default()).await?;
+    Ok(())
+}
+
+/// Picks options of a list; gives the labels picked.
+pub(crate) async fn select(element: &Element, values: &[String]) -> Result<Vec<String>, ToolError> {
+    let (_, picked) = act::select(element, values, &ActOptions::default()).await?;
+    Ok(picked)
+}
+
+/// Scrolls the page or an element, `times` times.
+pub(crate) async fn scroll(
+    conv: &Conversation,
+    up: bool,
+    on: Option<&Element>,
+    times: u32,
+) -> Result<(), ToolError> {
+    let page = conv.page().await?;
+    let direction = if up {
+        act::Direction::Up
+    } else {
+        act::Direction::Down
+    };
+    for _ in 0..times.max(1) {
+        act::scroll(&page, Some(direction), on, &ActOptions::default()).await?;
+    }
+    Ok(())
+}
+
+/// Clicks at a viewport point, then types `text` when given (GES-10, GES-14).
+pub(crate) async fn click_at(
+    conv: &Conversation,
+    point: Point,
+    how: Option<Pointer>,
+    drag_to: Option<Point>,
+    text: Option<&str>,
+) -> Result<(), ToolError> {
+    let page = conv.page().await?;
+    let how = match (drag_to, how) {
+        (Some(to), _) => PointHow::DragTo(to),
+        (None, Some(Pointer::Double)) => PointHow::Double,
+        (None, Some(Pointer::Right)) => PointHow::Right,
+        (None, Some(Pointer::Hover)) => PointHow::Hover,
+        (None, _) => PointHow::Click,
+    };
+    act::click_at(&page, point, how, text, &ActOptions::default()).await?;
+    Ok(())
+}
+
+/// Whether an element is a file box (`<input type=file>`).
+pub(crate) async fn is_file_input(element: &Element) -> Result<bool, ToolError> {
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": "function() { return this instanceof HTMLInputElement && this.type === 'file'; }",
+                "returnByValue": true,
+            }),
+        )
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    Ok(answer["result"]["value"] == Value::Bool(true))
+}
+
+/// A checkbox's or radio's state.
+pub(crate) async fn is_checked(element: &Element) -> Result<bool, ToolError> {
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": "function() { return this.checked === true || this.getAttribute('aria-checked') === 'true'; }",
+                "returnByValue": true,
+            }),
+        )
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    Ok(answer["result"]["value"] == Value::Bool(true))
+}
+
+/// Puts files into a file box (or the picker its button opens) as bytes, so a browser on
+/// another machine receives them too and no host path reaches the browser (UP-1, UP-12).
+/// Gives the names and sizes the box now holds.
+pub(crate) async fn upload(
+    element: &Element,
+    files: &[PathBuf],
+) -> Result<Vec<(String, u64)>, ToolError> {
+    let mut loaded = Vec::with_capacity(files.len());
+    for file in files {
+        let bytes = tokio::fs::read(file).await.map_err(|e| {
+            ToolError::Act(format!(
+                "A file could not be read ({e}); check it and try again."
+            ))
+        })?;
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "upload".to_owned());
+        loaded.push(conch_browser::page::upload::UploadFile {
+            name,
+            mime: String::new(),
+            bytes,
+        });
+    }
+    let uploaded =
+        conch_browser::page::upload::upload(element, &loaded, &ActOptions::default()).await?;
+    Ok(uploaded.files)
+}
+
+/// Goes back one history entry in the active tab; `false` when there is none (TOOL-21).
+pub(crate) async fn back(conv: &Conversation) -> Result<bool, ToolError> {
+    let page = conv.page().await?;
+    let history = page
+        .call_raw("Page.getNavigationHistory", json!({}))
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    let current = history["currentIndex"].as_u64().unwrap_or(0) as usize;
+    if current == 0 {
+        return Ok(false);
+    }
+    let Some(entry) = history["entries"][current - 1]["id"].as_i64() else {
+        return Ok(false);
+    };
+    let url_before = current_url(conv).await.unwrap_or_default();
+    page.call_raw("Page.navigateToHistoryEntry", json!({ "entryId": entry }))
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    // Wait for the earlier document to be there and loaded (at most 15 s).
+    for _ in 0..150 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let state = evaluate(conv, "[location.href, document.readyState]").await;
+        if let Ok(state) = state
+            && state[0].as_str() != Some(url_before.as_str())
+            && state[1].as_str() == Some("complete")
+        {
+            break;
+        }
+    }
+    Ok(true)
+}
+
+/// Waits until `text` shows and `gone` does not, at most `within`; gives whether it did.
+pub(crate) async fn wait_for_text(
+    conv: &Conversation,
+    text: Option<&str>,
+    gone: Option<&str>,
+    within: Duration,
+) -> Result<bool, ToolError> {
+    let probe = format!(
+        "(() => {{ const t = document.body ? document.body.innerText : ''; return ({}) && ({}); }})()",
+        match text {
+            Some(text) => format!("t.includes({})", json!(text)),
+            None => "true".to_owned(),
+        },
+        match gone {
+            Some(gone) => format!("!t.includes({})", json!(gone)),
+            None => "true".to_owned(),
+        },
+    );
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if evaluate(conv, &probe).await? == Value::Bool(true) {
+            return Ok(true);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Standard base64 of `bytes`, for images in results.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_round_trips() {
+        for text in [&b""[..], b"f", b"fo", b"foo", b"foob", b"\x00\xff\x10"] {
+            assert_eq!(super::base64_decode(&base64(text)).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+}

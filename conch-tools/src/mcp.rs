@@ -1,0 +1,185 @@
+//! The MCP door, transport-agnostic: [`McpServer`] answers JSON-RPC messages
+//! (`initialize`, `ping`, `tools/list` with cursors, `tools/call`) for one
+//! [`McpSession`] per client session, each its own conversation (TOOL-2, TOOL-3, TOOL-16).
+//!
+//! The transports live elsewhere: the gateway carries these messages over stdio and over
+//! streamable HTTP; an embedding application can call [`McpSession::handle`] in memory,
+//! with no port opened and no process spawned (TOOL-3). Written by hand rather than on an
+//! SDK: the protocol surface needed here is small, and the schemas are data already.
+//!
+//! Deliberately absent: resources, prompts, sampling, and any server-side method that
+//! would let a client choose a browser or its settings.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use conch_policy::Mode;
+use serde_json::{Value, json};
+
+use crate::prompt::BROWSER_HINT;
+use crate::spec::{tool_spec, tool_specs};
+use crate::tools::{Chat, Tools};
+
+/// The server's name in `initialize` (TOOL-2).
+pub const SERVER_NAME: &str = "conch_browser";
+
+/// Protocol versions this server speaks, newest first.
+pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// JSON-RPC error codes.
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const INVALID_REQUEST: i64 = -32600;
+
+/// The MCP server: the tools, the mode every session starts in, the page size of
+/// `tools/list`.
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    tools: Tools,
+    mode: Mode,
+    page_size: usize,
+}
+
+impl McpServer {
+    /// A server over `tools`; each session's conversation is in `mode`.
+    pub fn new(tools: Tools, mode: Mode) -> McpServer {
+        McpServer {
+            tools,
+            mode,
+            page_size: crate::spec::TOOL_NAMES.len(),
+        }
+    }
+
+    /// Lists at most `page_size` tools per `tools/list` page (TOOL-16).
+    pub fn with_page_size(mut self, page_size: usize) -> McpServer {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// The toolbox.
+    pub fn tools(&self) -> &Tools {
+        &self.tools
+    }
+
+    /// A session whose calls are conversation `conversation`.
+    pub fn session(&self, conversation: &str) -> McpSession {
+        McpSession {
+            server: self.clone(),
+            chat: self.tools.chat(conversation, self.mode),
+            elicitation: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// One page of `tools/list`: the tools after `cursor`, and the next cursor while more
+    /// remain.
+    fn list(&self, cursor: Option<&str>) -> Result<Value, (i64, String)> {
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= tool_specs().len())
+                .ok_or((INVALID_PARAMS, "Invalid cursor".to_owned()))?,
+        };
+        let end = (start + self.page_size).min(tool_specs().len());
+        let tools: Vec<Value> = tool_specs()[start..end]
+            .iter()
+            .map(|s| s.to_mcp())
+            .collect();
+        let mut answer = json!({ "tools": tools });
+        if end < tool_specs().len() {
+            answer["nextCursor"] = json!(end.to_string());
+        }
+        Ok(answer)
+    }
+}
+
+/// One MCP client session: one conversation.
+#[derive(Debug, Clone)]
+pub struct McpSession {
+    server: McpServer,
+    chat: Chat,
+    elicitation: Arc<AtomicBool>,
+}
+
+impl McpSession {
+    /// The session's conversation.
+    pub fn chat(&self) -> &Chat {
+        &self.chat
+    }
+
+    /// Whether the client said at `initialize` that it answers elicitation requests.
+    pub fn client_elicits(&self) -> bool {
+        self.elicitation.load(Ordering::SeqCst)
+    }
+
+    /// Answers one JSON-RPC message from the client. Gives the response for a request,
+    /// and `None` for a notification or a response (those are the transport's business).
+    pub async fn handle(&self, message: &Value) -> Option<Value> {
+        let id = message.get("id").cloned();
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            return match id {
+                // A response to one of our requests, or nothing at all.
+                Some(_) if message.get("result").is_some() || message.get("error").is_some() => {
+                    None
+                }
+                Some(id) => Some(error(&id, INVALID_REQUEST, "Invalid request")),
+                None => None,
+            };
+        };
+        let id = id?; // notifications get no answer
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let answer = match method {
+            "initialize" => Ok(self.initialize(&params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => self
+                .server
+                .list(params.get("cursor").and_then(Value::as_str)),
+            "tools/call" => self.call(&params).await,
+            _ => Err((METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+        };
+        Some(match answer {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err((code, text)) => error(&id, code, &text),
+        })
+    }
+
+    fn initialize(&self, params: &Value) -> Value {
+        let asked = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let version = PROTOCOL_VERSIONS
+            .iter()
+            .find(|v| **v == asked)
+            .copied()
+            .unwrap_or(PROTOCOL_VERSIONS[0]);
+        let elicits = params
+            .get("capabilities")
+            .and_then(|c| c.get("elicitation"))
+            .is_some();
+        self.elicitation.store(elicits, Ordering::SeqCst);
+        json!({
+            "protocolVersion": version,
+            "capabilities": { "tools": { "listChanged": false } },
+            "serverInfo": { "name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") },
+            "instructions": BROWSER_HINT,
+        })
+    }
+
+    async fn call(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or((INVALID_PARAMS, "tools/call needs a tool name".to_owned()))?;
+        if tool_spec(name).is_none() {
+            return Err((INVALID_PARAMS, format!("Unknown tool: {name}")));
+        }
+        let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+        Ok(self.chat.call(name, &args).await.to_mcp())
+    }
+}
+
+fn error(id: &Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}

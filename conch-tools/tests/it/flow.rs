@@ -1,0 +1,316 @@
+//! The reading tools and tabs against a real browser: open, read, parts, find, back,
+//! screenshot, wait, scroll, tabs (TOOL-10, TOOL-12, TOOL-18 … TOOL-21, TAB-1, TAB-4,
+//! SNAP-13, PERM-2).
+
+use conch_fixtures::FixtureServer;
+use conch_policy::marker_count;
+use conch_tools::{Choice, Content, Mode};
+use serde_json::json;
+
+use crate::support::{Recorder, setup, tools};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_19_to_21_reading_tools_on_fixture_pages() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::No, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    // PERM-2: reading never asks, even in Plan only.
+    let chat = tools.chat("reader", Mode::PlanOnly);
+
+    // TOOL-19, SNAP-13: open gives the whole snapshot, under the tab, title and URL.
+    let opened = chat
+        .call("browser_open", &json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    let text = opened.text();
+    assert!(text.contains("Tab t1: \"Basic page\""), "{text}");
+    assert!(text.contains("Hello from the fixtures"), "{text}");
+    assert_eq!(
+        marker_count(&text),
+        2,
+        "the untrusted wrapper is there once: {text}"
+    );
+
+    let read = chat.call("browser_read", &json!({})).await;
+    assert!(read.text().contains("button \"Go\""), "{}", read.text());
+    let found = chat.call("browser_read", &json!({ "find": "hello" })).await;
+    assert!(found.text().contains("(part 1)"), "{}", found.text());
+    let no_part = chat.call("browser_read", &json!({ "part": 9 })).await;
+    assert!(
+        no_part.is_error && no_part.text().contains("part"),
+        "{}",
+        no_part.text()
+    );
+
+    // TOOL-21: back goes to the earlier page.
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-delayed.html") }),
+    )
+    .await;
+    let back = chat.call("browser_back", &json!({})).await;
+    assert!(
+        back.text().contains("Hello from the fixtures"),
+        "{}",
+        back.text()
+    );
+
+    // TOOL-20: wait for text that comes later.
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-delayed.html") }),
+    )
+    .await;
+    let waited = chat
+        .call(
+            "browser_wait",
+            &json!({ "text": "Ready now", "seconds": 10 }),
+        )
+        .await;
+    assert!(waited.text().contains("Done waiting"), "{}", waited.text());
+
+    // TOOL-18: a screenshot with its size.
+    let shot = chat.call("browser_screenshot", &json!({})).await;
+    assert!(
+        shot.content
+            .iter()
+            .any(|c| matches!(c, Content::Image { mime_type, .. } if mime_type == "image/png"))
+    );
+    assert!(shot.text().contains("pixels"), "{}", shot.text());
+
+    // Scrolling reads.
+    let scrolled = chat
+        .call("browser_scroll", &json!({ "direction": "down" }))
+        .await;
+    assert!(!scrolled.is_error, "{}", scrolled.text());
+
+    // TAB-1, TAB-4: tabs open, list, switch, close; two tabs are named in every result.
+    let second = chat
+        .call(
+            "browser_tabs",
+            &json!({ "action": "open", "url": server.url("tabs-a.html") }),
+        )
+        .await;
+    assert!(
+        second.text().contains("Opened a new tab, t2"),
+        "{}",
+        second.text()
+    );
+    assert!(second.text().contains("Tabs: t1"), "{}", second.text());
+    let scrolled = chat.call("browser_scroll", &json!({})).await;
+    assert!(
+        scrolled.text().contains("t1") && scrolled.text().contains("t2 "),
+        "{}",
+        scrolled.text()
+    );
+    let switched = chat
+        .call("browser_tabs", &json!({ "action": "switch", "tab": "t1" }))
+        .await;
+    assert!(switched.text().contains("Tab t1"), "{}", switched.text());
+    let closed = chat
+        .call("browser_tabs", &json!({ "action": "close", "tab": "t2" }))
+        .await;
+    assert!(closed.text().contains("Closed t2"), "{}", closed.text());
+    let listed = chat
+        .call("browser_tabs", &json!({ "action": "list" }))
+        .await;
+    assert!(listed.text().contains("1 tab(s) open"), "{}", listed.text());
+
+    // BOT-1, TOOL-17: a refusal page comes back with the advice.
+    let denied = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("access-denied.html") }),
+        )
+        .await;
+    assert!(
+        denied.text().contains("refused this visit"),
+        "{}",
+        denied.text()
+    );
+
+    // browser_handoff says no one can take over, as one sentence.
+    let handoff = chat
+        .call("browser_handoff", &json!({ "reason": "a code" }))
+        .await;
+    assert!(
+        handoff.is_error && handoff.text().contains("No one can take over"),
+        "{}",
+        handoff.text()
+    );
+
+    assert!(
+        asker.asked().is_empty(),
+        "reading asked: {:?}",
+        asker.kinds()
+    );
+    tools.browser().shutdown().await;
+}
+
+/// NET-6: file: and javascript: are refused and nothing navigates (no browser starts).
+#[tokio::test(flavor = "multi_thread")]
+async fn net_6_file_and_javascript_addresses_are_refused() {
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("schemes", Mode::FullTrust);
+    for url in [
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "chrome://settings",
+        "data:text/html,hi",
+    ] {
+        let result = chat.call("browser_open", &json!({ "url": url })).await;
+        assert!(result.is_error, "{url}");
+        assert!(result.text().contains("http"), "{url}: {}", result.text());
+        let tab = chat
+            .call("browser_tabs", &json!({ "action": "open", "url": url }))
+            .await;
+        assert!(tab.is_error, "{url}");
+    }
+    assert_eq!(
+        tools.browser().status().await.state,
+        conch_browser::RunState::Idle
+    );
+}
+
+/// LAUNCH-16: with no browser to be had, every tool answers with the same truthful
+/// sentence, at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_16_without_a_browser_every_tool_says_why() {
+    let mut setup = setup();
+    setup.config.probe = std::sync::Arc::new(crate::support::NoBrowsers);
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("nothing", Mode::Ask);
+    let calls = [
+        ("browser_open", json!({ "url": "https://example.com" })),
+        ("browser_read", json!({})),
+        ("browser_click", json!({ "ref": "e1" })),
+        ("browser_type", json!({ "ref": "e1", "text": "a" })),
+        ("browser_press", json!({ "key": "Enter" })),
+        ("browser_select", json!({ "ref": "e1", "values": ["a"] })),
+        ("browser_scroll", json!({})),
+        ("browser_back", json!({})),
+        ("browser_screenshot", json!({})),
+        ("browser_wait", json!({ "seconds": 1 })),
+        ("browser_handoff", json!({ "reason": "a code" })),
+        ("browser_tabs", json!({ "action": "list" })),
+        (
+            "browser_click_at",
+            json!({ "x": 1, "y": 1, "description": "a dot" }),
+        ),
+        ("browser_upload", json!({ "ref": "e1", "files": ["a.txt"] })),
+        (
+            "browser_form",
+            json!({ "fields": [{ "ref": "e1", "value": "a" }] }),
+        ),
+    ];
+    let mut sentences = std::collections::BTreeSet::new();
+    for (tool, args) in calls {
+        let started = std::time::Instant::now();
+        let result = chat.call(tool, &args).await;
+        assert!(result.is_error, "{tool}");
+        assert!(
+            result.text().contains("unavailable"),
+            "{tool}: {}",
+            result.text()
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{tool}"
+        );
+        sentences.insert(result.text());
+    }
+    assert_eq!(sentences.len(), 1, "{sentences:?}");
+}
+
+/// SNAP-8, SNAP-9, SNAP-11, TOOL-12: a long page comes in parts of at most 16,000
+/// characters, each saying where the next is; find searches them all.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_9_long_pages_come_in_parts() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("long", Mode::Ask);
+    let first = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("long-page.html") }),
+        )
+        .await
+        .text();
+    assert!(
+        first.contains("part 1 of"),
+        "{}",
+        &first[..500.min(first.len())]
+    );
+    assert!(first.contains("next: browser_read part 2"));
+    let body = |text: &str| {
+        let start = text.find("<<<CONCH PAGE TEXT BEGIN>>>").unwrap();
+        let end = text.find("<<<CONCH PAGE TEXT END>>>").unwrap();
+        text[start..end].chars().count()
+    };
+    assert!(body(&first) <= 16_000 + 300, "{}", body(&first));
+    let count: usize = first
+        .split("part 1 of ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(count >= 3, "{count}");
+    let last = chat
+        .call("browser_read", &json!({ "part": count }))
+        .await
+        .text();
+    assert!(
+        last.contains("the last part"),
+        "{}",
+        &last[..300.min(last.len())]
+    );
+    assert!(last.contains("Footer: the end of the long page"));
+    let found = chat
+        .call("browser_read", &json!({ "find": "Footer: the end" }))
+        .await
+        .text();
+    assert!(found.contains(&format!("(part {count})")), "{found}");
+    tools.browser().shutdown().await;
+}
+
+#[derive(Debug)]
+struct Describer;
+
+impl conch_tools::ImageDescriber for Describer {
+    fn describe<'a>(&'a self, png: &'a [u8]) -> conch_tools::BoxFuture<'a, String> {
+        let sentence = format!("A picture of {} bytes.", png.len());
+        Box::pin(async move { sentence })
+    }
+}
+
+/// TOOL-18: an engine that can't see gets the describer's words instead of the image.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_18_a_model_that_cant_see_gets_a_description() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let mut config = conch_tools::ToolsConfig::new(Recorder::answering(Choice::No, Choice::No));
+    config.net.allow_localhost = true;
+    config.image_describer = Some(std::sync::Arc::new(Describer));
+    let tools = conch_tools::Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+    let chat = tools.chat("blind", Mode::Ask);
+    chat.set_engine(conch_tools::EngineCaps {
+        host_tools: true,
+        bridged: false,
+        vision: false,
+    });
+    chat.call("browser_open", &json!({ "url": server.url("basic.html") }))
+        .await;
+    let shot = chat.call("browser_screenshot", &json!({})).await;
+    assert!(
+        !shot
+            .content
+            .iter()
+            .any(|c| matches!(c, Content::Image { .. }))
+    );
+    assert!(shot.text().contains("A picture of"), "{}", shot.text());
+    assert!(shot.text().contains("pixels"), "{}", shot.text());
+    tools.browser().shutdown().await;
+}

@@ -1,0 +1,10 @@
+//! conch-tools' integration tests: the schemas and the MCP door without a browser, then
+//! the tools and their rules against a real headless Chromium and fixture pages.
+
+mod agent;
+mod calls;
+mod embed;
+mod flow;
+mod rules;
+mod schemas;
+mod support;

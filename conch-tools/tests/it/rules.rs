@@ -1,0 +1,844 @@
+//! The rules from the agent's side, on a real page that records every event it gets
+//! (PERM-3, PERM-5, PERM-8, PERM-9, PERM-12, HS-1, HS-2, SEC-2, UP-5, NET-11, TOOL-10).
+
+use std::sync::Arc;
+
+use conch_fixtures::FixtureServer;
+use conch_policy::marker_count;
+use conch_tools::{
+    BoxFuture, Chat, Choice, Mode, QuestionKind, SecretFiller, SecretRequest, SecretValue,
+    ToolsConfig,
+};
+use serde_json::{Value, json};
+
+use crate::support::{Recorder, ref_of, setup, tools};
+
+async fn events(chat: &Chat) -> Vec<String> {
+    let value = chat
+        .conversation()
+        .evaluate("window.events")
+        .await
+        .expect("the page's event log");
+    serde_json::from_value(value).expect("a list of events")
+}
+
+async fn snapshot(chat: &Chat) -> String {
+    chat.call("browser_read", &json!({})).await.text()
+}
+
+/// PERM-9, PERM-14, UP-11, FORM-6: Plan only refuses every act with one sentence, and
+/// the page receives no event at all; reading asks nothing (PERM-2).
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_9_plan_only_refuses_every_act_and_sends_nothing() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    std::fs::write(setup.work.join("cv.pdf"), b"%PDF").unwrap();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("plan", Mode::PlanOnly);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let add = ref_of(&page, "Add to cart");
+    let name = ref_of(&page, "Name");
+    let country = ref_of(&page, "Country");
+    let cv = ref_of(&page, "CV");
+    chat.call("browser_screenshot", &json!({})).await;
+    let acts = [
+        ("browser_click", json!({ "ref": add })),
+        ("browser_click", json!({ "ref": add, "how": "double" })),
+        ("browser_click", json!({ "ref": add, "how": "right" })),
+        (
+            "browser_click",
+            json!({ "ref": add, "how": "drag", "to": name }),
+        ),
+        ("browser_type", json!({ "ref": name, "text": "Ada" })),
+        ("browser_press", json!({ "key": "Enter", "ref": name })),
+        (
+            "browser_select",
+            json!({ "ref": country, "values": ["Spain"] }),
+        ),
+        (
+            "browser_form",
+            json!({ "fields": [{ "ref": name, "value": "Ada" }] }),
+        ),
+        (
+            "browser_click_at",
+            json!({ "x": 10, "y": 10, "description": "a corner" }),
+        ),
+        ("browser_upload", json!({ "ref": cv, "files": ["cv.pdf"] })),
+    ];
+    for (tool, args) in acts {
+        let result = chat.call(tool, &args).await;
+        assert!(result.is_error, "{tool} was not refused");
+        assert!(
+            result.text().contains("Plan only"),
+            "{tool}: {}",
+            result.text()
+        );
+    }
+    assert_eq!(events(&chat).await, Vec::<String>::new());
+    assert!(asker.asked().is_empty());
+    tools.browser().shutdown().await;
+}
+
+/// PERM-8, HS-1, HS-2, PERM-12: "Place order" confirms even in Full trust, with the
+/// element's words and no Always; a No leaves the page untouched, a Yes goes ahead.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_8_place_order_confirms_even_in_full_trust() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("trusting", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let order = ref_of(&page, "Place order");
+
+    let declined = chat.call("browser_click", &json!({ "ref": order })).await;
+    assert!(declined.is_error, "{}", declined.text());
+    assert!(declined.text().contains("declined"), "{}", declined.text());
+    let asked = asker.asked();
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    assert!(
+        asked[0].question.text().contains("Place order"),
+        "{}",
+        asked[0].question.text()
+    );
+    assert!(!asked[0].question.choices().contains(&Choice::Always));
+    // HS-2, PERM-13: the card shows the element, cut from the view.
+    let thumbnail = asked[0].thumbnail.as_ref().expect("a thumbnail");
+    assert!(thumbnail.starts_with(b"\x89PNG"), "not a PNG");
+    assert!(events(&chat).await.is_empty(), "{:?}", events(&chat).await);
+
+    asker.then_other(Choice::Yes);
+    let placed = chat.call("browser_click", &json!({ "ref": order })).await;
+    assert!(!placed.is_error, "{}", placed.text());
+    assert!(placed.text().contains("Order placed"), "{}", placed.text());
+    assert_eq!(asker.kinds().len(), 2);
+    // An ordinary button asks nothing in Full trust.
+    let add = ref_of(&page, "Add to cart");
+    let added = chat.call("browser_click", &json!({ "ref": add })).await;
+    assert!(!added.is_error, "{}", added.text());
+    assert_eq!(asker.kinds().len(), 2);
+    tools.browser().shutdown().await;
+}
+
+#[derive(Debug)]
+struct Vault;
+
+impl SecretFiller for Vault {
+    fn secret_for<'a>(&'a self, _: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
+        Box::pin(async { Some(SecretValue::new("s3cret")) })
+    }
+}
+
+/// SEC-2: typing into a password field is refused with the handoff sentence and no key
+/// reaches the page; with a SecretFiller the field is filled and the value never shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_password_field_is_refused_or_filled_from_the_vault() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("secrets", Mode::Ask);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let password = ref_of(&page, "Password");
+    let refused = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "hunter2" }),
+        )
+        .await;
+    assert!(refused.is_error);
+    assert!(
+        refused.text().contains("browser_handoff"),
+        "{}",
+        refused.text()
+    );
+    assert!(events(&chat).await.is_empty(), "{:?}", events(&chat).await);
+    // SEC-5: a shortcut on the secret field is refused too.
+    let paste = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Control+V", "ref": password }),
+        )
+        .await;
+    assert!(paste.is_error, "{}", paste.text());
+    assert!(events(&chat).await.is_empty(), "{:?}", events(&chat).await);
+
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(Arc::new(Vault));
+    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let chat = vaulted.chat("secrets", Mode::Ask);
+    let filled = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(!filled.is_error, "{}", filled.text());
+    assert!(!filled.text().contains("s3cret"), "{}", filled.text());
+    let value = chat
+        .conversation()
+        .evaluate("document.getElementById('password').value")
+        .await
+        .unwrap();
+    assert_eq!(value, Value::String("s3cret".to_owned()));
+    tools.browser().shutdown().await;
+}
+
+/// UP-5, UP-13: a key-shaped file is refused, naming the rule, before anything is asked.
+#[tokio::test(flavor = "multi_thread")]
+async fn up_5_key_shaped_upload_is_refused() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    std::fs::write(
+        setup.work.join("id_rsa"),
+        b"-----BEGIN OPENSSH PRIVATE KEY-----",
+    )
+    .unwrap();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("uploads", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let cv = ref_of(&snapshot(&chat).await, "CV");
+    let refused = chat
+        .call("browser_upload", &json!({ "ref": cv, "files": ["id_rsa"] }))
+        .await;
+    assert!(refused.is_error);
+    assert!(
+        refused.text().contains("key or credentials"),
+        "{}",
+        refused.text()
+    );
+    assert!(!refused.text().contains("BEGIN"), "{}", refused.text());
+    let outside = chat
+        .call(
+            "browser_upload",
+            &json!({ "ref": cv, "files": ["/etc/hostname"] }),
+        )
+        .await;
+    assert!(outside.is_error, "{}", outside.text());
+    assert!(asker.asked().is_empty());
+    // UP-9: an allowed file asks every time, even in Full trust, naming file and site.
+    std::fs::write(setup.work.join("cv.pdf"), b"%PDF-1.4").unwrap();
+    let uploaded = chat
+        .call("browser_upload", &json!({ "ref": cv, "files": ["cv.pdf"] }))
+        .await;
+    assert!(!uploaded.is_error, "{}", uploaded.text());
+    let asked = asker.asked();
+    assert_eq!(asker.kinds(), vec![QuestionKind::Upload]);
+    assert!(
+        asked[0]
+            .question
+            .text()
+            .contains("“cv.pdf” (from the work folder)"),
+        "{}",
+        asked[0].question.text()
+    );
+    assert_eq!(asked[0].question.choices(), &[Choice::Yes, Choice::No]);
+    let name = chat
+        .conversation()
+        .evaluate("document.getElementById('cv').files[0].name")
+        .await
+        .unwrap();
+    assert_eq!(name, Value::String("cv.pdf".to_owned()));
+    tools.browser().shutdown().await;
+}
+
+const TAINT_NOTE: &str = "This chat read a web page that may be steering it.";
+
+#[derive(Debug)]
+struct Tainted;
+
+impl conch_tools::TaintGuard for Tainted {
+    fn note(&self, _: &str) -> Option<String> {
+        Some(TAINT_NOTE.to_owned())
+    }
+}
+
+/// NET-11, TOOL-10: a page tells the agent to click "Delete account"; a scripted obedient
+/// agent does, and the confirmation is still asked; the page can't forge the wrapper.
+#[tokio::test(flavor = "multi_thread")]
+async fn net_11_an_obedient_agent_still_meets_the_confirmation() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.taint_guard = Some(Arc::new(Tainted));
+    let tools = conch_tools::Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+    let chat = tools.chat("injected", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("tools-injection.html") }),
+        )
+        .await;
+    let text = opened.text();
+    assert_eq!(marker_count(&text), 2, "{text}");
+    assert!(
+        text.trim_end().ends_with("<<<CONCH PAGE TEXT END>>>")
+            || text.contains("<<<CONCH PAGE TEXT END>>>\n"),
+        "{text}"
+    );
+    // The obedient agent: it does what the page says.
+    let delete = ref_of(&text, "Delete account");
+    let clicked = chat.call("browser_click", &json!({ "ref": delete })).await;
+    assert!(clicked.is_error, "{}", clicked.text());
+    assert_eq!(
+        asker.kinds(),
+        vec![QuestionKind::Site, QuestionKind::HighStakes]
+    );
+    // PERM-13: the taint guard's note goes on the cards.
+    assert!(
+        asker
+            .asked()
+            .iter()
+            .all(|r| r.taint_note.as_deref() == Some(TAINT_NOTE))
+    );
+    let deleted = chat
+        .conversation()
+        .evaluate("window.deleted")
+        .await
+        .unwrap();
+    assert_eq!(deleted, Value::Bool(false));
+    tools.browser().shutdown().await;
+}
+
+/// PERM-3, PERM-5, PERM-6: one site question per site per conversation; another
+/// conversation asks again; Always is saved to browser.json and then holds everywhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_3_and_5_this_chat_lasts_for_one_conversation() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let a = tools.chat("a", Mode::Ask);
+    a.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let add = ref_of(&snapshot(&a).await, "Add to cart");
+    let first = a.call("browser_click", &json!({ "ref": add })).await;
+    assert!(!first.is_error, "{}", first.text());
+    assert!(
+        first.text().contains("In cart: 1") || first.text().contains("1"),
+        "{}",
+        first.text()
+    );
+    a.call("browser_click", &json!({ "ref": add })).await;
+    assert_eq!(asker.kinds(), vec![QuestionKind::Site]);
+
+    let b = tools.chat("b", Mode::Ask);
+    b.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let add_b = ref_of(&snapshot(&b).await, "Add to cart");
+    b.call("browser_click", &json!({ "ref": add_b })).await;
+    assert_eq!(asker.kinds(), vec![QuestionKind::Site, QuestionKind::Site]);
+
+    // Always: saved, and a third conversation does not ask.
+    tools.browser().shutdown().await;
+    let always = Recorder::answering(Choice::Always, Choice::No);
+    let saving = crate::support::tools(&setup, always.clone());
+    let c = saving.chat("c", Mode::Ask);
+    c.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let add_c = ref_of(&snapshot(&c).await, "Add to cart");
+    c.call("browser_click", &json!({ "ref": add_c })).await;
+    let settings = std::fs::read_to_string(setup.config.home.settings_file()).unwrap();
+    assert!(settings.contains("127.0.0.1"), "{settings}");
+    let d = saving.chat("d", Mode::Ask);
+    d.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let add_d = ref_of(&snapshot(&d).await, "Add to cart");
+    d.call("browser_click", &json!({ "ref": add_d })).await;
+    assert_eq!(always.kinds(), vec![QuestionKind::Site]);
+    saving.browser().shutdown().await;
+}
+
+/// HS-8, SEC-5: Enter on "Place order" is judged as clicking it; Tab on the password
+/// field works while a printable key is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_8_enter_on_a_significant_control_confirms() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("keys", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let pressed = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Enter", "ref": ref_of(&page, "Place order") }),
+        )
+        .await;
+    assert!(pressed.is_error, "{}", pressed.text());
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    let password = ref_of(&page, "Password");
+    let tab = chat
+        .call("browser_press", &json!({ "key": "Tab", "ref": password }))
+        .await;
+    assert!(!tab.is_error, "{}", tab.text());
+    let letter = chat
+        .call("browser_press", &json!({ "key": "a", "ref": password }))
+        .await;
+    assert!(letter.is_error, "{}", letter.text());
+    let typed: Vec<String> = events(&chat)
+        .await
+        .into_iter()
+        .filter(|e| e == "input:password")
+        .collect();
+    assert!(typed.is_empty(), "{typed:?}");
+    tools.browser().shutdown().await;
+}
+
+/// FORM-3, FORM-4: a password field, a file box and an unknown ref are skipped and
+/// named; the rest is filled.
+#[tokio::test(flavor = "multi_thread")]
+async fn form_3_and_4_skipped_fields_are_named() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::ThisChat, Choice::Yes));
+    let chat = tools.chat("form", Mode::Ask);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let result = chat
+        .call(
+            "browser_form",
+            &json!({ "fields": [
+                { "ref": ref_of(&page, "Name"), "value": "Ada" },
+                { "ref": ref_of(&page, "Password"), "value": "hunter2" },
+                { "ref": ref_of(&page, "CV"), "value": "cv.pdf" },
+                { "ref": "e999", "value": "x" },
+            ] }),
+        )
+        .await;
+    let text = result.text();
+    assert!(text.contains("Filled 1 of 4 fields"), "{text}");
+    assert!(text.contains("e999"), "{text}");
+    assert!(text.contains("password, code or card"), "{text}");
+    assert!(text.contains("file box"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+    let name = chat
+        .conversation()
+        .evaluate(
+            "[document.getElementById('name').value, document.getElementById('password').value]",
+        )
+        .await
+        .unwrap();
+    assert_eq!(name, json!(["Ada", ""]));
+    tools.browser().shutdown().await;
+}
+
+/// TOOL-7, TOOL-11: the same scenario through the MCP door and through a bridged call
+/// asks the same questions; two calls at once run one after the other.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_7_mcp_and_bridged_calls_ask_alike() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let bridged = tools.chat("bridged", Mode::Ask);
+    bridged
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("tools-shop.html") }),
+        )
+        .await;
+    let page = snapshot(&bridged).await;
+    let (add, order) = (ref_of(&page, "Add to cart"), ref_of(&page, "Place order"));
+    bridged.call("browser_click", &json!({ "ref": add })).await;
+    bridged
+        .call("browser_click", &json!({ "ref": order }))
+        .await;
+    let through_bridge = asker.kinds();
+
+    let server_door = conch_tools::McpServer::new(tools.clone(), Mode::Ask);
+    let session = server_door.session("mcp");
+    let call = |id: i64, name: &str, arguments: Value| json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": arguments } });
+    session
+        .handle(&call(
+            1,
+            "browser_open",
+            json!({ "url": server.url("tools-shop.html") }),
+        ))
+        .await;
+    session.handle(&call(2, "browser_read", json!({}))).await;
+    session
+        .handle(&call(3, "browser_click", json!({ "ref": add })))
+        .await;
+    session
+        .handle(&call(4, "browser_click", json!({ "ref": order })))
+        .await;
+    assert_eq!(asker.kinds()[through_bridge.len()..], through_bridge[..]);
+    assert_eq!(
+        through_bridge,
+        vec![QuestionKind::Site, QuestionKind::HighStakes]
+    );
+
+    // TOOL-11: a click and a type issued together do not interleave.
+    let name = ref_of(&page, "Name");
+    let click_args = json!({ "ref": add });
+    let type_args = json!({ "ref": name, "text": "Ada" });
+    let (clicked, typed) = tokio::join!(
+        bridged.call("browser_click", &click_args),
+        bridged.call("browser_type", &type_args),
+    );
+    assert!(
+        !clicked.is_error && !typed.is_error,
+        "{} / {}",
+        clicked.text(),
+        typed.text()
+    );
+    let log = events(&bridged).await;
+    let add_events: Vec<usize> = log
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.ends_with(":add"))
+        .map(|(i, _)| i)
+        .collect();
+    let name_events: Vec<usize> = log
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.ends_with(":name"))
+        .map(|(i, _)| i)
+        .collect();
+    let separate = add_events.iter().max() < name_events.iter().min()
+        || name_events.iter().max() < add_events.iter().min();
+    assert!(separate, "interleaved: {log:?}");
+    tools.browser().shutdown().await;
+}
+
+/// DL-1, HS-3: a download asks every time, naming the file and the site, with no Always;
+/// nothing lands in Downloads before a Yes.
+#[tokio::test(flavor = "multi_thread")]
+async fn dl_1_downloads_ask_and_land_only_after_yes() {
+    let server = FixtureServer::start().await.unwrap();
+    server.route(
+        "/files/report.txt",
+        conch_fixtures::Response {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/plain".into()),
+                (
+                    "Content-Disposition".into(),
+                    "attachment; filename=\"report.txt\"".into(),
+                ),
+            ],
+            body: b"quarterly numbers".to_vec(),
+        },
+    );
+    let setup = setup();
+    let downloads = setup.work.join("Downloads");
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.downloads = Some(downloads.clone());
+    let tools = conch_tools::Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+    let chat = tools.chat("downloads", Mode::FullTrust);
+    let page = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("tools-download.html") }),
+        )
+        .await
+        .text();
+    let link = ref_of(&page, "Get the report");
+    let first = chat
+        .call("browser_click", &json!({ "ref": link }))
+        .await
+        .text();
+    let asked = async {
+        for _ in 0..100 {
+            if asker.kinds().contains(&QuestionKind::Download) {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        false
+    };
+    assert!(asked.await, "{:?}", asker.kinds());
+    let question = asker
+        .asked()
+        .into_iter()
+        .find(|r| r.question.kind() == QuestionKind::Download)
+        .unwrap()
+        .question;
+    assert!(
+        question.text().contains("report.txt") && question.text().contains("127.0.0.1"),
+        "{}",
+        question.text()
+    );
+    assert!(!question.choices().contains(&Choice::Always));
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let kept = std::fs::read_dir(&downloads)
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(kept, 0);
+
+    asker.then_other(Choice::Yes);
+    let second = chat
+        .call("browser_click", &json!({ "ref": link }))
+        .await
+        .text();
+    let mut saved = false;
+    for _ in 0..100 {
+        if downloads.join("report.txt").is_file() {
+            saved = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(saved, "the download was not kept");
+    assert_eq!(
+        std::fs::read(downloads.join("report.txt")).unwrap(),
+        b"quarterly numbers"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let later = chat.call("browser_read", &json!({})).await.text();
+    let all = format!("{first}\n{second}\n{later}");
+    assert!(
+        all.contains("The person declined the download “report.txt”"),
+        "{all}"
+    );
+    assert!(all.contains("saved to Downloads"), "{all}");
+    tools.browser().shutdown().await;
+}
+
+/// PERM-16: clicking in a cross-site frame asks about the top-level site and names the
+/// frame's site too; the frame's "Place order" still confirms.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_16_a_cross_site_frame_is_named() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("frames", Mode::Ask);
+    let page = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("xo-frame.html") }),
+        )
+        .await
+        .text();
+    let order = ref_of(&page, "Place order");
+    let clicked = chat.call("browser_click", &json!({ "ref": order })).await;
+    assert!(clicked.is_error, "{}", clicked.text());
+    let asked = asker.asked();
+    assert_eq!(
+        asker.kinds(),
+        vec![QuestionKind::Site, QuestionKind::HighStakes]
+    );
+    assert_eq!(
+        asked[0].question.text(),
+        "Let Conch use 127.0.0.1, and localhost inside it?"
+    );
+    tools.browser().shutdown().await;
+}
+
+/// HS-5: for browser_click_at the page's words decide, through a cross-site frame, even
+/// when the description says otherwise; a description of "Buy" over a bare canvas
+/// confirms too. HS-4: a drag onto "Delete" confirms.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_5_click_at_reads_the_page_not_the_agent() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("points", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("click-at-frames.html") }),
+    )
+    .await;
+    chat.call("browser_screenshot", &json!({})).await;
+    // The frame sits at (100, 100); its button at (10, 110), 200×30.
+    let next = chat
+        .call(
+            "browser_click_at",
+            &json!({ "x": 200, "y": 225, "description": "Next" }),
+        )
+        .await;
+    assert!(next.is_error, "{}", next.text());
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    assert!(asker.asked()[0].question.text().contains("Place order"));
+
+    chat.call("browser_open", &json!({ "url": server.url("canvas.html") }))
+        .await;
+    chat.call("browser_screenshot", &json!({})).await;
+    let buy = chat
+        .call(
+            "browser_click_at",
+            &json!({ "x": 600, "y": 400, "description": "Buy button" }),
+        )
+        .await;
+    assert!(buy.is_error, "{}", buy.text());
+    assert_eq!(asker.kinds().len(), 2);
+    let log = chat.conversation().evaluate("window.log").await.unwrap();
+    assert_eq!(log, json!([]));
+
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("drag-list.html") }),
+    )
+    .await;
+    chat.call("browser_screenshot", &json!({})).await;
+    let centre = |id: &str| {
+        format!(
+            "(() => {{ const r = document.getElementById('{id}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        )
+    };
+    let from = chat.conversation().evaluate(&centre("h-a")).await.unwrap();
+    let to = chat
+        .conversation()
+        .evaluate(&centre("trash"))
+        .await
+        .unwrap();
+    let dragged = chat
+        .call(
+            "browser_click_at",
+            &json!({ "x": from[0], "y": from[1], "how": "drag", "to_x": to[0], "to_y": to[1], "description": "Apples" }),
+        )
+        .await;
+    assert!(dragged.is_error, "{}", dragged.text());
+    assert_eq!(asker.kinds().len(), 3);
+    assert!(asker.asked()[2].question.text().contains("Delete"));
+    tools.browser().shutdown().await;
+}
+
+#[derive(Debug)]
+struct AutoSpy {
+    seen: std::sync::Mutex<Vec<bool>>,
+}
+
+impl conch_tools::AutoPolicy for AutoSpy {
+    fn decide(&self, request: &conch_tools::AutoRequest) -> conch_policy::AutoAnswer {
+        self.seen.lock().expect("spy").push(request.carries);
+        conch_policy::AutoAnswer::Allow
+    }
+}
+
+/// PERM-10, PERM-11, FORM-5: in Auto, the embedder's policy decides the site question
+/// and sees `carries`; high stakes is asked whatever it says.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_10_auto_policy_decides_the_site_question_only() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let spy = Arc::new(AutoSpy {
+        seen: std::sync::Mutex::new(Vec::new()),
+    });
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.auto_policy = spy.clone();
+    let tools = conch_tools::Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+    let chat = tools.chat("auto", Mode::Auto);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let long = "x".repeat(500);
+    let form = chat
+        .call(
+            "browser_form",
+            &json!({ "fields": [{ "ref": ref_of(&page, "Name"), "value": long }] }),
+        )
+        .await;
+    assert!(!form.is_error, "{}", form.text());
+    let short = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": ref_of(&page, "Name"), "text": "Ada" }),
+        )
+        .await;
+    assert!(!short.is_error, "{}", short.text());
+    assert_eq!(*spy.seen.lock().unwrap(), vec![true, false]);
+    assert!(asker.asked().is_empty());
+    let order = chat
+        .call(
+            "browser_click",
+            &json!({ "ref": ref_of(&page, "Place order") }),
+        )
+        .await;
+    assert!(order.is_error, "{}", order.text());
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    tools.browser().shutdown().await;
+}
+
+/// DLG-6: a page's confirm that asks for a significant act is high stakes, asked with no
+/// thumbnail (a frozen page can't be pictured); No cancels it.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_6_a_significant_page_confirm_is_high_stakes() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("confirms", Mode::FullTrust);
+    let page = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("tools-confirm.html") }),
+        )
+        .await
+        .text();
+    let tidy = chat
+        .call("browser_click", &json!({ "ref": ref_of(&page, "Tidy up") }))
+        .await;
+    assert!(!tidy.is_error, "{}", tidy.text());
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    let asked = &asker.asked()[0];
+    assert!(
+        asked.question.text().contains("Send the order now?"),
+        "{}",
+        asked.question.text()
+    );
+    assert!(asked.thumbnail.is_none());
+    assert!(tidy.text().contains("it was cancelled"), "{}", tidy.text());
+    let item = chat
+        .conversation()
+        .evaluate("item.textContent")
+        .await
+        .unwrap();
+    assert_eq!(item, Value::String("Kept".to_owned()));
+    tools.browser().shutdown().await;
+}

@@ -1,0 +1,219 @@
+//! The tool definitions as data: the golden file, the plain-schema lint, the size of
+//! `tools/list`, the class table, and the MCP door in memory (TOOL-1 … TOOL-5, TOOL-14,
+//! TOOL-16).
+
+use conch_policy::ActClass;
+use conch_tools::{
+    McpServer, Mode, NoOneToAsk, TOOL_NAMES, ToolCall, Tools, ToolsConfig, bridged_functions,
+    tool_specs,
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+fn tools_list() -> Value {
+    json!({ "tools": tool_specs().iter().map(|s| s.to_mcp()).collect::<Vec<_>>() })
+}
+
+/// A toolbox whose browser never starts (nothing here calls a tool).
+fn offline_tools() -> Tools {
+    let dir = std::env::temp_dir().join("conch-tools-offline-home");
+    let mut config = conch_browser::BrowserConfig::new(conch_browser::Home::new(dir));
+    config.download = None;
+    Tools::new(
+        conch_browser::Browser::new(config),
+        ToolsConfig::new(Arc::new(NoOneToAsk)),
+    )
+}
+
+/// TOOL-1: exactly fifteen tools, names, descriptions and schemas frozen in a golden file.
+#[test]
+fn tool_1_golden_definitions() {
+    let names: Vec<&str> = tool_specs().iter().map(|s| s.name).collect();
+    assert_eq!(names, TOOL_NAMES);
+    insta::assert_json_snapshot!("tools_list", tools_list());
+}
+
+/// The whole `tools/list` answer stays small: at most 8,000 characters.
+#[test]
+fn tools_list_is_at_most_8000_characters() {
+    let size = tools_list().to_string().chars().count();
+    println!("tools/list is {size} characters");
+    assert!(size <= 8_000, "tools/list is {size} characters");
+}
+
+fn lint(schema: &Value, depth: usize, path: &str, problems: &mut Vec<String>) {
+    let Some(object) = schema.as_object() else {
+        problems.push(format!("{path}: not an object"));
+        return;
+    };
+    for banned in ["oneOf", "anyOf", "allOf", "$ref", "$defs", "not"] {
+        if object.contains_key(banned) {
+            problems.push(format!("{path}: uses {banned}"));
+        }
+    }
+    match object.get("type").and_then(Value::as_str) {
+        Some("object") => {
+            if depth > 2 {
+                problems.push(format!("{path}: an object deeper than two levels"));
+            }
+            for (name, property) in object
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                lint(property, depth + 1, &format!("{path}.{name}"), problems);
+            }
+        }
+        Some("array") => match object.get("items") {
+            Some(items) => lint(items, depth, &format!("{path}[]"), problems),
+            None => problems.push(format!("{path}: an array without items")),
+        },
+        Some("string" | "number" | "integer" | "boolean") => {}
+        other => problems.push(format!("{path}: type {other:?}")),
+    }
+}
+
+/// TOOL-4: every schema is plain; TOOL-14: no parameter chooses a browser, its
+/// executable, arguments, profile or backend, or names a script.
+#[test]
+fn tool_4_and_tool_14_schemas_are_plain_and_reach_nothing() {
+    fn names(schema: &Value, out: &mut Vec<String>) {
+        for (name, property) in schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            out.push(name.to_lowercase());
+            names(property, out);
+            if let Some(items) = property.get("items") {
+                names(items, out);
+            }
+        }
+    }
+    let banned = [
+        "executable",
+        "profile",
+        "backend",
+        "args",
+        "arguments",
+        "script",
+        "command",
+        "headless",
+        "path",
+        "browser",
+        "cdp",
+        "expression",
+        "code",
+    ];
+    let mut problems = Vec::new();
+    for spec in tool_specs() {
+        lint(&spec.input_schema, 1, spec.name, &mut problems);
+        let mut found = Vec::new();
+        names(&spec.input_schema, &mut found);
+        for name in found {
+            if banned.contains(&name.as_str()) {
+                problems.push(format!("{}: has a parameter {name}", spec.name));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// TOOL-2: the bridged function schemas match the MCP definitions field by field.
+#[test]
+fn tool_2_bridged_functions_match_mcp() {
+    let list = tools_list();
+    let functions = bridged_functions();
+    assert_eq!(functions.len(), 15);
+    for (mcp, function) in list["tools"].as_array().unwrap().iter().zip(&functions) {
+        assert_eq!(mcp["name"], function["name"]);
+        assert_eq!(mcp["description"], function["description"]);
+        assert_eq!(mcp["inputSchema"], function["parameters"]);
+    }
+}
+
+/// TOOL-5, FORM-6: `readOnlyHint` matches the class table; hover reads, drag acts,
+/// handoff is neither.
+#[test]
+fn tool_5_read_only_hint_matches_the_class() {
+    let minimal = |name: &str| match name {
+        "browser_open" => json!({ "url": "https://example.com" }),
+        "browser_click" | "browser_type" | "browser_select" | "browser_upload" => {
+            json!({ "ref": "e1", "text": "x", "values": ["a"], "files": ["a.txt"] })
+        }
+        "browser_press" => json!({ "key": "Enter" }),
+        "browser_tabs" => json!({ "action": "list" }),
+        "browser_click_at" => json!({ "x": 1, "y": 2, "description": "a dot" }),
+        "browser_form" => json!({ "fields": [{ "ref": "e1", "value": "a" }] }),
+        "browser_handoff" => json!({ "reason": "a code" }),
+        _ => json!({}),
+    };
+    for spec in tool_specs() {
+        let call = ToolCall::parse(spec.name, &minimal(spec.name)).unwrap();
+        let reading = call.act().class() == ActClass::Reading;
+        assert_eq!(spec.read_only, reading, "{}", spec.name);
+    }
+    let hover = ToolCall::parse("browser_click", &json!({ "ref": "e1", "how": "hover" })).unwrap();
+    assert_eq!(hover.act().class(), ActClass::Reading);
+    let drag = ToolCall::parse(
+        "browser_click",
+        &json!({ "ref": "e1", "how": "drag", "to": "e2" }),
+    )
+    .unwrap();
+    assert_eq!(drag.act().class(), ActClass::Acting);
+    let handoff = ToolCall::parse("browser_handoff", &json!({ "reason": "x" })).unwrap();
+    assert_eq!(handoff.act().class(), ActClass::Neither);
+}
+
+/// TOOL-3, TOOL-16: the MCP door in memory (no port, no process): initialize, then
+/// `tools/list` in pages of five covers all fifteen.
+#[tokio::test]
+async fn tool_3_and_tool_16_in_memory_mcp_with_pages() {
+    let server = McpServer::new(offline_tools(), Mode::Ask).with_page_size(5);
+    let session = server.session("memory");
+    let init = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+        .await
+        .unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "conch_browser");
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    let initialized = session
+        .handle(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    assert!(initialized.is_none());
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let page = session
+            .handle(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": params }))
+            .await
+            .unwrap();
+        pages += 1;
+        for tool in page["result"]["tools"].as_array().unwrap() {
+            names.push(tool["name"].as_str().unwrap().to_owned());
+        }
+        match page["result"]["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(names, TOOL_NAMES);
+    let unknown = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "run_shell", "arguments": {} } }))
+        .await
+        .unwrap();
+    assert_eq!(unknown["error"]["code"], -32602);
+    let missing = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 4, "method": "resources/list" }))
+        .await
+        .unwrap();
+    assert_eq!(missing["error"]["code"], -32601);
+}
