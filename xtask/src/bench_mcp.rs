@@ -368,16 +368,22 @@ impl Agent {
     }
 }
 
-/// `- button "Add to cart" [ref=e12]` -> (`button "Add to cart"`, `e12`). Both servers
-/// write this shape; anything between the name and the ref (states) is skipped.
+/// `- button "Add to cart" [ref=e12]` -> (`button "Add to cart"`, `e12`), and
+/// `- listitem [ref=e7]: Card one` -> (`listitem "Card one"`, `e7`). Both servers write
+/// these shapes; states between the name and the ref are skipped.
 fn ref_of_line(line: &str) -> Option<(String, String)> {
     let line = line.trim_start().trim_start_matches(['-', '+', ' ']);
-    let (head, rest) = line.split_once(" \"")?;
-    let role = head.split_whitespace().last()?;
-    let (name, after) = rest.split_once('"')?;
-    let start = after.find("[ref=")? + 5;
-    let end = after[start..].find(']')? + start;
-    Some((format!("{role} \"{name}\""), after[start..end].to_owned()))
+    let start = line.find("[ref=")?;
+    let end = line[start..].find(']')? + start;
+    let reference = &line[start + 5..end];
+    let head = &line[..start];
+    let role = head.split_whitespace().next()?;
+    let name = match head.split_once('"') {
+        Some((_, rest)) => rest.rsplit_once('"').map_or(rest, |(name, _)| name),
+        // No quoted name: the text after the colon names it.
+        None => line[end + 1..].trim_start().strip_prefix(':')?.trim(),
+    };
+    Some((format!("{role} \"{name}\""), reference.to_owned()))
 }
 
 /// What one run of one server measured.

@@ -18,6 +18,8 @@
   // unless it holds something actionable.
   const FROM_CONTENT = new Set(['button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'cell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'treeitem', 'tooltip']);
   const ACTIONABLE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'option', 'clickable']);
+  // Containers that, when the page names them, are likely drop targets.
+  const DROP_TARGETS = new Set(['list', 'region', 'group', 'generic', 'grid', 'table', 'tree']);
   // Roles shown only when named (otherwise their children stand in their place).
   const NAMED_ONLY = new Set(['region', 'form', 'group', 'generic', 'none', 'presentation', 'figure']);
   // Unnamed wrappers that give way to their only child.
@@ -317,7 +319,11 @@
       if (aria('aria-pressed') === 'true') line += ' [pressed]';
       if (aria('aria-selected') === 'true') line += ' [selected]';
       if (tag === 'input' && el.type === 'file') line += ' [file]';
-      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick')) {
+      // Draggable elements can be dragged, and a container the page names (aria-label)
+      // is where things are dropped: both need a ref for a drag.
+      const draggable = el.getAttribute('draggable') === 'true';
+      const namedContainer = (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) && DROP_TARGETS.has(role);
+      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer) {
         line += ' [ref=e' + refOf(el) + ']';
       }
       // Values.
