@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
 use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
+use conch_browser::page::settle::{Settle, SettleOptions};
 use conch_browser::page::{
     Change, Element, PageError, Reader, Snapshot, Who, changes_since, read, resolve,
     screenshot_for_model,
@@ -447,15 +448,55 @@ pub(crate) enum Pointer {
     Hover,
 }
 
+/// When an act waits for the page to settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Settling {
+    /// Right after the act (one act, one step).
+    Now,
+    /// Not at all: the caller settles once after several acts (a form's fields).
+    Later,
+}
+
+impl Settling {
+    fn options(self) -> ActOptions {
+        match self {
+            Settling::Now => ActOptions::default(),
+            Settling::Later => ActOptions {
+                settle: SettleOptions {
+                    quiet: Duration::ZERO,
+                    max: Duration::ZERO,
+                },
+                ..ActOptions::default()
+            },
+        }
+    }
+}
+
+/// Begins watching the conversation's page for the network and DOM activity of several
+/// acts, so that one wait after the last act covers them all.
+pub(crate) async fn begin_settling(conv: &Conversation) -> Option<Settle> {
+    let page = conv.page().await.ok()?;
+    Some(Settle::begin(&page).await)
+}
+
+/// Waits, bounded, until the page is quiet after the acts since `settle` began.
+pub(crate) async fn finish_settling(settle: Settle) {
+    settle.finish(SettleOptions::default()).await;
+}
+
 /// Clicks (or double-, right-clicks, hovers) an element.
-pub(crate) async fn click(element: &Element, how: Pointer) -> Result<(), ToolError> {
+pub(crate) async fn click(
+    element: &Element,
+    how: Pointer,
+    settling: Settling,
+) -> Result<(), ToolError> {
     let how = match how {
         Pointer::Click => act::How::Click,
         Pointer::Double => act::How::Double,
         Pointer::Right => act::How::Right,
         Pointer::Hover => act::How::Hover,
     };
-    act::click(element, how, &ActOptions::default()).await?;
+    act::click(element, how, &settling.options()).await?;
     Ok(())
 }
 
@@ -466,8 +507,12 @@ pub(crate) async fn drag(from: &Element, to: &Element) -> Result<(), ToolError> 
 }
 
 /// Replaces a text field's contents.
-pub(crate) async fn type_text(element: &Element, text: &str) -> Result<(), ToolError> {
-    act::type_text(element, text, &ActOptions::default()).await?;
+pub(crate) async fn type_text(
+    element: &Element,
+    text: &str,
+    settling: Settling,
+) -> Result<(), ToolError> {
+    act::type_text(element, text, &settling.options()).await?;
     Ok(())
 }
 
@@ -493,8 +538,12 @@ pub(crate) async fn press(
 }
 
 /// Picks options of a list; gives the labels picked.
-pub(crate) async fn select(element: &Element, values: &[String]) -> Result<Vec<String>, ToolError> {
-    let (_, picked) = act::select(element, values, &ActOptions::default()).await?;
+pub(crate) async fn select(
+    element: &Element,
+    values: &[String],
+    settling: Settling,
+) -> Result<Vec<String>, ToolError> {
+    let (_, picked) = act::select(element, values, &settling.options()).await?;
     Ok(picked)
 }
 

@@ -30,7 +30,7 @@ use crate::embedder::{
     Asker, AutoAllows, AutoPolicy, ChatFiles, ImageDescriber, SecretFiller, SecretRequest,
     TaintGuard, WorkFolder,
 };
-use crate::engine::{self, Pages, Pointer};
+use crate::engine::{self, Pages, Pointer, Settling};
 use crate::error::ToolError;
 use crate::permit::{ConfirmHook, DownloadAsk, permit};
 use crate::prompt::EngineCaps;
@@ -422,10 +422,10 @@ impl Chat {
                 let _step = self.step().await;
                 match (how, drop) {
                     (How::Drag, Some(drop)) => engine::drag(&element, &drop).await?,
-                    (How::Double, _) => engine::click(&element, Pointer::Double).await?,
-                    (How::Right, _) => engine::click(&element, Pointer::Right).await?,
-                    (How::Hover, _) => engine::click(&element, Pointer::Hover).await?,
-                    _ => engine::click(&element, Pointer::Click).await?,
+                    (How::Double, _) => engine::click(&element, Pointer::Double, Settling::Now).await?,
+                    (How::Right, _) => engine::click(&element, Pointer::Right, Settling::Now).await?,
+                    (How::Hover, _) => engine::click(&element, Pointer::Hover, Settling::Now).await?,
+                    _ => engine::click(&element, Pointer::Click, Settling::Now).await?,
                 }
                 self.changed(Vec::new()).await
             }
@@ -461,7 +461,7 @@ impl Chat {
                         .await
                     }
                     None => {
-                        engine::type_text(&element, text).await?;
+                        engine::type_text(&element, text, Settling::Now).await?;
                         self.changed(Vec::new()).await
                     }
                 }
@@ -493,7 +493,7 @@ impl Chat {
                 let facts = self.facts(ActKind::Select, site, &target);
                 permit(inner, &self.state, Some(&element), call.name(), facts, false).await?;
                 let _step = self.step().await;
-                let picked = engine::select(&element, values).await?;
+                let picked = engine::select(&element, values, Settling::Now).await?;
                 let picked: Vec<String> = picked.iter().map(|p| format!("“{p}”")).collect();
                 self.changed(vec![format!("Chose {}.", picked.join(", "))])
                     .await
@@ -605,6 +605,9 @@ impl Chat {
         let _step = self.step().await;
         let mut filled = 0usize;
         let mut skipped: Vec<String> = Vec::new();
+        // The fields are filled without waiting after each; the page settles once after
+        // the last one.
+        let settling = engine::begin_settling(conv).await;
         for (field, resolved) in fields.iter().zip(targets) {
             let r = &field.reference;
             let (element, target) = match resolved {
@@ -631,20 +634,27 @@ impl Chat {
                     Ok(_) if !want && target.role == "radio" => Err(ToolError::Usage(
                         "a radio can't be unticked; tick another one of its group".to_owned(),
                     )),
-                    Ok(_) => engine::click(&element, Pointer::Click).await,
+                    Ok(_) => engine::click(&element, Pointer::Click, Settling::Later).await,
                     Err(e) => Err(e),
                 }
             } else if target.tag == "select" || target.role == "listbox" {
-                engine::select(&element, std::slice::from_ref(&field.value))
-                    .await
-                    .map(|_| ())
+                engine::select(
+                    &element,
+                    std::slice::from_ref(&field.value),
+                    Settling::Later,
+                )
+                .await
+                .map(|_| ())
             } else {
-                engine::type_text(&element, &field.value).await
+                engine::type_text(&element, &field.value, Settling::Later).await
             };
             match outcome {
                 Ok(()) => filled += 1,
                 Err(e) => skipped.push(format!("{r}: {}", e.to_string().trim_end_matches('.'))),
             }
+        }
+        if let Some(settling) = settling {
+            engine::finish_settling(settling).await;
         }
         let mut lines = vec![format!(
             "Filled {filled} of {} field{}.",

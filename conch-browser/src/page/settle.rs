@@ -31,7 +31,9 @@ pub struct SettleOptions {
 impl Default for SettleOptions {
     fn default() -> Self {
         SettleOptions {
-            quiet: Duration::from_millis(100),
+            // Long enough for a click's own handlers and the layout they cause; a page's
+            // slower follow-up (a request it starts) is caught by the in-flight check.
+            quiet: Duration::from_millis(50),
             max: Duration::from_millis(1500),
         }
     }
