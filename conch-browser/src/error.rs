@@ -32,6 +32,11 @@ pub enum BrowserError {
         /// The total time waited.
         seconds: u64,
     },
+    /// The profile could not be wiped when signing out of everything.
+    #[error(
+        "Conch could not sign out of everything: {0}. Close other browsers using Conch's folder and try again."
+    )]
+    Wipe(String),
     /// A script threw.
     #[error("The page's script failed: {0}")]
     Script(String),

@@ -352,6 +352,22 @@ impl Browser {
         shut_down(&self.inner, &mut state).await;
     }
 
+    /// Signs out of everything (DATA-4): closes the browser and wipes its profile, so no
+    /// site's cookies or storage survive. Tabs stay saved and reopen, signed out, on the
+    /// next call.
+    ///
+    /// # Errors
+    /// [`BrowserError::Wipe`] when the profile cannot be emptied.
+    pub async fn sign_out_everywhere(&self) -> Result<(), BrowserError> {
+        let mut state = self.inner.state.lock().await;
+        shut_down(&self.inner, &mut state).await;
+        self.inner
+            .config
+            .home
+            .wipe_profile()
+            .map_err(|e| BrowserError::Wipe(e.to_string()))
+    }
+
     /// The browser process's id, while it runs (for status and tests).
     pub async fn pid(&self) -> Option<u32> {
         let state = self.inner.state.lock().await;

@@ -28,7 +28,7 @@ const ITERATIONS: &str = "2000";
 /// Runs the named benchmarks (all when none is named).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let names: Vec<&str> = if args.is_empty() {
-        vec!["cdp", "snapshot", "mcp"]
+        vec!["cdp", "snapshot", "guard", "mcp"]
     } else {
         args.iter().map(String::as_str).collect()
     };
@@ -40,7 +40,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "guard" => crate::bench_guard::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, mcp"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp"
                 ));
             }
         }

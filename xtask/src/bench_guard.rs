@@ -13,8 +13,8 @@ use crate::bench::{parse_line, write_report};
 use crate::{browser, cmd};
 
 /// Alternating rounds, and loads per browser per round.
-const ROUNDS: &str = "5";
-const LOADS: &str = "10";
+const ROUNDS: &str = "4";
+const LOADS: &str = "4";
 /// The most the guard may cost.
 const TARGET: f64 = 1.15;
 

@@ -500,3 +500,53 @@ async fn tool_11_calls_in_a_conversation_run_one_at_a_time() {
     );
     browser.shutdown().await;
 }
+
+/// DATA-2, DATA-4: a site's cookie survives a restart of the browser (the profile is
+/// Conch's own, persistent), and signing out of everything removes it.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_4_sign_out_wipes_what_a_restart_keeps() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    chat.evaluate("document.cookie = 'session=signed-in; max-age=86400; path=/'; 1")
+        .await
+        .unwrap();
+
+    browser.shutdown().await;
+    chat.open(&server.url("basic.html")).await.unwrap();
+    assert_eq!(
+        chat.evaluate("document.cookie").await.unwrap(),
+        "session=signed-in",
+        "a restart keeps the sign-in"
+    );
+
+    browser.sign_out_everywhere().await.unwrap();
+    chat.open(&server.url("basic.html")).await.unwrap();
+    assert_eq!(chat.evaluate("document.cookie").await.unwrap(), "");
+    browser.shutdown().await;
+}
+
+/// SNAP-12 (the runtime's half): while a dialog holds a tab, listing the conversation's
+/// tabs does not ask the frozen page; it answers at once with what it last knew.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_12_tabs_answer_while_a_dialog_holds_the_page() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    // Nobody answers this alert: the page stays frozen behind it.
+    chat.evaluate("setTimeout(() => alert('Hold on'), 0); 1")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let tabs = tokio::time::timeout(Duration::from_secs(2), chat.tabs())
+        .await
+        .expect("the tab list answers while the dialog waits")
+        .unwrap();
+    assert_eq!(tabs.len(), 1);
+    assert_eq!(tabs[0].title, "Basic page");
+    browser.shutdown().await;
+}
