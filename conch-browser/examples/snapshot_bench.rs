@@ -7,36 +7,14 @@
 //! `--browser PATH` the executable (default: the test browser), `--dump` prints the
 //! snapshot itself first.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use conch_browser::discover::{Os, Probe};
+use conch_browser::discover::FolderProbe;
 use conch_browser::page::{Reader, read};
 use conch_browser::{Browser, BrowserConfig, Home};
 use conch_fixtures::FixtureServer;
-
-/// Finds exactly the test browser, linked into `dir` as `chromium`.
-#[derive(Debug)]
-struct DirProbe {
-    dir: PathBuf,
-}
-
-impl Probe for DirProbe {
-    fn os(&self) -> Os {
-        Os::Linux
-    }
-    fn var(&self, name: &str) -> Option<OsString> {
-        (name == "PATH").then(|| self.dir.clone().into_os_string())
-    }
-    fn is_file(&self, path: &Path) -> bool {
-        path.starts_with(&self.dir) && path.is_file()
-    }
-    fn list_dir(&self, _: &Path) -> Vec<String> {
-        Vec::new()
-    }
-}
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -71,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir(&bin)?;
     std::os::unix::fs::symlink(&executable, bin.join("chromium"))?;
     let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
-    config.probe = Arc::new(DirProbe { dir: bin });
+    config.probe = Arc::new(FolderProbe { dir: bin });
     config.download = None;
     // The fixtures are served on loopback, which the guard refuses; containment has its
     // own tests (tests/it/guard.rs).

@@ -116,6 +116,31 @@ impl Probe for SystemProbe {
     }
 }
 
+/// A computer whose browsers are exactly the executables in one folder, looked up as if
+/// that folder were the whole `PATH` of a Linux desktop (so `chromium` there is Chromium,
+/// `google-chrome` Chrome). For tests, and for embedders that keep their own browser in
+/// a folder of their program.
+#[derive(Debug, Clone)]
+pub struct FolderProbe {
+    /// The folder.
+    pub dir: PathBuf,
+}
+
+impl Probe for FolderProbe {
+    fn os(&self) -> Os {
+        Os::Linux
+    }
+    fn var(&self, name: &str) -> Option<OsString> {
+        (name == "PATH").then(|| self.dir.clone().into_os_string())
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        path.starts_with(&self.dir) && path.is_file()
+    }
+    fn list_dir(&self, _: &Path) -> Vec<String> {
+        Vec::new()
+    }
+}
+
 /// Every place a browser may be, in the order it is preferred, for the probe's OS.
 /// `CONCH_BROWSER` and Playwright's cache are not in this list (see [`find`]).
 pub fn candidates(probe: &dyn Probe) -> Vec<Found> {

@@ -1,35 +1,13 @@
 //! The runtime against a real headless Chromium: launch, tabs, popups, the tab limit,
 //! crash relaunch, idle shutdown, fallback, and the navigation retry.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use conch_browser::discover::{Os, Probe};
+use conch_browser::discover::FolderProbe;
 use conch_browser::{Browser, BrowserConfig, BrowserError, Home, MAX_TABS, ManualClock, RunState};
 use conch_fixtures::FixtureServer;
-
-/// A computer whose browsers are exactly the executables in `dir`, found on PATH.
-#[derive(Debug)]
-struct DirProbe {
-    dir: PathBuf,
-}
-
-impl Probe for DirProbe {
-    fn os(&self) -> Os {
-        Os::Linux
-    }
-    fn var(&self, name: &str) -> Option<OsString> {
-        (name == "PATH").then(|| self.dir.clone().into_os_string())
-    }
-    fn is_file(&self, path: &Path) -> bool {
-        path.starts_with(&self.dir) && path.is_file()
-    }
-    fn list_dir(&self, _: &Path) -> Vec<String> {
-        Vec::new()
-    }
-}
 
 /// A temp home, a probe that finds the test browser as `chromium`, and the config.
 struct Setup {
@@ -45,7 +23,7 @@ fn setup() -> Setup {
     let real = conch_fixtures::browser::executable().expect("test set-up");
     std::os::unix::fs::symlink(&real, bin.join("chromium")).expect("test set-up");
     let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
-    config.probe = Arc::new(DirProbe { dir: bin.clone() });
+    config.probe = Arc::new(FolderProbe { dir: bin.clone() });
     // Never reach for the real download server from a test.
     config.download = None;
     // The fixtures are served on loopback, which the guard refuses; containment has its

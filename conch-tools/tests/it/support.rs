@@ -6,32 +6,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use conch_browser::discover::{Os, Probe};
+use conch_browser::discover::{FolderProbe, Os, Probe};
 use conch_browser::{Browser, BrowserConfig, Home};
 use conch_tools::{
     Answer, AskRequest, Asker, BoxFuture, Choice, QuestionKind, Tools, ToolsConfig, WorkFolder,
 };
-
-/// A computer whose only browser is the test Chromium, found on PATH.
-#[derive(Debug)]
-struct DirProbe {
-    dir: PathBuf,
-}
-
-impl Probe for DirProbe {
-    fn os(&self) -> Os {
-        Os::Linux
-    }
-    fn var(&self, name: &str) -> Option<OsString> {
-        (name == "PATH").then(|| self.dir.clone().into_os_string())
-    }
-    fn is_file(&self, path: &Path) -> bool {
-        path.starts_with(&self.dir) && path.is_file()
-    }
-    fn list_dir(&self, _: &Path) -> Vec<String> {
-        Vec::new()
-    }
-}
 
 /// A computer with no browser at all.
 #[derive(Debug)]
@@ -69,7 +48,7 @@ pub(crate) fn setup() -> Setup {
     let work = dir.path().join("work");
     std::fs::create_dir(&work).expect("test set-up");
     let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
-    config.probe = Arc::new(DirProbe { dir: bin });
+    config.probe = Arc::new(FolderProbe { dir: bin });
     config.download = None;
     // The fixtures are served on loopback: the guard runs, letting local apps through
     // (NET-5) as a person who allowed them would.
