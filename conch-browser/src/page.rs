@@ -5,6 +5,7 @@
 //! input to it.
 
 pub mod act;
+pub mod base64;
 pub mod botcheck;
 pub mod consent;
 pub mod dialog;

@@ -365,33 +365,7 @@ pub(crate) async fn thumbnail(element: &Element) -> Option<Vec<u8>> {
         )
         .await
         .ok()?;
-    base64_decode(shot["data"].as_str()?)
-}
-
-/// Standard base64 to bytes; `None` on anything else.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => u32::from(c - b'A'),
-            b'a'..=b'z' => u32::from(c - b'a') + 26,
-            b'0'..=b'9' => u32::from(c - b'0') + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        })
-    };
-    let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    let mut out = Vec::with_capacity(clean.len() / 4 * 3);
-    for chunk in clean.chunks(4) {
-        let digits: Vec<u8> = chunk.iter().copied().filter(|c| *c != b'=').collect();
-        let mut n = 0u32;
-        for (i, c) in digits.iter().enumerate() {
-            n |= value(*c)? << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..digits.len().max(1)]);
-    }
-    Some(out)
+    conch_browser::page::base64::decode(shot["data"].as_str()?)
 }
 
 /// The address of the document that holds `element`, for the frame's site (PERM-16).
@@ -708,48 +682,5 @@ pub(crate) async fn wait_for_text(
             return Ok(false);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Standard base64 of `bytes`, for images in results.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64;
-
-    #[test]
-    fn base64_round_trips() {
-        for text in [&b""[..], b"f", b"fo", b"foo", b"foob", b"\x00\xff\x10"] {
-            assert_eq!(super::base64_decode(&base64(text)).unwrap(), text);
-        }
-    }
-
-    #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
     }
 }

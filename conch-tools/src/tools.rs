@@ -357,7 +357,7 @@ impl Chat {
                     size.width, size.height
                 ));
                 if self.state.vision.load(Ordering::SeqCst) {
-                    reply.image = Some(engine::base64(&png));
+                    reply.image = Some(conch_browser::page::base64::encode(&png));
                 } else {
                     // A model that can't see gets words instead (TOOL-18).
                     let words = match &inner.config.image_describer {

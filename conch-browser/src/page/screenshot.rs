@@ -158,7 +158,8 @@ pub async fn screenshot_for_model(
     let data = shot["data"]
         .as_str()
         .ok_or_else(|| PageError::Image("no image data".to_owned()))?;
-    let png = base64_decode(data).ok_or_else(|| PageError::Image("bad base64".to_owned()))?;
+    let png =
+        super::base64::decode(data).ok_or_else(|| PageError::Image("bad base64".to_owned()))?;
     let mut image = image::load_from_memory_with_format(&png, image::ImageFormat::Png)
         .map_err(|e| PageError::Image(e.to_string()))?
         .into_rgba8();
@@ -197,42 +198,9 @@ fn paint(image: &mut image::RgbaImage, boxes: &[SecretBox], scale: f64) {
     }
 }
 
-/// Standard base64 (as DevTools sends images); `None` on anything else.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let mut acc = 0u32;
-    let mut bits = 0u32;
-    for byte in text.bytes() {
-        let v = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' | b'\n' | b'\r' => continue,
-            _ => return None,
-        };
-        acc = ((acc << 6) | u32::from(v)) & 0xffff;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(((acc >> bits) & 0xff) as u8);
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_decodes_padding_and_rejects_junk() {
-        assert_eq!(base64_decode("aGk=").as_deref(), Some(&b"hi"[..]));
-        assert_eq!(base64_decode("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
-        assert_eq!(base64_decode("YWJj").as_deref(), Some(&b"abc"[..]));
-        assert_eq!(base64_decode("a*b"), None);
-    }
 
     #[test]
     fn paint_covers_the_box_and_stays_inside_the_image() {

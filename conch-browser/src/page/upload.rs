@@ -72,28 +72,6 @@ const SET_FILES: &str = r"function(files) {
   return {files: Array.from(this.files).map(f => [f.name, f.size])};
 }";
 
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 async fn set_files(
     session: &Session,
     object_id: &str,
@@ -102,7 +80,7 @@ async fn set_files(
 ) -> Result<Vec<(String, u64)>, ActError> {
     let list: Vec<Value> = files
         .iter()
-        .map(|f| json!({ "name": f.name, "mime": f.mime, "b64": base64(&f.bytes) }))
+        .map(|f| json!({ "name": f.name, "mime": f.mime, "b64": super::base64::encode(&f.bytes) }))
         .collect();
     let answer = act::call_on(
         session,
@@ -211,18 +189,4 @@ pub async fn upload(
             through_dialog: false,
         },
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64;
-
-    #[test]
-    fn up_12_base64() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-    }
 }
