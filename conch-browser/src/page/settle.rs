@@ -72,6 +72,11 @@ const QUIET_JS: &str = r"(quiet, max) => new Promise(resolve => {
   let last = start;
   const target = document.documentElement || document;
   const observer = new MutationObserver(() => { last = performance.now(); });
+  // A page sent to the background (the act opened a tab in front of it) gets its timers
+  // throttled to about one a second: there is nothing more to wait for on it.
+  const hidden = () => { observer.disconnect(); resolve(true); };
+  if (document.hidden) return hidden();
+  document.addEventListener('visibilitychange', () => { if (document.hidden) hidden(); }, {once: true});
   observer.observe(target, {subtree: true, childList: true, attributes: true, characterData: true});
   const tick = () => {
     const now = performance.now();
