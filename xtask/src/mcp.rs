@@ -152,13 +152,23 @@ impl McpClient {
 
 impl Drop for McpClient {
     fn drop(&mut self) {
-        // Ending the server's process group takes its browser with it.
-        let _ = Command::new("kill")
-            .args(["-TERM", &format!("-{}", self.child.id())])
-            .status();
+        // Ending the server's process group takes its browser with it; only when the group
+        // really is the server's own, so nothing else is ever signalled.
+        let pid = self.child.id();
+        if process_group(pid) == Some(pid) {
+            let _ = Command::new("kill")
+                .args(["-TERM", "--", &format!("-{pid}")])
+                .status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The process group of `pid`, from `/proc/<pid>/stat`.
+fn process_group(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// Peak resident memory of one process (`VmHWM`), in KiB.
