@@ -168,7 +168,12 @@ impl Drop for McpClient {
 /// The process group of `pid`, from `/proc/<pid>/stat`.
 fn process_group(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
 }
 
 /// Peak resident memory of one process (`VmHWM`), in KiB.
