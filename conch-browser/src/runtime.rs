@@ -30,7 +30,7 @@ use conch_cdp::protocol::target::{
     TargetType,
 };
 use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
-use conch_policy::NetSettings;
+use conch_policy::{NetSettings, TabUse};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::sync::Mutex;
@@ -46,8 +46,8 @@ use crate::launch::{LaunchSpec, Launched, start};
 use crate::process::{ProcessTable, SystemProcessTable};
 use crate::store::{ConversationTabs, SavedTab, TabsFile};
 
-/// The most tabs one conversation keeps (TAB-5).
-pub const MAX_TABS: usize = 8;
+/// The most tabs one conversation keeps (TAB-5), as conch-policy decides it.
+pub use conch_policy::MAX_TABS;
 
 /// How the runtime is set up. [`BrowserConfig::new`] gives the product's defaults; tests
 /// swap the seams (clock, probe, process table).
@@ -732,13 +732,18 @@ async fn close_tab(state: &mut State, conversation: &str, tab: &str) -> Result<(
     Ok(())
 }
 
-/// The conversation's tab unused longest, other than `keep`.
-fn least_recently_used(tabs: &ConversationTabs, keep: Option<&str>) -> Option<String> {
-    tabs.tabs
+/// The tab a popup pushes out of a full conversation (TAB-5): conch-policy's choice, the
+/// tab unused longest.
+fn tab_to_close_for_popup(tabs: &ConversationTabs) -> Option<String> {
+    let uses: Vec<TabUse> = tabs
+        .tabs
         .iter()
-        .filter(|t| Some(t.id.as_str()) != keep)
-        .min_by_key(|t| t.last_used)
-        .map(|t| t.id.clone())
+        .map(|t| TabUse {
+            id: t.id.clone(),
+            last_used: t.last_used,
+        })
+        .collect();
+    conch_policy::tab_to_close_for_popup(&uses).map(|t| t.id.clone())
 }
 
 #[derive(Debug, Deserialize)]
@@ -851,11 +856,11 @@ async fn popup_created(inner: &Inner, target: &AttachedTarget) {
     let conversation = opener_ref.conversation.clone();
     let session = target.session.clone();
     let mut notes = Vec::new();
-    // A ninth tab pushes out the one unused longest (TAB-5).
+    // A ninth tab pushes out the one unused longest (TAB-5). The opener is in use: the
+    // popup came from it.
+    touch(&mut state, &conversation, &opener_ref.tab);
     let tabs = state.tabs.conversation_mut(&conversation);
-    if tabs.tabs.len() >= MAX_TABS
-        && let Some(victim) = least_recently_used(tabs, Some(&opener_ref.tab))
-    {
+    if let Some(victim) = tab_to_close_for_popup(tabs) {
         notes.push(format!(
             "This conversation keeps at most {MAX_TABS} tabs, so Conch closed {victim}, the tab unused longest."
         ));
@@ -1092,7 +1097,8 @@ impl Conversation {
     async fn create_tab(&self, url: &str) -> Result<String, BrowserError> {
         self.browser.ensure_running().await?;
         let mut state = self.browser.inner.state.lock().await;
-        if state.tabs.conversation_mut(&self.id).tabs.len() >= MAX_TABS {
+        let open = state.tabs.conversation_mut(&self.id).tabs.len();
+        if conch_policy::may_open_tab(open) != conch_policy::Verdict::Allow {
             return Err(BrowserError::TabLimit);
         }
         let id = state.tabs.conversation_mut(&self.id).allocate_id();
