@@ -38,6 +38,17 @@ const QUIET_FLAGS: &[&str] = &[
     "--mute-audio",
 ];
 
+/// Flags that let many conversations act at once (issue 18): every conversation's tab
+/// lives in a window of its own, and none of them is slowed because another window is in
+/// front or covers it. New windows start desktop-sized (AMB-11); every page also gets the
+/// viewport explicitly when it attaches.
+const SHARED_FLAGS: &[&str] = &[
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+    "--window-size=1280,800",
+];
+
 /// How long a starting browser has to answer its first command.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -85,7 +96,11 @@ pub(crate) struct LaunchSpec<'a> {
 /// one profile, the caller's extra flags, then `about:blank`. The DevTools pipe flag is
 /// added by conch-cdp.
 pub fn browser_args(profile: &Path, headless: bool, extra: &[String]) -> Vec<String> {
-    let mut args: Vec<String> = QUIET_FLAGS.iter().map(|f| (*f).to_owned()).collect();
+    let mut args: Vec<String> = QUIET_FLAGS
+        .iter()
+        .chain(SHARED_FLAGS)
+        .map(|f| (*f).to_owned())
+        .collect();
     if headless {
         args.insert(0, "--headless".to_owned());
     }

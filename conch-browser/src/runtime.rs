@@ -21,13 +21,14 @@ use std::time::{Duration, SystemTime};
 
 use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::browser::Close as CloseBrowser;
+use conch_cdp::protocol::emulation::{SetDeviceMetricsOverride, SetFocusEmulationEnabled};
 use conch_cdp::protocol::page::{
     DomContentEventFired, Enable as PageEnable, LoadEventFired, Navigate,
 };
 use conch_cdp::protocol::runtime::Evaluate;
 use conch_cdp::protocol::target::{
-    CloseTarget, CreateTarget, SetAutoAttach, SetDiscoverTargets, TargetDestroyed, TargetInfo,
-    TargetType,
+    ActivateTarget, CloseTarget, CreateTarget, SetAutoAttach, SetDiscoverTargets, TargetDestroyed,
+    TargetInfo, TargetType,
 };
 use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
 use conch_policy::{NetSettings, TabUse};
@@ -662,10 +663,20 @@ async fn create_page(
     url: &str,
 ) -> Result<Session, BrowserError> {
     let running = state.running.as_mut().ok_or(BrowserError::NotRunning)?;
+    // Each tab in a window of its own: a background tab of a shared window gets no frames,
+    // so trusted input to it waits until it times out (issue 18). In its own window every
+    // conversation's tab is in front of its window and takes input at the same time as
+    // every other's.
+    let viewport = conch_policy::DEFAULT_VIEWPORT;
     let created = running
         .connection
         .browser()
-        .call(&CreateTarget::new(url))
+        .call(&CreateTarget {
+            new_window: Some(true),
+            width: Some(viewport.width),
+            height: Some(viewport.height),
+            ..CreateTarget::new(url)
+        })
         .await?;
     let session = take_ready(inner, &created.target_id)
         .await
@@ -830,11 +841,32 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     if page {
         // After the resume: a held popup shares its opener's renderer and does not answer
         // Page.enable until it runs.
+        shape_page(&target.session).await;
         let _ = target.session.call(&PageEnable {}).await;
     }
     if page && info.opener_id.is_none() {
         lock(&inner.ready).insert(info.target_id.clone(), target.session.clone());
         inner.ready_changed.notify_waiters();
+    }
+}
+
+/// Gives a page the desktop viewport with no panel (AMB-11: 1280×800 at scale 1, so
+/// responsive sites show their desktop layout) and emulated focus (its window is rarely
+/// the system's front one, yet focus events and typing must work as in front).
+async fn shape_page(session: &Session) {
+    let viewport = conch_policy::DEFAULT_VIEWPORT;
+    let metrics = SetDeviceMetricsOverride {
+        width: viewport.width,
+        height: viewport.height,
+        device_scale_factor: 1.0,
+        mobile: false,
+    };
+    if let Err(e) = session.call(&metrics).await {
+        tracing::debug!(target: "conch_browser", error = %e, "the page's viewport could not be set");
+    }
+    let focus = SetFocusEmulationEnabled { enabled: true };
+    if let Err(e) = session.call(&focus).await {
+        tracing::debug!(target: "conch_browser", error = %e, "the page's focus could not be emulated");
     }
 }
 
@@ -1018,6 +1050,7 @@ impl Conversation {
                 Ok(())
             })
             .await?;
+        self.bring_to_front(tab).await;
         self.tab_info(tab).await
     }
 
@@ -1034,6 +1067,14 @@ impl Conversation {
         }
         close_tab(&mut state, &self.id, tab).await?;
         save_tabs(&self.browser.inner.config.home, &state.tabs);
+        let active = state
+            .tabs
+            .conversation(&self.id)
+            .and_then(|t| t.active.clone());
+        drop(state);
+        if let Some(active) = active {
+            self.bring_to_front(&active).await;
+        }
         Ok(())
     }
 
@@ -1191,6 +1232,27 @@ impl Conversation {
                 .await;
         }
         blocked
+    }
+
+    /// Brings `tab` to the front of its window: a popup opened from it sits in front of it
+    /// in the same window, and a page behind another gets no frames and no input.
+    async fn bring_to_front(&self, tab: &str) {
+        let target = {
+            let state = self.browser.inner.state.lock().await;
+            state.running.as_ref().and_then(|r| {
+                let target = r
+                    .pages
+                    .iter()
+                    .find(|(_, p)| p.conversation == self.id && p.tab == tab)
+                    .map(|(id, _)| id.clone())?;
+                Some((r.connection.browser(), target))
+            })
+        };
+        if let Some((browser, target_id)) = target
+            && let Err(e) = browser.call(&ActivateTarget { target_id }).await
+        {
+            tracing::debug!(target: "conch_browser", error = %e, "the tab could not be brought to the front");
+        }
     }
 
     async fn tab_info(&self, tab: &str) -> Result<TabInfo, BrowserError> {

@@ -243,8 +243,26 @@ pub enum ActError {
     #[error("{}", capitalised(.0))]
     Ref(#[from] PageError),
     /// The browser did not answer.
-    #[error("The browser did not answer: {0}; try again.")]
+    #[error("{}", cdp_sentence(.0))]
     Cdp(#[from] CdpError),
+}
+
+/// What a DevTools failure means to the agent. Input the page does not take in time is
+/// its own case: the page is busy (a script that never ends) or not drawing, and saying
+/// "the browser did not answer" would send the agent to retry at once.
+fn cdp_sentence(error: &CdpError) -> String {
+    let input = error.method().is_some_and(|m| m.starts_with("Input."));
+    match error.kind() {
+        conch_cdp::ErrorKind::Timeout { after } if input => format!(
+            "The page did not take the input within {} s: it is busy running a script or not drawing, so the act may not have happened. Call browser_read to see the page, then try again.",
+            after.as_secs()
+        ),
+        conch_cdp::ErrorKind::Timeout { after } => format!(
+            "The page did not answer within {} s: a script of its own is keeping it busy. Wait, or open another page; nothing was done.",
+            after.as_secs()
+        ),
+        _ => format!("The browser did not answer: {error}; try again."),
+    }
 }
 
 /// `error` as a sentence: a capital first letter and a full stop.
@@ -381,6 +399,11 @@ fn is_gone(e: &CdpError) -> bool {
 }
 
 /// Calls `function` on `object_id` in `session` with `args`, returning its JSON value.
+/// How long one of Conch's own scripts may take in the page. They finish in
+/// milliseconds; a page whose script never ends (`for(;;){}`) holds them, and the act
+/// should say so rather than wait for the browser-wide call timeout.
+pub const PAGE_SCRIPT_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub(crate) async fn call_on(
     session: &Session,
     object_id: &str,
@@ -390,7 +413,7 @@ pub(crate) async fn call_on(
 ) -> Result<Value, ActError> {
     let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
     let answer = session
-        .call_raw(
+        .call_raw_with_timeout(
             "Runtime.callFunctionOn",
             json!({
                 "functionDeclaration": function,
@@ -400,6 +423,7 @@ pub(crate) async fn call_on(
                 "awaitPromise": true,
                 "silent": true,
             }),
+            PAGE_SCRIPT_TIMEOUT,
         )
         .await
         .map_err(|e| gone_or(e, reference))?;
@@ -416,7 +440,7 @@ pub(crate) async fn call_on_handle(
 ) -> Result<Option<String>, ActError> {
     let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
     let answer = session
-        .call_raw(
+        .call_raw_with_timeout(
             "Runtime.callFunctionOn",
             json!({
                 "functionDeclaration": function,
@@ -424,6 +448,7 @@ pub(crate) async fn call_on_handle(
                 "arguments": arguments,
                 "silent": true,
             }),
+            PAGE_SCRIPT_TIMEOUT,
         )
         .await
         .map_err(|e| gone_or(e, reference))?;

@@ -8,6 +8,7 @@ mod fetch;
 mod guard;
 mod heal;
 mod home;
+mod many;
 mod runtime;
 mod snapshot;
 mod store;

@@ -22,3 +22,18 @@ command!(
     "Emulation.setDeviceMetricsOverride",
     Empty
 );
+
+/// `Emulation.setFocusEmulationEnabled`: the page behaves as if its window had focus, so
+/// focus events, `document.hasFocus()` and typed keys work in a window that is not the
+/// system's front one (every conversation's tab lives in a window of its own).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetFocusEmulationEnabled {
+    /// Whether to emulate focus.
+    pub enabled: bool,
+}
+command!(
+    SetFocusEmulationEnabled,
+    "Emulation.setFocusEmulationEnabled",
+    Empty
+);

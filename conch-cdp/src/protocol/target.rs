@@ -216,6 +216,16 @@ pub struct CloseTargetResponse {
     pub success: Option<bool>,
 }
 
+/// `Target.activateTarget`: brings a page to the front of its window (so it draws and takes
+/// input again after a popup covered it).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivateTarget {
+    /// The target.
+    pub target_id: TargetId,
+}
+command!(ActivateTarget, "Target.activateTarget", super::Empty);
+
 /// `Target.createBrowserContext`: a new isolated context (its own cookies and storage).
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
