@@ -10,6 +10,12 @@ pub enum BrowserError {
     /// The browser is not running (an internal state a caller normally never sees).
     #[error("The browser is not running; try again.")]
     NotRunning,
+    /// A new tab was not attached and ruled in time (the browser is overloaded).
+    #[error("The new tab was not ready within {seconds} s; the browser is busy. Try again.")]
+    PageNotReady {
+        /// How long it was given.
+        seconds: u64,
+    },
     /// The conversation has no tab with that id.
     #[error("There is no tab {0} in this conversation; list the tabs with browser_tabs.")]
     NoSuchTab(String),

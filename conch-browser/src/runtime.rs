@@ -27,8 +27,8 @@ use conch_cdp::protocol::page::{
 };
 use conch_cdp::protocol::runtime::Evaluate;
 use conch_cdp::protocol::target::{
-    ActivateTarget, CloseTarget, CreateTarget, SetAutoAttach, SetDiscoverTargets, TargetDestroyed,
-    TargetInfo, TargetType,
+    ActivateTarget, CloseTarget, CreateTarget, GetTargets, SetAutoAttach, SetDiscoverTargets,
+    TargetDestroyed, TargetInfo, TargetType,
 };
 use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
 use conch_policy::{NetSettings, TabUse};
@@ -191,6 +191,11 @@ struct State {
     use_counter: u64,
     /// Holders that keep the browser awake (a watcher, a person driving).
     awake: usize,
+    /// Counts launches, so a page made for one browser is never filed under the next.
+    generation: u64,
+    /// Conversations whose saved tabs have no page in the running browser yet: each
+    /// reopens its own on its next call, one tab at a time, outside the browser-wide lock.
+    unrestored: std::collections::HashSet<String>,
 }
 
 #[derive(Debug)]
@@ -256,6 +261,8 @@ impl Browser {
                     notes: HashMap::new(),
                     use_counter: 0,
                     awake: 0,
+                    generation: 0,
+                    unrestored: std::collections::HashSet::new(),
                 }),
                 conversation_locks: StdMutex::new(HashMap::new()),
                 guard_log,
@@ -369,6 +376,22 @@ impl Browser {
             .map_err(|e| BrowserError::Wipe(e.to_string()))
     }
 
+    /// Forgets every conversation's saved tabs, closing those open: a new gateway process
+    /// is a new session, whose conversations start with no tabs and number them from t1
+    /// (issue 11). Restoring tabs is for a browser that went away under a running process.
+    pub async fn forget_saved_tabs(&self) {
+        let mut state = self.inner.state.lock().await;
+        if let Some(running) = state.running.as_mut() {
+            let browser = running.connection.browser();
+            for (target_id, _) in running.pages.drain() {
+                let _ = browser.call(&CloseTarget { target_id }).await;
+            }
+        }
+        state.tabs = TabsFile::default();
+        state.unrestored.clear();
+        save_tabs(&self.inner.config.home, &state.tabs);
+    }
+
     /// The browser process's id, while it runs (for status and tests).
     pub async fn pid(&self) -> Option<u32> {
         let state = self.inner.state.lock().await;
@@ -410,7 +433,17 @@ impl Browser {
             pages: HashMap::new(),
             watcher,
         });
-        self.restore_tabs(state).await
+        state.generation += 1;
+        // Saved tabs reopen when their conversation next calls (LAUNCH-8), each on its
+        // own and never under this lock: one slow page must not hold every conversation.
+        state.unrestored = state
+            .tabs
+            .conversations
+            .iter()
+            .filter(|(_, tabs)| !tabs.tabs.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect();
+        Ok(())
     }
 
     /// Tries every browser found, in order, then a download, and says why when it had to
@@ -524,35 +557,6 @@ impl Browser {
         launched
     }
 
-    /// Reopens every saved tab at its last address, with the same id (LAUNCH-8).
-    async fn restore_tabs(&self, state: &mut State) -> Result<(), BrowserError> {
-        let saved: Vec<(String, SavedTab)> = state
-            .tabs
-            .conversations
-            .iter()
-            .flat_map(|(conversation, tabs)| {
-                tabs.tabs
-                    .iter()
-                    .map(move |tab| (conversation.clone(), tab.clone()))
-            })
-            .collect();
-        let within = self.inner.config.retry_timeout;
-        for (conversation, tab) in saved {
-            let url = if tab.url.is_empty() {
-                "about:blank"
-            } else {
-                tab.url.as_str()
-            };
-            let session = create_page(&self.inner, state, &conversation, &tab.id, url).await?;
-            // The page loads by itself; wait for it (bounded) so the next read sees it.
-            // A page that no longer loads stays open on whatever it shows.
-            if !wait_until_loaded(&session, within).await {
-                tracing::info!(target: "conch_browser", tab = %tab.id, "a restored tab did not finish loading");
-            }
-        }
-        Ok(())
-    }
-
     async fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         let mut state = self.inner.state.lock().await;
         f(&mut state)
@@ -654,23 +658,25 @@ const ATTACH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
 /// target watcher installs the guard's rules and resumes it (LAUNCH-19), then hands its
-/// session over here.
+/// session over here. The browser-wide lock is not held while the page is made, so other
+/// conversations go on meanwhile.
 async fn create_page(
     inner: &Inner,
-    state: &mut State,
     conversation: &str,
     tab: &str,
     url: &str,
 ) -> Result<Session, BrowserError> {
-    let running = state.running.as_mut().ok_or(BrowserError::NotRunning)?;
+    let (browser, generation) = {
+        let state = inner.state.lock().await;
+        let running = state.running.as_ref().ok_or(BrowserError::NotRunning)?;
+        (running.connection.browser(), state.generation)
+    };
     // Each tab in a window of its own: a background tab of a shared window gets no frames,
     // so trusted input to it waits until it times out (issue 18). In its own window every
     // conversation's tab is in front of its window and takes input at the same time as
     // every other's.
     let viewport = conch_policy::DEFAULT_VIEWPORT;
-    let created = running
-        .connection
-        .browser()
+    let created = browser
         .call(&CreateTarget {
             new_window: Some(true),
             width: Some(viewport.width),
@@ -678,18 +684,33 @@ async fn create_page(
             ..CreateTarget::new(url)
         })
         .await?;
-    let session = take_ready(inner, &created.target_id)
-        .await
-        .ok_or(BrowserError::NotRunning)?;
-    running.pages.insert(
-        created.target_id,
-        PageRef {
-            conversation: conversation.to_owned(),
-            tab: tab.to_owned(),
-            session: session.clone(),
-        },
-    );
-    Ok(session)
+    let Some(session) = take_ready(inner, &created.target_id).await else {
+        // Never left behind: a page nobody files would live on unseen.
+        let _ = browser
+            .call(&CloseTarget {
+                target_id: created.target_id,
+            })
+            .await;
+        return Err(BrowserError::PageNotReady {
+            seconds: ATTACH_TIMEOUT.as_secs(),
+        });
+    };
+    let mut state = inner.state.lock().await;
+    let same_browser = state.generation == generation;
+    match state.running.as_mut() {
+        Some(running) if same_browser => {
+            running.pages.insert(
+                created.target_id,
+                PageRef {
+                    conversation: conversation.to_owned(),
+                    tab: tab.to_owned(),
+                    session: session.clone(),
+                },
+            );
+            Ok(session)
+        }
+        _ => Err(BrowserError::NotRunning),
+    }
 }
 
 fn save_tabs(home: &Home, tabs: &TabsFile) {
@@ -967,9 +988,15 @@ async fn page_changed(inner: &Inner, info: &TargetInfo) {
     if tab.url == info.url && tab.title == info.title {
         return;
     }
+    let moved = tab.url != info.url;
     tab.url.clone_from(&info.url);
     tab.title.clone_from(&info.title);
-    save_tabs(&inner.config.home, &state.tabs);
+    // A title alone is not worth two fsyncs under the browser-wide lock: a page that
+    // changes its title in a loop would stall every conversation. It is written with the
+    // next change that matters.
+    if moved {
+        save_tabs(&inner.config.home, &state.tabs);
+    }
 }
 
 async fn idle_ticker(inner: Weak<Inner>) {
@@ -1024,11 +1051,48 @@ impl Conversation {
     /// As [`Browser::ensure_running`].
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let _turn = self.lock.lock().await;
-        self.browser.ensure_running().await?;
+        self.ensure_ready().await?;
+        self.refresh_titles().await;
         Ok(self
             .browser
             .with_state(|state| tab_list(state, &self.id))
             .await)
+    }
+
+    /// Takes the titles and addresses of this conversation's tabs from the browser itself
+    /// (one browser-level call: a page frozen by its dialog is not asked, SNAP-12), so a
+    /// tab's title follows its page even where no change event came.
+    async fn refresh_titles(&self) {
+        let browser = {
+            let state = self.browser.inner.state.lock().await;
+            state.running.as_ref().map(|r| r.connection.browser())
+        };
+        let Some(browser) = browser else { return };
+        let Ok(targets) = browser
+            .call_with_timeout(&GetTargets {}, Duration::from_secs(2))
+            .await
+        else {
+            return;
+        };
+        let mut state = self.browser.inner.state.lock().await;
+        let Some(running) = state.running.as_ref() else {
+            return;
+        };
+        let fresh: Vec<(String, TargetInfo)> = targets
+            .target_infos
+            .into_iter()
+            .filter_map(|info| {
+                let page = running.pages.get(&info.target_id)?;
+                (page.conversation == self.id).then(|| (page.tab.clone(), info))
+            })
+            .collect();
+        let tabs = state.tabs.conversation_mut(&self.id);
+        for (tab, info) in fresh {
+            if let Some(saved) = tabs.tab_mut(&tab) {
+                saved.url.clone_from(&info.url);
+                saved.title.clone_from(&info.title);
+            }
+        }
     }
 
     /// Makes `tab` the active tab.
@@ -1037,7 +1101,7 @@ impl Conversation {
     /// [`BrowserError::NoSuchTab`].
     pub async fn switch(&self, tab: &str) -> Result<TabInfo, BrowserError> {
         let _turn = self.lock.lock().await;
-        self.browser.ensure_running().await?;
+        self.ensure_ready().await?;
         self.browser
             .with_state(|state| {
                 let tabs = state.tabs.conversation_mut(&self.id);
@@ -1060,7 +1124,7 @@ impl Conversation {
     /// [`BrowserError::NoSuchTab`], or a DevTools failure.
     pub async fn close(&self, tab: &str) -> Result<(), BrowserError> {
         let _turn = self.lock.lock().await;
-        self.browser.ensure_running().await?;
+        self.ensure_ready().await?;
         let mut state = self.browser.inner.state.lock().await;
         if state.tabs.conversation_mut(&self.id).tab(tab).is_none() {
             return Err(BrowserError::NoSuchTab(tab.to_owned()));
@@ -1090,7 +1154,7 @@ impl Conversation {
     /// # Errors
     /// As [`Browser::ensure_running`], or [`BrowserError::NoTab`].
     pub async fn page(&self) -> Result<Session, BrowserError> {
-        self.browser.ensure_running().await?;
+        self.ensure_ready().await?;
         let state = self.browser.inner.state.lock().await;
         let active = state
             .tabs
@@ -1119,7 +1183,7 @@ impl Conversation {
     }
 
     async fn active_or_new(&self) -> Result<String, BrowserError> {
-        self.browser.ensure_running().await?;
+        self.ensure_ready().await?;
         let active = self
             .browser
             .with_state(|state| {
@@ -1136,14 +1200,17 @@ impl Conversation {
     }
 
     async fn create_tab(&self, url: &str) -> Result<String, BrowserError> {
-        self.browser.ensure_running().await?;
+        self.ensure_ready().await?;
+        let id = {
+            let mut state = self.browser.inner.state.lock().await;
+            let tabs = state.tabs.conversation_mut(&self.id);
+            if conch_policy::may_open_tab(tabs.tabs.len()) != conch_policy::Verdict::Allow {
+                return Err(BrowserError::TabLimit);
+            }
+            tabs.allocate_id()
+        };
+        create_page(&self.browser.inner, &self.id, &id, url).await?;
         let mut state = self.browser.inner.state.lock().await;
-        let open = state.tabs.conversation_mut(&self.id).tabs.len();
-        if conch_policy::may_open_tab(open) != conch_policy::Verdict::Allow {
-            return Err(BrowserError::TabLimit);
-        }
-        let id = state.tabs.conversation_mut(&self.id).allocate_id();
-        create_page(&self.browser.inner, &mut state, &self.id, &id, url).await?;
         let tabs = state.tabs.conversation_mut(&self.id);
         tabs.tabs.push(SavedTab {
             id: id.clone(),
@@ -1156,6 +1223,69 @@ impl Conversation {
         touch(&mut state, &self.id, &id);
         save_tabs(&self.browser.inner.config.home, &state.tabs);
         Ok(id)
+    }
+
+    /// Starts the browser if needed, then reopens this conversation's saved tabs if the
+    /// browser that had them went away (LAUNCH-8): each tab on its own, their loads waited
+    /// for together and outside the browser-wide lock; a tab that cannot be reopened is
+    /// dropped with a note saying so.
+    async fn ensure_ready(&self) -> Result<(), BrowserError> {
+        self.browser.ensure_running().await?;
+        let saved: Vec<SavedTab> = {
+            let mut state = self.browser.inner.state.lock().await;
+            if !state.unrestored.remove(&self.id) {
+                return Ok(());
+            }
+            state
+                .tabs
+                .conversation(&self.id)
+                .map(|t| t.tabs.clone())
+                .unwrap_or_default()
+        };
+        let inner = &self.browser.inner;
+        let mut reopened = Vec::new();
+        for tab in saved {
+            let url = if tab.url.is_empty() {
+                "about:blank"
+            } else {
+                tab.url.as_str()
+            };
+            match create_page(inner, &self.id, &tab.id, url).await {
+                Ok(session) => reopened.push((tab.id.clone(), session)),
+                Err(BrowserError::NotRunning) => return Err(BrowserError::NotRunning),
+                Err(e) => {
+                    let mut state = inner.state.lock().await;
+                    forget_tab(state.tabs.conversation_mut(&self.id), &tab.id);
+                    save_tabs(&inner.config.home, &state.tabs);
+                    state.notes.entry(self.id.clone()).or_default().push(format!(
+                        "Tab {} could not be reopened after the browser restarted ({e}), so it is gone.",
+                        tab.id
+                    ));
+                }
+            }
+        }
+        // The pages load by themselves; wait for them (bounded) so the next read sees
+        // them. A page that no longer loads stays open on whatever it shows.
+        let within = inner.config.retry_timeout;
+        let waits = reopened.iter().map(|(id, session)| async move {
+            if !wait_until_loaded(session, within).await {
+                tracing::info!(target: "conch_browser", tab = %id, "a restored tab did not finish loading");
+            }
+        });
+        futures_util::future::join_all(waits).await;
+        if let Some(active) = self
+            .browser
+            .with_state(|state| {
+                state
+                    .tabs
+                    .conversation(&self.id)
+                    .and_then(|t| t.active.clone())
+            })
+            .await
+        {
+            self.bring_to_front(&active).await;
+        }
+        Ok(())
     }
 
     /// Navigates `tab` and waits for its load event; on a timeout, navigates once more and

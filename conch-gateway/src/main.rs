@@ -158,6 +158,9 @@ async fn run(cli: Cli) -> Result<(), String> {
     // reach the gateway's own port.
     config.guard = Some(GuardConfig::new(net.clone()));
     let browser = Browser::new(config);
+    // A new gateway is a new session: its conversations start with no tabs of their own
+    // (the last process's tabs are not reopened, and new ones are numbered from t1).
+    browser.forget_saved_tabs().await;
 
     let mut tools_config = ToolsConfig::new(asker);
     // Uploads come from the work folder, `<home>/work` (UP-2, UP-6).

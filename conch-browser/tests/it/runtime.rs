@@ -528,3 +528,48 @@ async fn snap_12_tabs_answer_while_a_dialog_holds_the_page() {
     assert_eq!(tabs[0].title, "Basic page");
     browser.shutdown().await;
 }
+
+/// Issue 11 (a new session inherits the last one's tabs): after `forget_saved_tabs`, as a
+/// new gateway process does at start, a conversation with the same id starts with no tabs
+/// and numbers its first one t1, even though an earlier process left t1 and t2 saved.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_2_a_new_session_starts_with_no_tabs_of_its_own() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    {
+        let earlier = Browser::new(s.config.clone());
+        let chat = earlier.conversation("mcp-stdio");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        chat.new_tab(&server.url("tabs-a.html")).await.unwrap();
+        earlier.shutdown().await;
+    }
+    let later = Browser::new(s.config.clone());
+    later.forget_saved_tabs().await;
+    let chat = later.conversation("mcp-stdio");
+    assert!(chat.tabs().await.unwrap().is_empty());
+    let tab = chat.open(&server.url("counter.html")).await.unwrap();
+    assert_eq!(tab.id, "t1");
+    assert_eq!(tab.title, "Counter");
+    assert_eq!(chat.tabs().await.unwrap().len(), 1);
+}
+
+/// Issue 11, TAB-1: a tab's title follows its page: a new tab opened by a link shows the
+/// page's title once it has loaded, not its address.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_1_a_new_tabs_title_follows_its_page() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("titles");
+    chat.open(&server.url("tabs.html")).await.unwrap();
+    chat.evaluate("document.getElementById('blank').click()")
+        .await
+        .unwrap();
+    let titled = wait_until(async || {
+        let tabs = chat.tabs().await.unwrap();
+        tabs.len() == 2 && tabs[1].title == "Tab A"
+    })
+    .await;
+    let tabs = chat.tabs().await.unwrap();
+    assert!(titled, "{tabs:?}");
+}

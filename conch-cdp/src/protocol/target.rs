@@ -216,6 +216,19 @@ pub struct CloseTargetResponse {
     pub success: Option<bool>,
 }
 
+/// `Target.getTargets`: every target the browser has, with its title and address.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GetTargets {}
+command!(GetTargets, "Target.getTargets", GetTargetsResponse);
+
+/// The answer to [`GetTargets`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTargetsResponse {
+    /// The targets.
+    pub target_infos: Vec<TargetInfo>,
+}
+
 /// `Target.activateTarget`: brings a page to the front of its window (so it draws and takes
 /// input again after a popup covered it).
 #[derive(Debug, Clone, Serialize)]

@@ -220,3 +220,47 @@ async fn mcp_over_stdio_reports_blocked_requests() {
     assert_eq!(server.requests("/dot.svg"), 0);
     client.finish().await;
 }
+
+/// Issue 11 (a new session inherits the last one's tabs), TAB-2: a second `conch-gateway
+/// mcp` on the same home starts with no tabs, and its first tab is t1 again.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_2_each_gateway_process_starts_with_no_tabs() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let args = [
+        "mcp",
+        "--trust",
+        "full",
+        "--unattended",
+        "--allow-localhost",
+    ];
+    let mut first = StdioClient::start(gateway(home.path(), &args)).await;
+    let (text, error) = first
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{text}");
+    let (text, error) = first
+        .call(
+            "browser_tabs",
+            json!({ "action": "open", "url": server.url("tabs-a.html") }),
+        )
+        .await;
+    assert!(!error && text.contains("t2"), "{text}");
+    first.finish().await;
+
+    let mut second = StdioClient::start(gateway(home.path(), &args)).await;
+    let (text, error) = second
+        .call("browser_tabs", json!({ "action": "list" }))
+        .await;
+    assert!(!error, "{text}");
+    assert!(!text.contains("t1") && !text.contains("t2"), "{text}");
+    let (text, error) = second
+        .call(
+            "browser_tabs",
+            json!({ "action": "open", "url": server.url("counter.html") }),
+        )
+        .await;
+    assert!(!error, "{text}");
+    assert!(text.contains("t1") && !text.contains("t3"), "{text}");
+    second.finish().await;
+}
