@@ -56,6 +56,9 @@ pub struct Settle {
     finished: RawEvents,
     failed: RawEvents,
     in_flight: HashSet<String>,
+    /// Requests that ended before their start was read: the start, read later, must not
+    /// count them as in flight (a request can start and end within one pause).
+    ended_early: HashSet<String>,
 }
 
 #[derive(Deserialize)]
@@ -104,6 +107,7 @@ impl Settle {
             finished,
             failed,
             in_flight: HashSet::new(),
+            ended_early: HashSet::new(),
         }
     }
 
@@ -114,17 +118,29 @@ impl Settle {
                     request.kind.as_deref(),
                     Some("EventSource" | "WebSocket" | "Ping")
                 );
-                if !long_lived {
+                if !long_lived && !self.ended_early.remove(&request.request_id) {
                     self.in_flight.insert(request.request_id);
                 }
             }
         }
+        let mut ended = Vec::new();
         for stream in [&mut self.finished, &mut self.failed] {
             while let Some(Some(event)) = stream.next().now_or_never() {
                 if let Ok(request) = event.parse::<RequestEvent>() {
-                    self.in_flight.remove(&request.request_id);
+                    ended.push(request.request_id);
                 }
             }
+        }
+        for id in ended {
+            self.ended(id);
+        }
+    }
+
+    /// A request ended: it leaves the in-flight set, or, when its start has not been read
+    /// yet, is remembered so that its start does not count it.
+    fn ended(&mut self, id: String) {
+        if !self.in_flight.remove(&id) {
+            self.ended_early.insert(id);
         }
     }
 
@@ -163,10 +179,10 @@ impl Settle {
                 tokio::select! {
                     () = &mut pause => break,
                     Some(event) = self.finished.next() => {
-                        if let Ok(r) = event.parse::<RequestEvent>() { self.in_flight.remove(&r.request_id); }
+                        if let Ok(r) = event.parse::<RequestEvent>() { self.ended(r.request_id); }
                     }
                     Some(event) = self.failed.next() => {
-                        if let Ok(r) = event.parse::<RequestEvent>() { self.in_flight.remove(&r.request_id); }
+                        if let Ok(r) = event.parse::<RequestEvent>() { self.ended(r.request_id); }
                     }
                 }
             }

@@ -10,5 +10,6 @@ mod heal;
 mod home;
 mod many;
 mod runtime;
+mod settle;
 mod snapshot;
 mod store;

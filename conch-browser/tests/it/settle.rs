@@ -1,0 +1,31 @@
+//! Settling after an act, against a real headless Chromium: the in-flight count is right
+//! even when a request starts and ends between two looks (issue 11, the settle race).
+
+use conch_browser::page::act::{self, ActOptions, How};
+
+use crate::act::{css, lab};
+
+/// Issue 11 (the settle race): a request that starts and finishes while settling pauses
+/// between looks was counted as still in flight, so the act waited its whole 1.5 s bound.
+/// A click that starts a 300 ms request, with quick ones beside it, settles soon after the
+/// slow one ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn settle_a_request_that_starts_and_ends_between_looks_is_not_in_flight() {
+    let lab = lab().await;
+    let page = lab.open("settle-race.html").await;
+    let options = ActOptions::default();
+    for _ in 0..3 {
+        let done = act::click(&css(&page, "#go").await, How::Click, &options)
+            .await
+            .expect("the click lands");
+        // Not quiet means the wait ran into its 1.5 s bound.
+        assert!(
+            done.settled.quiet,
+            "settling waited its whole bound for a page quiet after ~300 ms: {done:?}"
+        );
+        let state = lab
+            .eval("document.getElementById('state').textContent")
+            .await;
+        assert_eq!(state, "Done");
+    }
+}
