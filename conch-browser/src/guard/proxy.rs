@@ -8,9 +8,14 @@
 //! private address are all judged on the address actually connected to.
 //!
 //! `CONNECT` is tunnelled as bytes (no TLS interception); plain-HTTP absolute-form
-//! requests are forwarded in origin form with `Connection: close`. A refusal answers 403
-//! with a short page carrying [`BLOCKED_SENTENCE`] and is recorded in the [`GuardLog`].
-//! The proxy's own port and the gateway's are refused under every setting.
+//! requests are forwarded in origin form with `Connection: close`. A client connection
+//! carries exactly one judged request: the server gets its head and exactly the body its
+//! framing declares (`Content-Length` or chunked; ambiguous framing is refused with 400),
+//! nothing the client sends after that is forwarded, and the server's answer is rewritten
+//! to say `Connection: close` and `Proxy-Connection: close`, so the browser never reuses
+//! the connection for a request nobody judged (issue 12). A refusal answers 403 with a
+//! short page carrying [`BLOCKED_SENTENCE`] and is recorded in the [`GuardLog`]. The
+//! proxy's own port and the gateway's are refused under every setting.
 //!
 //! Deliberately absent: keep-alive, caching, authentication, HTTP/2, and any TLS.
 
@@ -19,11 +24,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use conch_policy::{NetSettings, RefusalCode, verdict_for_connection, verdict_for_resolved_url};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use super::http::{self, Bad, Target};
+use super::http::{self, Bad, BodyEnd, Fed, Target};
 use super::log::{BLOCKED_SENTENCE, GuardLog, Layer};
 use super::resolve::{Resolve, Resolved};
 
@@ -91,17 +96,20 @@ async fn accept_loop(listener: TcpListener, own: SocketAddr, shared: Arc<Shared>
     }
 }
 
-/// Reads a request head into `buf`; gives where it ends.
-async fn read_head(client: &mut TcpStream, buf: &mut Vec<u8>) -> Result<usize, Bad> {
-    let mut chunk = [0u8; 4096];
+/// Reads a message head into `buf`; gives where it ends. Bytes after it stay in `buf`.
+async fn read_head(from: &mut (impl AsyncRead + Unpin), buf: &mut Vec<u8>) -> Result<usize, Bad> {
+    let mut chunk = [0u8; 8192];
+    // Where to look for the blank line from: only new bytes (and the three before them).
+    let mut searched = 0;
     loop {
-        if let Some(end) = http::head_end(buf) {
-            return Ok(end);
+        if let Some(end) = http::head_end(&buf[searched..]) {
+            return Ok(searched + end);
         }
+        searched = buf.len().saturating_sub(3);
         if buf.len() > http::MAX_HEAD {
             return Err(Bad::TooLarge);
         }
-        match client.read(&mut chunk).await {
+        match from.read(&mut chunk).await {
             Ok(0) | Err(_) => return Err(Bad::Malformed),
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
@@ -109,7 +117,7 @@ async fn read_head(client: &mut TcpStream, buf: &mut Vec<u8>) -> Result<usize, B
 }
 
 async fn respond(
-    client: &mut TcpStream,
+    client: &mut (impl AsyncWrite + Unpin),
     status: u16,
     reason: &str,
     code: Option<&str>,
@@ -208,6 +216,18 @@ async fn serve(mut client: TcpStream, own: SocketAddr, shared: Arc<Shared>) {
     };
     let leftover = buf.split_off(end);
     let (host, port) = (head.target.host().to_owned(), head.target.port());
+    // How the body is framed, known before any connection: a head the proxy could read
+    // otherwise than the server is refused.
+    let body = match head.target {
+        Target::Connect { .. } => None,
+        Target::Http { .. } => match BodyEnd::of(&head) {
+            Ok(body) => Some(body),
+            Err(_) => {
+                let text = "Conch's proxy could not tell where that request's body ends.";
+                return respond(&mut client, 400, "Bad Request", None, text).await;
+            }
+        },
+    };
 
     // A service worker's script never loads (NET-2); only visible on plain HTTP.
     if head
@@ -262,8 +282,8 @@ async fn serve(mut client: TcpStream, own: SocketAddr, shared: Arc<Shared>) {
     };
     let _ = upstream.set_nodelay(true);
 
-    match head.target {
-        Target::Connect { .. } => {
+    match body {
+        None => {
             if client
                 .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
                 .await
@@ -271,17 +291,124 @@ async fn serve(mut client: TcpStream, own: SocketAddr, shared: Arc<Shared>) {
             {
                 return;
             }
+            if !leftover.is_empty() && upstream.write_all(&leftover).await.is_err() {
+                return;
+            }
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
         }
-        Target::Http { .. } => {
-            if upstream.write_all(&head.origin_form()).await.is_err() {
+        Some(body) => forward(client, upstream, &head, body, leftover).await,
+    }
+}
+
+/// Forwards one plain-HTTP request and its answer. The server gets the head and exactly
+/// the body `body` frames; whatever the client sends after it (a pipelined request, or
+/// one on a connection it hoped to reuse) is never forwarded: it was not judged. The
+/// client is told to close (`Connection: close`), whatever the server said.
+async fn forward(
+    mut client: TcpStream,
+    mut upstream: TcpStream,
+    head: &http::Head,
+    body: BodyEnd,
+    leftover: Vec<u8>,
+) {
+    if upstream.write_all(&head.origin_form()).await.is_err() {
+        return;
+    }
+    let (mut client_in, mut client_out) = client.split();
+    let (mut server_in, mut server_out) = upstream.split();
+    let answer = answer(&mut server_in, &mut client_out);
+    tokio::pin!(answer);
+    tokio::select! {
+        () = &mut answer => return,
+        sent = send_body(&mut client_in, &mut server_out, body, leftover) => {
+            if sent.is_err() {
                 return;
             }
         }
     }
-    if !leftover.is_empty() && upstream.write_all(&leftover).await.is_err() {
+    // The request is whole: from here on the client is only read to notice it left, and
+    // nothing it sends goes anywhere.
+    let mut discard = [0u8; 4096];
+    loop {
+        tokio::select! {
+            () = &mut answer => return,
+            read = client_in.read(&mut discard) => {
+                if matches!(read, Ok(0) | Err(_)) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Sends the request body: first what came with the head, then from the client, up to
+/// where `body` says it ends. Bytes after it are dropped.
+async fn send_body(
+    client: &mut (impl AsyncRead + Unpin),
+    server: &mut (impl AsyncWrite + Unpin),
+    mut body: BodyEnd,
+    leftover: Vec<u8>,
+) -> Result<(), Bad> {
+    if body.is_done() {
+        return Ok(());
+    }
+    let mut chunk = leftover;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        if !chunk.is_empty() {
+            let fed = body.feed(&chunk)?;
+            let take = match fed {
+                Fed::More => chunk.len(),
+                Fed::Done(n) => n,
+            };
+            server
+                .write_all(&chunk[..take])
+                .await
+                .map_err(|_| Bad::Malformed)?;
+            if let Fed::Done(_) = fed {
+                return Ok(());
+            }
+        }
+        let n = client.read(&mut buf).await.map_err(|_| Bad::Malformed)?;
+        if n == 0 {
+            return Err(Bad::Malformed);
+        }
+        chunk = buf[..n].to_vec();
+    }
+}
+
+/// Relays the server's answer: each head rewritten for the client ([`http::Response`]),
+/// then the rest as it comes, until the server closes. An answer that is not HTTP gets a
+/// 502.
+async fn answer(server: &mut (impl AsyncRead + Unpin), client: &mut (impl AsyncWrite + Unpin)) {
+    let mut buf = Vec::with_capacity(4096);
+    let mut sent_any = false;
+    loop {
+        let response = match read_head(server, &mut buf).await {
+            Ok(end) => http::response_head(&buf[..end]).map(|r| (r, end)),
+            Err(e) => Err(e),
+        };
+        let Ok((response, end)) = response else {
+            if !sent_any {
+                let text = "The server's answer could not be read.";
+                respond(client, 502, "Bad Gateway", None, text).await;
+            }
+            return;
+        };
+        if client.write_all(&response.for_client()).await.is_err() {
+            return;
+        }
+        sent_any = true;
+        buf.drain(..end);
+        if !response.is_interim() {
+            break;
+        }
+    }
+    if client.write_all(&buf).await.is_err() {
         return;
     }
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    let _ = tokio::io::copy(server, client).await;
+    let _ = client.shutdown().await;
 }
 
 #[cfg(test)]
@@ -383,6 +510,174 @@ mod tests {
                 "service-worker",
                 "gateway-origin"
             ]
+        );
+    }
+
+    /// A server that answers every read with a keep-alive "ok" and never closes, and
+    /// records every byte it receives.
+    struct KeepAlive {
+        addr: SocketAddr,
+        received: Arc<std::sync::Mutex<Vec<u8>>>,
+        connections: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl KeepAlive {
+        async fn start() -> KeepAlive {
+            let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let received = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let (seen, counted) = (Arc::clone(&received), Arc::clone(&connections));
+            tokio::spawn(async move {
+                while let Ok((mut s, _)) = listener.accept().await {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let seen = Arc::clone(&seen);
+                    tokio::spawn(async move {
+                        let mut buf = [0u8; 4096];
+                        while let Ok(n @ 1..) = s.read(&mut buf).await {
+                            seen.lock().unwrap().extend_from_slice(&buf[..n]);
+                            let answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\nok";
+                            if s.write_all(answer.as_bytes()).await.is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+            });
+            KeepAlive {
+                addr,
+                received,
+                connections,
+            }
+        }
+
+        fn received(&self) -> String {
+            String::from_utf8_lossy(&self.received.lock().unwrap()).into_owned()
+        }
+    }
+
+    /// A proxy whose `shop.test` leads to `shop`, `other.test` to `other`, and private
+    /// literals to `other` too (the trap).
+    async fn proxy_to(shop: SocketAddr, other: SocketAddr) -> (Proxy, Arc<GuardLog>) {
+        let log = Arc::new(GuardLog::default());
+        let resolver = MapResolver::new()
+            .with("shop.test", "203.0.113.7".parse().unwrap(), shop)
+            .with("other.test", "203.0.113.8".parse().unwrap(), other)
+            .with_trap(other);
+        let proxy = Proxy::start(Shared {
+            net: NetSettings::for_gateway_port(4321),
+            resolver: Arc::new(resolver),
+            log: Arc::clone(&log),
+        })
+        .await
+        .unwrap();
+        (proxy, log)
+    }
+
+    /// Reads from `s` until `text` has arrived (or `wait` passed); gives what arrived.
+    async fn read_until(s: &mut TcpStream, text: &str, wait: Duration) -> String {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        let deadline = tokio::time::Instant::now() + wait;
+        while !String::from_utf8_lossy(&out).contains(text) {
+            match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+                Ok(Ok(n @ 1..)) => out.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// NET-4 (issue 12): a server that answers keep-alive and keeps its connection open
+    /// never gets a second request from the client connection: not one sent after the
+    /// answer (the browser reusing the proxy connection for another site, cookies and
+    /// all), nor one smuggled after a `Content-Length` or chunked body. The client is told
+    /// to close, and nothing unjudged reaches the other site or a private address.
+    #[tokio::test]
+    async fn net_4_keep_alive_cannot_smuggle_a_second_request() {
+        let shop = KeepAlive::start().await;
+        let other = KeepAlive::start().await;
+        let (proxy, _log) = proxy_to(shop.addr, other.addr).await;
+
+        // A second request on the connection after the first answer.
+        let mut s = TcpStream::connect(proxy.addr()).await.unwrap();
+        s.write_all(b"GET http://shop.test/first HTTP/1.1\r\nHost: shop.test\r\nProxy-Connection: keep-alive\r\n\r\n")
+            .await
+            .unwrap();
+        let first = read_until(&mut s, "\r\n\r\nok", Duration::from_secs(3)).await;
+        assert!(first.ends_with("\r\n\r\nok"), "{first}");
+        let lower = first.to_ascii_lowercase();
+        assert!(lower.contains("\r\nconnection: close\r\n"), "{first}");
+        assert!(lower.contains("\r\nproxy-connection: close\r\n"), "{first}");
+        assert!(!lower.contains("keep-alive"), "{first}");
+        for second in [
+            &b"GET http://other.test/second HTTP/1.1\r\nHost: other.test\r\nCookie: other=secret\r\n\r\n"[..],
+            b"GET http://10.0.0.5:8080/admin HTTP/1.1\r\nHost: 10.0.0.5:8080\r\n\r\n",
+        ] {
+            let _ = s.write_all(second).await;
+        }
+        let more = read_until(&mut s, "\r\n\r\nok", Duration::from_millis(500)).await;
+        assert!(!more.contains("ok"), "a second answer came: {more}");
+
+        // Requests smuggled after a body, in the same packet.
+        for smuggled in [
+            &b"POST http://shop.test/length HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 5\r\n\r\nhelloGET http://other.test/in-body HTTP/1.1\r\nHost: other.test\r\n\r\n"[..],
+            b"POST http://shop.test/chunked HTTP/1.1\r\nHost: shop.test\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nX-Trailer: t\r\n\r\nGET http://10.0.0.5:8080/in-body HTTP/1.1\r\n\r\n",
+        ] {
+            let mut s = TcpStream::connect(proxy.addr()).await.unwrap();
+            s.write_all(smuggled).await.unwrap();
+            let answer = read_until(&mut s, "\r\n\r\nok", Duration::from_secs(3)).await;
+            assert!(answer.ends_with("ok"), "{answer}");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+
+        let got = shop.received();
+        assert!(got.contains("GET /first "), "{got}");
+        assert!(got.contains("\r\n\r\nhello"), "{got}");
+        assert!(
+            got.contains("5;x=y\r\nhello\r\n0\r\nX-Trailer: t\r\n\r\n"),
+            "{got}"
+        );
+        for unjudged in [
+            "second",
+            "other=secret",
+            "admin",
+            "in-body",
+            "other.test",
+            "10.0.0.5",
+        ] {
+            assert!(
+                !got.contains(unjudged),
+                "{unjudged} reached the first server: {got}"
+            );
+        }
+        assert_eq!(
+            other.connections.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "{}",
+            other.received()
+        );
+    }
+
+    /// Framing the proxy could read otherwise than the server is refused before any
+    /// connection (issue 12).
+    #[tokio::test]
+    async fn net_4_ambiguous_bodies_are_refused() {
+        let shop = KeepAlive::start().await;
+        let other = KeepAlive::start().await;
+        let (proxy, _log) = proxy_to(shop.addr, other.addr).await;
+        for ambiguous in [
+            &b"POST http://shop.test/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"[..],
+            b"POST http://shop.test/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            b"POST http://shop.test/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            b"POST http://shop.test/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+        ] {
+            let answer = exchange(&proxy, ambiguous).await;
+            assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        }
+        assert_eq!(
+            shop.connections.load(std::sync::atomic::Ordering::SeqCst),
+            0
         );
     }
 
