@@ -74,6 +74,7 @@ impl Running {
                     net: config.net.clone(),
                     resolver: Arc::clone(&config.resolver),
                     log,
+                    limits: proxy::Limits::default(),
                 })
                 .await?,
             ),

@@ -13,8 +13,9 @@
 //! to close), decoding of bodies (they pass through as sent), `https://` in absolute form
 //! (the browser sends `CONNECT` for TLS), and TLS interception of any kind.
 
-/// The most a request head may take, request line and headers together.
-pub(crate) const MAX_HEAD: usize = 16 * 1024;
+/// The most a request (or response) head may take, request line and headers together:
+/// enough for sites with heavy cookies. Beyond it the client gets a 431.
+pub(crate) const MAX_HEAD: usize = 256 * 1024;
 
 /// Where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,25 +63,33 @@ impl Head {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The head the origin server gets: origin-form request line, the client's headers
-    /// without hop-by-hop and proxy ones, and `Connection: close`.
+    /// The head the origin server gets: origin-form request line, `Host:` naming the
+    /// authority the proxy judged (whatever `Host:` the client sent), the client's other
+    /// headers without the hop-by-hop ones and those its `Connection:` names, and
+    /// `Connection: close`.
     pub(crate) fn origin_form(&self) -> Vec<u8> {
-        let Target::Http { path, .. } = &self.target else {
+        let Target::Http { host, port, path } = &self.target else {
             return Vec::new();
         };
-        let mut out = format!("{} {} HTTP/1.1\r\n", self.method, path);
-        for (name, value) in &self.headers {
-            let hop = [
-                "connection",
-                "proxy-connection",
-                "proxy-authorization",
-                "keep-alive",
-                "te",
-                "upgrade",
-            ]
+        let host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        let authority = match port {
+            80 => host,
+            port => format!("{host}:{port}"),
+        };
+        let mut out = format!("{} {path} HTTP/1.1\r\nHost: {authority}\r\n", self.method);
+        let connection = self
+            .headers
             .iter()
-            .any(|h| name.eq_ignore_ascii_case(h));
-            if !hop {
+            .filter(|(n, _)| n.eq_ignore_ascii_case("connection"))
+            .map(|(_, v)| v.as_str());
+        let drop = dropped(connection);
+        for (name, value) in &self.headers {
+            let name_lower = name.to_ascii_lowercase();
+            if name_lower != "host" && !drop.contains(&name_lower) {
                 out.push_str(name);
                 out.push_str(": ");
                 out.push_str(value);
