@@ -512,6 +512,10 @@ async fn amb_1_the_cdp_layer_stands_on_its_own() {
     for route in ["fetch", "xhr", "img", "eventsource", "redirect"] {
         assert_ne!(seen[route], "ok", "{route}: {seen}");
     }
+    // A dedicated worker has no Fetch of its own: it runs, and its request is judged on
+    // its page's session (issue 12).
+    assert_ne!(seen["worker"], "ok", "{seen}");
+    assert_ne!(seen["worker"], "pending", "the worker never ran: {seen}");
     let hosts = refused_hosts(&log.since(cursor));
     assert!(hosts.len() >= 6, "{hosts:?}");
     no_request_reached(&gateway, &seen).await;
