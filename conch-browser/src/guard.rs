@@ -39,6 +39,9 @@ pub struct GuardConfig {
     pub resolver: Arc<dyn Resolve>,
     /// Where addresses are judged.
     pub mode: GuardMode,
+    /// Tests: make the browser refuse the CDP rules' `Fetch.enable`.
+    #[cfg(test)]
+    pub(crate) break_fetch: bool,
 }
 
 impl GuardConfig {
@@ -48,6 +51,8 @@ impl GuardConfig {
             net,
             resolver: Arc::new(SystemResolver::default()),
             mode: GuardMode::Proxy,
+            #[cfg(test)]
+            break_fetch: false,
         }
     }
 
@@ -74,6 +79,7 @@ impl Running {
                     net: config.net.clone(),
                     resolver: Arc::clone(&config.resolver),
                     log,
+                    limits: proxy::Limits::default(),
                 })
                 .await?,
             ),
@@ -111,5 +117,7 @@ pub(crate) fn rules_for(config: Option<&GuardConfig>, log: Arc<GuardLog>) -> rul
             .filter(|c| c.mode == GuardMode::CdpOnly)
             .map(|c| Arc::new(c.net.clone())),
         log,
+        #[cfg(test)]
+        break_fetch: config.is_some_and(|c| c.break_fetch),
     }
 }

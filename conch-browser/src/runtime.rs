@@ -851,6 +851,10 @@ async fn watch_attached(inner: Weak<Inner>, mut attached: AttachedTargets) {
 /// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
 async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     let after = guard::rules::install(&target, &inner.rules).await;
+    if after == After::Refuse {
+        // Its rules are not in: it never runs (NET-8). The guard logged it.
+        return;
+    }
     let info = &target.target_info;
     let page = info.target_type == TargetType::Page;
     if page && info.opener_id.is_some() {

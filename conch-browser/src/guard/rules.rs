@@ -9,8 +9,15 @@
 //!   pauses every request instead and judges each address with `verdict_for_url`;
 //! - makes `navigator.serviceWorker.register` reject in every new document (NET-2);
 //! - auto-attaches, held, to the target's own children (frames, workers), which come back
-//!   through the runtime to this same function;
+//!   through the runtime to this same function (a dedicated worker's requests are paused
+//!   on its owner's session: it has no `Fetch` of its own);
 //! - never lets a service worker run: its target stays held and is logged (NET-2).
+//!
+//! It fails closed: when the browser refuses a rule (`Fetch.enable`, the auto-attach to
+//! children), or the target's type is one it does not know, the target is never resumed
+//! (a page is closed) and the refusal is logged as [`UNGUARDED`]. The browser's own UI
+//! (`browser_ui` targets) is not a page and gets no rules. A page whose
+//! service-worker shim the browser refuses is closed once the refusal arrives.
 //!
 //! The runtime then resumes the target. An out-of-process frame's own document request is
 //! paused on its parent's session, so it is judged there.
@@ -24,13 +31,19 @@ use std::sync::Arc;
 use conch_cdp::protocol::fetch::{
     ContinueRequest, Enable as FetchEnable, ErrorReason, FailRequest, RequestPattern, RequestPaused,
 };
-use conch_cdp::protocol::target::{SetAutoAttach, TargetType};
-use conch_cdp::{AttachedTarget, EventStream, Session};
+use conch_cdp::protocol::target::{CloseTarget, SetAutoAttach, TargetType};
+use conch_cdp::{AttachedTarget, ErrorKind, EventStream, Session};
 use conch_policy::{NavigationBy, NetSettings, Verdict, navigation_verdict, verdict_for_url};
 use futures_util::StreamExt;
 use url::Url;
 
 use super::log::{GuardLog, Layer};
+
+/// The refusal code logged for a target kept from running because its rules are not in.
+pub(crate) const UNGUARDED: &str = "unguarded-target";
+
+/// The target type of the browser's own UI.
+const BROWSER_UI: &str = "browser_ui";
 
 /// Makes service worker registration fail in every document (NET-2, AMB-1). Run before any
 /// of the page's own script.
@@ -53,6 +66,10 @@ pub(crate) struct Rules {
     /// the proxy judges.
     pub(crate) check_urls: Option<Arc<NetSettings>>,
     pub(crate) log: Arc<GuardLog>,
+    /// Tests: ask for `Fetch.enable` in a form the browser refuses, so a real browser
+    /// fails to install a rule.
+    #[cfg(test)]
+    pub(crate) break_fetch: bool,
 }
 
 /// What to do with a target once its rules are in.
@@ -62,60 +79,157 @@ pub(crate) enum After {
     Resume,
     /// Keep it held for good (a service worker).
     Hold,
+    /// Never let it run: its rules are not in (already logged, and a page closed).
+    Refuse,
 }
 
-/// Installs the rules on a held target. Failures of single commands are tolerated (a target
-/// type may lack a domain); the caller resumes when told to.
+/// Why a target's rules are not in.
+#[derive(Debug, thiserror::Error)]
+enum NotGuarded {
+    /// The browser refused a command the rules need.
+    #[error("the browser refused {method} on the target")]
+    Refused {
+        method: &'static str,
+        #[source]
+        source: conch_cdp::Error,
+    },
+    /// A target type the rules do not cover.
+    #[error("the guard has no rules for targets of type {0:?}")]
+    UnknownType(String),
+}
+
+/// Installs the rules on a held target and says what to do with it. It fails closed: a
+/// rule the browser refuses, or a target type without rules, gives [`After::Refuse`],
+/// logged, and a page is closed.
 pub(crate) async fn install(target: &AttachedTarget, rules: &Rules) -> After {
+    match try_install(target, rules).await {
+        Ok(after) => after,
+        // The target went away meanwhile (a frame removed, a page closed): nothing runs.
+        Err(NotGuarded::Refused { source, .. })
+            if matches!(
+                source.kind(),
+                ErrorKind::Detached | ErrorKind::Closed | ErrorKind::TargetCrashed
+            ) =>
+        {
+            After::Refuse
+        }
+        Err(why) => {
+            keep_from_running(target, rules, &why).await;
+            After::Refuse
+        }
+    }
+}
+
+async fn try_install(target: &AttachedTarget, rules: &Rules) -> Result<After, NotGuarded> {
     let session = &target.session;
-    match target.target_info.target_type {
+    match &target.target_info.target_type {
         TargetType::ServiceWorker => {
             let (host, port) = host_port(&target.target_info.url);
             rules.log.record(&host, port, "service-worker", Layer::Cdp);
-            return After::Hold;
+            return Ok(After::Hold);
         }
         TargetType::Page | TargetType::Iframe => {
-            watch_requests(session, rules).await;
+            watch_requests(session, rules).await?;
             // Sent, not awaited: a held popup's renderer answers only once it runs, and
-            // the script is queued ahead of anything the page does.
-            let page = session.clone();
+            // the script is queued ahead of anything the page does. Should the browser
+            // refuse it, the page is closed then.
+            let target = target.clone();
+            let rules = rules.clone();
             tokio::spawn(async move {
-                let _ = page
+                let shim = target
+                    .session
                     .call_raw(
                         "Page.addScriptToEvaluateOnNewDocument",
                         serde_json::json!({ "source": NO_SERVICE_WORKER, "runImmediately": true }),
                     )
                     .await;
+                if let Err(source) = shim
+                    && matches!(
+                        source.kind(),
+                        ErrorKind::Protocol { .. } | ErrorKind::Timeout { .. }
+                    )
+                {
+                    let why = NotGuarded::Refused {
+                        method: "Page.addScriptToEvaluateOnNewDocument",
+                        source,
+                    };
+                    keep_from_running(&target, &rules, &why).await;
+                }
             });
         }
-        TargetType::Worker | TargetType::SharedWorker => {
+        // A dedicated worker has no `Fetch` domain of its own: its requests are paused on
+        // its owner's session, which judges them.
+        TargetType::Worker => {}
+        TargetType::SharedWorker => {
             if rules.check_urls.is_some() {
-                watch_requests(session, rules).await;
+                watch_requests(session, rules).await?;
             }
         }
-        _ => return After::Resume,
+        // The browser's own UI (pages it hosts itself): no page can reach or steer it,
+        // and it was never a page Conch opened.
+        TargetType::Other(kind) if kind == BROWSER_UI => return Ok(After::Resume),
+        other => return Err(NotGuarded::UnknownType(other.as_str().to_owned())),
     }
-    let _ = session.call(&SetAutoAttach::held()).await;
-    After::Resume
+    // Its children arrive held too, and come back here.
+    session
+        .call(&SetAutoAttach::held())
+        .await
+        .map_err(|source| NotGuarded::Refused {
+            method: "Target.setAutoAttach",
+            source,
+        })?;
+    Ok(After::Resume)
+}
+
+/// Logs the refusal of a target whose rules are not in, and closes it if it is a page
+/// (other targets stay held: they never run).
+async fn keep_from_running(target: &AttachedTarget, rules: &Rules, why: &NotGuarded) {
+    let info = &target.target_info;
+    let (host, port) = host_port(&info.url);
+    rules.log.record(&host, port, UNGUARDED, Layer::Cdp);
+    tracing::warn!(
+        target: "conch_browser::guard",
+        kind = info.target_type.as_str(),
+        error = %why,
+        "a target was kept from running: its guard rules are not in"
+    );
+    if info.target_type == TargetType::Page {
+        let close = CloseTarget {
+            target_id: info.target_id.clone(),
+        };
+        let _ = target.session.connection().browser().call(&close).await;
+    }
 }
 
 /// Pauses the target's requests and judges each one: documents only when the proxy
 /// judges addresses, every request otherwise.
-async fn watch_requests(session: &Session, rules: &Rules) {
+async fn watch_requests(session: &Session, rules: &Rules) -> Result<(), NotGuarded> {
     // Subscribed before enabling, so the first pause cannot slip past.
     let paused = session.subscribe::<RequestPaused>();
+    let resource_type = rules.check_urls.is_none().then(|| "Document".to_owned());
+    #[cfg(test)]
+    let resource_type = match rules.break_fetch {
+        true => Some("NoSuchResourceType".to_owned()),
+        false => resource_type,
+    };
     let pattern = RequestPattern {
         url_pattern: Some("*".to_owned()),
-        resource_type: rules.check_urls.is_none().then(|| "Document".to_owned()),
+        resource_type,
         ..RequestPattern::default()
     };
     let enable = FetchEnable {
         patterns: Some(vec![pattern]),
         handle_auth_requests: None,
     };
-    if session.call(&enable).await.is_ok() {
-        tokio::spawn(judge_requests(session.clone(), paused, rules.clone()));
-    }
+    session
+        .call(&enable)
+        .await
+        .map_err(|source| NotGuarded::Refused {
+            method: "Fetch.enable",
+            source,
+        })?;
+    tokio::spawn(judge_requests(session.clone(), paused, rules.clone()));
+    Ok(())
 }
 
 async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>, rules: Rules) {
@@ -177,5 +291,140 @@ fn host_port(address: &str) -> (String, u16) {
             url.port_or_known_default().unwrap_or(0),
         ),
         Err(_) => (String::new(), 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use conch_cdp::Connection;
+    use conch_fixtures::fake_cdp::FakeCdp;
+    use conch_policy::AllowedHost;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::guard::GuardConfig;
+    use crate::{Browser, BrowserConfig, Home};
+
+    /// A loopback app that counts connections and answers a page.
+    async fn app() -> (u16, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&hits);
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let page = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 19\r\n\r\n<title>App</title>.";
+                    let _ = s.write_all(page.as_bytes()).await;
+                });
+            }
+        });
+        (port, hits)
+    }
+
+    /// A browser whose guard allows the app on `port` only.
+    fn browser(dir: &std::path::Path, port: u16, break_fetch: bool) -> Browser {
+        let mut config = BrowserConfig::new(Home::new(dir.join("home")));
+        config.download = None;
+        let mut net = NetSettings::for_gateway_port(port.wrapping_add(1).max(1));
+        net.allow_hosts = vec![AllowedHost::parse(&format!("127.0.0.1:{port}")).unwrap()];
+        let mut guard = GuardConfig::new(net);
+        guard.break_fetch = break_fetch;
+        config.guard = Some(guard);
+        Browser::new(config)
+    }
+
+    /// NET-8 (issue 12): when the browser refuses a rule (here `Fetch.enable`, asked in a
+    /// form it rejects), the target is never resumed: the page never loads and the app it
+    /// was opened on gets no connection, the refusal is logged, and the page is closed.
+    /// The same page with its rules in does load (the control).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn net_8_a_page_whose_rules_fail_never_runs() {
+        let (port, hits) = app().await;
+        let address = format!("http://127.0.0.1:{port}/");
+        let dir = tempfile::tempdir().unwrap();
+
+        let control = browser(&dir.path().join("control"), port, false);
+        let chat = control.conversation("c1");
+        chat.open(&address).await.unwrap();
+        assert_eq!(chat.evaluate("document.title").await.unwrap(), "App");
+        assert!(hits.load(Ordering::SeqCst) >= 1);
+        control.shutdown().await;
+        hits.store(0, Ordering::SeqCst);
+
+        let broken = browser(&dir.path().join("broken"), port, true);
+        let chat = broken.conversation("c1");
+        let opened = chat.open(&address).await;
+        assert!(opened.is_err(), "the page opened without its rules");
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        assert_eq!(hits.load(Ordering::SeqCst), 0, "the unguarded page ran");
+        let codes: Vec<&str> = broken.guard_log().since(0).iter().map(|b| b.code).collect();
+        assert!(codes.contains(&UNGUARDED), "{codes:?}");
+        broken.shutdown().await;
+    }
+
+    /// NET-8 (issue 12): a target of a type the rules do not know is never resumed, and
+    /// the refusal is logged.
+    #[tokio::test]
+    async fn net_8_a_target_of_unknown_type_never_runs() {
+        let fake = FakeCdp::start().await.unwrap();
+        let connection = Connection::connect(&fake.ws_url()).await.unwrap();
+        let mut attached = connection.attached_targets();
+        for (i, kind) in ["other", "shared_storage_worklet", "something_new"]
+            .iter()
+            .enumerate()
+        {
+            let event = serde_json::json!({
+                "method": "Target.attachedToTarget",
+                "params": {
+                    "sessionId": format!("S{i}"),
+                    "targetInfo": { "targetId": format!("T{i}"), "type": kind, "url": "http://shop.test/" },
+                    "waitingForDebugger": true,
+                },
+            });
+            connection
+                .browser()
+                .call_raw("Fake.emit", serde_json::json!({ "events": [event] }))
+                .await
+                .unwrap();
+            let target = attached.next().await.unwrap().unwrap();
+            let log = Arc::new(GuardLog::default());
+            let rules = Rules {
+                check_urls: None,
+                log: Arc::clone(&log),
+                break_fetch: false,
+            };
+            assert_eq!(install(&target, &rules).await, After::Refuse, "{kind}");
+            let codes: Vec<&str> = log.since(0).iter().map(|b| b.code).collect();
+            assert_eq!(codes, [UNGUARDED], "{kind}");
+        }
+        // The browser's own UI is not a page: it runs, with no rules and nothing logged.
+        let event = serde_json::json!({
+            "method": "Target.attachedToTarget",
+            "params": {
+                "sessionId": "UI",
+                "targetInfo": { "targetId": "UI", "type": "browser_ui", "url": "chrome://x/" },
+                "waitingForDebugger": true,
+            },
+        });
+        connection
+            .browser()
+            .call_raw("Fake.emit", serde_json::json!({ "events": [event] }))
+            .await
+            .unwrap();
+        let target = attached.next().await.unwrap().unwrap();
+        let log = Arc::new(GuardLog::default());
+        let rules = Rules {
+            check_urls: None,
+            log: Arc::clone(&log),
+            break_fetch: false,
+        };
+        assert_eq!(install(&target, &rules).await, After::Resume);
+        assert!(log.since(0).is_empty());
     }
 }

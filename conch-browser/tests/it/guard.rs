@@ -512,6 +512,10 @@ async fn amb_1_the_cdp_layer_stands_on_its_own() {
     for route in ["fetch", "xhr", "img", "eventsource", "redirect"] {
         assert_ne!(seen[route], "ok", "{route}: {seen}");
     }
+    // A dedicated worker has no Fetch of its own: it runs, and its request is judged on
+    // its page's session (issue 12).
+    assert_ne!(seen["worker"], "ok", "{seen}");
+    assert_ne!(seen["worker"], "pending", "the worker never ran: {seen}");
     let hosts = refused_hosts(&log.since(cursor));
     assert!(hosts.len() >= 6, "{hosts:?}");
     no_request_reached(&gateway, &seen).await;
@@ -614,4 +618,147 @@ async fn net_3_private_literals_are_refused_with_the_system_resolver() {
         assert!(log.since(cursor).len() >= 8, "{target}: {seen}");
     }
     browser.shutdown().await;
+}
+
+/// A local app that answers keep-alive and keeps every connection open, recording each
+/// request head it gets: any request on its connections that is not for its own origin
+/// was smuggled past the guard.
+struct KeepAliveApp {
+    addr: SocketAddr,
+    heads: Arc<std::sync::Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl KeepAliveApp {
+    async fn start() -> KeepAliveApp {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("test set-up: bind a listener");
+        let addr = listener.local_addr().expect("test set-up");
+        let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&heads);
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let seen = Arc::clone(&seen);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                            buf.drain(..end + 4);
+                            seen.lock().expect("heads").push(head);
+                            let body = "<title>Keep-alive app</title><p>Keep-alive app</p>";
+                            let answer = format!(
+                                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=120\r\n\r\n{body}",
+                                body.len()
+                            );
+                            if stream.write_all(answer.as_bytes()).await.is_err() {
+                                return;
+                            }
+                        }
+                        match stream.read(&mut chunk).await {
+                            Ok(n @ 1..) => buf.extend_from_slice(&chunk[..n]),
+                            _ => return,
+                        }
+                    }
+                });
+            }
+        });
+        KeepAliveApp { addr, heads, task }
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().expect("heads").clone()
+    }
+}
+
+impl Drop for KeepAliveApp {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// NET-4 (issue 12): a site that answers keep-alive cannot collect the browser's later
+/// plain-HTTP requests over the connection it was given: each is judged and goes to its
+/// own site (Chromium reuses a proxy connection that was answered keep-alive, so before
+/// the fix the app got its later requests unjudged, in absolute form), and the one to a
+/// private address is refused. Driven through Chromium, then with a raw client on the
+/// browser's own proxy sending another site's request on the app's connection.
+#[tokio::test(flavor = "multi_thread")]
+async fn net_4_a_keep_alive_server_gets_no_other_sites_requests() {
+    let app = KeepAliveApp::start().await;
+    let origin = format!("127.0.0.1:{}", app.addr.port());
+    let env = Env::start(|net, _| {
+        net.allow_hosts = vec![AllowedHost::parse(&origin).expect("a loopback entry")];
+    })
+    .await;
+    let chat = env.browser.conversation("c1");
+    chat.open(&format!("http://{origin}/")).await.unwrap();
+    assert_eq!(
+        chat.evaluate("document.title").await.unwrap(),
+        "Keep-alive app"
+    );
+    let log = env.browser.guard_log();
+    let cursor = log.cursor();
+    // One after another, so each could reuse the connection the last one left open.
+    let script = "(async () => { const seen = []; \
+        for (const url of ['http://shop.test/probe-gateway.html?ka=1', 'http://rebind.test:8080/ka', \
+                           'http://other.test/probe-gateway.html?ka=2', '/again']) { \
+          try { const r = await fetch(url, { mode: 'no-cors', credentials: 'include' }); seen.push(r.type); } \
+          catch (e) { seen.push('failed'); } } return seen; })()";
+    let seen = chat.evaluate(script).await.unwrap();
+
+    // Through the browser's own proxy, as a raw client: a second request on a connection
+    // the app answered keep-alive.
+    let proxy = env.browser.guard_proxy().await.expect("a proxy runs");
+    let mut raw = tokio::net::TcpStream::connect(proxy)
+        .await
+        .expect("the proxy");
+    let first = format!("GET http://{origin}/raw HTTP/1.1\r\nHost: {origin}\r\n\r\n");
+    raw.write_all(first.as_bytes()).await.expect("a request");
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("<p>Keep-alive app</p>") {
+        match tokio::time::timeout(Duration::from_secs(5), raw.read(&mut chunk)).await {
+            Ok(Ok(n @ 1..)) => answer.extend_from_slice(&chunk[..n]),
+            _ => panic!("no answer: {}", String::from_utf8_lossy(&answer)),
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
+    let _ = raw
+        .write_all(
+            b"GET http://rebind.test:8080/raw-second HTTP/1.1\r\nHost: rebind.test:8080\r\n\r\n",
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let heads = app.heads();
+    let host_line = format!("\r\nHost: {origin}");
+    for head in &heads {
+        // Every request the proxy judged reaches the app in origin form; one in absolute
+        // form (`GET http://…`) came over a reused connection, never judged.
+        let target = head.split(' ').nth(1).unwrap_or_default();
+        assert!(
+            target.starts_with('/')
+                && head.contains(&host_line)
+                && !head.contains("rebind.test")
+                && !head.contains("ka=")
+                && !head.contains("raw-second"),
+            "a request for another site reached the app: {head:?} (all: {heads:?}); the page saw {seen}"
+        );
+    }
+    assert!(
+        heads.iter().any(|h| h.starts_with("GET /again ")),
+        "{heads:?}"
+    );
+    assert!(env.server.requests("probe-gateway.html") >= 1, "{seen}");
+    assert!(
+        refused_hosts(&log.since(cursor)).contains(&"rebind.test:8080".to_owned()),
+        "{:?}",
+        log.since(cursor)
+    );
+    assert_eq!(env.breaches(), 0);
+    env.browser.shutdown().await;
 }
