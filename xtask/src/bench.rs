@@ -4,6 +4,8 @@
 //!   scenario: wall time, characters, calls, cold start, memory, `tools/list`.
 //! - `snapshot` (see `bench_snapshot`): one whole-page snapshot of the 200-product page,
 //!   Conch's reader against Playwright's AI snapshot.
+//! - `load` (see `bench_load`): 1, 2, 4 and 8 conversations at once over
+//!   `conch-gateway serve`: failed steps, p95 step time, the gateway's memory.
 //! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
 //!   through playwright-core's CDP session, on the same browser executable and flags.
 //!
@@ -28,7 +30,7 @@ const ITERATIONS: &str = "2000";
 /// Runs the named benchmarks (all when none is named).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let names: Vec<&str> = if args.is_empty() {
-        vec!["cdp", "snapshot", "guard", "mcp"]
+        vec!["cdp", "snapshot", "guard", "mcp", "load"]
     } else {
         args.iter().map(String::as_str).collect()
     };
@@ -38,9 +40,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "mcp" => crate::bench_mcp::run()?,
             "snapshot" => crate::bench_snapshot::run()?,
             "guard" => crate::bench_guard::run()?,
+            "load" => crate::bench_load::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load"
                 ));
             }
         }
@@ -195,6 +198,10 @@ fn cdp() -> Result<(), String> {
 
 pub(crate) fn write_report(path: &Path, report: &Value) -> Result<(), String> {
     let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    }
     std::fs::write(path, text).map_err(|e| format!("could not write {}: {e}", path.display()))?;
     eprintln!("xtask: wrote {}", path.display());
     Ok(())

@@ -14,6 +14,7 @@
 
 mod bench;
 mod bench_guard;
+mod bench_load;
 mod bench_mcp;
 mod bench_snapshot;
 mod browser;
