@@ -392,6 +392,35 @@ impl Browser {
         save_tabs(&self.inner.config.home, &state.tabs);
     }
 
+    /// Ends conversation `id` for good (its MCP session ended): closes its tabs, forgets
+    /// them and its notes, and lets go of its lock, so nothing of it stays in memory, in
+    /// the browser or in tabs.json. A later call with the same id starts afresh.
+    pub async fn end_conversation(&self, id: &str) {
+        let mut state = self.inner.state.lock().await;
+        if let Some(running) = state.running.as_mut() {
+            let browser = running.connection.browser();
+            let targets: Vec<TargetId> = running
+                .pages
+                .iter()
+                .filter(|(_, p)| p.conversation == id)
+                .map(|(target, _)| target.clone())
+                .collect();
+            for target_id in targets {
+                // Forgotten first, so the watcher does not report the close as the page's.
+                running.pages.remove(&target_id);
+                let _ = browser.call(&CloseTarget { target_id }).await;
+            }
+        }
+        let removed = state.tabs.conversations.remove(id).is_some();
+        state.unrestored.remove(id);
+        state.notes.remove(id);
+        if removed {
+            save_tabs(&self.inner.config.home, &state.tabs);
+        }
+        drop(state);
+        lock(&self.inner.conversation_locks).remove(id);
+    }
+
     /// The browser process's id, while it runs (for status and tests).
     pub async fn pid(&self) -> Option<u32> {
         let state = self.inner.state.lock().await;

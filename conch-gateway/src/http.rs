@@ -205,7 +205,10 @@ async fn delete_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
         .remove(id);
     match removed {
         Some(session) => {
-            door.server.tools().forget(session.chat().id());
+            let id = session.chat().id();
+            door.server.tools().forget(id);
+            // The session is over: its tabs close and nothing of it is kept.
+            door.server.tools().browser().end_conversation(id).await;
             StatusCode::NO_CONTENT.into_response()
         }
         None => StatusCode::NOT_FOUND.into_response(),

@@ -271,3 +271,36 @@ async fn amb_11_every_tab_and_popup_is_desktop_sized() {
     }
     assert_eq!(shape, desktop, "the popup's viewport");
 }
+
+/// Issue 18 (memory flat across many sessions): an ended conversation leaves nothing
+/// behind: its tabs are closed in the browser and gone from the saved tabs, and the same id
+/// starts afresh at t1.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_9_an_ended_conversation_leaves_no_tabs_behind() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let browser = browser(&dir);
+    let chat = browser.conversation("short");
+    let stays = browser.conversation("stays");
+    chat.open(&server.url("basic.html")).await.expect("opens");
+    chat.new_tab(&server.url("counter.html"))
+        .await
+        .expect("opens");
+    stays.open(&server.url("many.html")).await.expect("opens");
+    let page = chat.page().await.expect("a page");
+    browser.end_conversation("short").await;
+    // The page is closed: its session answers no more.
+    let closed = page
+        .call_raw("Runtime.evaluate", serde_json::json!({ "expression": "1" }))
+        .await;
+    assert!(closed.is_err(), "the tab still runs: {closed:?}");
+    let saved =
+        std::fs::read_to_string(dir.path().join("home/browser/tabs.json")).expect("tabs.json");
+    assert!(!saved.contains("\"short\""), "{saved}");
+    assert!(saved.contains("\"stays\""), "{saved}");
+    let again = browser.conversation("short");
+    assert!(again.tabs().await.expect("tabs").is_empty());
+    let tab = again.open(&server.url("basic.html")).await.expect("opens");
+    assert_eq!(tab.id, "t1");
+    assert_eq!(stays.tabs().await.expect("tabs").len(), 1);
+}
