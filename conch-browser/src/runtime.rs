@@ -44,6 +44,7 @@ use crate::guard::rules::{After, Rules};
 use crate::guard::{self, BLOCKED_PAGE_SENTENCE, GuardConfig, GuardLog};
 use crate::home::Home;
 use crate::launch::{LaunchSpec, Launched, start};
+use crate::page::dialog::{self, DialogWatch};
 use crate::process::{ProcessTable, SystemProcessTable};
 use crate::store::{ConversationTabs, SavedTab, TabsFile};
 
@@ -178,6 +179,9 @@ struct Inner {
     /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
     ready: StdMutex<HashMap<TargetId, Session>>,
     ready_changed: tokio::sync::Notify,
+    /// The dialog watch of every page and out-of-process frame, installed as it attaches
+    /// (DLG-1): a dialog is answered whether or not an agent step is on its page.
+    dialogs: StdMutex<HashMap<TargetId, DialogWatch>>,
 }
 
 #[derive(Debug)]
@@ -270,6 +274,7 @@ impl Browser {
                 guard: Mutex::new(None),
                 ready: StdMutex::new(HashMap::new()),
                 ready_changed: tokio::sync::Notify::new(),
+                dialogs: StdMutex::new(HashMap::new()),
                 config,
             }),
         }
@@ -435,6 +440,7 @@ impl Browser {
         }
         // Pages of a browser that went away are never handed over.
         lock(&self.inner.ready).clear();
+        lock(&self.inner.dialogs).clear();
         let launched = self.launch().await?;
         let connection = launched.connection.clone();
         let browser = connection.browser();
@@ -889,8 +895,30 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     if page && info.opener_id.is_some() {
         popup_created(&inner, &target).await;
     }
-    if after == After::Resume && target.waiting_for_debugger {
-        let _ = target.resume().await;
+    let resume = async {
+        if after == After::Resume && target.waiting_for_debugger {
+            let _ = target.resume().await;
+        }
+    };
+    if page || info.target_type == TargetType::Iframe {
+        // The dialog watch goes in with the rules, before the target runs (DLG-1,
+        // LAUNCH-19): its `Page.enable` is sent before the resume, and answered after it.
+        let (watch, ()) = tokio::join!(
+            dialog::watch(&target.session, Arc::new(dialog::CancelConfirms)),
+            resume
+        );
+        match watch {
+            Ok(watch) => {
+                let mut dialogs = lock(&inner.dialogs);
+                dialogs.retain(|_, w| w.is_watching());
+                dialogs.insert(info.target_id.clone(), watch);
+            }
+            Err(e) => {
+                tracing::debug!(target: "conch_browser", error = %e, "no dialog watch on a target");
+            }
+        }
+    } else {
+        resume.await;
     }
     if page {
         // After the resume: a held popup shares its opener's renderer and does not answer
@@ -980,6 +1008,7 @@ async fn popup_created(inner: &Inner, target: &AttachedTarget) {
 }
 
 async fn page_destroyed(inner: &Inner, target: &TargetId) {
+    lock(&inner.dialogs).remove(target);
     let mut state = inner.state.lock().await;
     let Some(page) = state.running.as_mut().and_then(|r| r.pages.remove(target)) else {
         return;

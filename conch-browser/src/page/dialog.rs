@@ -160,7 +160,9 @@ pub(crate) struct Inner {
     session: Session,
     state: Mutex<State>,
     changed: Notify,
-    hook: Arc<dyn DialogHook>,
+    /// Who decides a confirm during an agent step: the conversation's permit flow, set by
+    /// whoever last asked for the watch (the runtime starts it with [`CancelConfirms`]).
+    hook: Mutex<Arc<dyn DialogHook>>,
 }
 
 impl Inner {
@@ -215,8 +217,8 @@ impl Inner {
     }
 }
 
-fn registry() -> &'static Mutex<HashMap<String, Weak<Inner>>> {
-    static REGISTRY: OnceLock<Mutex<HashMap<String, Weak<Inner>>>> = OnceLock::new();
+fn registry() -> &'static Mutex<HashMap<String, Weak<Watching>>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<String, Weak<Watching>>>> = OnceLock::new();
     REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -230,22 +232,35 @@ fn key_of(session: &Session) -> String {
 /// The watch installed on `session`, if any.
 pub(crate) fn watching(session: &Session) -> Option<Arc<Inner>> {
     let map = registry().lock().unwrap_or_else(PoisonError::into_inner);
-    map.get(&key_of(session)).and_then(Weak::upgrade)
+    map.get(&key_of(session))
+        .and_then(Weak::upgrade)
+        .map(|w| Arc::clone(&w.inner))
 }
 
-/// Answers every dialog of one page session until dropped.
+/// The one watch of a page session and the task that answers its dialogs.
 #[derive(Debug)]
-pub struct DialogWatch {
+struct Watching {
     inner: Arc<Inner>,
     task: JoinHandle<()>,
 }
 
-impl Drop for DialogWatch {
+impl Drop for Watching {
     fn drop(&mut self) {
         self.task.abort();
         let mut map = registry().lock().unwrap_or_else(PoisonError::into_inner);
-        map.retain(|_, w| w.strong_count() > 0 && !Weak::ptr_eq(w, &Arc::downgrade(&self.inner)));
+        map.retain(|_, w| w.strong_count() > 0);
     }
+}
+
+/// Answers every dialog of one page session until the last handle is dropped. A page has
+/// one watch: the runtime installs it when the page attaches (so a dialog during the first
+/// load, in a background popup or in a tab the agent never stepped on is answered too,
+/// DLG-1), and [`watch`] on the same session gives a handle to that same watch.
+#[derive(Debug, Clone)]
+pub struct DialogWatch {
+    /// Held, not read: the last handle ends the watch.
+    _watching: Arc<Watching>,
+    inner: Arc<Inner>,
 }
 
 /// Marks an agent step on a page while alive (DLG-2): dialogs raised meanwhile get the
@@ -278,7 +293,8 @@ struct Opening {
 }
 
 /// Starts answering the dialogs of `page` (`Page.enable` is sent; `hook` decides confirms
-/// during agent steps). The watch starts "between steps" in `Ask before acting` mode.
+/// during agent steps). The watch starts "between steps" in `Ask before acting` mode. When
+/// the page is watched already, this gives that watch, with `hook` deciding from now on.
 ///
 /// # Errors
 /// A DevTools failure while enabling the `Page` domain.
@@ -286,6 +302,22 @@ pub async fn watch(
     page: &Session,
     hook: Arc<dyn DialogHook>,
 ) -> Result<DialogWatch, conch_cdp::Error> {
+    let existing = registry()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key_of(page))
+        .and_then(Weak::upgrade);
+    if let Some(watching) = existing {
+        *watching
+            .inner
+            .hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = hook;
+        return Ok(DialogWatch {
+            inner: Arc::clone(&watching.inner),
+            _watching: watching,
+        });
+    }
     let mut openings = page.events("Page.javascriptDialogOpening");
     let mut closings = page.events("Page.javascriptDialogClosed");
     // A page already frozen by a dialog does not answer `Page.enable` until the dialog
@@ -308,12 +340,8 @@ pub async fn watch(
             notes: Vec::new(),
         }),
         changed: Notify::new(),
-        hook,
+        hook: Mutex::new(hook),
     });
-    registry()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(key_of(page), Arc::downgrade(&inner));
     let weak = Arc::downgrade(&inner);
     let task = tokio::spawn(async move {
         loop {
@@ -337,7 +365,18 @@ pub async fn watch(
             }
         }
     });
-    Ok(DialogWatch { inner, task })
+    let watching = Arc::new(Watching {
+        inner: Arc::clone(&inner),
+        task,
+    });
+    registry()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key_of(page), Arc::downgrade(&watching));
+    Ok(DialogWatch {
+        _watching: watching,
+        inner,
+    })
 }
 
 async fn answer(inner: &Inner, opening: Opening) {
@@ -369,7 +408,8 @@ async fn answer(inner: &Inner, opening: Opening) {
         DialogAnswer::Accept => true,
         DialogAnswer::Dismiss => false,
         DialogAnswer::Permit => {
-            let yes = inner.hook.confirm(dialog.clone()).await;
+            let hook = Arc::clone(&inner.hook.lock().unwrap_or_else(PoisonError::into_inner));
+            let yes = hook.confirm(dialog.clone()).await;
             if inner.handle(yes, None).await.is_ok() {
                 let answer = if yes {
                     Answered::Accepted
@@ -399,6 +439,11 @@ fn answered(kind: DialogKind, accept: bool) -> Answered {
 }
 
 impl DialogWatch {
+    /// Whether it still watches (its page's session has not gone away).
+    pub fn is_watching(&self) -> bool {
+        !self._watching.task.is_finished()
+    }
+
     /// Marks an agent step in `mode` until the guard is dropped (DLG-2).
     pub fn agent_step(&self, mode: Mode) -> StepGuard {
         {

@@ -242,3 +242,45 @@ fn frozen_element(page: &conch_cdp::Session) -> conch_browser::page::Element {
         offset: (0.0, 0.0),
     }
 }
+
+/// DLG-1, LAUNCH-19 (issue 11): the dialog watch is on every page from the moment it
+/// attaches, not only on the tab of an agent step. An alert during the first open is
+/// closed (the open does not hang on a frozen page), and a confirm that a background tab
+/// raises as it loads is cancelled, each with its note.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_1_dialogs_before_any_step_are_answered() {
+    let lab = lab().await;
+    let url = lab.server.url("dialog-on-load.html");
+    let opened = tokio::time::timeout(Duration::from_secs(20), lab.chat.open(&url)).await;
+    let tab = opened
+        .expect("the open does not hang on the alert")
+        .expect("the page opens");
+    assert_eq!(tab.title, "Welcome");
+    assert_eq!(lab.log().await, vec!["alert closed"]);
+    let page = lab.chat.page().await.expect("a page");
+    let watch = dialog::watch(&page, Arc::new(dialog::CancelConfirms))
+        .await
+        .expect("the page's watch");
+    let notes = wait_for_note(&watch).await;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].answer, Answered::Closed);
+    assert_eq!(notes[0].by, AnsweredBy::Default);
+
+    // A new tab that confirms while it loads, with no step on it.
+    act::click(&css(&page, "#pop").await, How::Click, &quick())
+        .await
+        .expect("the link opens a tab");
+    let mut log = json!(null);
+    for _ in 0..50 {
+        log = lab.eval("window.log").await;
+        if log == json!(["confirm:false"]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        log,
+        json!(["confirm:false"]),
+        "the new tab's confirm is cancelled"
+    );
+}
