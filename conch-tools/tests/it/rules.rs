@@ -426,6 +426,38 @@ async fn hs_8_enter_on_a_significant_control_confirms() {
     tools.browser().shutdown().await;
 }
 
+/// HS-1, PERM-8, issue 11 (high stakes that are not): on a real-shaped checkout page in
+/// Full trust, where every other question is answered No (as `--unattended` answers), a
+/// link whose name describes content ("Articles published between …") and "Your orders"
+/// are plain navigation: clicking them asks nothing and goes ahead.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_1_a_link_that_describes_content_is_navigation() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("navigating", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-checkout.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    for name in ["Articles published between", "Your orders"] {
+        let clicked = chat
+            .call("browser_click", &json!({ "ref": ref_of(&page, name) }))
+            .await;
+        assert!(!clicked.is_error, "{name}: {}", clicked.text());
+    }
+    assert!(asker.asked().is_empty(), "{:?}", asker.kinds());
+    assert!(
+        events(&chat).await.contains(&"click:archive".to_owned()),
+        "{:?}",
+        events(&chat).await
+    );
+    tools.browser().shutdown().await;
+}
+
 /// FORM-3, FORM-4: a password field, a file box and an unknown ref are skipped and
 /// named; the rest is filled.
 #[tokio::test(flavor = "multi_thread")]
