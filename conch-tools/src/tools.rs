@@ -482,6 +482,14 @@ impl Chat {
                     None => (None, engine::focused(conv).await?),
                 };
                 let mut facts = self.facts(ActKind::Press, site, &target);
+                // Enter in a form's field submits the form: it is judged by the control
+                // that will submit it, the form's default button (issue 11, HS-8).
+                if chord.key() == "Enter"
+                    && facts.significant_words.is_none()
+                    && let Some(submitter) = engine::submitter(conv, element.as_ref()).await?
+                {
+                    facts.significant_words = self.significant(&submitter.role, &submitter.words);
+                }
                 facts.keys = Some(chord);
                 permit(inner, &self.state, element.as_ref(), call.name(), facts, false).await?;
                 let _step = self.step().await;

@@ -458,6 +458,98 @@ async fn hs_1_a_link_that_describes_content_is_navigation() {
     tools.browser().shutdown().await;
 }
 
+/// HS-8, PERM-8, PERM-12, issue 11 (high stakes that are): Enter in an ordinary field of a
+/// checkout form submits it through its default button, "Place order", so it is judged as
+/// pressing "Place order". In Full trust with the answer No (as `--unattended` answers) it
+/// is refused and the form is not submitted, by ref and in the focused field alike; a Yes
+/// places the order. Enter in the store's search box, whose button is "Search", and in the
+/// delivery note (a textarea, which submits nothing) asks nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_8_enter_in_a_field_is_judged_by_the_button_that_submits() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("checkout", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-checkout.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let address = ref_of(&page, "Address");
+    let submitted = |events: &[String], form: &str| {
+        events
+            .iter()
+            .filter(|e| e.starts_with(&format!("submit:{form}:")))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": address, "text": "1 Main St" }),
+        )
+        .await;
+    assert!(!typed.is_error, "{}", typed.text());
+    assert!(asker.asked().is_empty(), "{:?}", asker.kinds());
+
+    let by_ref = chat
+        .call("browser_press", &json!({ "key": "Enter", "ref": address }))
+        .await;
+    assert!(by_ref.is_error, "{}", by_ref.text());
+    assert!(by_ref.text().contains("declined"), "{}", by_ref.text());
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    let question = asker.asked()[0].question.text().to_owned();
+    assert!(question.contains("Place order"), "{question}");
+
+    // The Address field still holds the focus after typing: Enter with no ref.
+    let focused = chat.call("browser_press", &json!({ "key": "Enter" })).await;
+    assert!(focused.is_error, "{}", focused.text());
+    assert_eq!(
+        asker.kinds(),
+        vec![QuestionKind::HighStakes, QuestionKind::HighStakes]
+    );
+    assert!(
+        submitted(&events(&chat).await, "checkout").is_empty(),
+        "{:?}",
+        events(&chat).await
+    );
+
+    let note = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Enter", "ref": ref_of(&page, "Delivery note") }),
+        )
+        .await;
+    assert!(!note.is_error, "{}", note.text());
+    let search = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Enter", "ref": ref_of(&page, "Search the store") }),
+        )
+        .await;
+    assert!(!search.is_error, "{}", search.text());
+    assert_eq!(asker.kinds().len(), 2, "{:?}", asker.kinds());
+    assert_eq!(
+        submitted(&events(&chat).await, "site-search"),
+        vec!["submit:site-search:search".to_owned()]
+    );
+
+    asker.then_other(Choice::Yes);
+    let yes = chat
+        .call("browser_press", &json!({ "key": "Enter", "ref": address }))
+        .await;
+    assert!(!yes.is_error, "{}", yes.text());
+    assert_eq!(asker.kinds().len(), 3, "{:?}", asker.kinds());
+    assert_eq!(
+        submitted(&events(&chat).await, "checkout"),
+        vec!["submit:checkout:place".to_owned()]
+    );
+    tools.browser().shutdown().await;
+}
+
 /// FORM-3, FORM-4: a password field, a file box and an unknown ref are skipped and
 /// named; the rest is filled.
 #[tokio::test(flavor = "multi_thread")]
