@@ -41,7 +41,7 @@ use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress, fetch};
 use crate::guard::rules::{After, Rules};
 use crate::guard::{self, BLOCKED_PAGE_SENTENCE, GuardConfig, GuardLog};
-use crate::home::Home;
+use crate::home::{Home, Ownership};
 use crate::launch::{LaunchSpec, Launched, start};
 use crate::process::{ProcessTable, SystemProcessTable};
 use crate::store::{ConversationTabs, SavedTab, TabsFile};
@@ -163,6 +163,8 @@ pub struct Browser {
 #[derive(Debug)]
 struct Inner {
     config: BrowserConfig,
+    /// This process's lock on the home, held while the runtime lives (issue 12).
+    owner: Ownership,
     state: Mutex<State>,
     /// Kept apart from the state so it can be read while a launch or download holds that.
     status: StdMutex<Status>,
@@ -215,8 +217,18 @@ fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Browser {
     /// A runtime on `config`. Nothing starts until a conversation needs a page. Tabs saved
     /// by an earlier run are loaded from `tabs.json` and reopen when the browser starts.
+    /// The runtime takes the home's lock ([`Home::lock`]) for as long as it lives; when
+    /// another process owns the home, [`Browser::owns_home`] says so and nothing launches.
     pub fn new(config: BrowserConfig) -> Browser {
-        let loaded = TabsFile::load(&config.home, config.clock.as_ref());
+        // One process owns a home: another one's tabs are neither read nor set aside.
+        let owner = Ownership::take(&config.home);
+        let loaded = match owner.check() {
+            Ok(()) => TabsFile::load(&config.home, config.clock.as_ref()),
+            Err(_) => Ok(crate::store::Loaded {
+                value: TabsFile::default(),
+                set_aside: None,
+            }),
+        };
         let (tabs, why) = match loaded {
             Ok(loaded) => (
                 loaded.value,
@@ -227,9 +239,12 @@ impl Browser {
                     )
                 }),
             ),
+            // Never started over empty: the file is left as it was (issue 12).
             Err(e) => (
-                TabsFile::default(),
-                Some(format!("The saved tabs could not be read: {e}.")),
+                TabsFile::unreadable(),
+                Some(format!(
+                    "The saved tabs could not be read ({e}); the file is left as it was, and tabs are not saved until Conch restarts with it readable."
+                )),
             ),
         };
         let now = config.clock.now();
@@ -262,9 +277,20 @@ impl Browser {
                 guard: Mutex::new(None),
                 ready: StdMutex::new(HashMap::new()),
                 ready_changed: tokio::sync::Notify::new(),
+                owner,
                 config,
             }),
         }
+    }
+
+    /// Nothing when this process owns its home; else the one sentence saying another
+    /// Conch does, and the way out (issue 12). Every launch and wipe checks it.
+    ///
+    /// # Errors
+    /// [`BrowserError::HomeInUse`], or [`BrowserError::Home`] when the lock could not be
+    /// taken.
+    pub fn owns_home(&self) -> Result<(), BrowserError> {
+        self.inner.owner.check()
     }
 
     /// The runtime's configuration.
@@ -314,7 +340,8 @@ impl Browser {
     /// Starts the browser if it does not run (or died), restoring every conversation's tabs.
     ///
     /// # Errors
-    /// [`BrowserError::Unavailable`] with one sentence when no browser can be had.
+    /// [`BrowserError::Unavailable`] with one sentence when no browser can be had;
+    /// [`BrowserError::HomeInUse`] when another process owns the home.
     pub async fn ensure_running(&self) -> Result<(), BrowserError> {
         let mut state = self.inner.state.lock().await;
         self.ensure_running_locked(&mut state).await
@@ -359,6 +386,7 @@ impl Browser {
     /// # Errors
     /// [`BrowserError::Wipe`] when the profile cannot be emptied.
     pub async fn sign_out_everywhere(&self) -> Result<(), BrowserError> {
+        self.owns_home()?;
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
         self.inner
@@ -375,6 +403,7 @@ impl Browser {
     }
 
     async fn ensure_running_locked(&self, state: &mut State) -> Result<(), BrowserError> {
+        self.owns_home()?;
         state.last_activity = self.inner.config.clock.now();
         refresh_running(&self.inner, state);
         if state.running.is_some() {

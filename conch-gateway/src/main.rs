@@ -158,6 +158,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     // reach the gateway's own port.
     config.guard = Some(GuardConfig::new(net.clone()));
     let browser = Browser::new(config);
+    // One gateway per home: a second one says so in one sentence and stops (issue 12).
+    browser.owns_home().map_err(|e| e.to_string())?;
 
     let mut tools_config = ToolsConfig::new(asker);
     // Uploads come from the work folder, `<home>/work` (UP-2, UP-6).
