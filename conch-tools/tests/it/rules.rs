@@ -462,8 +462,9 @@ async fn hs_1_a_link_that_describes_content_is_navigation() {
 /// checkout form submits it through its default button, "Place order", so it is judged as
 /// pressing "Place order". In Full trust with the answer No (as `--unattended` answers) it
 /// is refused and the form is not submitted, by ref and in the focused field alike; a Yes
-/// places the order. Enter in the store's search box, whose button is "Search", and in the
-/// delivery note (a textarea, which submits nothing) asks nothing.
+/// places the order. A one-field message form whose "Send" button calls `requestSubmit()`
+/// is judged by that button. Enter in the store's search box, whose button is "Search",
+/// and in the delivery note (a textarea, which submits nothing) asks nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn hs_8_enter_in_a_field_is_judged_by_the_button_that_submits() {
     let server = FixtureServer::start().await.unwrap();
@@ -537,12 +538,29 @@ async fn hs_8_enter_in_a_field_is_judged_by_the_button_that_submits() {
         vec!["submit:site-search:search".to_owned()]
     );
 
+    // A one-field form whose "Send" button calls requestSubmit(): Enter submits it too.
+    let message = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Enter", "ref": ref_of(&page, "Message the seller") }),
+        )
+        .await;
+    assert!(message.is_error, "{}", message.text());
+    assert_eq!(asker.kinds().len(), 3, "{:?}", asker.kinds());
+    let question = asker.asked()[2].question.text().to_owned();
+    assert!(question.contains("“Send”"), "{question}");
+    assert!(
+        submitted(&events(&chat).await, "message").is_empty(),
+        "{:?}",
+        events(&chat).await
+    );
+
     asker.then_other(Choice::Yes);
     let yes = chat
         .call("browser_press", &json!({ "key": "Enter", "ref": address }))
         .await;
     assert!(!yes.is_error, "{}", yes.text());
-    assert_eq!(asker.kinds().len(), 3, "{:?}", asker.kinds());
+    assert_eq!(asker.kinds().len(), 4, "{:?}", asker.kinds());
     assert_eq!(
         submitted(&events(&chat).await, "checkout"),
         vec!["submit:checkout:place".to_owned()]

@@ -11,10 +11,13 @@ use conch_cdp::Session;
 
 use super::{ActError, Element, Under, call_on_handle, describe, through_frames};
 
-/// `submitterOf(el)`: the form's default button for Enter in `el`; the form itself when
-/// it would submit with no button (at most one field that blocks implicit submission);
-/// null when Enter there submits nothing (a textarea, a button, a select, a field outside
-/// any form, a disabled default button).
+/// `submitterOf(el)`: the form's default button for Enter in `el`. A form with no submit
+/// button submits on Enter when it has at most one field that blocks implicit submission;
+/// its submit handler then acts as its own button would (a "Send" of `type=button` whose
+/// script calls `form.requestSubmit()`), so that button stands in, or the form itself when
+/// it has none. Null when Enter there submits nothing (a textarea, a button, a select, a
+/// field outside any form, a disabled default button, a form of several fields and no
+/// submit button).
 const SUBMITTER_OF: &str = r#"
 const submitterOf = (el) => {
   const tag = el && el.tagName ? el.tagName.toLowerCase() : '';
@@ -29,7 +32,9 @@ const submitterOf = (el) => {
   if (button) return button.disabled ? null : button;
   const blocking = ['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week', 'time', 'datetime-local', 'number'];
   const fields = controls.filter(c => c.tagName === 'INPUT' && blocking.includes((c.type || 'text').toLowerCase()));
-  return fields.length <= 1 ? form : null;
+  if (fields.length > 1) return null;
+  const own = controls.find(c => c.tagName === 'BUTTON' || (c.tagName === 'INPUT' && (c.type || '').toLowerCase() === 'button'));
+  return own || form;
 };
 "#;
 
