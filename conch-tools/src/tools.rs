@@ -483,15 +483,22 @@ impl Chat {
                 };
                 let mut facts = self.facts(ActKind::Press, site, &target);
                 // Enter in a form's field submits the form: it is judged by the control
-                // that will submit it, the form's default button (issue 11, HS-8).
+                // that will submit it, the form's default button, and the card shows that
+                // button (issue 11, HS-8, HS-2).
+                let mut shown = None;
                 if chord.key() == "Enter"
                     && facts.significant_words.is_none()
-                    && let Some(submitter) = engine::submitter(conv, element.as_ref()).await?
+                    && let Some((button, submitter)) =
+                        engine::submitter(conv, element.as_ref()).await?
                 {
                     facts.significant_words = self.significant(&submitter.role, &submitter.words);
+                    if facts.significant_words.is_some() {
+                        shown = button;
+                    }
                 }
                 facts.keys = Some(chord);
-                permit(inner, &self.state, element.as_ref(), call.name(), facts, false).await?;
+                let card = shown.as_ref().or(element.as_ref());
+                permit(inner, &self.state, card, call.name(), facts, false).await?;
                 let _step = self.step().await;
                 engine::press(conv, key, element.as_ref()).await?;
                 self.changed(Vec::new()).await

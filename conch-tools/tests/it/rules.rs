@@ -504,6 +504,24 @@ async fn hs_8_enter_in_a_field_is_judged_by_the_button_that_submits() {
     assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
     let question = asker.asked()[0].question.text().to_owned();
     assert!(question.contains("Place order"), "{question}");
+    // HS-2: the card shows the button that would be pressed, not the field: the
+    // thumbnail is cut around "Place order" (its width and the margin of 40 on each side).
+    let thumbnail = asker.asked()[0].thumbnail.clone().expect("a thumbnail");
+    let png_width = u32::from_be_bytes(thumbnail[16..20].try_into().unwrap());
+    let widths = chat
+        .conversation()
+        .evaluate("['place', 'address'].map(id => document.getElementById(id).getBoundingClientRect().width)")
+        .await
+        .unwrap();
+    let width = |i: usize| widths[i].as_f64().unwrap() + 80.0;
+    assert!(
+        (f64::from(png_width) - width(0)).abs() <= 1.0,
+        "{png_width} for {widths}"
+    );
+    assert!(
+        (f64::from(png_width) - width(1)).abs() > 1.0,
+        "{png_width} for {widths}"
+    );
 
     // The Address field still holds the focus after typing: Enter with no ref.
     let focused = chat.call("browser_press", &json!({ "key": "Enter" })).await;

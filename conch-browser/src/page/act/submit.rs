@@ -63,23 +63,27 @@ const FOCUSED_SUBMITTER: &str = r#"(() => {
   return submitterOf(a);
 })()"#;
 
-/// The control that Enter in `el` would press to submit its form, described; `None` when
-/// Enter there submits nothing.
+/// The control that Enter in `el` would press to submit its form (in the same frame, under
+/// the same ref, for a card's thumbnail), described; `None` when Enter there submits
+/// nothing.
 ///
 /// # Errors
 /// [`ActError::Gone`], or a DevTools failure.
-pub async fn submitter(el: &Element) -> Result<Option<Under>, ActError> {
+pub async fn submitter(el: &Element) -> Result<Option<(Element, Under)>, ActError> {
     let script = SUBMITTER.replace("SUBMITTER_OF", SUBMITTER_OF);
     let Some(object_id) =
         call_on_handle(&el.frame, &el.object_id, &script, &[], &el.reference).await?
     else {
         return Ok(None);
     };
-    Ok(Some(
-        describe(&el.frame, &object_id, &el.reference)
-            .await?
-            .under(),
-    ))
+    let under = describe(&el.frame, &object_id, &el.reference)
+        .await?
+        .under();
+    let submitter = Element {
+        object_id,
+        ..el.clone()
+    };
+    Ok(Some((submitter, under)))
 }
 
 /// The control that Enter would press to submit the form of the focused element, through
