@@ -123,9 +123,10 @@ proptest! {
         word in prop_oneof![Just("published"), Just("Sent"), Just("posted"), Just("ORDERED"), Just("deleting"), Just("paid")],
     ) {
         let text = format!("{before} {word} {after}");
-        let tokens: Vec<String> = text.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect();
-        // Random letters may spell a real act word of their own; only the participle is judged.
-        prop_assume!(tokens.iter().all(|t| t.is_empty() || t == &word.to_lowercase() || !asks_high_stakes(t)));
+        // Random letters may spell a significant word of their own; only the participle is
+        // judged, so the surroundings must say nothing significant by themselves.
+        prop_assume!(!asks_high_stakes(&before) && !asks_high_stakes(&after));
+        prop_assume!(!asks_high_stakes(&format!("{before} {after}")));
         prop_assert!(significant_word(&text).is_none(), "{}", text);
         prop_assert!(asks_high_stakes(&text), "{}", text);
     }
