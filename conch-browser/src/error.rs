@@ -43,6 +43,23 @@ pub enum BrowserError {
         "Conch could not sign out of everything: {0}. Close other browsers using Conch's folder and try again."
     )]
     Wipe(String),
+    /// Another process owns Conch's home (issue 12): one folder serves one Conch at a time.
+    #[error(
+        "Another Conch{} is already using the folder {}, and one folder serves one Conch at a time: close that one, or start this one with --home set to another folder.",
+        pid.map(|p| format!(" (process {p})")).unwrap_or_default(),
+        home.display()
+    )]
+    HomeInUse {
+        /// The home.
+        home: std::path::PathBuf,
+        /// The owner's process id, when it recorded one.
+        pid: Option<u32>,
+    },
+    /// Conch's home could not be locked for this process (issue 12).
+    #[error(
+        "Conch's folder can't be used: failed to {0}; check that it can be written, or start with --home set to another folder."
+    )]
+    Home(#[source] std::sync::Arc<crate::home::HomeError>),
     /// A script threw.
     #[error("The page's script failed: {0}")]
     Script(String),

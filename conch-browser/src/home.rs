@@ -6,15 +6,20 @@
 //! sealed files. It also says which paths the embedder's file tools must protect
 //! ([`Home::protected_paths`], DATA-10), how each file is treated by backups
 //! ([`Home::manifest`], DATA-11), and wipes the profile for "Sign out of everything"
-//! ([`Home::wipe_profile`], DATA-4).
+//! ([`Home::wipe_profile`], DATA-4). One process owns a home at a time: [`Home::lock`]
+//! holds an advisory lock on `<home>/conch.lock` (issue 12), so a second gateway on the same
+//! folder neither kills the first one's browser nor writes over its tabs.
 //!
 //! Deliberately absent: reading or writing the files themselves (see [`crate::store`]), and
 //! any path outside the home. Conch never touches the person's own browser profiles
 //! (DATA-3).
 
+use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use crate::store::Backend;
 
@@ -84,6 +89,68 @@ impl Home {
     /// `<home>/browser.errands.secrets.json`: set-aside errand sessions, sealed (DATA-7).
     pub fn errand_secrets_file(&self) -> PathBuf {
         self.root.join("browser.errands.secrets.json")
+    }
+
+    /// `<home>/conch.lock`: the lock that makes one process the home's owner (issue 12).
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join("conch.lock")
+    }
+
+    /// Makes this process the home's one owner, for as long as the returned [`HomeLock`]
+    /// (or a clone) lives: an advisory lock (`flock` on Unix) on `<home>/conch.lock`, which
+    /// also records this process's id. Within one process every caller shares the one
+    /// lock; another process gets [`HomeError::Busy`]. The home is created if missing.
+    ///
+    /// # Errors
+    /// [`HomeError::Busy`] when another process owns the home; [`HomeError::Create`] or
+    /// [`HomeError::Lock`] when the folder or the lock file cannot be made or locked.
+    pub fn lock(&self) -> Result<HomeLock, HomeError> {
+        static HELD: Mutex<Option<HashMap<PathBuf, Weak<LockFile>>>> = Mutex::new(None);
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = held.get_or_insert_with(HashMap::new);
+        let path = self.lock_file();
+        if let Some(shared) = held.get(&path).and_then(Weak::upgrade) {
+            return Ok(HomeLock { _shared: shared });
+        }
+        create_private_dir(&self.root)?;
+        let lock_error = |source| HomeError::Lock {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(lock_error)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut recorded = String::new();
+                let pid = file
+                    .read_to_string(&mut recorded)
+                    .ok()
+                    .and_then(|_| recorded.trim().parse().ok());
+                return Err(HomeError::Busy {
+                    home: self.root.clone(),
+                    pid,
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(lock_error(e)),
+        }
+        // The owner's id, for the sentence another process shows.
+        let recorded = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| writeln!(file, "{}", std::process::id()));
+        if let Err(e) = recorded {
+            tracing::debug!(target: "conch_browser", error = %e, "the owner's id was not recorded in conch.lock");
+        }
+        let shared = Arc::new(LockFile { _file: file });
+        held.retain(|_, weak| weak.strong_count() > 0);
+        held.insert(path, Arc::downgrade(&shared));
+        Ok(HomeLock { _shared: shared })
     }
 
     /// `<home>/browser/`: the folder for everything else the browser keeps.
@@ -221,6 +288,47 @@ impl Home {
     }
 }
 
+/// This process's ownership of a home ([`Home::lock`]): while any clone lives, no other
+/// process can own it. Dropping the last clone lets the lock go.
+#[derive(Debug, Clone)]
+pub struct HomeLock {
+    _shared: Arc<LockFile>,
+}
+
+/// The open, locked `conch.lock`; closing it releases the lock.
+#[derive(Debug)]
+struct LockFile {
+    _file: File,
+}
+
+/// Whether this process owns the home, as the runtime keeps it: the lock, or why it could
+/// not be had.
+#[derive(Debug)]
+pub(crate) struct Ownership(Result<HomeLock, Arc<HomeError>>);
+
+impl Ownership {
+    /// Takes the home's lock ([`Home::lock`]) and keeps the outcome.
+    pub(crate) fn take(home: &Home) -> Self {
+        Ownership(home.lock().map_err(Arc::new))
+    }
+
+    /// Nothing when this process owns the home; else the sentence saying who does and the
+    /// way out (`--home` elsewhere).
+    pub(crate) fn check(&self) -> Result<(), crate::error::BrowserError> {
+        use crate::error::BrowserError;
+        match &self.0 {
+            Ok(_) => Ok(()),
+            Err(e) => Err(match &**e {
+                HomeError::Busy { home, pid } => BrowserError::HomeInUse {
+                    home: home.clone(),
+                    pid: *pid,
+                },
+                _ => BrowserError::Home(Arc::clone(e)),
+            }),
+        }
+    }
+}
+
 /// How a backup treats a file (DATA-11).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -295,6 +403,23 @@ pub enum HomeError {
     #[error("create the private folder {}", path.display())]
     Create {
         /// The folder.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// Another process owns the home (it holds `<home>/conch.lock`).
+    #[error("use {}: another Conch{} is using it", home.display(), pid.map(|p| format!(" (process {p})")).unwrap_or_default())]
+    Busy {
+        /// The home.
+        home: PathBuf,
+        /// The owner's process id, as it recorded it.
+        pid: Option<u32>,
+    },
+    /// The lock file could not be opened or locked.
+    #[error("lock {}", path.display())]
+    Lock {
+        /// The lock file.
         path: PathBuf,
         /// The operating system's error.
         #[source]

@@ -42,7 +42,7 @@ use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress, fetch};
 use crate::guard::rules::{After, Rules};
 use crate::guard::{self, BLOCKED_PAGE_SENTENCE, GuardConfig, GuardLog};
-use crate::home::Home;
+use crate::home::{Home, Ownership};
 use crate::launch::{LaunchSpec, Launched, start};
 use crate::page::dialog::{self, DialogWatch};
 use crate::process::{ProcessTable, SystemProcessTable};
@@ -165,6 +165,8 @@ pub struct Browser {
 #[derive(Debug)]
 struct Inner {
     config: BrowserConfig,
+    /// This process's lock on the home, held while the runtime lives (issue 12).
+    owner: Ownership,
     state: Mutex<State>,
     /// Kept apart from the state so it can be read while a launch or download holds that.
     status: StdMutex<Status>,
@@ -225,8 +227,18 @@ fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Browser {
     /// A runtime on `config`. Nothing starts until a conversation needs a page. Tabs saved
     /// by an earlier run are loaded from `tabs.json` and reopen when the browser starts.
+    /// The runtime takes the home's lock ([`Home::lock`]) for as long as it lives; when
+    /// another process owns the home, [`Browser::owns_home`] says so and nothing launches.
     pub fn new(config: BrowserConfig) -> Browser {
-        let loaded = TabsFile::load(&config.home, config.clock.as_ref());
+        // One process owns a home: another one's tabs are neither read nor set aside.
+        let owner = Ownership::take(&config.home);
+        let loaded = match owner.check() {
+            Ok(()) => TabsFile::load(&config.home, config.clock.as_ref()),
+            Err(_) => Ok(crate::store::Loaded {
+                value: TabsFile::default(),
+                set_aside: None,
+            }),
+        };
         let (tabs, why) = match loaded {
             Ok(loaded) => (
                 loaded.value,
@@ -237,9 +249,12 @@ impl Browser {
                     )
                 }),
             ),
+            // Never started over empty: the file is left as it was (issue 12).
             Err(e) => (
-                TabsFile::default(),
-                Some(format!("The saved tabs could not be read: {e}.")),
+                TabsFile::unreadable(),
+                Some(format!(
+                    "The saved tabs could not be read ({e}); the file is left as it was, and tabs are not saved until Conch restarts with it readable."
+                )),
             ),
         };
         let now = config.clock.now();
@@ -275,9 +290,20 @@ impl Browser {
                 ready: StdMutex::new(HashMap::new()),
                 ready_changed: tokio::sync::Notify::new(),
                 dialogs: StdMutex::new(HashMap::new()),
+                owner,
                 config,
             }),
         }
+    }
+
+    /// Nothing when this process owns its home; else the one sentence saying another
+    /// Conch does, and the way out (issue 12). Every launch and wipe checks it.
+    ///
+    /// # Errors
+    /// [`BrowserError::HomeInUse`], or [`BrowserError::Home`] when the lock could not be
+    /// taken.
+    pub fn owns_home(&self) -> Result<(), BrowserError> {
+        self.inner.owner.check()
     }
 
     /// The runtime's configuration.
@@ -327,7 +353,8 @@ impl Browser {
     /// Starts the browser if it does not run (or died), restoring every conversation's tabs.
     ///
     /// # Errors
-    /// [`BrowserError::Unavailable`] with one sentence when no browser can be had.
+    /// [`BrowserError::Unavailable`] with one sentence when no browser can be had;
+    /// [`BrowserError::HomeInUse`] when another process owns the home.
     pub async fn ensure_running(&self) -> Result<(), BrowserError> {
         let mut state = self.inner.state.lock().await;
         self.ensure_running_locked(&mut state).await
@@ -372,6 +399,7 @@ impl Browser {
     /// # Errors
     /// [`BrowserError::Wipe`] when the profile cannot be emptied.
     pub async fn sign_out_everywhere(&self) -> Result<(), BrowserError> {
+        self.owns_home()?;
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
         self.inner
@@ -392,7 +420,9 @@ impl Browser {
                 let _ = browser.call(&CloseTarget { target_id }).await;
             }
         }
-        state.tabs = TabsFile::default();
+        // Cleared, not replaced: tabs that stand in for an unreadable file still never
+        // overwrite it.
+        state.tabs.conversations.clear();
         state.unrestored.clear();
         save_tabs(&self.inner.config.home, &state.tabs);
     }
@@ -433,6 +463,7 @@ impl Browser {
     }
 
     async fn ensure_running_locked(&self, state: &mut State) -> Result<(), BrowserError> {
+        self.owns_home()?;
         state.last_activity = self.inner.config.clock.now();
         refresh_running(&self.inner, state);
         if state.running.is_some() {

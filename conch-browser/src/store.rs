@@ -163,6 +163,9 @@ impl BrowserSettings {
 pub struct TabsFile {
     /// The tabs of each conversation, by conversation id (TAB-9: never mixed).
     pub conversations: BTreeMap<String, ConversationTabs>,
+    /// The file on disk could not be read: these tabs are never written over it.
+    #[serde(skip)]
+    unreadable: bool,
 }
 
 impl TabsFile {
@@ -199,9 +202,28 @@ impl TabsFile {
     /// Writes the tabs to `path` atomically.
     ///
     /// # Errors
-    /// When the file cannot be written; the old file is then left as it was.
+    /// When the file cannot be written, or these tabs stand in for a file that could not be
+    /// read ([`TabsFile::unreadable`]); the old file is then left as it was.
     pub fn save_to(&self, path: &Path) -> Result<(), StoreError> {
+        if self.unreadable {
+            return Err(StoreError::new(
+                StoreOp::Write,
+                path,
+                io::Error::other(
+                    "the saved tabs could not be read when Conch started, so the file is left as it was",
+                ),
+            ));
+        }
         save(path, self)
+    }
+
+    /// No tabs, standing in for a tabs file that exists but could not be read or set aside:
+    /// saving them is refused, so the file is never started over empty (issue 12).
+    pub fn unreadable() -> Self {
+        TabsFile {
+            unreadable: true,
+            ..TabsFile::default()
+        }
     }
 
     /// One conversation's tabs, if it has any record.

@@ -6,11 +6,16 @@
 //! - [`message`]: a DevTools message's params or result, as traced: typed text
 //!   (`Input.insertText`, `Input.dispatchKeyEvent`, `Input.imeSetComposition`), cookie
 //!   values and cookie headers (any method: Network and Storage calls, replies and events),
-//!   authorization headers, posted form data, and credentials in every string that is an
-//!   address. Long strings (screenshots) are shortened.
+//!   authorization headers, in both shapes (`{"Cookie": "…"}` and the `[{name, value}]`
+//!   lists of `Fetch.requestPaused`, `Fetch.continueRequest`, `Fetch.fulfillRequest`),
+//!   the user name and password of `Fetch.continueWithAuth`, posted form data, the values
+//!   a script hands back or is handed in the Runtime domain (a field's value read back,
+//!   an argument, a console message), and credentials in every string that is an address.
+//!   Long strings (screenshots) are shortened.
 //!
-//! Deliberately absent: the content of scripts (`Runtime.evaluate`). A caller that puts a
-//! secret in a script must not trace it; conch-browser types secrets with `Input.*`.
+//! Deliberately absent: the content of scripts (`Runtime.evaluate`'s expression). A caller
+//! that puts a secret in a script must not trace it; conch-browser types secrets with
+//! `Input.*`. Numbers and booleans a script returns are kept.
 
 use serde_json::Value;
 
@@ -27,7 +32,12 @@ const SECRET_HEADERS: &[&str] = &[
     "authorization",
     "proxy-authorization",
     "x-api-key",
+    "x-auth-token",
 ];
+
+/// Keys whose string values are credentials wherever they appear (`Fetch.continueWithAuth`'s
+/// `authChallengeResponse`).
+const SECRET_KEYS: &[&str] = &["password", "username"];
 
 /// `address` with its credentials masked: user name and password as `***`, every query
 /// value as `***`, no fragment. Text that does not parse as an absolute URL but contains
@@ -92,7 +102,39 @@ pub fn message(method: &str, value: &mut Value) {
             }
         }
     }
+    if method.starts_with("Runtime.") {
+        redact_script_values(value);
+    }
     walk(value);
+}
+
+/// In a Runtime message (params, reply or event), every `value` that is not a number, a
+/// boolean or null: what a script returned (`result.value`, a `preview`'s properties), the
+/// arguments it was called with, and what the page logged.
+fn redact_script_values(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if (key == "value" || key == "unserializableValue")
+                    && matches!(v, Value::String(_) | Value::Array(_) | Value::Object(_))
+                {
+                    *v = Value::String(REDACTED.to_owned());
+                } else {
+                    redact_script_values(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_script_values),
+        Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Whether `map` is one header of a `[{name, value}]` list whose value is a secret.
+fn is_secret_header_entry(map: &serde_json::Map<String, Value>) -> bool {
+    map.get("name")
+        .and_then(Value::as_str)
+        .is_some_and(|name| SECRET_HEADERS.contains(&name.to_ascii_lowercase().as_str()))
+        && map.get("value").is_some_and(Value::is_string)
 }
 
 fn walk(value: &mut Value) {
@@ -106,9 +148,14 @@ fn walk(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(walk),
         Value::Object(map) => {
+            if is_secret_header_entry(map) {
+                map.insert("value".to_owned(), Value::String(REDACTED.to_owned()));
+            }
             for (key, v) in map.iter_mut() {
                 let lower = key.to_ascii_lowercase();
-                let secret_header = SECRET_HEADERS.contains(&lower.as_str()) && v.is_string();
+                let secret_header = (SECRET_HEADERS.contains(&lower.as_str())
+                    || SECRET_KEYS.contains(&lower.as_str()))
+                    && v.is_string();
                 if secret_header
                     || matches!(
                         lower.as_str(),

@@ -158,6 +158,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     // reach the gateway's own port.
     config.guard = Some(GuardConfig::new(net.clone()));
     let browser = Browser::new(config);
+    // One gateway per home: a second one says so in one sentence and stops (issue 12).
+    browser.owns_home().map_err(|e| e.to_string())?;
     // A new gateway is a new session: its conversations start with no tabs of their own
     // (the last process's tabs are not reopened, and new ones are numbered from t1).
     browser.forget_saved_tabs().await;

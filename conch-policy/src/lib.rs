@@ -81,7 +81,7 @@ pub use secrets::{
     FieldClass, FieldFacts, SecretKind, SecretWords, classify_field, typing_verdict,
 };
 pub use site::Site;
-pub use stakes::{Significant, StakesWords, asks_high_stakes, significant_word};
+pub use stakes::{LONG_LINK_WORDS, Significant, StakesWords, asks_high_stakes, significant_word};
 pub use tabs::{MAX_TABS, TabUse, may_open_tab, tab_to_close_for_popup};
 pub use upload::{
     FileFacts, FileOrigin, MAX_FILES, MAX_TOTAL_BYTES, UploadItem, UploadPlaces, check_file,

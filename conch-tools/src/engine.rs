@@ -397,6 +397,24 @@ pub(crate) async fn focused(conv: &Conversation) -> Result<TargetFacts, ToolErro
         .unwrap_or_default())
 }
 
+/// The control that Enter on `on` (or, with no element, in the focused field) would press
+/// to submit its form: the form's default button (issue 11, HS-8), with the element itself
+/// when it was found by ref (for the card's thumbnail). `None` when Enter there submits
+/// nothing.
+pub(crate) async fn submitter(
+    conv: &Conversation,
+    on: Option<&Element>,
+) -> Result<Option<(Option<Element>, TargetFacts)>, ToolError> {
+    Ok(match on {
+        Some(element) => act::submitter(element)
+            .await?
+            .map(|(button, under)| (Some(button), TargetFacts::of(under))),
+        None => act::focused_submitter(&conv.page().await?)
+            .await?
+            .map(|under| (None, TargetFacts::of(under))),
+    })
+}
+
 /// What lies under a point of the last screenshot, and the point in the viewport now.
 pub(crate) async fn under_point(
     conv: &Conversation,

@@ -407,7 +407,8 @@ impl Chat {
                         // A drag checks the words of both ends (HS-4).
                         let (drop, drop_facts) = engine::target(conv, to).await?;
                         if facts.significant_words.is_none() {
-                            facts.significant_words = self.significant(&drop_facts.words);
+                            facts.significant_words =
+                                self.significant(&drop_facts.role, &drop_facts.words);
                         }
                         Some(drop)
                     }
@@ -481,8 +482,23 @@ impl Chat {
                     None => (None, engine::focused(conv).await?),
                 };
                 let mut facts = self.facts(ActKind::Press, site, &target);
+                // Enter in a form's field submits the form: it is judged by the control
+                // that will submit it, the form's default button, and the card shows that
+                // button (issue 11, HS-8, HS-2).
+                let mut shown = None;
+                if chord.key() == "Enter"
+                    && facts.significant_words.is_none()
+                    && let Some((button, submitter)) =
+                        engine::submitter(conv, element.as_ref()).await?
+                {
+                    facts.significant_words = self.significant(&submitter.role, &submitter.words);
+                    if facts.significant_words.is_some() {
+                        shown = button;
+                    }
+                }
                 facts.keys = Some(chord);
-                permit(inner, &self.state, element.as_ref(), call.name(), facts, false).await?;
+                let card = shown.as_ref().or(element.as_ref());
+                permit(inner, &self.state, card, call.name(), facts, false).await?;
                 let _step = self.step().await;
                 engine::press(conv, key, element.as_ref()).await?;
                 self.changed(Vec::new()).await
@@ -514,7 +530,7 @@ impl Chat {
                 let mut facts = self.facts(call.act(), site, &target);
                 // The page's words decide, and the agent's description too (HS-5).
                 if facts.significant_words.is_none() {
-                    facts.significant_words = self.significant(description);
+                    facts.significant_words = self.significant("", description);
                 }
                 // The field focused after the click is checked before any key (SEC-6).
                 facts.secret_target = false;
@@ -523,7 +539,8 @@ impl Chat {
                         let (to_point, to_facts) =
                             engine::under_point(conv, Point { x: *tx, y: *ty }, shot).await?;
                         if facts.significant_words.is_none() {
-                            facts.significant_words = self.significant(&to_facts.words);
+                            facts.significant_words =
+                                self.significant(&to_facts.role, &to_facts.words);
                         }
                         Some(to_point)
                     }
@@ -589,7 +606,7 @@ impl Chat {
                 && (target.role == "checkbox" || target.role == "radio")
                 && is_ticked(&field.value)
             {
-                facts.significant_words = self.significant(&target.words);
+                facts.significant_words = self.significant(&target.role, &target.words);
             }
             targets.push(resolved);
         }
@@ -772,7 +789,7 @@ impl Chat {
     /// The permit facts of an act on `target`.
     fn facts(&self, act: ActKind, site: Site, target: &engine::TargetFacts) -> PermitFacts {
         let mut facts = PermitFacts::new(self.mode(), act, site);
-        facts.significant_words = self.significant(&target.words);
+        facts.significant_words = self.significant(&target.role, &target.words);
         facts.secret_target = target.secret || classify_field(&target.field).is_secret();
         // An act inside a frame of another site names that site too (PERM-16).
         facts.frame_site = target
@@ -784,13 +801,14 @@ impl Chat {
         facts
     }
 
-    /// The control's words when they hold a significant word (HS-1).
-    fn significant(&self, words: &str) -> Option<String> {
+    /// The control's words when they name a significant act (HS-1): a control of `role`
+    /// (empty when unknown), so a link whose name is a long description is navigation.
+    fn significant(&self, role: &str, words: &str) -> Option<String> {
         self.tools
             .inner
             .config
             .stakes
-            .significant(words)
+            .on_control(role, words)
             .map(|_| words.trim().to_owned())
     }
 

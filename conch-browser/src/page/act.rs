@@ -12,6 +12,7 @@
 //! (SEC-2, SEC-6), as a last guard. No synthetic DOM events for pointer input.
 
 mod js;
+mod submit;
 
 use std::time::Duration;
 
@@ -31,6 +32,7 @@ use super::settle::{Settle, SettleOptions, Settled};
 use super::{Element, PageError};
 
 pub(crate) use js::with_prelude;
+pub use submit::{focused_submitter, submitter};
 
 /// The script that picks a select's options (shared with form filling).
 pub(crate) const SELECT_SCRIPT: &str = js::SELECT;

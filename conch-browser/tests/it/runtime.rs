@@ -572,4 +572,96 @@ async fn tab_1_a_new_tabs_title_follows_its_page() {
     .await;
     let tabs = chat.tabs().await.unwrap();
     assert!(titled, "{tabs:?}");
+
+/// DATA-1, DATA-9, issue 12: a home another process owns (it holds `conch.lock`, recording
+/// its id) is left alone: the runtime says so in one sentence naming the folder, the owner
+/// and the way out, launches nothing, and neither reads nor sets aside its tabs.json. Two
+/// runtimes of one process share the home; once the owner lets go, the home can be had.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_1_a_home_owned_by_another_conch_is_left_alone() {
+    let s = setup();
+    let home = &s.config.home;
+    std::fs::create_dir_all(home.browser_dir()).unwrap();
+    std::fs::write(home.tabs_file(), b"the other Conch's tabs, half written").unwrap();
+    let mut other = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(home.lock_file())
+        .unwrap();
+    other.try_lock().expect("the other owner's lock");
+    std::io::Write::write_all(&mut other, b"4242\n").unwrap();
+
+    let browser = Browser::new(s.config.clone());
+    let refused = browser
+        .owns_home()
+        .expect_err("another Conch owns the home");
+    assert!(
+        matches!(
+            refused,
+            BrowserError::HomeInUse {
+                pid: Some(4242),
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    let sentence = refused.to_string();
+    assert!(
+        sentence.contains(&home.root().display().to_string())
+            && sentence.contains("process 4242")
+            && sentence.contains("--home"),
+        "{sentence}"
+    );
+    let opened = browser.conversation("a").open("about:blank").await;
+    assert!(
+        matches!(opened, Err(BrowserError::HomeInUse { .. })),
+        "{opened:?}"
+    );
+    assert!(matches!(
+        browser.sign_out_everywhere().await,
+        Err(BrowserError::HomeInUse { .. })
+    ));
+    assert_eq!(browser.pid().await, None, "a browser was launched");
+    assert_eq!(
+        std::fs::read(home.tabs_file()).unwrap(),
+        b"the other Conch's tabs, half written"
+    );
+    let left: Vec<_> = std::fs::read_dir(home.browser_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["tabs.json"], "something was set aside");
+
+    drop(other);
+    let owner = Browser::new(s.config.clone());
+    owner.owns_home().expect("the home is free");
+    let sibling = Browser::new(s.config.clone());
+    sibling.owns_home().expect("one process shares its home");
+}
+
+/// DATA-9, issue 12: a tabs.json that exists but cannot be read (here a link to a folder)
+/// is never started over empty: the browser runs, the status says why, and opening a tab
+/// leaves the file as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_9_an_unreadable_tabs_file_is_never_overwritten() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let home = &s.config.home;
+    std::fs::create_dir_all(home.browser_dir()).unwrap();
+    let elsewhere = home.root().join("synced-tabs");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, home.tabs_file()).unwrap();
+
+    let browser = Browser::new(s.config.clone());
+    let why = browser.status().await.why.unwrap_or_default();
+    assert!(why.contains("could not be read"), "{why}");
+    let a = browser.conversation("a");
+    a.open(&server.url("basic.html")).await.unwrap();
+    a.new_tab(&server.url("tabs-b.html")).await.unwrap();
+    let kept = std::fs::symlink_metadata(home.tabs_file()).unwrap();
+    assert!(kept.file_type().is_symlink(), "tabs.json was overwritten");
+    assert!(elsewhere.is_dir());
+    browser.shutdown().await;
 }

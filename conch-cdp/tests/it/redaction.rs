@@ -127,6 +127,123 @@ async fn wire_traces_redact_typed_text_cookies_and_credentials_sec_8() {
     assert_no_secret(&lines);
 }
 
+/// SEC-8, issue 12: headers in the `[{name, value}]` shape (`Fetch.continueRequest`,
+/// `Fetch.requestPaused`'s response headers), the object shape inside `Fetch.requestPaused`,
+/// `Fetch.continueWithAuth`'s user name and password, and the values in Runtime calls,
+/// replies and events never reach a trace; harmless headers and numbers still do.
+#[tokio::test]
+async fn sec_8_fetch_headers_auth_and_runtime_values_are_redacted() {
+    const CANARIES: &[&str] = &[
+        "fetch-cookie-c4n4ry",
+        "fetch-bearer-c4n4ry",
+        "paused-cookie-c4n4ry",
+        "paused-set-cookie-c4n4ry",
+        "auth-user-c4n4ry",
+        "auth-password-c4n4ry",
+        "runtime-arg-c4n4ry",
+        "console-c4n4ry",
+        "returned-field-c4n4ry",
+    ];
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let fake = FakeCdp::start().await.expect("fake");
+    let connection = Connection::connect(&fake.ws_url()).await.expect("connect");
+    let browser = connection.browser();
+    browser
+        .call_raw(
+            "Fetch.continueRequest",
+            json!({ "requestId": "r1", "headers": [
+                { "name": "Cookie", "value": "sid=fetch-cookie-c4n4ry" },
+                { "name": "authorization", "value": "Bearer fetch-bearer-c4n4ry" },
+                { "name": "Accept", "value": "text/html" }
+            ]}),
+        )
+        .await
+        .expect("Fetch.continueRequest");
+    browser
+        .call_raw(
+            "Fetch.continueWithAuth",
+            json!({ "requestId": "r2", "authChallengeResponse": {
+                "response": "ProvideCredentials",
+                "username": "auth-user-c4n4ry",
+                "password": "auth-password-c4n4ry"
+            }}),
+        )
+        .await
+        .expect("Fetch.continueWithAuth");
+    browser
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({ "objectId": "1", "functionDeclaration": "function(v) { this.value = v; }",
+                    "arguments": [{ "value": "runtime-arg-c4n4ry" }, { "value": 7 }] }),
+        )
+        .await
+        .expect("Runtime.callFunctionOn");
+    browser
+        .call_raw(
+            "Fake.emit",
+            json!({ "events": [
+                { "method": "Fetch.requestPaused", "params": {
+                    "requestId": "r3",
+                    "request": { "url": "http://127.0.0.1/", "method": "GET",
+                                 "headers": { "Cookie": "sid=paused-cookie-c4n4ry" } },
+                    "responseStatusCode": 200,
+                    "responseHeaders": [
+                        { "name": "Set-Cookie", "value": "sid=paused-set-cookie-c4n4ry" },
+                        { "name": "Content-Type", "value": "text/html" }
+                    ]
+                }},
+                { "method": "Runtime.consoleAPICalled", "params": {
+                    "type": "log", "executionContextId": 1, "timestamp": 1.0,
+                    "args": [{ "type": "string", "value": "console-c4n4ry" }]
+                }}
+            ]}),
+        )
+        .await
+        .expect("emit");
+    // A reply of a script that read a field back, as conch-cdp traces it.
+    let mut reply = json!({ "result": { "type": "object", "value": { "field": "returned-field-c4n4ry", "n": 3 },
+        "preview": { "properties": [{ "name": "v", "type": "string", "value": "returned-field-c4n4ry" }] } } });
+    redact::message("Runtime.callFunctionOn", &mut reply);
+    assert!(
+        !reply.to_string().contains("returned-field-c4n4ry"),
+        "{reply}"
+    );
+    let mut number = json!({ "result": { "type": "number", "value": 42 } });
+    redact::message("Runtime.evaluate", &mut number);
+    assert_eq!(number["result"]["value"], 42);
+
+    let lines = capture.lines();
+    let wire: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("conch_cdp::wire"))
+        .collect();
+    for method in [
+        "Fetch.continueRequest",
+        "Fetch.continueWithAuth",
+        "Fetch.requestPaused",
+        "Runtime.callFunctionOn",
+        "Runtime.consoleAPICalled",
+    ] {
+        assert!(
+            wire.iter()
+                .any(|l| l.contains(method) && l.contains(redact::REDACTED)),
+            "no redacted {method} trace in {lines:#?}"
+        );
+    }
+    assert!(
+        wire.iter().any(|l| l.contains("text/html")),
+        "harmless headers are kept: {lines:#?}"
+    );
+    // The test's own order to the fake (Fake.emit) carries the events as its params, under
+    // a method no browser has; the events themselves are what a browser sends.
+    for line in lines.iter().filter(|l| !l.contains("method=Fake.emit")) {
+        for canary in CANARIES {
+            assert!(!line.contains(canary), "a trace shows {canary}: {line}");
+        }
+    }
+}
+
 /// LAUNCH-18: a DevTools address with an API key in its query (the fake refuses the
 /// handshake without it) connects and works, and neither the traces nor any error show
 /// the key or the address's password.
@@ -216,7 +333,8 @@ fn redaction_rules_sec_8() {
     );
 }
 
-/// SEC-8 against the real browser: the typed text reaches the page, but not the traces.
+/// SEC-8, issue 12 against the real browser: the typed text reaches the page, but not
+/// the traces, not even in the reply of the script that reads it back.
 #[tokio::test(flavor = "current_thread")]
 async fn typed_text_reaches_the_page_but_not_the_traces_sec_8() {
     let capture = Capture::default();
@@ -244,14 +362,15 @@ async fn typed_text_reaches_the_page_but_not_the_traces_sec_8() {
         lines.iter().any(|l| l.contains("Input.insertText")),
         "no trace of the call"
     );
-    // The evaluate above reads the value back: its reply is the one place it may appear.
+    // The evaluate above reads the value back: its reply is redacted too (issue 12).
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("Runtime.evaluate") && l.contains("direction=recv")),
+        "no trace of the reply"
+    );
     for line in &lines {
-        if line.contains("hunter2-typed") {
-            assert!(
-                line.contains("Runtime.evaluate") && line.contains("direction=recv"),
-                "{line}"
-            );
-        }
+        assert!(!line.contains("hunter2-typed"), "{line}");
     }
     browser.close().await;
 }

@@ -263,4 +263,40 @@ async fn tab_2_each_gateway_process_starts_with_no_tabs() {
     assert!(!error, "{text}");
     assert!(text.contains("t1") && !text.contains("t3"), "{text}");
     second.finish().await;
+
+/// DATA-1, issue 12: two gateways on one home. While the first one runs, a second
+/// `conch-gateway mcp` on the same folder stops at once with one sentence naming the folder,
+/// the first one's process and the way out (`--home` elsewhere); the first one goes on
+/// working. Once the first has exited, a gateway on that home starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_1_a_second_gateway_on_one_home_stops_with_one_sentence() {
+    let home = tempfile::tempdir().unwrap();
+    let mut first = StdioClient::start(gateway(home.path(), &["mcp", "--unattended"])).await;
+    let first_pid = first.child.id().expect("the first gateway runs");
+
+    let second = gateway(home.path(), &["mcp", "--unattended"])
+        .output()
+        .await
+        .expect("the second gateway runs");
+    assert!(!second.status.success(), "{second:?}");
+    let said = String::from_utf8_lossy(&second.stderr);
+    let sentence = said
+        .lines()
+        .find(|line| line.contains("Another Conch"))
+        .unwrap_or_else(|| panic!("no sentence about the other gateway in {said}"));
+    assert!(
+        sentence.contains(&home.path().display().to_string())
+            && sentence.contains(&format!("process {first_pid}"))
+            && sentence.contains("--home"),
+        "{sentence}"
+    );
+
+    let list = first.request("tools/list", json!({})).await;
+    assert!(list["result"]["tools"].is_array(), "{list}");
+    first.finish().await;
+
+    let mut third = StdioClient::start(gateway(home.path(), &["mcp", "--unattended"])).await;
+    let list = third.request("tools/list", json!({})).await;
+    assert!(list["result"]["tools"].is_array(), "{list}");
+    third.finish().await;
 }

@@ -7,23 +7,39 @@ use crate::corpus::table;
 
 const STAKES: &str = include_str!("../fixtures/stakes.txt");
 
-/// HS-1, HS-6, AMB-12: every control text and page question in the corpus, by the
-/// built-in words and with extra words added ("purchase", "place bid", "supprimer").
+/// A corpus line's reading: `[question] …` is a page's confirm, `[role] …` a control of
+/// that role, anything else a control whose role is not known.
+fn reading(line: &str) -> (Option<&str>, &str) {
+    match line
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once("] "))
+    {
+        Some((role, text)) => (Some(role), text),
+        None => (None, line),
+    }
+}
+
+/// HS-1, HS-6, AMB-12, issue 11: every control text and page question in the corpus, by
+/// the built-in words and with extra words added ("purchase", "place bid", "supprimer").
 #[test]
 fn hs_1_stakes_table() {
+    let builtin = StakesWords::default();
     let extra = StakesWords::with_extra(&["purchase", "place bid", "supprimer"]);
-    let rendered = table(STAKES, |text| {
-        let builtin = match significant_word(text) {
-            Some(found) => format!("HIGH STAKES: {} ({})", found.stem, found.found),
-            None => "-".to_owned(),
+    let rendered = table(STAKES, |line| {
+        let judge = |words: &StakesWords| match reading(line) {
+            (Some("question"), text) => words.asks_high_stakes(text).then(|| "question".to_owned()),
+            (Some(role), text) => words
+                .on_control(role, text)
+                .map(|found| format!("{} ({})", found.stem, found.found)),
+            (None, text) => words
+                .significant(text)
+                .map(|found| format!("{} ({})", found.stem, found.found)),
         };
-        let with_extra = match extra.significant(text) {
-            Some(found) if significant_word(text).is_none() => {
-                format!("   [with extras: {}]", found.stem)
-            }
-            _ => String::new(),
-        };
-        format!("{builtin}{with_extra}")
+        match (judge(&builtin), judge(&extra)) {
+            (Some(found), _) => format!("HIGH STAKES: {found}"),
+            (None, Some(found)) => format!("-   [with extras: {found}]"),
+            (None, None) => "-".to_owned(),
+        }
     });
     insta::assert_snapshot!("stakes", rendered);
 }
@@ -37,13 +53,40 @@ fn hs_1_matcher_positive_and_negative() {
         "Send message",
         "Delete account",
         "BUY",
-        "Transferred",
+        "Transfer funds",
     ] {
         assert!(significant_word(positive).is_some(), "{positive}");
     }
     for negative in ["Postcode", "Sender name", "Payload", "Next", "Continue"] {
         assert!(significant_word(negative).is_none(), "{negative}");
     }
+}
+
+/// HS-1, issue 11 (high stakes that are not): a control's words name an act only as the
+/// imperative or the act's noun. Past participles, states, lists and things do not, and a
+/// link whose name is a long description is navigation, while a short one still acts.
+#[test]
+fn hs_1_participles_and_descriptions_are_not_acts() {
+    let words = StakesWords::default();
+    for description in [
+        "Published",
+        "Sent items",
+        "Your orders",
+        "Posted by admin",
+        "Track your order",
+        "Sort order",
+    ] {
+        assert_eq!(words.significant(description), None, "{description}");
+    }
+    let long_link = "Articles published between 2024-01-01 and 2024-06-30";
+    assert_eq!(words.on_control("link", long_link), None);
+    let faq = "How do I delete my account?";
+    assert_eq!(words.on_control("link", faq), None);
+    assert!(words.on_control("button", faq).is_some());
+    assert!(words.on_control("link", "Delete account").is_some());
+    assert!(words.significant("Place your order").is_some());
+    // A page's sentence still counts every inflection (HS-6).
+    assert!(words.asks_high_stakes("This message will be sent to 5 people. Continue?"));
 }
 
 /// HS-6: asksHighStakes reads the whole sentence.
@@ -59,14 +102,32 @@ fn hs_6_page_question_sentences() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// HS-1: a significant word stays significant whatever surrounds it, in any case.
+    /// HS-1: an imperative or an act's noun stays significant whatever neutral words and
+    /// punctuation surround it, in any case.
     #[test]
     fn hs_1_word_found_in_any_surroundings(
+        before in prop::collection::vec(prop_oneof![Just("please"), Just("now"), Just("1"), Just("!"), Just(",")], 0..4),
+        after in prop::collection::vec(prop_oneof![Just("now"), Just("today"), Just("42"), Just("?"), Just("…")], 0..4),
+        word in prop_oneof![Just("order"), Just("Pay"), Just("SEND"), Just("delete"), Just("checkout"), Just("Payment")],
+    ) {
+        let text = format!("{} {word} {}", before.join(" "), after.join(" "));
+        prop_assert!(significant_word(&text).is_some(), "{}", text);
+    }
+
+    /// Issue 11: a past participle or a state never names the act on a control, whatever
+    /// surrounds it; in a page's sentence it still asks (HS-6).
+    #[test]
+    fn hs_1_participles_never_act_on_a_control(
         before in "[a-z ,.!?]{0,20}",
         after in "[a-z ,.!?]{0,20}",
-        word in prop_oneof![Just("order"), Just("Pay"), Just("SENT"), Just("deleting"), Just("checkout")],
+        word in prop_oneof![Just("published"), Just("Sent"), Just("posted"), Just("ORDERED"), Just("deleting"), Just("paid")],
     ) {
         let text = format!("{before} {word} {after}");
-        prop_assert!(significant_word(&text).is_some(), "{}", text);
+        // Random letters may spell a significant word of their own; only the participle is
+        // judged, so the surroundings must say nothing significant by themselves.
+        prop_assume!(!asks_high_stakes(&before) && !asks_high_stakes(&after));
+        prop_assume!(!asks_high_stakes(&format!("{before} {after}")));
+        prop_assert!(significant_word(&text).is_none(), "{}", text);
+        prop_assert!(asks_high_stakes(&text), "{}", text);
     }
 }

@@ -426,6 +426,166 @@ async fn hs_8_enter_on_a_significant_control_confirms() {
     tools.browser().shutdown().await;
 }
 
+/// HS-1, PERM-8, issue 11 (high stakes that are not): on a real-shaped checkout page in
+/// Full trust, where every other question is answered No (as `--unattended` answers), a
+/// link whose name describes content ("Articles published between …") and "Your orders"
+/// are plain navigation: clicking them asks nothing and goes ahead.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_1_a_link_that_describes_content_is_navigation() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("navigating", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-checkout.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    for name in ["Articles published between", "Your orders"] {
+        let clicked = chat
+            .call("browser_click", &json!({ "ref": ref_of(&page, name) }))
+            .await;
+        assert!(!clicked.is_error, "{name}: {}", clicked.text());
+    }
+    assert!(asker.asked().is_empty(), "{:?}", asker.kinds());
+    assert!(
+        events(&chat).await.contains(&"click:archive".to_owned()),
+        "{:?}",
+        events(&chat).await
+    );
+    tools.browser().shutdown().await;
+}
+
+/// HS-8, PERM-8, PERM-12, issue 11 (high stakes that are): Enter in an ordinary field of a
+/// checkout form submits it through its default button, "Place order", so it is judged as
+/// pressing "Place order". In Full trust with the answer No (as `--unattended` answers) it
+/// is refused and the form is not submitted, by ref and in the focused field alike; a Yes
+/// places the order. A one-field message form whose "Send" button calls `requestSubmit()`
+/// is judged by that button. Enter in the store's search box, whose button is "Search",
+/// and in the delivery note (a textarea, which submits nothing) asks nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_8_enter_in_a_field_is_judged_by_the_button_that_submits() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("checkout", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-checkout.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let address = ref_of(&page, "Address");
+    let submitted = |events: &[String], form: &str| {
+        events
+            .iter()
+            .filter(|e| e.starts_with(&format!("submit:{form}:")))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": address, "text": "1 Main St" }),
+        )
+        .await;
+    assert!(!typed.is_error, "{}", typed.text());
+    assert!(asker.asked().is_empty(), "{:?}", asker.kinds());
+
+    let by_ref = chat
+        .call("browser_press", &json!({ "key": "Enter", "ref": address }))
+        .await;
+    assert!(by_ref.is_error, "{}", by_ref.text());
+    assert!(by_ref.text().contains("declined"), "{}", by_ref.text());
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    let question = asker.asked()[0].question.text().to_owned();
+    assert!(question.contains("Place order"), "{question}");
+    // HS-2: the card shows the button that would be pressed, not the field: the
+    // thumbnail is cut around "Place order" (its width and the margin of 40 on each side).
+    let thumbnail = asker.asked()[0].thumbnail.clone().expect("a thumbnail");
+    let png_width = u32::from_be_bytes(thumbnail[16..20].try_into().unwrap());
+    let widths = chat
+        .conversation()
+        .evaluate("['place', 'address'].map(id => document.getElementById(id).getBoundingClientRect().width)")
+        .await
+        .unwrap();
+    let width = |i: usize| widths[i].as_f64().unwrap() + 80.0;
+    assert!(
+        (f64::from(png_width) - width(0)).abs() <= 1.0,
+        "{png_width} for {widths}"
+    );
+    assert!(
+        (f64::from(png_width) - width(1)).abs() > 1.0,
+        "{png_width} for {widths}"
+    );
+
+    // The Address field still holds the focus after typing: Enter with no ref.
+    let focused = chat.call("browser_press", &json!({ "key": "Enter" })).await;
+    assert!(focused.is_error, "{}", focused.text());
+    assert_eq!(
+        asker.kinds(),
+        vec![QuestionKind::HighStakes, QuestionKind::HighStakes]
+    );
+    assert!(
+        submitted(&events(&chat).await, "checkout").is_empty(),
+        "{:?}",
+        events(&chat).await
+    );
+
+    let note = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Enter", "ref": ref_of(&page, "Delivery note") }),
+        )
+        .await;
+    assert!(!note.is_error, "{}", note.text());
+    let search = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Enter", "ref": ref_of(&page, "Search the store") }),
+        )
+        .await;
+    assert!(!search.is_error, "{}", search.text());
+    assert_eq!(asker.kinds().len(), 2, "{:?}", asker.kinds());
+    assert_eq!(
+        submitted(&events(&chat).await, "site-search"),
+        vec!["submit:site-search:search".to_owned()]
+    );
+
+    // A one-field form whose "Send" button calls requestSubmit(): Enter submits it too.
+    let message = chat
+        .call(
+            "browser_press",
+            &json!({ "key": "Enter", "ref": ref_of(&page, "Message the seller") }),
+        )
+        .await;
+    assert!(message.is_error, "{}", message.text());
+    assert_eq!(asker.kinds().len(), 3, "{:?}", asker.kinds());
+    let question = asker.asked()[2].question.text().to_owned();
+    assert!(question.contains("“Send”"), "{question}");
+    assert!(
+        submitted(&events(&chat).await, "message").is_empty(),
+        "{:?}",
+        events(&chat).await
+    );
+
+    asker.then_other(Choice::Yes);
+    let yes = chat
+        .call("browser_press", &json!({ "key": "Enter", "ref": address }))
+        .await;
+    assert!(!yes.is_error, "{}", yes.text());
+    assert_eq!(asker.kinds().len(), 4, "{:?}", asker.kinds());
+    assert_eq!(
+        submitted(&events(&chat).await, "checkout"),
+        vec!["submit:checkout:place".to_owned()]
+    );
+    tools.browser().shutdown().await;
+}
+
 /// FORM-3, FORM-4: a password field, a file box and an unknown ref are skipped and
 /// named; the rest is filled.
 #[tokio::test(flavor = "multi_thread")]

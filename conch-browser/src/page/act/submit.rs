@@ -1,0 +1,99 @@
+//! The control implicit submission presses: Enter in a form's field submits the form
+//! through its default button, the first submit button in tree order among the form's
+//! controls (`form` attribute included), as the HTML standard's implicit submission and
+//! `form.requestSubmit()` with no submitter do (issue 11, HS-8). The rules judge such a
+//! press by that button's words, not the field's.
+//!
+//! Deliberately absent: guessing what a page's own script does on Enter (a chat box
+//! outside any form); only the browser's own submission is followed.
+
+use conch_cdp::Session;
+
+use super::{ActError, Element, Under, call_on_handle, describe, through_frames};
+
+/// `submitterOf(el)`: the form's default button for Enter in `el`. A form with no submit
+/// button submits on Enter when it has at most one field that blocks implicit submission;
+/// its submit handler then acts as its own button would (a "Send" of `type=button` whose
+/// script calls `form.requestSubmit()`), so that button stands in, or the form itself when
+/// it has none. Null when Enter there submits nothing (a textarea, a button, a select, a
+/// field outside any form, a disabled default button, a form of several fields and no
+/// submit button).
+const SUBMITTER_OF: &str = r#"
+const submitterOf = (el) => {
+  const tag = el && el.tagName ? el.tagName.toLowerCase() : '';
+  const type = tag === 'input' ? (el.type || 'text').toLowerCase() : '';
+  if (tag !== 'input' || ['button', 'reset', 'submit', 'image', 'file', 'hidden', 'color'].includes(type)) return null;
+  const form = el.form;
+  if (!form) return null;
+  const controls = Array.from(form.elements);
+  const isSubmit = (c) => (c.tagName === 'BUTTON' && (c.type || '').toLowerCase() === 'submit')
+    || (c.tagName === 'INPUT' && ['submit', 'image'].includes((c.type || '').toLowerCase()));
+  const button = controls.find(isSubmit);
+  if (button) return button.disabled ? null : button;
+  const blocking = ['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week', 'time', 'datetime-local', 'number'];
+  const fields = controls.filter(c => c.tagName === 'INPUT' && blocking.includes((c.type || 'text').toLowerCase()));
+  if (fields.length > 1) return null;
+  const own = controls.find(c => c.tagName === 'BUTTON' || (c.tagName === 'INPUT' && (c.type || '').toLowerCase() === 'button'));
+  return own || form;
+};
+"#;
+
+/// Called on an element: its submitter.
+const SUBMITTER: &str = r#"function() {
+  SUBMITTER_OF
+  return submitterOf(this);
+}"#;
+
+/// An expression: the submitter of the focused element, through same-origin frames and
+/// shadow roots; a cross-origin frame that holds the focus is returned as itself, so the
+/// walk goes on inside it.
+const FOCUSED_SUBMITTER: &str = r#"(() => {
+  SUBMITTER_OF
+  let a = document.activeElement;
+  for (let i = 0; a && i < 16; i++) {
+    if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+    if (a.tagName === 'IFRAME' || a.tagName === 'FRAME') {
+      let cd = null;
+      try { cd = a.contentDocument; } catch (e) { cd = null; }
+      if (cd && cd.activeElement) { a = cd.activeElement; continue; }
+      return a;
+    }
+    break;
+  }
+  return submitterOf(a);
+})()"#;
+
+/// The control that Enter in `el` would press to submit its form (in the same frame, under
+/// the same ref, for a card's thumbnail), described; `None` when Enter there submits
+/// nothing.
+///
+/// # Errors
+/// [`ActError::Gone`], or a DevTools failure.
+pub async fn submitter(el: &Element) -> Result<Option<(Element, Under)>, ActError> {
+    let script = SUBMITTER.replace("SUBMITTER_OF", SUBMITTER_OF);
+    let Some(object_id) =
+        call_on_handle(&el.frame, &el.object_id, &script, &[], &el.reference).await?
+    else {
+        return Ok(None);
+    };
+    let under = describe(&el.frame, &object_id, &el.reference)
+        .await?
+        .under();
+    let submitter = Element {
+        object_id,
+        ..el.clone()
+    };
+    Ok(Some((submitter, under)))
+}
+
+/// The control that Enter would press to submit the form of the focused element, through
+/// frames of any site; `None` when Enter there submits nothing.
+///
+/// # Errors
+/// A DevTools failure.
+pub async fn focused_submitter(page: &Session) -> Result<Option<Under>, ActError> {
+    let script = FOCUSED_SUBMITTER.replace("SUBMITTER_OF", SUBMITTER_OF);
+    Ok(through_frames(page, None, &script)
+        .await?
+        .map(|d| d.under()))
+}
