@@ -1,7 +1,8 @@
 //! `conch-gateway mcp`: the MCP door on stdin and stdout, one JSON-RPC message per line.
 //! The process is one MCP session, so one conversation.
 //!
-//! Requests run as tasks of their own, so a tool call waiting for an elicitation answer
+//! A line may hold a JSON-RPC batch (an array), answered as the session's agreed protocol
+//! version says. Requests run as tasks of their own, so a tool call waiting for an elicitation answer
 //! does not stop the answer from being read; conch-tools still runs one call at a time
 //! per conversation. Only JSON-RPC goes to stdout.
 //!
@@ -107,6 +108,22 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
                 let _ = tx.send(error.to_string());
                 continue;
             }
+        };
+        let message = match message {
+            // Responses inside a batch go to the requests waiting for them; the rest of
+            // the batch is the session's (which refuses it whole when the agreed version
+            // has no batches).
+            Value::Array(batch) if session.accepts_batches() => {
+                let rest: Vec<Value> = batch
+                    .into_iter()
+                    .filter(|m| m.get("method").is_some() || !outbound.deliver(m))
+                    .collect();
+                if rest.is_empty() {
+                    continue;
+                }
+                Value::Array(rest)
+            }
+            message => message,
         };
         if message.get("method").is_none() && outbound.deliver(&message) {
             continue;

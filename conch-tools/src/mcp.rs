@@ -2,6 +2,10 @@
 //! (`initialize`, `ping`, `tools/list` with cursors, `tools/call`) for one
 //! [`McpSession`] per client session, each its own conversation (TOOL-2, TOOL-3, TOOL-16).
 //!
+//! Batches are answered as the negotiated version says: processed one message after the
+//! other for 2024-11-05 and 2025-03-26, refused with one Invalid Request error for the
+//! versions that dropped them.
+//!
 //! The transports live elsewhere: the gateway carries these messages over stdio and over
 //! streamable HTTP; an embedding application can call [`McpSession::handle`] in memory,
 //! with no port opened and no process spawned (TOOL-3). Written by hand rather than on an
@@ -10,8 +14,8 @@
 //! Deliberately absent: resources, prompts, sampling, and any server-side method that
 //! would let a client choose a browser or its settings.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex as StdMutex, PoisonError};
 
 use conch_policy::Mode;
 use serde_json::{Value, json};
@@ -67,6 +71,7 @@ impl McpServer {
             server: self.clone(),
             chat: self.tools.chat(conversation, self.mode),
             elicitation: Arc::new(AtomicBool::new(false)),
+            version: Arc::new(StdMutex::new(None)),
         }
     }
 
@@ -100,6 +105,12 @@ pub struct McpSession {
     server: McpServer,
     chat: Chat,
     elicitation: Arc<AtomicBool>,
+    /// The protocol version agreed at `initialize`, if it happened.
+    version: Arc<StdMutex<Option<&'static str>>>,
+}
+
+fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl McpSession {
@@ -113,9 +124,80 @@ impl McpSession {
         self.elicitation.load(Ordering::SeqCst)
     }
 
-    /// Answers one JSON-RPC message from the client. Gives the response for a request,
-    /// and `None` for a notification or a response (those are the transport's business).
+    /// The protocol version agreed at `initialize`, or `None` before it.
+    pub fn protocol_version(&self) -> Option<&'static str> {
+        *lock(&self.version)
+    }
+
+    /// Whether a JSON-RPC batch is part of the agreed version: 2025-03-26 and
+    /// 2024-11-05 have them, later versions removed them.
+    pub fn accepts_batches(&self) -> bool {
+        matches!(self.protocol_version(), Some("2025-03-26" | "2024-11-05"))
+    }
+
+    /// Answers one JSON-RPC message (or batch) from the client. Gives the response for a
+    /// request, and `None` for a notification, a response (those are the transport's
+    /// business) or a cancelled request.
     pub async fn handle(&self, message: &Value) -> Option<Value> {
+        self.handle_notifying(message, &|_| {}).await
+    }
+
+    /// As [`McpSession::handle`], sending the notifications the server makes while it
+    /// works (`notifications/progress` when the client asked for them) through `notify`.
+    pub async fn handle_notifying(
+        &self,
+        message: &Value,
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Value> {
+        match message {
+            Value::Array(batch) => self.batch(batch, notify).await,
+            _ => self.one(message, notify, false).await,
+        }
+    }
+
+    /// A batch: each message in turn, the answers in one array; refused whole when the
+    /// agreed version has no batches.
+    async fn batch(
+        &self,
+        batch: &[Value],
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Value> {
+        if !self.accepts_batches() {
+            let version = self.protocol_version().unwrap_or("before initialize");
+            return Some(error(
+                &Value::Null,
+                INVALID_REQUEST,
+                &format!(
+                    "Invalid request: MCP {version} has no JSON-RPC batches; send each message on its own."
+                ),
+            ));
+        }
+        if batch.is_empty() {
+            return Some(error(
+                &Value::Null,
+                INVALID_REQUEST,
+                "Invalid request: the batch is empty.",
+            ));
+        }
+        let mut answers = Vec::new();
+        for message in batch {
+            if let Some(answer) = Box::pin(self.one(message, notify, true)).await {
+                answers.push(answer);
+            }
+        }
+        (!answers.is_empty()).then_some(Value::Array(answers))
+    }
+
+    /// One message; `in_batch` when it came inside a batch.
+    async fn one(
+        &self,
+        message: &Value,
+        _notify: &(dyn Fn(Value) + Send + Sync),
+        in_batch: bool,
+    ) -> Option<Value> {
+        if !message.is_object() {
+            return Some(error(&Value::Null, INVALID_REQUEST, "Invalid request"));
+        }
         let id = message.get("id").cloned();
         let Some(method) = message.get("method").and_then(Value::as_str) else {
             return match id {
@@ -127,9 +209,15 @@ impl McpSession {
                 None => None,
             };
         };
-        let id = id?; // notifications get no answer
         let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let Some(id) = id else {
+            return None; // notifications get no answer
+        };
         let answer = match method {
+            "initialize" if in_batch => Err((
+                INVALID_REQUEST,
+                "Invalid request: initialize may not be part of a batch.".to_owned(),
+            )),
             "initialize" => Ok(self.initialize(&params)),
             "ping" => Ok(json!({})),
             "tools/list" => self
@@ -159,6 +247,7 @@ impl McpSession {
             .and_then(|c| c.get("elicitation"))
             .is_some();
         self.elicitation.store(elicits, Ordering::SeqCst);
+        *lock(&self.version) = Some(version);
         json!({
             "protocolVersion": version,
             "capabilities": { "tools": { "listChanged": false } },

@@ -220,3 +220,34 @@ async fn mcp_over_stdio_reports_blocked_requests() {
     assert_eq!(server.requests("/dot.svg"), 0);
     client.finish().await;
 }
+
+/// Issue 12: a JSON-RPC batch over stdio is answered as the agreed version says: one
+/// array of answers under 2025-03-26, one Invalid Request error under 2025-06-18;
+/// never silence (the next request's answer would otherwise come first).
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_batches_over_stdio_follow_the_agreed_version() {
+    let home = tempfile::tempdir().unwrap();
+    let batch = json!([
+        { "jsonrpc": "2.0", "id": "a", "method": "ping" },
+        { "jsonrpc": "2.0", "id": "b", "method": "tools/list" },
+    ]);
+
+    let mut old =
+        StdioClient::start_at(gateway(home.path(), &["mcp"]), "2025-03-26", json!({})).await;
+    old.send(&batch).await;
+    let answer = old.next_message().await;
+    let answers = answer.as_array().unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(answers.len(), 2, "{answer}");
+    assert_eq!(answers[0]["id"], "a");
+    assert_eq!(answers[1]["id"], "b");
+    assert_eq!(answers[1]["result"]["tools"].as_array().unwrap().len(), 15);
+    old.finish().await;
+
+    let mut new =
+        StdioClient::start_at(gateway(home.path(), &["mcp"]), "2025-06-18", json!({})).await;
+    new.send(&batch).await;
+    let answer = new.next_message().await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["id"], serde_json::Value::Null);
+    new.finish().await;
+}

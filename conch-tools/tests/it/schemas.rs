@@ -217,3 +217,72 @@ async fn tool_3_and_tool_16_in_memory_mcp_with_pages() {
         .unwrap();
     assert_eq!(missing["error"]["code"], -32601);
 }
+
+/// A session of the in-memory door that agreed on protocol `version`.
+async fn session_at(version: &str) -> conch_tools::McpSession {
+    let session = McpServer::new(offline_tools(), Mode::Ask).session("batches");
+    let init = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+        .await
+        .unwrap();
+    assert_eq!(init["result"]["protocolVersion"], version);
+    session
+}
+
+/// Issue 12: under 2025-03-26 a JSON-RPC batch is processed, each request answered in one
+/// array, notifications left unanswered; an empty batch and an initialize inside a batch
+/// are Invalid Request errors, not silence.
+#[tokio::test]
+async fn mcp_batches_are_processed_under_2025_03_26() {
+    let session = session_at("2025-03-26").await;
+    let answer = session
+        .handle(&json!([
+            { "jsonrpc": "2.0", "id": 1, "method": "ping" },
+            { "jsonrpc": "2.0", "method": "notifications/initialized" },
+            { "jsonrpc": "2.0", "id": "two", "method": "tools/list" },
+            { "jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {} },
+        ]))
+        .await
+        .expect("a batch with requests is answered");
+    let answers = answer.as_array().expect("an array of answers");
+    assert_eq!(answers.len(), 3, "{answer}");
+    assert_eq!(
+        answers[0],
+        json!({ "jsonrpc": "2.0", "id": 1, "result": {} })
+    );
+    assert_eq!(answers[1]["id"], "two");
+    assert_eq!(answers[1]["result"]["tools"].as_array().unwrap().len(), 15);
+    assert_eq!(answers[2]["id"], 3);
+    assert_eq!(answers[2]["error"]["code"], -32600);
+    let empty = session.handle(&json!([])).await.expect("an answer");
+    assert_eq!(empty["error"]["code"], -32600, "{empty}");
+    assert_eq!(empty["id"], Value::Null);
+    let only_notes = session
+        .handle(&json!([{ "jsonrpc": "2.0", "method": "notifications/initialized" }]))
+        .await;
+    assert!(only_notes.is_none(), "{only_notes:?}");
+}
+
+/// Issue 12: MCP 2025-06-18 removed batches, so a batch gets one Invalid Request error
+/// whose message says to send messages one at a time, and nothing in it runs.
+#[tokio::test]
+async fn mcp_batches_are_one_invalid_request_under_2025_06_18() {
+    for version in ["2025-06-18", "2025-11-25"] {
+        let session = session_at(version).await;
+        let answer = session
+            .handle(&json!([
+                { "jsonrpc": "2.0", "id": 1, "method": "ping" },
+                { "jsonrpc": "2.0", "id": 2, "method": "tools/list" },
+            ]))
+            .await
+            .expect("a batch is never dropped silently");
+        assert!(answer.is_object(), "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert_eq!(answer["id"], Value::Null);
+        let text = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains(version) && text.contains("on its own"),
+            "{text}"
+        );
+    }
+}
