@@ -4,7 +4,9 @@
 //!
 //! Batches are answered as the negotiated version says: processed one message after the
 //! other for 2024-11-05 and 2025-03-26, refused with one Invalid Request error for the
-//! versions that dropped them.
+//! versions that dropped them. `notifications/cancelled` stops the call with that id
+//! (its future is dropped, so the conversation is free for the next call at once) and
+//! no response is sent for it.
 //!
 //! The transports live elsewhere: the gateway carries these messages over stdio and over
 //! streamable HTTP; an embedding application can call [`McpSession::handle`] in memory,
@@ -14,11 +16,13 @@
 //! Deliberately absent: resources, prompts, sampling, and any server-side method that
 //! would let a client choose a browser or its settings.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, PoisonError};
 
 use conch_policy::Mode;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 use crate::prompt::BROWSER_HINT;
 use crate::spec::{tool_spec, tool_specs};
@@ -72,6 +76,8 @@ impl McpServer {
             chat: self.tools.chat(conversation, self.mode),
             elicitation: Arc::new(AtomicBool::new(false)),
             version: Arc::new(StdMutex::new(None)),
+            running: Arc::new(StdMutex::new(HashMap::new())),
+            serial: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -107,10 +113,19 @@ pub struct McpSession {
     elicitation: Arc<AtomicBool>,
     /// The protocol version agreed at `initialize`, if it happened.
     version: Arc<StdMutex<Option<&'static str>>>,
+    /// The calls running now, by request id, each with its serial number and the switch
+    /// that stops it.
+    running: Arc<StdMutex<HashMap<String, (u64, oneshot::Sender<()>)>>>,
+    serial: Arc<AtomicU64>,
 }
 
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A request id as a map key: `1` and `"1"` stay apart.
+fn id_key(id: &Value) -> String {
+    id.to_string()
 }
 
 impl McpSession {
@@ -211,7 +226,11 @@ impl McpSession {
         };
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let Some(id) = id else {
-            return None; // notifications get no answer
+            // Notifications get no answer.
+            if method == "notifications/cancelled" {
+                self.cancel(&params);
+            }
+            return None;
         };
         let answer = match method {
             "initialize" if in_batch => Err((
@@ -223,13 +242,26 @@ impl McpSession {
             "tools/list" => self
                 .server
                 .list(params.get("cursor").and_then(Value::as_str)),
-            "tools/call" => self.call(&params).await,
+            "tools/call" => match self.call(&id, &params).await {
+                Some(answer) => answer,
+                None => return None, // cancelled: no response (MCP cancellation)
+            },
             _ => Err((METHOD_NOT_FOUND, format!("Method not found: {method}"))),
         };
         Some(match answer {
             Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
             Err((code, text)) => error(&id, code, &text),
         })
+    }
+
+    /// `notifications/cancelled`: stops the call with `requestId`, if it still runs.
+    fn cancel(&self, params: &Value) {
+        let Some(id) = params.get("requestId") else {
+            return;
+        };
+        if let Some((_, stop)) = lock(&self.running).remove(&id_key(id)) {
+            let _ = stop.send(());
+        }
     }
 
     fn initialize(&self, params: &Value) -> Value {
@@ -256,16 +288,33 @@ impl McpSession {
         })
     }
 
-    async fn call(&self, params: &Value) -> Result<Value, (i64, String)> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or((INVALID_PARAMS, "tools/call needs a tool name".to_owned()))?;
+    /// Runs a `tools/call`: `None` when the client cancelled it.
+    async fn call(&self, id: &Value, params: &Value) -> Option<Result<Value, (i64, String)>> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Some(Err((
+                INVALID_PARAMS,
+                "tools/call needs a tool name".to_owned(),
+            )));
+        };
         if tool_spec(name).is_none() {
-            return Err((INVALID_PARAMS, format!("Unknown tool: {name}")));
+            return Some(Err((INVALID_PARAMS, format!("Unknown tool: {name}"))));
         }
         let args = params.get("arguments").cloned().unwrap_or(Value::Null);
-        Ok(self.chat.call(name, &args).await.to_mcp())
+        let key = id_key(id);
+        let serial = self.serial.fetch_add(1, Ordering::SeqCst);
+        let (stop, stopped) = oneshot::channel();
+        lock(&self.running).insert(key.clone(), (serial, stop));
+        let outcome = tokio::select! {
+            result = self.chat.call(name, &args) => Some(result),
+            _ = stopped => None,
+        };
+        {
+            let mut running = lock(&self.running);
+            if running.get(&key).is_some_and(|(s, _)| *s == serial) {
+                running.remove(&key);
+            }
+        }
+        outcome.map(|result| Ok(result.to_mcp()))
     }
 }
 

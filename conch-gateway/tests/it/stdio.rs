@@ -251,3 +251,59 @@ async fn mcp_batches_over_stdio_follow_the_agreed_version() {
     assert_eq!(answer["id"], serde_json::Value::Null);
     new.finish().await;
 }
+
+/// Issue 12: `notifications/cancelled` stops the call with that id: no answer comes for
+/// it, and the conversation is free, so the next call runs at once instead of after the
+/// 30 s the cancelled wait would have taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_cancelled_call_frees_the_conversation_over_stdio() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let waiting = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "a text this page never shows", "seconds": 30 } }),
+        )
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    client
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": waiting, "reason": "the person stopped it" } }))
+        .await;
+    let started = std::time::Instant::now();
+    let reading = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_read", "arguments": {} }),
+        )
+        .await;
+    let answer = loop {
+        let message = client.next_message().await;
+        assert_ne!(
+            message["id"],
+            json!(waiting),
+            "a cancelled call is not answered: {message}"
+        );
+        if message["id"] == json!(reading) {
+            break message;
+        }
+    };
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the next call waited {:?} for the cancelled one",
+        started.elapsed()
+    );
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("Hello from the fixtures"), "{answer}");
+    client.finish().await;
+}

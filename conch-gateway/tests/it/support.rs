@@ -91,6 +91,15 @@ impl StdioClient {
         self.request_answering(method, params, |_| None).await
     }
 
+    /// Sends a request without waiting for its response; gives its id.
+    pub(crate) async fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        id
+    }
+
     /// Sends a request and waits for its response, answering the server's own requests
     /// on the way with `answer` (the `result`, or `None` for an error).
     pub(crate) async fn request_answering(
@@ -99,10 +108,7 @@ impl StdioClient {
         params: Value,
         mut answer: impl FnMut(&Value) -> Option<Value>,
     ) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
+        let id = self.send_request(method, params).await;
         loop {
             let message = self.next_message().await;
             if message.get("method").is_some() && message.get("id").is_some() {
