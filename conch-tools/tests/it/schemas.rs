@@ -134,10 +134,10 @@ fn tool_2_bridged_functions_match_mcp() {
     }
 }
 
-/// TOOL-5, FORM-6: `readOnlyHint` matches the class table; hover reads, drag acts,
-/// handoff is neither.
+/// TOOL-5, FORM-6, issue 12: `readOnlyHint` is true only for tools that change nothing,
+/// so never for an acting tool; hover reads, drag acts, handoff is neither.
 #[test]
-fn tool_5_read_only_hint_matches_the_class() {
+fn tool_5_read_only_hint_never_on_an_acting_tool() {
     let minimal = |name: &str| match name {
         "browser_open" => json!({ "url": "https://example.com" }),
         "browser_click" | "browser_type" | "browser_select" | "browser_upload" => {
@@ -153,7 +153,9 @@ fn tool_5_read_only_hint_matches_the_class() {
     for spec in tool_specs() {
         let call = ToolCall::parse(spec.name, &minimal(spec.name)).unwrap();
         let reading = call.act().class() == ActClass::Reading;
-        assert_eq!(spec.read_only, reading, "{}", spec.name);
+        if spec.read_only {
+            assert!(reading, "{} is read-only but not a reading call", spec.name);
+        }
     }
     let hover = ToolCall::parse("browser_click", &json!({ "ref": "e1", "how": "hover" })).unwrap();
     assert_eq!(hover.act().class(), ActClass::Reading);
@@ -165,6 +167,39 @@ fn tool_5_read_only_hint_matches_the_class() {
     assert_eq!(drag.act().class(), ActClass::Acting);
     let handoff = ToolCall::parse("browser_handoff", &json!({ "reason": "x" })).unwrap();
     assert_eq!(handoff.act().class(), ActClass::Neither);
+}
+
+/// Issue 12: `readOnlyHint` is true only for the tools that change nothing. Opening an
+/// address and going back navigate the tab away from its page, and browser_tabs can
+/// open and close tabs, so these are not read-only even though their class is reading
+/// (Plan only still allows them). Scrolling moves the view only.
+#[test]
+fn read_only_hint_only_for_tools_that_change_nothing() {
+    let read_only: Vec<&str> = tool_specs()
+        .iter()
+        .filter(|s| s.to_mcp()["annotations"]["readOnlyHint"] == json!(true))
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(
+        read_only,
+        [
+            "browser_read",
+            "browser_scroll",
+            "browser_screenshot",
+            "browser_wait"
+        ]
+    );
+    for changing in ["browser_open", "browser_back", "browser_tabs"] {
+        let spec = conch_tools::tool_spec(changing).unwrap();
+        assert_eq!(
+            spec.to_mcp()["annotations"]["readOnlyHint"],
+            json!(false),
+            "{changing}"
+        );
+    }
+    let close =
+        ToolCall::parse("browser_tabs", &json!({ "action": "close", "tab": "t2" })).unwrap();
+    assert_eq!(close.act().class(), ActClass::Reading);
 }
 
 /// TOOL-3, TOOL-16: the MCP door in memory (no port, no process): initialize, then
