@@ -134,7 +134,11 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
         let channels = channels.clone();
         let outbound = Arc::clone(&outbound);
         tasks.spawn(async move {
-            let answer = session.handle(&message).await;
+            let notes = tx.clone();
+            let notify = move |note: Value| {
+                let _ = notes.send(note.to_string());
+            };
+            let answer = session.handle_notifying(&message, &notify).await;
             if is_initialize
                 && session.client_elicits()
                 && let Some(channels) = channels

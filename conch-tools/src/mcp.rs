@@ -6,7 +6,9 @@
 //! other for 2024-11-05 and 2025-03-26, refused with one Invalid Request error for the
 //! versions that dropped them. `notifications/cancelled` stops the call with that id
 //! (its future is dropped, so the conversation is free for the next call at once) and
-//! no response is sent for it.
+//! no response is sent for it. A call whose client sent `_meta.progressToken` makes
+//! `notifications/progress` every [`PROGRESS_EVERY`] while it runs, so a handoff, a
+//! question to the person or a long navigation never looks like a hang.
 //!
 //! The transports live elsewhere: the gateway carries these messages over stdio and over
 //! streamable HTTP; an embedding application can call [`McpSession::handle`] in memory,
@@ -19,6 +21,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, PoisonError};
+use std::time::Duration;
 
 use conch_policy::Mode;
 use serde_json::{Value, json};
@@ -34,6 +37,9 @@ pub const SERVER_NAME: &str = "conch_browser";
 /// Protocol versions this server speaks, newest first.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// How often a long call tells a client that asked for progress that it still runs.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(3);
+
 /// JSON-RPC error codes.
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
@@ -46,6 +52,7 @@ pub struct McpServer {
     tools: Tools,
     mode: Mode,
     page_size: usize,
+    progress_every: Duration,
 }
 
 impl McpServer {
@@ -55,12 +62,20 @@ impl McpServer {
             tools,
             mode,
             page_size: crate::spec::TOOL_NAMES.len(),
+            progress_every: PROGRESS_EVERY,
         }
     }
 
     /// Lists at most `page_size` tools per `tools/list` page (TOOL-16).
     pub fn with_page_size(mut self, page_size: usize) -> McpServer {
         self.page_size = page_size.max(1);
+        self
+    }
+
+    /// Sends `notifications/progress` this often during a call whose client asked for
+    /// progress (default [`PROGRESS_EVERY`]; at least 100 ms).
+    pub fn with_progress_every(mut self, every: Duration) -> McpServer {
+        self.progress_every = every.max(Duration::from_millis(100));
         self
     }
 
@@ -207,7 +222,7 @@ impl McpSession {
     async fn one(
         &self,
         message: &Value,
-        _notify: &(dyn Fn(Value) + Send + Sync),
+        notify: &(dyn Fn(Value) + Send + Sync),
         in_batch: bool,
     ) -> Option<Value> {
         if !message.is_object() {
@@ -242,7 +257,7 @@ impl McpSession {
             "tools/list" => self
                 .server
                 .list(params.get("cursor").and_then(Value::as_str)),
-            "tools/call" => match self.call(&id, &params).await {
+            "tools/call" => match self.call(&id, &params, notify).await {
                 Some(answer) => answer,
                 None => return None, // cancelled: no response (MCP cancellation)
             },
@@ -288,8 +303,15 @@ impl McpSession {
         })
     }
 
-    /// Runs a `tools/call`: `None` when the client cancelled it.
-    async fn call(&self, id: &Value, params: &Value) -> Option<Result<Value, (i64, String)>> {
+    /// Runs a `tools/call`: `None` when the client cancelled it. While it runs, a client
+    /// that sent `_meta.progressToken` hears `notifications/progress` every
+    /// [`McpServer::with_progress_every`].
+    async fn call(
+        &self,
+        id: &Value,
+        params: &Value,
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Result<Value, (i64, String)>> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Some(Err((
                 INVALID_PARAMS,
@@ -300,13 +322,38 @@ impl McpSession {
             return Some(Err((INVALID_PARAMS, format!("Unknown tool: {name}"))));
         }
         let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .cloned();
         let key = id_key(id);
         let serial = self.serial.fetch_add(1, Ordering::SeqCst);
-        let (stop, stopped) = oneshot::channel();
+        let (stop, mut stopped) = oneshot::channel();
         lock(&self.running).insert(key.clone(), (serial, stop));
-        let outcome = tokio::select! {
-            result = self.chat.call(name, &args) => Some(result),
-            _ = stopped => None,
+        let running = self.chat.call(name, &args);
+        tokio::pin!(running);
+        let started = tokio::time::Instant::now();
+        let every = self.server.progress_every;
+        let mut ticks = tokio::time::interval_at(started + every, every);
+        let mut sent = 0u64;
+        let outcome = loop {
+            tokio::select! {
+                result = &mut running => break Some(result),
+                _ = &mut stopped => break None,
+                _ = ticks.tick(), if token.is_some() => {
+                    sent += 1;
+                    notify(json!({
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {
+                            "progressToken": token,
+                            "progress": sent,
+                            "message": progress_words(name, started.elapsed()),
+                        },
+                    }));
+                }
+            }
         };
         {
             let mut running = lock(&self.running);
@@ -315,6 +362,19 @@ impl McpSession {
             }
         }
         outcome.map(|result| Ok(result.to_mcp()))
+    }
+}
+
+/// What a progress notification says while `tool` has run for `elapsed`.
+fn progress_words(tool: &str, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    match tool {
+        "browser_handoff" => {
+            format!("Waiting for the person to hand the page back ({secs} s so far).")
+        }
+        _ => format!(
+            "{tool} is still working, or waiting for the person's answer ({secs} s so far)."
+        ),
     }
 }
 

@@ -307,3 +307,63 @@ async fn mcp_cancelled_call_frees_the_conversation_over_stdio() {
     assert!(text.contains("Hello from the fixtures"), "{answer}");
     client.finish().await;
 }
+
+/// Issue 12: a call that waits more than a few seconds sends `notifications/progress`
+/// with the client's progressToken, increasing, before its answer; a call without a
+/// token sends none.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_long_call_sends_progress_over_stdio() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let with_token = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "seconds": 7 }, "_meta": { "progressToken": "wait-1" } }),
+        )
+        .await;
+    let mut notes = Vec::new();
+    let answer = loop {
+        let message = client.next_message().await;
+        if message["method"] == "notifications/progress" {
+            notes.push(message);
+        } else if message["id"] == json!(with_token) {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    assert!(notes.len() >= 2, "{notes:?}");
+    for (n, note) in notes.iter().enumerate() {
+        assert_eq!(note["params"]["progressToken"], "wait-1", "{note}");
+        assert_eq!(note["params"]["progress"], json!(n + 1), "{note}");
+        assert!(
+            note["params"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("browser_wait"),
+            "{note}"
+        );
+    }
+    let without = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "seconds": 4 } }),
+        )
+        .await;
+    loop {
+        let message = client.next_message().await;
+        assert_ne!(message["method"], "notifications/progress", "{message}");
+        if message["id"] == json!(without) {
+            break;
+        }
+    }
+    client.finish().await;
+}
