@@ -16,6 +16,7 @@
 mod ask;
 mod cli;
 mod http;
+mod log;
 mod stdio;
 
 use std::collections::HashMap;
@@ -112,6 +113,17 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(dir) => Home::new(dir),
         None => Home::from_env().map_err(|e| format!("Conch's folder can't be found: {e}."))?,
     };
+    if let Some(problem) = log::install(home.root()) {
+        eprintln!("conch-gateway: {problem}");
+    }
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        door = match cli.command {
+            Command::Mcp => "mcp (stdio)",
+            Command::Serve => "serve (HTTP)",
+        },
+        "conch-gateway started"
+    );
     let base: Arc<dyn Asker> = if cli.unattended {
         Arc::new(Unattended)
     } else {

@@ -367,3 +367,41 @@ async fn mcp_long_call_sends_progress_over_stdio() {
     }
     client.finish().await;
 }
+
+/// Issue 12: the gateway installs a log subscriber: RUST_LOG's events, the libraries'
+/// included, go to standard error and to `<home>/gateway.log`, never to stdout (the MCP
+/// stream, which stays JSON-RPC only); events under the RUST_LOG level are left out.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_gateway_logs_to_stderr_and_gateway_log_never_stdout() {
+    use tokio::io::AsyncReadExt;
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut command = gateway(home.path(), &["mcp", "--unattended", "--allow-localhost"]);
+    command.env("RUST_LOG", "info,conch_browser=debug");
+    let mut client = StdioClient::start(command).await;
+    let mut stderr = client.child.stderr.take().unwrap();
+    let drained = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    client.finish().await;
+    let stderr = drained.await.unwrap();
+    let log = std::fs::read_to_string(home.path().join("gateway.log")).unwrap_or_default();
+    for text in [&stderr, &log] {
+        assert!(text.contains("conch-gateway started"), "{text}");
+        assert!(text.contains("profile healed before launch"), "{text}");
+    }
+
+    let quiet = tempfile::tempdir().unwrap();
+    let mut command = gateway(quiet.path(), &["mcp"]);
+    command.env("RUST_LOG", "warn");
+    let client = StdioClient::start(command).await;
+    client.finish().await;
+    let log = std::fs::read_to_string(quiet.path().join("gateway.log")).unwrap();
+    assert!(!log.contains("conch-gateway started"), "{log}");
+}
