@@ -130,9 +130,12 @@ pub struct McpSession {
     version: Arc<StdMutex<Option<&'static str>>>,
     /// The calls running now, by request id, each with its serial number and the switch
     /// that stops it.
-    running: Arc<StdMutex<HashMap<String, (u64, oneshot::Sender<()>)>>>,
+    running: Arc<StdMutex<HashMap<String, Running>>>,
     serial: Arc<AtomicU64>,
 }
+
+/// A running call: its serial number, and the switch that stops it.
+type Running = (u64, oneshot::Sender<()>);
 
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)

@@ -259,7 +259,7 @@ async fn session_at(version: &str) -> conch_tools::McpSession {
     let init = session
         .handle(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
         .await
-        .unwrap();
+        .expect("initialize is answered");
     assert_eq!(init["result"]["protocolVersion"], version);
     session
 }
