@@ -12,8 +12,14 @@
 //! `MCP-Protocol-Version` is not one this server speaks gets 400; one without the header
 //! is taken as 2025-03-26, as the specification says. Answers are single JSON responses.
 //!
-//! Deliberately absent: server-sent event streams (GET answers 405), and so elicitation
-//! over HTTP.
+//! What the server sends on its own goes on the session's event stream, which the client
+//! opens with a GET (`Accept: text/event-stream`): the site question as an elicitation
+//! request with `--ask-via-mcp` (the client POSTs its response back), and
+//! `notifications/progress` for calls that asked for progress. Without an open stream
+//! a question falls back to the gateway's own answer and progress is not sent.
+//!
+//! Deliberately absent: resuming a broken stream (`Last-Event-ID`), and answering a POST
+//! with an event stream.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,10 +28,14 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use conch_tools::{McpServer, McpSession, PROTOCOL_VERSIONS};
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::ask::{Channels, Outbound};
 
 /// The session header of streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -40,11 +50,13 @@ pub(crate) const MAX_BODY: usize = 1024 * 1024;
 /// How long a session may go unused before it is closed, unless `--session-idle` says.
 pub(crate) const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
-/// One open session: its conversation, when it was last used, and how many requests
-/// run in it now (a session with a request running never expires).
+/// One open session: its conversation, its way back to the client, when it was last
+/// used, and how many requests (and event streams) run in it now: a session with one
+/// running never expires.
 #[derive(Debug)]
 struct Open {
     session: McpSession,
+    outbound: Arc<Outbound>,
     last_used: Instant,
     busy: usize,
 }
@@ -57,17 +69,40 @@ pub(crate) struct Door {
     port: u16,
     idle: Duration,
     sessions: Arc<Mutex<HashMap<String, Open>>>,
+    /// With `--ask-via-mcp`: the clients that answer elicitation, by conversation.
+    channels: Option<Channels>,
 }
 
 impl Door {
-    pub(crate) fn new(server: McpServer, token: String, port: u16, idle: Duration) -> Door {
+    pub(crate) fn new(
+        server: McpServer,
+        token: String,
+        port: u16,
+        idle: Duration,
+        channels: Option<Channels>,
+    ) -> Door {
         Door {
             server,
             token: Arc::new(token),
             port,
             idle,
             sessions: Arc::new(Mutex::new(HashMap::new())),
+            channels,
         }
+    }
+
+    /// Forgets a closed session: its conversation, its elicitation channel, and the
+    /// questions waiting for its client (No).
+    fn close(&self, open: &Open) {
+        let conversation = open.session.chat().id();
+        if let Some(channels) = &self.channels {
+            channels
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(conversation);
+        }
+        open.outbound.close();
+        self.server.tools().forget(conversation);
     }
 
     /// Closes the sessions unused for longer than the idle time, forgetting their
@@ -91,14 +126,15 @@ impl Door {
         }
     }
 
-    /// The session `id` if it is open, marked busy until [`Door::release`].
-    fn take(&self, id: &str) -> Option<McpSession> {
+    /// The session `id` and its way back to the client if it is open, marked busy
+    /// until [`Door::release`].
+    fn take(&self, id: &str) -> Option<(McpSession, Arc<Outbound>)> {
         self.sweep();
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let open = sessions.get_mut(id)?;
         open.busy += 1;
         open.last_used = Instant::now();
-        Some(open.session.clone())
+        Some((open.session.clone(), Arc::clone(&open.outbound)))
     }
 
     /// The end of a request in session `id`.
@@ -112,13 +148,13 @@ impl Door {
 }
 
 /// Marks a session's request finished however the handler ends (an HTTP client that
-/// hangs up drops the handler's future).
-struct Busy<'a> {
-    door: &'a Door,
+/// hangs up drops the handler's future, or its event stream).
+struct Busy {
+    door: Door,
     id: String,
 }
 
-impl Drop for Busy<'_> {
+impl Drop for Busy {
     fn drop(&mut self) {
         self.door.release(&self.id);
     }
@@ -240,23 +276,21 @@ async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
     if let Err(refused) = admit(&door, &headers) {
         return *refused;
     }
-    let body = match axum::body::to_bytes(body, MAX_BODY).await {
-        Ok(body) => body,
-        Err(_) => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                -32600,
-                &format!("Payload too large: a message may be at most {MAX_BODY} bytes."),
-            );
-        }
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            -32600,
+            &format!("Payload too large: a message may be at most {MAX_BODY} bytes."),
+        );
     };
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return rpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
     };
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
-    let (session, session_id, new_id) = if is_initialize {
+    let (session, outbound, session_id, new_id) = if is_initialize {
         let id = crate::random_hex(16);
         let session = door.server.session(&format!("mcp-http-{id}"));
+        let outbound = Arc::new(Outbound::new(None));
         door.sweep();
         door.sessions
             .lock()
@@ -265,11 +299,12 @@ async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
                 id.clone(),
                 Open {
                     session: session.clone(),
+                    outbound: Arc::clone(&outbound),
                     last_used: Instant::now(),
                     busy: 1,
                 },
             );
-        (session, id.clone(), Some(id))
+        (session, outbound, id.clone(), Some(id))
     } else {
         if let Err(refused) = check_version(&headers) {
             return *refused;
@@ -279,7 +314,7 @@ async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
             .and_then(|h| h.to_str().ok())
             .unwrap_or_default();
         match door.take(id) {
-            Some(session) => (session, id.to_owned(), None),
+            Some((session, outbound)) => (session, outbound, id.to_owned(), None),
             None if id.is_empty() => {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
@@ -297,10 +332,33 @@ async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
         }
     };
     let _busy = Busy {
-        door: &door,
+        door: door.clone(),
         id: session_id,
     };
-    let answer = session.handle(&message).await;
+    // The client's responses to the server's requests (one, or inside a batch).
+    let message = match message {
+        Value::Array(batch) if session.accepts_batches() => {
+            let rest: Vec<Value> = batch
+                .into_iter()
+                .filter(|m| m.get("method").is_some() || !outbound.deliver(m))
+                .collect();
+            if rest.is_empty() {
+                return StatusCode::ACCEPTED.into_response();
+            }
+            Value::Array(rest)
+        }
+        message => message,
+    };
+    if message.get("method").is_none() && outbound.deliver(&message) {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let notify = {
+        let outbound = Arc::clone(&outbound);
+        move |note: Value| {
+            outbound.send(&note);
+        }
+    };
+    let answer = session.handle_notifying(&message, &notify).await;
     let mut response = match answer {
         Some(answer) => (
             StatusCode::OK,
@@ -318,11 +376,60 @@ async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
     response
 }
 
+/// GET `/mcp`: the session's event stream, for what the server sends on its own
+/// (elicitation requests, progress). A new stream replaces the session's previous one.
 async fn get_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
     if let Err(refused) = admit(&door, &headers) {
         return *refused;
     }
-    StatusCode::METHOD_NOT_ALLOWED.into_response()
+    let wants_events = headers
+        .get(header::ACCEPT)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
+    if !wants_events {
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            -32000,
+            "Not acceptable: the event stream needs Accept: text/event-stream.",
+        );
+    }
+    if let Err(refused) = check_version(&headers) {
+        return *refused;
+    }
+    let id = headers
+        .get(SESSION_HEADER)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let Some((session, outbound)) = door.take(id) else {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            -32001,
+            "Session not found: initialize a session, then open its stream with its Mcp-Session-Id.",
+        );
+    };
+    let busy = Busy {
+        door: door.clone(),
+        id: id.to_owned(),
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    outbound.set_sink(tx);
+    if session.client_elicits()
+        && let Some(channels) = &door.channels
+    {
+        channels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session.chat().id().to_owned(), outbound);
+    }
+    // The stream holds `busy` while it is open: the session stays alive.
+    let events = futures_util::stream::unfold((rx, busy), |(mut rx, busy)| async move {
+        let line = rx.recv().await?;
+        let event = Event::default().event("message").data(line);
+        Some((Ok::<Event, std::convert::Infallible>(event), (rx, busy)))
+    });
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 async fn delete_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
@@ -340,7 +447,7 @@ async fn delete_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
         .remove(id);
     match removed {
         Some(open) => {
-            door.server.tools().forget(open.session.chat().id());
+            door.close(&open);
             StatusCode::NO_CONTENT.into_response()
         }
         None => StatusCode::NOT_FOUND.into_response(),

@@ -191,7 +191,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 "conch-gateway: MCP at http://127.0.0.1:{port}/mcp (token in {})",
                 token_file.display()
             );
-            let door = http::Door::new(server, token, port, cli.session_idle);
+            let door = http::Door::new(server, token, port, cli.session_idle, channels);
             // Sessions unused for the idle time are closed even when no request comes.
             let sweeper = {
                 let door = door.clone();

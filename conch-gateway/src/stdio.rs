@@ -8,72 +8,17 @@
 //!
 //! Deliberately absent: logging to stdout.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 
-use conch_tools::{BoxFuture, McpSession};
+use conch_tools::McpSession;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use crate::ask::{Channels, ClientChannel};
+use crate::ask::{Channels, Outbound};
 
 /// The conversation id of the stdio session.
 pub(crate) const STDIO_CONVERSATION: &str = "mcp-stdio";
-
-/// Requests the server sent to the client, waiting for their responses.
-#[derive(Debug)]
-struct Outbound {
-    lines: mpsc::UnboundedSender<String>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Option<Value>>>>,
-    next_id: AtomicI64,
-    /// Stdin closed: no answer can come any more.
-    closed: AtomicBool,
-}
-
-impl ClientChannel for Outbound {
-    fn request(&self, method: &str, params: Value) -> BoxFuture<'_, Option<Value>> {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if self.closed.load(Ordering::SeqCst) {
-                return Box::pin(async { None });
-            }
-            pending.insert(id, tx);
-        }
-        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let sent = self.lines.send(line.to_string()).is_ok();
-        Box::pin(async move {
-            if !sent {
-                return None;
-            }
-            rx.await.ok().flatten()
-        })
-    }
-}
-
-impl Outbound {
-    /// Delivers a client's response to the request waiting for it.
-    fn deliver(&self, message: &Value) -> bool {
-        let Some(id) = message.get("id").and_then(Value::as_i64) else {
-            return false;
-        };
-        let waiting = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-        match waiting {
-            Some(tx) => {
-                let _ = tx.send(message.get("result").cloned());
-                true
-            }
-            None => false,
-        }
-    }
-}
 
 /// Serves `session` until stdin closes.
 pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
@@ -89,12 +34,7 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
             }
         }
     });
-    let outbound = Arc::new(Outbound {
-        lines: tx.clone(),
-        pending: Mutex::new(HashMap::new()),
-        next_id: AtomicI64::new(1),
-        closed: AtomicBool::new(false),
-    });
+    let outbound = Arc::new(Outbound::new(Some(tx.clone())));
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut tasks = tokio::task::JoinSet::new();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -157,14 +97,7 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
     }
     // Stdin closed: questions waiting for the client get no answer (No), then what runs
     // finishes, then writing stops.
-    {
-        let mut pending = outbound
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        outbound.closed.store(true, Ordering::SeqCst);
-        pending.clear();
-    }
+    outbound.close();
     while tasks.join_next().await.is_some() {}
     if let Some(channels) = &channels {
         channels

@@ -55,14 +55,14 @@ impl Served {
     async fn start(home: &std::path::Path, args: &[&str]) -> Served {
         let mut all = vec!["serve", "--port", "0"];
         all.extend_from_slice(args);
-        let mut child = gateway(home, &all).spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
+        let mut child = gateway(home, &all).spawn().expect("the gateway starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
         let mut lines = BufReader::new(stderr).lines();
         let port = loop {
             let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
                 .await
                 .expect("the gateway starts within 30 s")
-                .unwrap()
+                .expect("stderr is readable")
                 .expect("the gateway prints its address");
             if let Some(port) = line
                 .split("http://127.0.0.1:")
@@ -75,7 +75,7 @@ impl Served {
         };
         // Keep reading standard error so the gateway never blocks on it.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let token = std::fs::read_to_string(home.join("gateway.token")).unwrap();
+        let token = std::fs::read_to_string(home.join("gateway.token")).expect("the token file");
         Served { child, port, token }
     }
 
@@ -350,4 +350,106 @@ async fn mcp_cancelled_call_frees_the_conversation_over_http() {
         .unwrap();
     assert_eq!(status, 202, "{body}");
     assert!(body.trim().is_empty(), "{body}");
+}
+
+/// Opens the session's event stream (GET `/mcp`); gives the status and a channel of the
+/// JSON-RPC messages it carries.
+async fn open_stream(
+    served: &Served,
+    session: &str,
+) -> (u16, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", served.port))
+        .await
+        .expect("the gateway listens");
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\nAuthorization: {}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n",
+        served.port,
+        served.bearer()
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut reader = BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).await.expect("read");
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        // Chunk-size lines and comments are skipped; each event's data is one line.
+        let mut line = String::new();
+        while reader.read_line(&mut line).await.is_ok_and(|n| n > 0) {
+            if let Some(data) = line.trim_end().strip_prefix("data: ")
+                && let Ok(message) = serde_json::from_str::<Value>(data)
+                && tx.send(message).is_err()
+            {
+                return;
+            }
+            line.clear();
+        }
+    });
+    (status, rx)
+}
+
+/// Issue 12 (AMB-5): over HTTP the session's GET event stream carries what the server
+/// sends on its own: with --ask-via-mcp the site question comes as an elicitation
+/// request (answered by a POST of the response), and while the question waits the call
+/// that asked for progress gets `notifications/progress` on the stream.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_event_stream_carries_elicitation_and_progress() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--ask-via-mcp", "--allow-localhost"]).await;
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": { "elicitation": {} }, "clientInfo": { "name": "t", "version": "1" } } });
+    let (status, head, body) =
+        post(served.port, &[("Authorization", &served.bearer())], &init).await;
+    assert_eq!(status, 200, "{body}");
+    let session = header(&head, "mcp-session-id").unwrap().to_owned();
+    let (status, mut events) = open_stream(&served, &session).await;
+    assert_eq!(status, 200);
+    let open = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": server.url("tools-shop.html") } } });
+    let (_, _, body) = served.send(&session, &[], &open).await;
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let page = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let add = crate::support::ref_of(&page, "Add to cart");
+    let click = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "browser_click", "arguments": { "ref": add }, "_meta": { "progressToken": 77 } } });
+    let (port, bearer, id) = (served.port, served.bearer(), session.clone());
+    let clicking = tokio::spawn(async move {
+        post(
+            port,
+            &[("Authorization", &bearer), ("Mcp-Session-Id", &id)],
+            &click,
+        )
+        .await
+    });
+    let question = tokio::time::timeout(Duration::from_secs(30), events.recv())
+        .await
+        .expect("the question comes on the stream")
+        .unwrap();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["answer"]["enum"],
+        json!(["This chat", "No"])
+    );
+    // The person takes a while: progress comes meanwhile.
+    let progress = tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .expect("progress comes while the question waits")
+        .unwrap();
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
+    assert_eq!(progress["params"]["progressToken"], 77);
+    let reply = json!({ "jsonrpc": "2.0", "id": question["id"], "result": { "action": "accept", "content": { "answer": "This chat" } } });
+    let (status, _, _) = served.send(&session, &[], &reply).await;
+    assert_eq!(status, 202);
+    let (status, _, body) = tokio::time::timeout(Duration::from_secs(30), clicking)
+        .await
+        .expect("the click ends once answered")
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
 }
