@@ -214,7 +214,7 @@ impl McpSession {
         }
         let mut answers = Vec::new();
         for message in batch {
-            if let Some(answer) = Box::pin(self.one(message, notify, true)).await {
+            if let Some(answer) = self.one(message, notify, true).await {
                 answers.push(answer);
             }
         }
