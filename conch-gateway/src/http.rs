@@ -10,7 +10,9 @@
 //! and each session is its own conversation; a session unused for the idle time is
 //! closed (404, as for a session that never was). After `initialize`, a request whose
 //! `MCP-Protocol-Version` is not one this server speaks gets 400; one without the header
-//! is taken as 2025-03-26, as the specification says. Answers are single JSON responses.
+//! is taken as 2025-03-26, as the specification says. Answers are single JSON responses;
+//! the POST of a call the client cancelled ends with 202 and no body, as MCP sends no
+//! response for a cancelled request.
 //!
 //! What the server sends on its own goes on the session's event stream, which the client
 //! opens with a GET (`Accept: text/event-stream`): the site question as an elicitation
