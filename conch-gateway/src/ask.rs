@@ -6,17 +6,118 @@
 //! elicitation (the MCP client may be the agent's own host answering for itself).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use conch_tools::{Answer, AskRequest, Asker, BoxFuture, Choice};
 use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
 
 /// Sends a request to an MCP client and waits for its response.
 pub(crate) trait ClientChannel: std::fmt::Debug + Send + Sync {
     /// Sends `method` with `params`; the client's `result`, or `None` on error or
     /// disconnect.
     fn request(&self, method: &str, params: Value) -> BoxFuture<'_, Option<Value>>;
+}
+
+/// The way from the server to one MCP client: the lines it sends (stdout, or a session's
+/// GET event stream over HTTP, which the client may open and reopen), and the server's
+/// requests waiting for the client's responses.
+#[derive(Debug)]
+pub(crate) struct Outbound {
+    sink: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Option<Value>>>>,
+    next_id: AtomicI64,
+    /// The client is gone: no answer can come any more.
+    closed: AtomicBool,
+}
+
+impl Outbound {
+    /// A way to a client, writing to `sink` (or nowhere until [`Outbound::set_sink`]).
+    pub(crate) fn new(sink: Option<mpsc::UnboundedSender<String>>) -> Outbound {
+        Outbound {
+            sink: Mutex::new(sink),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(1),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Writes from now on to `sink`; the previous one, if any, is dropped (its stream
+    /// ends).
+    pub(crate) fn set_sink(&self, sink: mpsc::UnboundedSender<String>) {
+        *self.sink.lock().unwrap_or_else(PoisonError::into_inner) = Some(sink);
+    }
+
+    /// Sends one message (a notification); false when nothing carries it.
+    pub(crate) fn send(&self, message: &Value) -> bool {
+        self.sink
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|sink| sink.send(message.to_string()).is_ok())
+    }
+
+    /// Delivers a client's response to the request waiting for it; false when no
+    /// request waits for it.
+    pub(crate) fn deliver(&self, message: &Value) -> bool {
+        let Some(id) = message.get("id").and_then(Value::as_i64) else {
+            return false;
+        };
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(message.get("result").cloned());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The client is gone: the questions waiting for it get no answer (No), and later
+    /// ones are not sent.
+    pub(crate) fn close(&self) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        self.closed.store(true, Ordering::SeqCst);
+        pending.clear();
+        self.sink
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+}
+
+impl ClientChannel for Outbound {
+    fn request(&self, method: &str, params: Value) -> BoxFuture<'_, Option<Value>> {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if self.closed.load(Ordering::SeqCst) {
+                return Box::pin(async { None });
+            }
+            pending.insert(id, tx);
+        }
+        let sent =
+            self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        if !sent {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+        }
+        Box::pin(async move {
+            if !sent {
+                return None;
+            }
+            rx.await.ok().flatten()
+        })
+    }
 }
 
 /// The MCP clients that said they answer elicitation, by conversation.

@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use conch_policy::{AllowedHost, Mode};
 
@@ -26,6 +27,7 @@ Options:
   --browser PATH         The browser executable to use
   --headed               Show the browser window (needs a desktop)
   --port PORT            serve only: the port on 127.0.0.1 (default 7391; 0 picks one)
+  --session-idle SECONDS serve only: close an MCP session unused this long (default 1800)
   -h, --help             This text
 ";
 
@@ -51,6 +53,8 @@ pub(crate) struct Cli {
     pub(crate) browser: Option<PathBuf>,
     pub(crate) headed: bool,
     pub(crate) port: u16,
+    /// `serve`: how long an MCP session may go unused before it is closed.
+    pub(crate) session_idle: Duration,
 }
 
 /// What parsing gave instead of a command line.
@@ -90,6 +94,7 @@ impl Cli {
             browser: None,
             headed: false,
             port: DEFAULT_PORT,
+            session_idle: crate::http::DEFAULT_SESSION_IDLE,
         };
         while let Some(arg) = args.next() {
             let (flag, inline) = match arg.split_once('=') {
@@ -137,6 +142,15 @@ impl Cli {
                         CliError::Usage(format!("--port takes a number, not “{text}”"))
                     })?;
                 }
+                "--session-idle" => {
+                    let text = value("--session-idle")?;
+                    let seconds: u64 = text.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "--session-idle takes a number of seconds above 0, not “{text}”"
+                        ))
+                    })?;
+                    cli.session_idle = Duration::from_secs(seconds);
+                }
                 other => {
                     return Err(CliError::Usage(format!(
                         "unknown option “{other}”; see conch-gateway --help"
@@ -170,6 +184,10 @@ mod tests {
         assert_eq!(cli.home, Some(PathBuf::from("/tmp/h")));
         assert_eq!(parse("serve --trust plan").unwrap().mode, Mode::PlanOnly);
         assert_eq!(parse("serve").unwrap().port, DEFAULT_PORT);
+        assert_eq!(
+            parse("serve --session-idle 5").unwrap().session_idle,
+            Duration::from_secs(5)
+        );
     }
 
     #[test]
@@ -180,6 +198,10 @@ mod tests {
             Err(CliError::Usage(_))
         ));
         assert!(matches!(parse("mcp --port"), Err(CliError::Usage(_))));
+        assert!(matches!(
+            parse("serve --session-idle 0"),
+            Err(CliError::Usage(_))
+        ));
         assert!(matches!(parse("browse"), Err(CliError::Usage(_))));
         assert_eq!(parse("").unwrap_err(), CliError::Help);
     }

@@ -1,30 +1,67 @@
 //! `conch-gateway serve`: the MCP door over streamable HTTP at `/mcp` on 127.0.0.1
 //! (TOOL-3, AMB-2).
 //!
-//! Every request needs the gateway's token (`Authorization: Bearer <token>`), loopback
-//! included; the `Host` must be the gateway's own loopback name (DNS rebinding), and a
-//! request that carries an `Origin` must come from the gateway's own origin, so a page in
-//! Conch's browser (or any other) cannot call the tools. `initialize` opens a session
-//! (`Mcp-Session-Id`), and each session is its own conversation. Answers are single JSON
-//! responses.
+//! Every request needs the gateway's token (`Authorization: Bearer <token>`, the scheme
+//! in any case; a 401 names it in `WWW-Authenticate`), loopback included; the `Host` must
+//! be the gateway's own loopback name (DNS rebinding), and a request that carries an
+//! `Origin` must come from the gateway's own origin, so a page in Conch's browser (or any
+//! other) cannot call the tools. The body is read only after these checks, and at most
+//! [`MAX_BODY`] of it (413 past that). `initialize` opens a session (`Mcp-Session-Id`),
+//! and each session is its own conversation; a session unused for the idle time is
+//! closed (404, as for a session that never was). After `initialize`, a request whose
+//! `MCP-Protocol-Version` is not one this server speaks gets 400; one without the header
+//! is taken as 2025-03-26, as the specification says. Answers are single JSON responses;
+//! the POST of a call the client cancelled ends with 202 and no body, as MCP sends no
+//! response for a cancelled request.
 //!
-//! Deliberately absent: server-sent event streams (GET answers 405), and so elicitation
-//! over HTTP.
+//! What the server sends on its own goes on the session's event stream, which the client
+//! opens with a GET (`Accept: text/event-stream`): the site question as an elicitation
+//! request with `--ask-via-mcp` (the client POSTs its response back), and
+//! `notifications/progress` for calls that asked for progress. Without an open stream
+//! a question falls back to the gateway's own answer and progress is not sent.
+//!
+//! Deliberately absent: resuming a broken stream (`Last-Event-ID`), and answering a POST
+//! with an event stream.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use conch_tools::{McpServer, McpSession};
+use conch_tools::{McpServer, McpSession, PROTOCOL_VERSIONS};
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::ask::{Channels, Outbound};
 
 /// The session header of streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The protocol version header of streamable HTTP (2025-06-18 and later).
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// The largest request body read: MCP messages are small (tool arguments are addresses,
+/// refs and field values), so a megabyte leaves room and stops a memory flood.
+pub(crate) const MAX_BODY: usize = 1024 * 1024;
+
+/// How long a session may go unused before it is closed, unless `--session-idle` says.
+pub(crate) const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// One open session: its conversation, its way back to the client, when it was last
+/// used, and how many requests (and event streams) run in it now: a session with one
+/// running never expires.
+#[derive(Debug)]
+struct Open {
+    session: McpSession,
+    outbound: Arc<Outbound>,
+    last_used: Instant,
+    busy: usize,
+}
 
 /// The HTTP door's state.
 #[derive(Debug, Clone)]
@@ -32,17 +69,100 @@ pub(crate) struct Door {
     server: McpServer,
     token: Arc<String>,
     port: u16,
-    sessions: Arc<Mutex<HashMap<String, McpSession>>>,
+    idle: Duration,
+    sessions: Arc<Mutex<HashMap<String, Open>>>,
+    /// With `--ask-via-mcp`: the clients that answer elicitation, by conversation.
+    channels: Option<Channels>,
 }
 
 impl Door {
-    pub(crate) fn new(server: McpServer, token: String, port: u16) -> Door {
+    pub(crate) fn new(
+        server: McpServer,
+        token: String,
+        port: u16,
+        idle: Duration,
+        channels: Option<Channels>,
+    ) -> Door {
         Door {
             server,
             token: Arc::new(token),
             port,
+            idle,
             sessions: Arc::new(Mutex::new(HashMap::new())),
+            channels,
         }
+    }
+
+    /// Forgets a closed session: its conversation, its elicitation channel, and the
+    /// questions waiting for its client (No).
+    fn close(&self, open: &Open) {
+        let conversation = open.session.chat().id();
+        if let Some(channels) = &self.channels {
+            channels
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(conversation);
+        }
+        open.outbound.close();
+        self.server.tools().forget(conversation);
+        // The session is over: its tabs close and nothing of it is kept in the browser.
+        let browser = self.server.tools().browser().clone();
+        let conversation = conversation.to_owned();
+        tokio::spawn(async move { browser.end_conversation(&conversation).await });
+    }
+
+    /// Closes the sessions unused for longer than the idle time, forgetting their
+    /// conversations.
+    pub(crate) fn sweep(&self) {
+        let expired: Vec<Open> = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            let ids: Vec<String> = sessions
+                .iter()
+                .filter(|(_, open)| open.busy == 0 && open.last_used.elapsed() > self.idle)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for open in expired {
+            tracing::info!(
+                conversation = open.session.chat().id(),
+                "MCP session closed after idle"
+            );
+            self.server.tools().forget(open.session.chat().id());
+        }
+    }
+
+    /// The session `id` and its way back to the client if it is open, marked busy
+    /// until [`Door::release`].
+    fn take(&self, id: &str) -> Option<(McpSession, Arc<Outbound>)> {
+        self.sweep();
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let open = sessions.get_mut(id)?;
+        open.busy += 1;
+        open.last_used = Instant::now();
+        Some((open.session.clone(), Arc::clone(&open.outbound)))
+    }
+
+    /// The end of a request in session `id`.
+    fn release(&self, id: &str) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(open) = sessions.get_mut(id) {
+            open.busy = open.busy.saturating_sub(1);
+            open.last_used = Instant::now();
+        }
+    }
+}
+
+/// Marks a session's request finished however the handler ends (an HTTP client that
+/// hangs up drops the handler's future, or its event stream).
+struct Busy {
+    door: Door,
+    id: String,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.door.release(&self.id);
     }
 }
 
@@ -104,51 +224,103 @@ fn admit(door: &Door, headers: &HeaderMap) -> Result<(), Box<Response>> {
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
+        .and_then(bearer_token)
         .unwrap_or_default();
     if !constant_time_eq(presented.as_bytes(), door.token.as_bytes()) {
-        return Err(Box::new(rpc_error(
+        let mut refused = rpc_error(
             StatusCode::UNAUTHORIZED,
             -32001,
             "Unauthorized: send the gateway's token as Authorization: Bearer <token>.",
-        )));
+        );
+        refused.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"conch-gateway\""),
+        );
+        return Err(Box::new(refused));
     }
     Ok(())
+}
+
+/// The token of an `Authorization` value, whose scheme `Bearer` is matched in any case
+/// (RFC 9110: auth schemes are case-insensitive).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// Checks `MCP-Protocol-Version` on a request after `initialize`: absent means 2025-03-26
+/// (the specification's rule for clients that predate the header); one this server
+/// does not speak is a 400.
+fn check_version(headers: &HeaderMap) -> Result<(), Box<Response>> {
+    let Some(value) = headers.get(VERSION_HEADER) else {
+        return Ok(());
+    };
+    let version = value.to_str().unwrap_or_default().trim();
+    if PROTOCOL_VERSIONS.contains(&version) {
+        return Ok(());
+    }
+    Err(Box::new(rpc_error(
+        StatusCode::BAD_REQUEST,
+        -32000,
+        &format!(
+            "Bad request: MCP-Protocol-Version {version:?} is not one this server speaks ({}).",
+            PROTOCOL_VERSIONS.join(", ")
+        ),
+    )))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn post_mcp(State(door): State<Door>, headers: HeaderMap, body: Bytes) -> Response {
+async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     if let Err(refused) = admit(&door, &headers) {
         return *refused;
     }
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            -32600,
+            &format!("Payload too large: a message may be at most {MAX_BODY} bytes."),
+        );
+    };
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return rpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
     };
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
-    let (session, new_id) = if is_initialize {
+    let (session, outbound, session_id, new_id) = if is_initialize {
         let id = crate::random_hex(16);
         let session = door.server.session(&format!("mcp-http-{id}"));
+        let outbound = Arc::new(Outbound::new(None));
+        door.sweep();
         door.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), session.clone());
-        (session, Some(id))
+            .insert(
+                id.clone(),
+                Open {
+                    session: session.clone(),
+                    outbound: Arc::clone(&outbound),
+                    last_used: Instant::now(),
+                    busy: 1,
+                },
+            );
+        (session, outbound, id.clone(), Some(id))
     } else {
+        if let Err(refused) = check_version(&headers) {
+            return *refused;
+        }
         let id = headers
             .get(SESSION_HEADER)
             .and_then(|h| h.to_str().ok())
             .unwrap_or_default();
-        let found = door
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned();
-        match found {
-            Some(session) => (session, None),
+        match door.take(id) {
+            Some((session, outbound)) => (session, outbound, id.to_owned(), None),
             None if id.is_empty() => {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
@@ -160,12 +332,39 @@ async fn post_mcp(State(door): State<Door>, headers: HeaderMap, body: Bytes) -> 
                 return rpc_error(
                     StatusCode::NOT_FOUND,
                     -32001,
-                    "Session not found: initialize a new session.",
+                    "Session not found: it was closed or expired; initialize a new session.",
                 );
             }
         }
     };
-    let answer = session.handle(&message).await;
+    let _busy = Busy {
+        door: door.clone(),
+        id: session_id,
+    };
+    // The client's responses to the server's requests (one, or inside a batch).
+    let message = match message {
+        Value::Array(batch) if session.accepts_batches() => {
+            let rest: Vec<Value> = batch
+                .into_iter()
+                .filter(|m| m.get("method").is_some() || !outbound.deliver(m))
+                .collect();
+            if rest.is_empty() {
+                return StatusCode::ACCEPTED.into_response();
+            }
+            Value::Array(rest)
+        }
+        message => message,
+    };
+    if message.get("method").is_none() && outbound.deliver(&message) {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let notify = {
+        let outbound = Arc::clone(&outbound);
+        move |note: Value| {
+            outbound.send(&note);
+        }
+    };
+    let answer = session.handle_notifying(&message, &notify).await;
     let mut response = match answer {
         Some(answer) => (
             StatusCode::OK,
@@ -183,11 +382,60 @@ async fn post_mcp(State(door): State<Door>, headers: HeaderMap, body: Bytes) -> 
     response
 }
 
+/// GET `/mcp`: the session's event stream, for what the server sends on its own
+/// (elicitation requests, progress). A new stream replaces the session's previous one.
 async fn get_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
     if let Err(refused) = admit(&door, &headers) {
         return *refused;
     }
-    StatusCode::METHOD_NOT_ALLOWED.into_response()
+    let wants_events = headers
+        .get(header::ACCEPT)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
+    if !wants_events {
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            -32000,
+            "Not acceptable: the event stream needs Accept: text/event-stream.",
+        );
+    }
+    if let Err(refused) = check_version(&headers) {
+        return *refused;
+    }
+    let id = headers
+        .get(SESSION_HEADER)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let Some((session, outbound)) = door.take(id) else {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            -32001,
+            "Session not found: initialize a session, then open its stream with its Mcp-Session-Id.",
+        );
+    };
+    let busy = Busy {
+        door: door.clone(),
+        id: id.to_owned(),
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    outbound.set_sink(tx);
+    if session.client_elicits()
+        && let Some(channels) = &door.channels
+    {
+        channels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session.chat().id().to_owned(), outbound);
+    }
+    // The stream holds `busy` while it is open: the session stays alive.
+    let events = futures_util::stream::unfold((rx, busy), |(mut rx, busy)| async move {
+        let line = rx.recv().await?;
+        let event = Event::default().event("message").data(line);
+        Some((Ok::<Event, std::convert::Infallible>(event), (rx, busy)))
+    });
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 async fn delete_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
@@ -204,11 +452,8 @@ async fn delete_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
         .unwrap_or_else(PoisonError::into_inner)
         .remove(id);
     match removed {
-        Some(session) => {
-            let id = session.chat().id();
-            door.server.tools().forget(id);
-            // The session is over: its tabs close and nothing of it is kept.
-            door.server.tools().browser().end_conversation(id).await;
+        Some(open) => {
+            door.close(&open);
             StatusCode::NO_CONTENT.into_response()
         }
         None => StatusCode::NOT_FOUND.into_response(),

@@ -16,6 +16,7 @@
 mod ask;
 mod cli;
 mod http;
+mod log;
 mod stdio;
 
 use std::collections::HashMap;
@@ -112,6 +113,17 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(dir) => Home::new(dir),
         None => Home::from_env().map_err(|e| format!("Conch's folder can't be found: {e}."))?,
     };
+    if let Some(problem) = log::install(home.root()) {
+        eprintln!("conch-gateway: {problem}");
+    }
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        door = match cli.command {
+            Command::Mcp => "mcp (stdio)",
+            Command::Serve => "serve (HTTP)",
+        },
+        "conch-gateway started"
+    );
     let base: Arc<dyn Asker> = if cli.unattended {
         Arc::new(Unattended)
     } else {
@@ -184,12 +196,26 @@ async fn run(cli: Cli) -> Result<(), String> {
                 "conch-gateway: MCP at http://127.0.0.1:{port}/mcp (token in {})",
                 token_file.display()
             );
-            let app = http::router(http::Door::new(server, token, port));
+            let door = http::Door::new(server, token, port, cli.session_idle, channels);
+            // Sessions unused for the idle time are closed even when no request comes.
+            let sweeper = {
+                let door = door.clone();
+                let every = (cli.session_idle / 2).max(std::time::Duration::from_secs(1));
+                tokio::spawn(async move {
+                    let mut ticks = tokio::time::interval(every);
+                    loop {
+                        ticks.tick().await;
+                        door.sweep();
+                    }
+                })
+            };
+            let app = http::router(door);
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(async {
                     let _ = tokio::signal::ctrl_c().await;
                 })
                 .await;
+            sweeper.abort();
             browser.shutdown().await;
             served.map_err(|e| format!("the HTTP server stopped ({e})."))
         }
@@ -203,7 +229,8 @@ async fn run(cli: Cli) -> Result<(), String> {
 }
 
 /// Writes the token to `<home>/gateway.token`, readable by its owner only (not under
-/// `browser/`, which the browser process sees as its own).
+/// `browser/`, which the browser process sees as its own). A file left with a looser
+/// mode is made owner-only before the token goes into it.
 fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
     let dir = home.root().to_path_buf();
     std::fs::create_dir_all(&dir)
@@ -218,6 +245,12 @@ fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
     }
     let written = options.open(&path).and_then(|mut file| {
         use std::io::Write;
+        // `mode` applies only when the file is created: an old file keeps its own.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
         file.write_all(token.as_bytes())
     });
     written.map_err(|e| format!("{} can't be written ({e}).", path.display()))?;

@@ -1,78 +1,24 @@
 //! `conch-gateway mcp`: the MCP door on stdin and stdout, one JSON-RPC message per line.
 //! The process is one MCP session, so one conversation.
 //!
-//! Requests run as tasks of their own, so a tool call waiting for an elicitation answer
+//! A line may hold a JSON-RPC batch (an array), answered as the session's agreed protocol
+//! version says. Requests run as tasks of their own, so a tool call waiting for an elicitation answer
 //! does not stop the answer from being read; conch-tools still runs one call at a time
 //! per conversation. Only JSON-RPC goes to stdout.
 //!
 //! Deliberately absent: logging to stdout.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 
-use conch_tools::{BoxFuture, McpSession};
+use conch_tools::McpSession;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use crate::ask::{Channels, ClientChannel};
+use crate::ask::{Channels, Outbound};
 
 /// The conversation id of the stdio session.
 pub(crate) const STDIO_CONVERSATION: &str = "mcp-stdio";
-
-/// Requests the server sent to the client, waiting for their responses.
-#[derive(Debug)]
-struct Outbound {
-    lines: mpsc::UnboundedSender<String>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Option<Value>>>>,
-    next_id: AtomicI64,
-    /// Stdin closed: no answer can come any more.
-    closed: AtomicBool,
-}
-
-impl ClientChannel for Outbound {
-    fn request(&self, method: &str, params: Value) -> BoxFuture<'_, Option<Value>> {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if self.closed.load(Ordering::SeqCst) {
-                return Box::pin(async { None });
-            }
-            pending.insert(id, tx);
-        }
-        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let sent = self.lines.send(line.to_string()).is_ok();
-        Box::pin(async move {
-            if !sent {
-                return None;
-            }
-            rx.await.ok().flatten()
-        })
-    }
-}
-
-impl Outbound {
-    /// Delivers a client's response to the request waiting for it.
-    fn deliver(&self, message: &Value) -> bool {
-        let Some(id) = message.get("id").and_then(Value::as_i64) else {
-            return false;
-        };
-        let waiting = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-        match waiting {
-            Some(tx) => {
-                let _ = tx.send(message.get("result").cloned());
-                true
-            }
-            None => false,
-        }
-    }
-}
 
 /// Serves `session` until stdin closes.
 pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
@@ -88,12 +34,7 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
             }
         }
     });
-    let outbound = Arc::new(Outbound {
-        lines: tx.clone(),
-        pending: Mutex::new(HashMap::new()),
-        next_id: AtomicI64::new(1),
-        closed: AtomicBool::new(false),
-    });
+    let outbound = Arc::new(Outbound::new(Some(tx.clone())));
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut tasks = tokio::task::JoinSet::new();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -108,6 +49,22 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
                 continue;
             }
         };
+        let message = match message {
+            // Responses inside a batch go to the requests waiting for them; the rest of
+            // the batch is the session's (which refuses it whole when the agreed version
+            // has no batches).
+            Value::Array(batch) if session.accepts_batches() => {
+                let rest: Vec<Value> = batch
+                    .into_iter()
+                    .filter(|m| m.get("method").is_some() || !outbound.deliver(m))
+                    .collect();
+                if rest.is_empty() {
+                    continue;
+                }
+                Value::Array(rest)
+            }
+            message => message,
+        };
         if message.get("method").is_none() && outbound.deliver(&message) {
             continue;
         }
@@ -117,7 +74,11 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
         let channels = channels.clone();
         let outbound = Arc::clone(&outbound);
         tasks.spawn(async move {
-            let answer = session.handle(&message).await;
+            let notes = tx.clone();
+            let notify = move |note: Value| {
+                let _ = notes.send(note.to_string());
+            };
+            let answer = session.handle_notifying(&message, &notify).await;
             if is_initialize
                 && session.client_elicits()
                 && let Some(channels) = channels
@@ -136,14 +97,7 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
     }
     // Stdin closed: questions waiting for the client get no answer (No), then what runs
     // finishes, then writing stops.
-    {
-        let mut pending = outbound
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        outbound.closed.store(true, Ordering::SeqCst);
-        pending.clear();
-    }
+    outbound.close();
     while tasks.join_next().await.is_some() {}
     if let Some(channels) = &channels {
         channels

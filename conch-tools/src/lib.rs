@@ -52,7 +52,7 @@ pub use embedder::{
     WorkFolder, how_to_allow,
 };
 pub use error::ToolError;
-pub use mcp::{McpServer, McpSession, PROTOCOL_VERSIONS, SERVER_NAME};
+pub use mcp::{McpServer, McpSession, PROGRESS_EVERY, PROTOCOL_VERSIONS, SERVER_NAME};
 pub use prompt::{BROWSER_HINT, EngineCaps, NO_BROWSER_NOTE, browser_prompt};
 pub use result::{Content, ToolResult};
 pub use spec::{TOOL_NAMES, ToolSpec, bridged_functions, tool_spec, tool_specs};

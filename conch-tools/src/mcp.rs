@@ -2,6 +2,14 @@
 //! (`initialize`, `ping`, `tools/list` with cursors, `tools/call`) for one
 //! [`McpSession`] per client session, each its own conversation (TOOL-2, TOOL-3, TOOL-16).
 //!
+//! Batches are answered as the negotiated version says: processed one message after the
+//! other for 2024-11-05 and 2025-03-26, refused with one Invalid Request error for the
+//! versions that dropped them. `notifications/cancelled` stops the call with that id
+//! (its future is dropped, so the conversation is free for the next call at once) and
+//! no response is sent for it. A call whose client sent `_meta.progressToken` makes
+//! `notifications/progress` every [`PROGRESS_EVERY`] while it runs, so a handoff, a
+//! question to the person or a long navigation never looks like a hang.
+//!
 //! The transports live elsewhere: the gateway carries these messages over stdio and over
 //! streamable HTTP; an embedding application can call [`McpSession::handle`] in memory,
 //! with no port opened and no process spawned (TOOL-3). Written by hand rather than on an
@@ -10,11 +18,14 @@
 //! Deliberately absent: resources, prompts, sampling, and any server-side method that
 //! would let a client choose a browser or its settings.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex as StdMutex, PoisonError};
+use std::time::Duration;
 
 use conch_policy::Mode;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 use crate::prompt::BROWSER_HINT;
 use crate::spec::{tool_spec, tool_specs};
@@ -25,6 +36,9 @@ pub const SERVER_NAME: &str = "conch_browser";
 
 /// Protocol versions this server speaks, newest first.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// How often a long call tells a client that asked for progress that it still runs.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(3);
 
 /// JSON-RPC error codes.
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -38,6 +52,7 @@ pub struct McpServer {
     tools: Tools,
     mode: Mode,
     page_size: usize,
+    progress_every: Duration,
 }
 
 impl McpServer {
@@ -47,12 +62,20 @@ impl McpServer {
             tools,
             mode,
             page_size: crate::spec::TOOL_NAMES.len(),
+            progress_every: PROGRESS_EVERY,
         }
     }
 
     /// Lists at most `page_size` tools per `tools/list` page (TOOL-16).
     pub fn with_page_size(mut self, page_size: usize) -> McpServer {
         self.page_size = page_size.max(1);
+        self
+    }
+
+    /// Sends `notifications/progress` this often during a call whose client asked for
+    /// progress (default [`PROGRESS_EVERY`]; at least 100 ms).
+    pub fn with_progress_every(mut self, every: Duration) -> McpServer {
+        self.progress_every = every.max(Duration::from_millis(100));
         self
     }
 
@@ -67,6 +90,9 @@ impl McpServer {
             server: self.clone(),
             chat: self.tools.chat(conversation, self.mode),
             elicitation: Arc::new(AtomicBool::new(false)),
+            version: Arc::new(StdMutex::new(None)),
+            running: Arc::new(StdMutex::new(HashMap::new())),
+            serial: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -100,6 +126,24 @@ pub struct McpSession {
     server: McpServer,
     chat: Chat,
     elicitation: Arc<AtomicBool>,
+    /// The protocol version agreed at `initialize`, if it happened.
+    version: Arc<StdMutex<Option<&'static str>>>,
+    /// The calls running now, by request id, each with its serial number and the switch
+    /// that stops it.
+    running: Arc<StdMutex<HashMap<String, Running>>>,
+    serial: Arc<AtomicU64>,
+}
+
+/// A running call: its serial number, and the switch that stops it.
+type Running = (u64, oneshot::Sender<()>);
+
+fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A request id as a map key: `1` and `"1"` stay apart.
+fn id_key(id: &Value) -> String {
+    id.to_string()
 }
 
 impl McpSession {
@@ -113,9 +157,80 @@ impl McpSession {
         self.elicitation.load(Ordering::SeqCst)
     }
 
-    /// Answers one JSON-RPC message from the client. Gives the response for a request,
-    /// and `None` for a notification or a response (those are the transport's business).
+    /// The protocol version agreed at `initialize`, or `None` before it.
+    pub fn protocol_version(&self) -> Option<&'static str> {
+        *lock(&self.version)
+    }
+
+    /// Whether a JSON-RPC batch is part of the agreed version: 2025-03-26 and
+    /// 2024-11-05 have them, later versions removed them.
+    pub fn accepts_batches(&self) -> bool {
+        matches!(self.protocol_version(), Some("2025-03-26" | "2024-11-05"))
+    }
+
+    /// Answers one JSON-RPC message (or batch) from the client. Gives the response for a
+    /// request, and `None` for a notification, a response (those are the transport's
+    /// business) or a cancelled request.
     pub async fn handle(&self, message: &Value) -> Option<Value> {
+        self.handle_notifying(message, &|_| {}).await
+    }
+
+    /// As [`McpSession::handle`], sending the notifications the server makes while it
+    /// works (`notifications/progress` when the client asked for them) through `notify`.
+    pub async fn handle_notifying(
+        &self,
+        message: &Value,
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Value> {
+        match message {
+            Value::Array(batch) => self.batch(batch, notify).await,
+            _ => self.one(message, notify, false).await,
+        }
+    }
+
+    /// A batch: each message in turn, the answers in one array; refused whole when the
+    /// agreed version has no batches.
+    async fn batch(
+        &self,
+        batch: &[Value],
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Value> {
+        if !self.accepts_batches() {
+            let version = self.protocol_version().unwrap_or("before initialize");
+            return Some(error(
+                &Value::Null,
+                INVALID_REQUEST,
+                &format!(
+                    "Invalid request: MCP {version} has no JSON-RPC batches; send each message on its own."
+                ),
+            ));
+        }
+        if batch.is_empty() {
+            return Some(error(
+                &Value::Null,
+                INVALID_REQUEST,
+                "Invalid request: the batch is empty.",
+            ));
+        }
+        let mut answers = Vec::new();
+        for message in batch {
+            if let Some(answer) = self.one(message, notify, true).await {
+                answers.push(answer);
+            }
+        }
+        (!answers.is_empty()).then_some(Value::Array(answers))
+    }
+
+    /// One message; `in_batch` when it came inside a batch.
+    async fn one(
+        &self,
+        message: &Value,
+        notify: &(dyn Fn(Value) + Send + Sync),
+        in_batch: bool,
+    ) -> Option<Value> {
+        if !message.is_object() {
+            return Some(error(&Value::Null, INVALID_REQUEST, "Invalid request"));
+        }
         let id = message.get("id").cloned();
         let Some(method) = message.get("method").and_then(Value::as_str) else {
             return match id {
@@ -127,21 +242,44 @@ impl McpSession {
                 None => None,
             };
         };
-        let id = id?; // notifications get no answer
         let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let Some(id) = id else {
+            // Notifications get no answer.
+            if method == "notifications/cancelled" {
+                self.cancel(&params);
+            }
+            return None;
+        };
         let answer = match method {
+            "initialize" if in_batch => Err((
+                INVALID_REQUEST,
+                "Invalid request: initialize may not be part of a batch.".to_owned(),
+            )),
             "initialize" => Ok(self.initialize(&params)),
             "ping" => Ok(json!({})),
             "tools/list" => self
                 .server
                 .list(params.get("cursor").and_then(Value::as_str)),
-            "tools/call" => self.call(&params).await,
+            "tools/call" => match self.call(&id, &params, notify).await {
+                Some(answer) => answer,
+                None => return None, // cancelled: no response (MCP cancellation)
+            },
             _ => Err((METHOD_NOT_FOUND, format!("Method not found: {method}"))),
         };
         Some(match answer {
             Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
             Err((code, text)) => error(&id, code, &text),
         })
+    }
+
+    /// `notifications/cancelled`: stops the call with `requestId`, if it still runs.
+    fn cancel(&self, params: &Value) {
+        let Some(id) = params.get("requestId") else {
+            return;
+        };
+        if let Some((_, stop)) = lock(&self.running).remove(&id_key(id)) {
+            let _ = stop.send(());
+        }
     }
 
     fn initialize(&self, params: &Value) -> Value {
@@ -159,6 +297,7 @@ impl McpSession {
             .and_then(|c| c.get("elicitation"))
             .is_some();
         self.elicitation.store(elicits, Ordering::SeqCst);
+        *lock(&self.version) = Some(version);
         json!({
             "protocolVersion": version,
             "capabilities": { "tools": { "listChanged": false } },
@@ -167,16 +306,78 @@ impl McpSession {
         })
     }
 
-    async fn call(&self, params: &Value) -> Result<Value, (i64, String)> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or((INVALID_PARAMS, "tools/call needs a tool name".to_owned()))?;
+    /// Runs a `tools/call`: `None` when the client cancelled it. While it runs, a client
+    /// that sent `_meta.progressToken` hears `notifications/progress` every
+    /// [`McpServer::with_progress_every`].
+    async fn call(
+        &self,
+        id: &Value,
+        params: &Value,
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Result<Value, (i64, String)>> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Some(Err((
+                INVALID_PARAMS,
+                "tools/call needs a tool name".to_owned(),
+            )));
+        };
         if tool_spec(name).is_none() {
-            return Err((INVALID_PARAMS, format!("Unknown tool: {name}")));
+            return Some(Err((INVALID_PARAMS, format!("Unknown tool: {name}"))));
         }
         let args = params.get("arguments").cloned().unwrap_or(Value::Null);
-        Ok(self.chat.call(name, &args).await.to_mcp())
+        let token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .cloned();
+        let key = id_key(id);
+        let serial = self.serial.fetch_add(1, Ordering::SeqCst);
+        let (stop, mut stopped) = oneshot::channel();
+        lock(&self.running).insert(key.clone(), (serial, stop));
+        let running = self.chat.call(name, &args);
+        tokio::pin!(running);
+        let started = tokio::time::Instant::now();
+        let every = self.server.progress_every;
+        let mut ticks = tokio::time::interval_at(started + every, every);
+        let mut sent = 0u64;
+        let outcome = loop {
+            tokio::select! {
+                result = &mut running => break Some(result),
+                _ = &mut stopped => break None,
+                _ = ticks.tick(), if token.is_some() => {
+                    sent += 1;
+                    notify(json!({
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {
+                            "progressToken": token,
+                            "progress": sent,
+                            "message": progress_words(name, started.elapsed()),
+                        },
+                    }));
+                }
+            }
+        };
+        {
+            let mut running = lock(&self.running);
+            if running.get(&key).is_some_and(|(s, _)| *s == serial) {
+                running.remove(&key);
+            }
+        }
+        outcome.map(|result| Ok(result.to_mcp()))
+    }
+}
+
+/// What a progress notification says while `tool` has run for `elapsed`.
+fn progress_words(tool: &str, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    match tool {
+        "browser_handoff" => {
+            format!("Waiting for the person to hand the page back ({secs} s so far).")
+        }
+        _ => format!(
+            "{tool} is still working, or waiting for the person's answer ({secs} s so far)."
+        ),
     }
 }
 

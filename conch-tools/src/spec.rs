@@ -23,8 +23,10 @@ pub struct ToolSpec {
     pub description: &'static str,
     /// The JSON schema of its arguments.
     pub input_schema: Value,
-    /// Whether the tool only reads (MCP's `readOnlyHint`). browser_click is acting as a
-    /// tool, though its `how=hover` call reads (TOOL-5).
+    /// Whether the tool changes nothing (MCP's `readOnlyHint`). Narrower than the reading
+    /// class of TOOL-5: browser_open and browser_back navigate the tab away and
+    /// browser_tabs opens and closes tabs, so they are not read-only though they read;
+    /// browser_click is acting as a tool, though its `how=hover` call reads.
     pub read_only: bool,
 }
 
@@ -137,7 +139,7 @@ fn build() -> Vec<ToolSpec> {
                 &[("url", text("Full address, e.g. https://example.com"))],
                 &["url"],
             ),
-            true,
+            false,
         ),
         spec(
             "browser_read",
@@ -220,7 +222,7 @@ fn build() -> Vec<ToolSpec> {
             "browser_back",
             "Go back to the previous page in this tab.",
             object(&[], &[]),
-            true,
+            false,
         ),
         spec(
             "browser_screenshot",
@@ -265,7 +267,7 @@ fn build() -> Vec<ToolSpec> {
                 ],
                 &["action"],
             ),
-            true,
+            false,
         ),
         spec(
             "browser_click_at",

@@ -572,6 +572,7 @@ async fn tab_1_a_new_tabs_title_follows_its_page() {
     .await;
     let tabs = chat.tabs().await.unwrap();
     assert!(titled, "{tabs:?}");
+}
 
 /// DATA-1, DATA-9, issue 12: a home another process owns (it holds `conch.lock`, recording
 /// its id) is left alone: the runtime says so in one sentence naming the folder, the owner

@@ -11,10 +11,15 @@ use crate::support::gateway;
 
 /// One HTTP/1.1 POST to `/mcp`; gives (status, headers, body).
 async fn post(port: u16, headers: &[(&str, &str)], body: &Value) -> (u16, String, String) {
+    post_raw(port, headers, &body.to_string()).await
+}
+
+/// One HTTP/1.1 POST to `/mcp` with `body` as it is; gives (status, lowercased head,
+/// body).
+async fn post_raw(port: u16, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .expect("the gateway listens");
-    let body = body.to_string();
     let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -23,10 +28,12 @@ async fn post(port: u16, headers: &[(&str, &str)], body: &Value) -> (u16, String
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    request.push_str(&body);
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.expect("read");
+    request.push_str(body);
+    // The gateway may answer (413) before the whole body is sent, and close.
+    let _ = stream.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
     let status = head
         .split_whitespace()
@@ -34,6 +41,74 @@ async fn post(port: u16, headers: &[(&str, &str)], body: &Value) -> (u16, String
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     (status, head.to_lowercase(), body.to_owned())
+}
+
+/// A running `conch-gateway serve`: the child, its port and its token.
+struct Served {
+    child: tokio::process::Child,
+    port: u16,
+    token: String,
+}
+
+impl Served {
+    /// Starts `serve` on a free port with `args`, and reads the port and the token.
+    async fn start(home: &std::path::Path, args: &[&str]) -> Served {
+        let mut all = vec!["serve", "--port", "0"];
+        all.extend_from_slice(args);
+        let mut child = gateway(home, &all).spawn().expect("the gateway starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut lines = BufReader::new(stderr).lines();
+        let port = loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("the gateway starts within 30 s")
+                .expect("stderr is readable")
+                .expect("the gateway prints its address");
+            if let Some(port) = line
+                .split("http://127.0.0.1:")
+                .nth(1)
+                .and_then(|rest| rest.split('/').next())
+                .and_then(|p| p.parse().ok())
+            {
+                break port;
+            }
+        };
+        // Keep reading standard error so the gateway never blocks on it.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let token = std::fs::read_to_string(home.join("gateway.token")).expect("the token file");
+        Served { child, port, token }
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    /// Opens a session at protocol `version`; gives its id.
+    async fn initialize(&self, version: &str) -> String {
+        let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+        let (status, head, body) =
+            post(self.port, &[("Authorization", &self.bearer())], &init).await;
+        assert_eq!(status, 200, "{body}");
+        header(&head, "mcp-session-id")
+            .expect("a session id")
+            .to_owned()
+    }
+
+    /// Posts `message` in `session` with the token and `extra` headers.
+    async fn send(
+        &self,
+        session: &str,
+        extra: &[(&str, &str)],
+        message: &Value,
+    ) -> (u16, String, String) {
+        let bearer = self.bearer();
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("Mcp-Session-Id", session),
+        ];
+        headers.extend_from_slice(extra);
+        post(self.port, &headers, message).await
+    }
 }
 
 fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
@@ -46,27 +121,10 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 async fn mcp_over_http_needs_the_token_and_refuses_pages() {
     let server = FixtureServer::start().await.unwrap();
     let home = tempfile::tempdir().unwrap();
-    let mut child = gateway(
-        home.path(),
-        &["serve", "--port", "0", "--unattended", "--allow-localhost"],
-    )
-    .spawn()
-    .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    let port: u16 = line
-        .split("http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line}"));
-    let token = std::fs::read_to_string(home.path().join("gateway.token")).unwrap();
-    let bearer = format!("Bearer {token}");
+    let served = Served::start(home.path(), &["--unattended", "--allow-localhost"]).await;
+    let port = served.port;
+    let mut child = served.child;
+    let bearer = format!("Bearer {}", served.token);
     let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
     let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": server.url("basic.html") } } });
 
@@ -127,4 +185,271 @@ async fn mcp_over_http_needs_the_token_and_refuses_pages() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "{status}");
+}
+
+/// Issue 12 (AMB-2): a 401 names the scheme it wants in `WWW-Authenticate`, and the
+/// scheme is matched in any case (`bearer`, `BEARER`), the token never.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_2_bearer_scheme_is_named_and_matched_in_any_case() {
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &[]).await;
+    let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+    let (status, head, _) = post(served.port, &[], &ping).await;
+    assert_eq!(status, 401);
+    let challenge = header(&head, "www-authenticate").expect("a WWW-Authenticate header");
+    assert!(challenge.starts_with("bearer"), "{challenge}");
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let value = format!("{scheme} {}", served.token);
+        let (status, _, body) = post(served.port, &[("Authorization", &value)], &ping).await;
+        assert_eq!(status, 200, "{scheme}: {body}");
+    }
+    let upper = format!("Bearer {}", served.token.to_uppercase());
+    let (status, _, _) = post(served.port, &[("Authorization", &upper)], &ping).await;
+    assert_eq!(status, 401);
+}
+
+/// Issue 12: after initialize, `MCP-Protocol-Version` is checked: a version this server
+/// does not speak is a 400; a known one, or none (taken as 2025-03-26), is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_protocol_version_header_is_checked() {
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &[]).await;
+    let session = served.initialize("2025-06-18").await;
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    let (status, _, body) = served
+        .send(&session, &[("MCP-Protocol-Version", "1999-01-01")], &list)
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("1999-01-01"), "{body}");
+    let (status, _, _) = served
+        .send(&session, &[("MCP-Protocol-Version", "2025-06-18")], &list)
+        .await;
+    assert_eq!(status, 200);
+    let (status, _, _) = served.send(&session, &[], &list).await;
+    assert_eq!(status, 200);
+}
+
+/// Issue 12: a session unused for `--session-idle` is closed: its id then gets 404, and
+/// a new initialize works.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_http_sessions_expire_after_idle() {
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--session-idle", "1"]).await;
+    let session = served.initialize("2025-06-18").await;
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    let (status, _, _) = served.send(&session, &[], &list).await;
+    assert_eq!(status, 200);
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let (status, _, body) = served.send(&session, &[], &list).await;
+    assert_eq!(status, 404, "{body}");
+    let again = served.initialize("2025-06-18").await;
+    assert_ne!(again, session);
+}
+
+/// Issue 12: a body past a megabyte gets 413 and is not parsed (axum's own limit was
+/// 2 MB); a body without the token is refused before it is read.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_http_body_size_is_limited() {
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &[]).await;
+    let session = served.initialize("2025-06-18").await;
+    let padding = "x".repeat(1_500_000);
+    let big = json!({ "jsonrpc": "2.0", "id": 2, "method": "ping", "params": { "_meta": { "pad": padding } } }).to_string();
+    let bearer = served.bearer();
+    let (status, _, body) = post_raw(
+        served.port,
+        &[("Authorization", &bearer), ("Mcp-Session-Id", &session)],
+        &big,
+    )
+    .await;
+    assert_eq!(status, 413, "{body}");
+    let (status, _, _) = post_raw(served.port, &[("Mcp-Session-Id", &session)], &big).await;
+    assert_eq!(status, 401);
+    let small = json!({ "jsonrpc": "2.0", "id": 3, "method": "ping" });
+    let (status, _, _) = served.send(&session, &[], &small).await;
+    assert_eq!(status, 200);
+}
+
+/// Issue 12: a token file left readable by others is made owner-only (0600) when the
+/// gateway writes its token into it.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_http_token_file_is_made_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("gateway.token");
+    std::fs::write(&file, "an old token").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let served = Served::start(home.path(), &[]).await;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    assert_ne!(served.token, "an old token");
+}
+
+/// Issue 12: a batch over HTTP is answered as the session's agreed version says.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_batches_over_http_follow_the_agreed_version() {
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &[]).await;
+    let batch = json!([
+        { "jsonrpc": "2.0", "id": "a", "method": "ping" },
+        { "jsonrpc": "2.0", "id": "b", "method": "tools/list" },
+    ]);
+    let old = served.initialize("2025-03-26").await;
+    let (status, _, body) = served.send(&old, &[], &batch).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let answers = answer.as_array().unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[1]["result"]["tools"].as_array().unwrap().len(), 15);
+    let new = served.initialize("2025-06-18").await;
+    let (_, _, body) = served
+        .send(&new, &[("MCP-Protocol-Version", "2025-06-18")], &batch)
+        .await;
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+}
+
+/// Issue 12: over HTTP too, `notifications/cancelled` stops the call with that id (its
+/// POST ends with no JSON-RPC answer) and the session's next call runs at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_cancelled_call_frees_the_conversation_over_http() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--unattended", "--allow-localhost"]).await;
+    let session = served.initialize("2025-06-18").await;
+    let open = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": server.url("basic.html") } } });
+    let (status, _, body) = served.send(&session, &[], &open).await;
+    assert_eq!(status, 200, "{body}");
+    let wait = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "browser_wait", "arguments": { "text": "a text this page never shows", "seconds": 30 } } });
+    let (port, bearer, id) = (served.port, served.bearer(), session.clone());
+    let waiting = tokio::spawn(async move {
+        post(
+            port,
+            &[("Authorization", &bearer), ("Mcp-Session-Id", &id)],
+            &wait,
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 3 } });
+    let (status, _, _) = served.send(&session, &[], &cancel).await;
+    assert_eq!(status, 202);
+    let started = std::time::Instant::now();
+    let read = json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": { "name": "browser_read", "arguments": {} } });
+    let (status, _, body) = served.send(&session, &[], &read).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the next call waited {:?} for the cancelled one",
+        started.elapsed()
+    );
+    assert!(body.contains("Hello from the fixtures"), "{body}");
+    let (status, _, body) = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the cancelled call's POST ends")
+        .unwrap();
+    assert_eq!(status, 202, "{body}");
+    assert!(body.trim().is_empty(), "{body}");
+}
+
+/// Opens the session's event stream (GET `/mcp`); gives the status and a channel of the
+/// JSON-RPC messages it carries.
+async fn open_stream(
+    served: &Served,
+    session: &str,
+) -> (u16, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", served.port))
+        .await
+        .expect("the gateway listens");
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\nAuthorization: {}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n",
+        served.port,
+        served.bearer()
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut reader = BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).await.expect("read");
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        // Chunk-size lines and comments are skipped; each event's data is one line.
+        let mut line = String::new();
+        while reader.read_line(&mut line).await.is_ok_and(|n| n > 0) {
+            if let Some(data) = line.trim_end().strip_prefix("data: ")
+                && let Ok(message) = serde_json::from_str::<Value>(data)
+                && tx.send(message).is_err()
+            {
+                return;
+            }
+            line.clear();
+        }
+    });
+    (status, rx)
+}
+
+/// Issue 12 (AMB-5): over HTTP the session's GET event stream carries what the server
+/// sends on its own: with --ask-via-mcp the site question comes as an elicitation
+/// request (answered by a POST of the response), and while the question waits the call
+/// that asked for progress gets `notifications/progress` on the stream.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_event_stream_carries_elicitation_and_progress() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--ask-via-mcp", "--allow-localhost"]).await;
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": { "elicitation": {} }, "clientInfo": { "name": "t", "version": "1" } } });
+    let (status, head, body) =
+        post(served.port, &[("Authorization", &served.bearer())], &init).await;
+    assert_eq!(status, 200, "{body}");
+    let session = header(&head, "mcp-session-id").unwrap().to_owned();
+    let (status, mut events) = open_stream(&served, &session).await;
+    assert_eq!(status, 200);
+    let open = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": server.url("tools-shop.html") } } });
+    let (_, _, body) = served.send(&session, &[], &open).await;
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let page = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let add = crate::support::ref_of(&page, "Add to cart");
+    let click = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "browser_click", "arguments": { "ref": add }, "_meta": { "progressToken": 77 } } });
+    let (port, bearer, id) = (served.port, served.bearer(), session.clone());
+    let clicking = tokio::spawn(async move {
+        post(
+            port,
+            &[("Authorization", &bearer), ("Mcp-Session-Id", &id)],
+            &click,
+        )
+        .await
+    });
+    let question = tokio::time::timeout(Duration::from_secs(30), events.recv())
+        .await
+        .expect("the question comes on the stream")
+        .unwrap();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["answer"]["enum"],
+        json!(["This chat", "No"])
+    );
+    // The person takes a while: progress comes meanwhile.
+    let progress = tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .expect("progress comes while the question waits")
+        .unwrap();
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
+    assert_eq!(progress["params"]["progressToken"], 77);
+    let reply = json!({ "jsonrpc": "2.0", "id": question["id"], "result": { "action": "accept", "content": { "answer": "This chat" } } });
+    let (status, _, _) = served.send(&session, &[], &reply).await;
+    assert_eq!(status, 202);
+    let (status, _, body) = tokio::time::timeout(Duration::from_secs(30), clicking)
+        .await
+        .expect("the click ends once answered")
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
 }

@@ -263,6 +263,7 @@ async fn tab_2_each_gateway_process_starts_with_no_tabs() {
     assert!(!error, "{text}");
     assert!(text.contains("t1") && !text.contains("t3"), "{text}");
     second.finish().await;
+}
 
 /// DATA-1, issue 12: two gateways on one home. While the first one runs, a second
 /// `conch-gateway mcp` on the same folder stops at once with one sentence naming the folder,
@@ -299,4 +300,189 @@ async fn data_1_a_second_gateway_on_one_home_stops_with_one_sentence() {
     let list = third.request("tools/list", json!({})).await;
     assert!(list["result"]["tools"].is_array(), "{list}");
     third.finish().await;
+}
+
+/// Issue 12: a JSON-RPC batch over stdio is answered as the agreed version says: one
+/// array of answers under 2025-03-26, one Invalid Request error under 2025-06-18;
+/// never silence (the next request's answer would otherwise come first).
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_batches_over_stdio_follow_the_agreed_version() {
+    let home = tempfile::tempdir().unwrap();
+    let batch = json!([
+        { "jsonrpc": "2.0", "id": "a", "method": "ping" },
+        { "jsonrpc": "2.0", "id": "b", "method": "tools/list" },
+    ]);
+
+    let mut old =
+        StdioClient::start_at(gateway(home.path(), &["mcp"]), "2025-03-26", json!({})).await;
+    old.send(&batch).await;
+    let answer = old.next_message().await;
+    let answers = answer.as_array().unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(answers.len(), 2, "{answer}");
+    assert_eq!(answers[0]["id"], "a");
+    assert_eq!(answers[1]["id"], "b");
+    assert_eq!(answers[1]["result"]["tools"].as_array().unwrap().len(), 15);
+    old.finish().await;
+
+    let mut new =
+        StdioClient::start_at(gateway(home.path(), &["mcp"]), "2025-06-18", json!({})).await;
+    new.send(&batch).await;
+    let answer = new.next_message().await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["id"], serde_json::Value::Null);
+    new.finish().await;
+}
+
+/// Issue 12: `notifications/cancelled` stops the call with that id: no answer comes for
+/// it, and the conversation is free, so the next call runs at once instead of after the
+/// 30 s the cancelled wait would have taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_cancelled_call_frees_the_conversation_over_stdio() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let waiting = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "a text this page never shows", "seconds": 30 } }),
+        )
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    client
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": waiting, "reason": "the person stopped it" } }))
+        .await;
+    let started = std::time::Instant::now();
+    let reading = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_read", "arguments": {} }),
+        )
+        .await;
+    let answer = loop {
+        let message = client.next_message().await;
+        assert_ne!(
+            message["id"],
+            json!(waiting),
+            "a cancelled call is not answered: {message}"
+        );
+        if message["id"] == json!(reading) {
+            break message;
+        }
+    };
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the next call waited {:?} for the cancelled one",
+        started.elapsed()
+    );
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("Hello from the fixtures"), "{answer}");
+    client.finish().await;
+}
+
+/// Issue 12: a call that waits more than a few seconds sends `notifications/progress`
+/// with the client's progressToken, increasing, before its answer; a call without a
+/// token sends none.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_long_call_sends_progress_over_stdio() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let with_token = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "seconds": 7 }, "_meta": { "progressToken": "wait-1" } }),
+        )
+        .await;
+    let mut notes = Vec::new();
+    let answer = loop {
+        let message = client.next_message().await;
+        if message["method"] == "notifications/progress" {
+            notes.push(message);
+        } else if message["id"] == json!(with_token) {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    assert!(notes.len() >= 2, "{notes:?}");
+    for (n, note) in notes.iter().enumerate() {
+        assert_eq!(note["params"]["progressToken"], "wait-1", "{note}");
+        assert_eq!(note["params"]["progress"], json!(n + 1), "{note}");
+        assert!(
+            note["params"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("browser_wait"),
+            "{note}"
+        );
+    }
+    let without = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "seconds": 4 } }),
+        )
+        .await;
+    loop {
+        let message = client.next_message().await;
+        assert_ne!(message["method"], "notifications/progress", "{message}");
+        if message["id"] == json!(without) {
+            break;
+        }
+    }
+    client.finish().await;
+}
+
+/// Issue 12: the gateway installs a log subscriber: RUST_LOG's events, the libraries'
+/// included, go to standard error and to `<home>/gateway.log`, never to stdout (the MCP
+/// stream, which stays JSON-RPC only); events under the RUST_LOG level are left out.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_gateway_logs_to_stderr_and_gateway_log_never_stdout() {
+    use tokio::io::AsyncReadExt;
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut command = gateway(home.path(), &["mcp", "--unattended", "--allow-localhost"]);
+    command.env("RUST_LOG", "info,conch_browser=debug");
+    let mut client = StdioClient::start(command).await;
+    let mut stderr = client.child.stderr.take().unwrap();
+    let drained = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    client.finish().await;
+    let stderr = drained.await.unwrap();
+    let log = std::fs::read_to_string(home.path().join("gateway.log")).unwrap_or_default();
+    for text in [&stderr, &log] {
+        assert!(text.contains("conch-gateway started"), "{text}");
+        assert!(text.contains("profile healed before launch"), "{text}");
+    }
+
+    let quiet = tempfile::tempdir().unwrap();
+    let mut command = gateway(quiet.path(), &["mcp"]);
+    command.env("RUST_LOG", "warn");
+    let client = StdioClient::start(command).await;
+    client.finish().await;
+    let log = std::fs::read_to_string(quiet.path().join("gateway.log")).unwrap();
+    assert!(!log.contains("conch-gateway started"), "{log}");
 }

@@ -39,7 +39,17 @@ impl StdioClient {
     }
 
     /// Spawns `command` and initializes the session with the client's `capabilities`.
-    pub(crate) async fn start_with(mut command: Command, capabilities: Value) -> StdioClient {
+    pub(crate) async fn start_with(command: Command, capabilities: Value) -> StdioClient {
+        StdioClient::start_at(command, "2025-06-18", capabilities).await
+    }
+
+    /// Spawns `command` and initializes the session at protocol `version` with the
+    /// client's `capabilities`.
+    pub(crate) async fn start_at(
+        mut command: Command,
+        version: &str,
+        capabilities: Value,
+    ) -> StdioClient {
         let mut child = command.spawn().expect("the gateway starts");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
@@ -52,7 +62,7 @@ impl StdioClient {
         let init = client
             .request(
                 "initialize",
-                json!({ "protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": { "name": "test", "version": "1" } }),
+                json!({ "protocolVersion": version, "capabilities": capabilities, "clientInfo": { "name": "test", "version": "1" } }),
             )
             .await;
         assert_eq!(
@@ -81,6 +91,15 @@ impl StdioClient {
         self.request_answering(method, params, |_| None).await
     }
 
+    /// Sends a request without waiting for its response; gives its id.
+    pub(crate) async fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        id
+    }
+
     /// Sends a request and waits for its response, answering the server's own requests
     /// on the way with `answer` (the `result`, or `None` for an error).
     pub(crate) async fn request_answering(
@@ -89,19 +108,10 @@ impl StdioClient {
         params: Value,
         mut answer: impl FnMut(&Value) -> Option<Value>,
     ) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
+        let id = self.send_request(method, params).await;
         loop {
-            let line =
-                tokio::time::timeout(std::time::Duration::from_secs(60), self.lines.next_line())
-                    .await
-                    .expect("the gateway answers within a minute")
-                    .expect("stdout is readable")
-                    .expect("the gateway is still running");
-            let message: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
-            if message.get("method").is_some() {
+            let message = self.next_message().await;
+            if message.get("method").is_some() && message.get("id").is_some() {
                 let reply = match answer(&message) {
                     Some(result) => {
                         json!({ "jsonrpc": "2.0", "id": message["id"], "result": result })
@@ -117,6 +127,16 @@ impl StdioClient {
                 return message;
             }
         }
+    }
+
+    /// The next message the gateway writes, within a minute.
+    pub(crate) async fn next_message(&mut self) -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(60), self.lines.next_line())
+            .await
+            .expect("the gateway answers within a minute")
+            .expect("stdout is readable")
+            .expect("the gateway is still running");
+        serde_json::from_str(&line).expect("stdout carries only JSON-RPC")
     }
 
     /// Calls a tool; gives (text, isError).

@@ -134,10 +134,10 @@ fn tool_2_bridged_functions_match_mcp() {
     }
 }
 
-/// TOOL-5, FORM-6: `readOnlyHint` matches the class table; hover reads, drag acts,
-/// handoff is neither.
+/// TOOL-5, FORM-6, issue 12: `readOnlyHint` is true only for tools that change nothing,
+/// so never for an acting tool; hover reads, drag acts, handoff is neither.
 #[test]
-fn tool_5_read_only_hint_matches_the_class() {
+fn tool_5_read_only_hint_never_on_an_acting_tool() {
     let minimal = |name: &str| match name {
         "browser_open" => json!({ "url": "https://example.com" }),
         "browser_click" | "browser_type" | "browser_select" | "browser_upload" => {
@@ -153,7 +153,9 @@ fn tool_5_read_only_hint_matches_the_class() {
     for spec in tool_specs() {
         let call = ToolCall::parse(spec.name, &minimal(spec.name)).unwrap();
         let reading = call.act().class() == ActClass::Reading;
-        assert_eq!(spec.read_only, reading, "{}", spec.name);
+        if spec.read_only {
+            assert!(reading, "{} is read-only but not a reading call", spec.name);
+        }
     }
     let hover = ToolCall::parse("browser_click", &json!({ "ref": "e1", "how": "hover" })).unwrap();
     assert_eq!(hover.act().class(), ActClass::Reading);
@@ -165,6 +167,39 @@ fn tool_5_read_only_hint_matches_the_class() {
     assert_eq!(drag.act().class(), ActClass::Acting);
     let handoff = ToolCall::parse("browser_handoff", &json!({ "reason": "x" })).unwrap();
     assert_eq!(handoff.act().class(), ActClass::Neither);
+}
+
+/// Issue 12: `readOnlyHint` is true only for the tools that change nothing. Opening an
+/// address and going back navigate the tab away from its page, and browser_tabs can
+/// open and close tabs, so these are not read-only even though their class is reading
+/// (Plan only still allows them). Scrolling moves the view only.
+#[test]
+fn read_only_hint_only_for_tools_that_change_nothing() {
+    let read_only: Vec<&str> = tool_specs()
+        .iter()
+        .filter(|s| s.to_mcp()["annotations"]["readOnlyHint"] == json!(true))
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(
+        read_only,
+        [
+            "browser_read",
+            "browser_scroll",
+            "browser_screenshot",
+            "browser_wait"
+        ]
+    );
+    for changing in ["browser_open", "browser_back", "browser_tabs"] {
+        let spec = conch_tools::tool_spec(changing).unwrap();
+        assert_eq!(
+            spec.to_mcp()["annotations"]["readOnlyHint"],
+            json!(false),
+            "{changing}"
+        );
+    }
+    let close =
+        ToolCall::parse("browser_tabs", &json!({ "action": "close", "tab": "t2" })).unwrap();
+    assert_eq!(close.act().class(), ActClass::Reading);
 }
 
 /// TOOL-3, TOOL-16: the MCP door in memory (no port, no process): initialize, then
@@ -216,4 +251,73 @@ async fn tool_3_and_tool_16_in_memory_mcp_with_pages() {
         .await
         .unwrap();
     assert_eq!(missing["error"]["code"], -32601);
+}
+
+/// A session of the in-memory door that agreed on protocol `version`.
+async fn session_at(version: &str) -> conch_tools::McpSession {
+    let session = McpServer::new(offline_tools(), Mode::Ask).session("batches");
+    let init = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+        .await
+        .expect("initialize is answered");
+    assert_eq!(init["result"]["protocolVersion"], version);
+    session
+}
+
+/// Issue 12: under 2025-03-26 a JSON-RPC batch is processed, each request answered in one
+/// array, notifications left unanswered; an empty batch and an initialize inside a batch
+/// are Invalid Request errors, not silence.
+#[tokio::test]
+async fn mcp_batches_are_processed_under_2025_03_26() {
+    let session = session_at("2025-03-26").await;
+    let answer = session
+        .handle(&json!([
+            { "jsonrpc": "2.0", "id": 1, "method": "ping" },
+            { "jsonrpc": "2.0", "method": "notifications/initialized" },
+            { "jsonrpc": "2.0", "id": "two", "method": "tools/list" },
+            { "jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {} },
+        ]))
+        .await
+        .expect("a batch with requests is answered");
+    let answers = answer.as_array().expect("an array of answers");
+    assert_eq!(answers.len(), 3, "{answer}");
+    assert_eq!(
+        answers[0],
+        json!({ "jsonrpc": "2.0", "id": 1, "result": {} })
+    );
+    assert_eq!(answers[1]["id"], "two");
+    assert_eq!(answers[1]["result"]["tools"].as_array().unwrap().len(), 15);
+    assert_eq!(answers[2]["id"], 3);
+    assert_eq!(answers[2]["error"]["code"], -32600);
+    let empty = session.handle(&json!([])).await.expect("an answer");
+    assert_eq!(empty["error"]["code"], -32600, "{empty}");
+    assert_eq!(empty["id"], Value::Null);
+    let only_notes = session
+        .handle(&json!([{ "jsonrpc": "2.0", "method": "notifications/initialized" }]))
+        .await;
+    assert!(only_notes.is_none(), "{only_notes:?}");
+}
+
+/// Issue 12: MCP 2025-06-18 removed batches, so a batch gets one Invalid Request error
+/// whose message says to send messages one at a time, and nothing in it runs.
+#[tokio::test]
+async fn mcp_batches_are_one_invalid_request_under_2025_06_18() {
+    for version in ["2025-06-18", "2025-11-25"] {
+        let session = session_at(version).await;
+        let answer = session
+            .handle(&json!([
+                { "jsonrpc": "2.0", "id": 1, "method": "ping" },
+                { "jsonrpc": "2.0", "id": 2, "method": "tools/list" },
+            ]))
+            .await
+            .expect("a batch is never dropped silently");
+        assert!(answer.is_object(), "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert_eq!(answer["id"], Value::Null);
+        let text = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains(version) && text.contains("on its own"),
+            "{text}"
+        );
+    }
 }
