@@ -364,7 +364,19 @@ impl Actor {
         let envelope: Envelope<'_> = match serde_json::from_slice(bytes) {
             Ok(envelope) => envelope,
             Err(error) => {
-                self.report(&Error::decode(error));
+                // JSON of the wrong shape that names its call: that call fails now, not
+                // at its timeout. (Text that is not JSON names nothing for sure.)
+                let id = serde_json::from_slice::<serde_json::Value>(bytes)
+                    .ok()
+                    .and_then(|v| v.get("id").and_then(serde_json::Value::as_u64));
+                match id.and_then(|id| self.pending.remove(&id)) {
+                    Some(pending) => {
+                        let failed = Error::decode(error).for_method(&pending.method);
+                        self.report(&failed);
+                        let _ = pending.reply.send(Err(failed));
+                    }
+                    None => self.report(&Error::decode(error)),
+                }
                 return;
             }
         };

@@ -84,6 +84,32 @@ async fn truncated_message_is_a_decode_error_and_the_connection_survives_launch_
     assert_alive(&connection, 3).await;
 }
 
+/// LAUNCH-17, issue 12: a reply of the wrong shape fails its call at once with a
+/// `Decode` error (it used to wait for the call's 30 s timeout); the connection goes on.
+#[tokio::test]
+async fn a_reply_that_cannot_be_decoded_fails_its_call_at_once_launch_17() {
+    let fake = FakeCdp::start().await.expect("fake");
+    let connection = connect(&fake, Config::default()).await;
+    let started = std::time::Instant::now();
+    let error = connection
+        .browser()
+        .call_raw_with_timeout(
+            "Fake.badReply",
+            Value::Null,
+            std::time::Duration::from_secs(20),
+        )
+        .await
+        .expect_err("a reply of the wrong shape is an error");
+    assert_eq!(error.kind(), &ErrorKind::Decode, "{error}");
+    assert_eq!(error.method(), Some("Fake.badReply"));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the call waited {:?}",
+        started.elapsed()
+    );
+    assert_alive(&connection, 5).await;
+}
+
 /// LAUNCH-17: a message over the limit is refused with `MessageTooLarge`; the connection
 /// goes on.
 #[tokio::test]
