@@ -166,7 +166,9 @@ async fn start_once(spec: &LaunchSpec<'_>, found: &Found) -> Result<Launched, St
         .stdin(Stdio::null())
         .stdout(Stdio::null());
     // The browser's own complaints go to a log beside the profile, for Repair and status.
-    match std::fs::File::create(home.browser_dir().join("browser.log")) {
+    // Kept across launches (the crash that caused a relaunch stays readable), set aside
+    // once it grows past its bound.
+    match open_browser_log(&home.browser_dir().join("browser.log")) {
         Ok(log) => command.stderr(log),
         Err(_) => command.stderr(Stdio::null()),
     };
@@ -197,5 +199,58 @@ async fn start_once(spec: &LaunchSpec<'_>, found: &Found) -> Result<Launched, St
                 })),
             }
         }
+    }
+}
+
+/// How large `browser.log` may grow before it is set aside as `browser.log.1`.
+pub(crate) const BROWSER_LOG_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Opens `path` for appending, first setting it aside as `<path>.1` (replacing an older
+/// one) when it is past [`BROWSER_LOG_LIMIT`]: a relaunch never wipes what the last
+/// browser said before it died, and the log stays bounded.
+///
+/// # Errors
+/// When the file cannot be opened.
+pub(crate) fn open_browser_log(path: &Path) -> std::io::Result<std::fs::File> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > BROWSER_LOG_LIMIT) {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        let _ = std::fs::rename(path, old);
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::{BROWSER_LOG_LIMIT, open_browser_log};
+
+    /// Issue 12: browser.log is kept across launches (appended, not truncated), and set
+    /// aside as browser.log.1 once past its bound.
+    #[test]
+    fn browser_log_is_appended_across_launches_and_rotated() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("browser.log");
+        open_browser_log(&path)
+            .and_then(|mut f| f.write_all(b"the crash before the relaunch\n"))
+            .expect("first launch");
+        open_browser_log(&path)
+            .and_then(|mut f| f.write_all(b"the relaunch\n"))
+            .expect("second launch");
+        let text = std::fs::read_to_string(&path).expect("the log");
+        assert_eq!(text, "the crash before the relaunch\nthe relaunch\n");
+
+        let big = vec![b'x'; usize::try_from(BROWSER_LOG_LIMIT).expect("fits") + 1];
+        std::fs::write(&path, &big).expect("a big log");
+        open_browser_log(&path)
+            .and_then(|mut f| f.write_all(b"fresh\n"))
+            .expect("third launch");
+        assert_eq!(std::fs::read_to_string(&path).expect("the log"), "fresh\n");
+        let old = std::fs::metadata(dir.path().join("browser.log.1")).expect("set aside");
+        assert_eq!(old.len(), BROWSER_LOG_LIMIT + 1);
     }
 }

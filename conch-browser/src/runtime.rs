@@ -258,6 +258,14 @@ impl Browser {
             ),
         };
         let now = config.clock.now();
+        // Least-recently-used order goes on from the saved values (issue 12): a tab used
+        // after a restart is newer than every tab used before it.
+        let use_counter = tabs
+            .conversations
+            .values()
+            .flat_map(|c| c.tabs.iter().map(|t| t.last_used))
+            .max()
+            .unwrap_or(0);
         let guard_log = Arc::new(GuardLog::default());
         let rules = guard::rules_for(config.guard.as_ref(), Arc::clone(&guard_log));
         Browser {
@@ -278,7 +286,7 @@ impl Browser {
                     tabs,
                     last_activity: now,
                     notes: HashMap::new(),
-                    use_counter: 0,
+                    use_counter,
                     awake: 0,
                     generation: 0,
                     unrestored: std::collections::HashSet::new(),

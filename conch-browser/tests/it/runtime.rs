@@ -666,3 +666,41 @@ async fn data_9_an_unreadable_tabs_file_is_never_overwritten() {
     assert!(elsewhere.is_dir());
     browser.shutdown().await;
 }
+
+/// Issue 12, TAB-5: least-recently-used order goes on from the saved values after a
+/// restart. Before, the counter began at zero again, so a tab used after the restart
+/// counted as older than every tab used before it, and a popup in a full conversation
+/// pushed out the tab just used.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_5_use_order_continues_after_a_restart() {
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    {
+        let browser = Browser::new(s.config.clone());
+        let chat = browser.conversation("lru");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        for _ in 0..5 {
+            chat.new_tab(&server.url("counter.html")).await.unwrap();
+        }
+        browser.shutdown().await;
+    }
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("lru");
+    chat.switch("t1").await.unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.config.home.tabs_file()).unwrap()).unwrap();
+    let tabs = saved
+        .pointer("/conversations/lru/tabs")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    let used = |id: &str| {
+        tabs.iter()
+            .find(|t| t["id"] == id)
+            .and_then(|t| t["lastUsed"].as_u64().or_else(|| t["last_used"].as_u64()))
+            .unwrap()
+    };
+    for other in ["t2", "t3", "t4", "t5", "t6"] {
+        assert!(used("t1") > used(other), "t1 was just used: {saved}");
+    }
+}
