@@ -54,6 +54,9 @@ pub enum FetchErrorKind {
     },
     /// The download address cannot be made from the configured base address.
     BadAddress,
+    /// The mirror is not reached over https, and no checksum is set to check what it
+    /// sends: anything on the way could hand over another program.
+    InsecureMirror,
     /// The downloaded file is not a usable archive: not a zip, damaged, too large, a
     /// checksum that does not match the pinned one, or entries that would land outside the
     /// destination (absolute or `..` paths, symbolic links pointing out).
@@ -159,6 +162,9 @@ impl FetchError {
             FetchErrorKind::BadAddress => {
                 format!("{PREFIX}: its download address isn't a valid web address.")
             }
+            FetchErrorKind::InsecureMirror => format!(
+                "{PREFIX}: its download mirror isn't an https address and no checksum is set, so nothing it sent could be trusted. Use an https mirror, or set the archive's SHA-256."
+            ),
             FetchErrorKind::BadArchive => format!(
                 "{PREFIX}: the downloaded file is damaged or unsafe, so it wasn't used. Try again."
             ),
@@ -205,6 +211,9 @@ impl fmt::Display for FetchError {
                 write!(f, "download {path}: the server answered HTTP {status}")
             }
             FetchErrorKind::BadAddress => f.write_str("make the download address"),
+            FetchErrorKind::InsecureMirror => {
+                f.write_str("trust a mirror that is neither https nor checked by a checksum")
+            }
             FetchErrorKind::BadArchive => f.write_str("unpack the downloaded archive"),
             FetchErrorKind::DiskFull => write!(f, "write {path}: the disk is full"),
             FetchErrorKind::Disk => write!(f, "write {path}"),

@@ -45,6 +45,9 @@ async fn fetch_inner(
         .pin
         .archive_url(&config.base_url)
         .ok_or_else(|| FetchError::new(FetchErrorKind::BadAddress))?;
+    if !mirror_is_trusted(&url, config.expected_sha256.is_some()) {
+        return Err(FetchError::new(FetchErrorKind::InsecureMirror));
+    }
     let cache = &config.cache_dir;
     fs::create_dir_all(cache).map_err(|error| FetchError::local(cache, error))?;
     // Beside the destination, so the final rename stays on one file system; removed when
@@ -128,6 +131,19 @@ fn unpack_and_place(
     Ok(executable)
 }
 
+/// Whether a download from `url` can be trusted before its bytes are seen (issue 12):
+/// over https, or checked against a recorded checksum, or from this machine itself (a
+/// mirror on loopback, which nothing off the machine sits between).
+fn mirror_is_trusted(url: &url::Url, has_checksum: bool) -> bool {
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    url.scheme() == "https" || has_checksum || loopback
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +155,30 @@ mod tests {
         fn send<T: Send>(_: T) {}
         let config = FetchConfig::new(PathBuf::from("/nowhere"), Pin::pinned(Platform::Linux64));
         send(fetch(&config, |_| {}));
+    }
+
+    /// Issue 12: a mirror that is not https, with no checksum to check what it sends, is
+    /// refused before anything is asked of it; https, a checksum or a loopback mirror pass.
+    #[tokio::test]
+    async fn a_plain_http_mirror_without_a_checksum_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = FetchConfig::new(dir.path().join("cache"), Pin::pinned(Platform::Linux64));
+        config.base_url = "http://mirror.invalid/cft".parse().expect("url");
+        let error = fetch(&config, |_| {}).await.expect_err("refused");
+        assert_eq!(error.kind(), FetchErrorKind::InsecureMirror);
+        assert!(error.to_string().contains("https"), "{error}");
+
+        let plain: url::Url = "http://mirror.invalid/x.zip".parse().expect("url");
+        assert!(!mirror_is_trusted(&plain, false));
+        assert!(mirror_is_trusted(&plain, true));
+        for trusted in [
+            "https://mirror.invalid/x.zip",
+            "http://127.0.0.1:9/x.zip",
+            "http://[::1]:9/x.zip",
+            "http://localhost:9/x.zip",
+        ] {
+            let url: url::Url = trusted.parse().expect("url");
+            assert!(mirror_is_trusted(&url, false), "{trusted}");
+        }
     }
 }
