@@ -33,6 +33,10 @@ const BATCH: usize = 64;
 /// What a call's waiter receives: the raw `result`, or why there is none.
 pub(crate) type Reply = Result<Box<RawValue>, Error>;
 
+/// How many detached sessions the actor remembers (beyond that, the oldest are forgotten:
+/// a call on one waits for its timeout instead of failing at once).
+pub(crate) const DETACHED_KEPT: usize = 4096;
+
 /// Everything a handle can ask of the actor.
 #[derive(Debug)]
 pub(crate) enum Request {
@@ -146,8 +150,11 @@ pub(crate) struct Actor {
     exact: HashMap<Arc<str>, HashMap<Box<str>, Vec<Subscriber>>>,
     /// Routes for every session, by method.
     any: HashMap<Box<str>, Vec<Subscriber>>,
-    /// Sessions that were detached: calls and subscriptions on them end at once.
+    /// Sessions that were detached: calls and subscriptions on them end at once. The
+    /// newest [`DETACHED_KEPT`] are remembered (in `detached_order`), so a long-lived
+    /// browser that opens and closes many pages does not grow this without end.
     detached: HashSet<SessionId>,
+    detached_order: std::collections::VecDeque<SessionId>,
     error_watchers: Vec<mpsc::UnboundedSender<Error>>,
     limit: usize,
     /// The number of pending calls, published for [`crate::Connection::pending_calls`].
@@ -162,6 +169,7 @@ impl Actor {
             exact: HashMap::new(),
             any: HashMap::new(),
             detached: HashSet::new(),
+            detached_order: std::collections::VecDeque::new(),
             error_watchers: Vec::new(),
             limit,
             gauge,
@@ -495,7 +503,14 @@ impl Actor {
         tracing::debug!(target: "conch_cdp", %session, "session detached");
         self.fail_session(session.as_str(), &ErrorKind::Detached);
         self.exact.remove(session.as_str());
-        self.detached.insert(session);
+        if self.detached.insert(session.clone()) {
+            self.detached_order.push_back(session);
+            while self.detached_order.len() > DETACHED_KEPT {
+                if let Some(oldest) = self.detached_order.pop_front() {
+                    self.detached.remove(&oldest);
+                }
+            }
+        }
     }
 
     fn fail_session(&mut self, session: &str, kind: &ErrorKind) {

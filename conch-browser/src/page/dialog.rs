@@ -31,6 +31,9 @@ use serde::Deserialize;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+/// The most dialog notes a watch keeps until they are taken (the newest).
+pub const MAX_NOTES: usize = 20;
+
 /// How long [`watch`] waits for `Page.enable`.
 const ENABLE_WAIT: Duration = Duration::from_secs(2);
 
@@ -212,6 +215,12 @@ impl Inner {
             let mut state = self.lock();
             state.pending = None;
             state.notes.push(DialogNote { dialog, answer, by });
+            // A page that raises dialogs in a loop where nobody reads the notes (a
+            // background tab) must not grow them without end: the newest are kept.
+            if state.notes.len() > MAX_NOTES {
+                let extra = state.notes.len() - MAX_NOTES;
+                state.notes.drain(..extra);
+            }
         }
         self.changed.notify_waiters();
     }

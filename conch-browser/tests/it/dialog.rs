@@ -284,3 +284,40 @@ async fn dlg_1_dialogs_before_any_step_are_answered() {
         "the new tab's confirm is cancelled"
     );
 }
+
+/// Issue 12 (unbounded growth), DLG-12: a page that raises dialogs in a loop where nobody
+/// takes the notes keeps only the newest `MAX_NOTES` of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_12_notes_nobody_takes_are_bounded() {
+    let lab = lab().await;
+    let page = lab.open("basic.html").await;
+    let watch = dialog::watch(&page, Arc::new(dialog::CancelConfirms))
+        .await
+        .expect("the page's watch");
+    watch.take_notes();
+    page.call_raw(
+        "Runtime.evaluate",
+        json!({ "expression": "setTimeout(() => { for (let i = 1; i <= 30; i++) alert('alert ' + i); window.alertsDone = true; }, 0)" }),
+    )
+    .await
+    .expect("evaluate");
+    let mut done = json!(null);
+    for _ in 0..100 {
+        done = lab.eval("window.alertsDone === true").await;
+        if done == json!(true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        done,
+        json!(true),
+        "the page's thirty alerts were all answered"
+    );
+    let notes = watch.take_notes();
+    assert_eq!(notes.len(), dialog::MAX_NOTES);
+    assert_eq!(
+        notes.last().map(|n| n.dialog.message.as_str()),
+        Some("alert 30")
+    );
+}

@@ -551,3 +551,34 @@ async fn bad_addresses_are_typed_errors() {
         "{error}"
     );
 }
+
+/// Issue 12 (unbounded growth): the actor remembers only the newest 4,096 detached
+/// sessions. After 4,100 detaches, a call on the newest still fails at once with
+/// `Detached`, while the oldest is forgotten: the fake answers it like any session.
+#[tokio::test]
+async fn the_detached_sessions_remembered_are_bounded() {
+    let fake = FakeCdp::start().await.expect("fake");
+    let connection = connect(&fake, Config::default()).await;
+    let events: Vec<Value> = (0..4100)
+        .map(|n| {
+            json!({ "method": "Target.detachedFromTarget", "params": { "sessionId": format!("S{n}"), "targetId": format!("T{n}") } })
+        })
+        .collect();
+    connection
+        .browser()
+        .call_raw("Fake.emit", json!({ "events": events }))
+        .await
+        .expect("emit");
+    let newest = connection
+        .session(SessionId::from("S4099"))
+        .call_raw("Fake.echo", json!({}))
+        .await
+        .expect_err("the newest detached session is remembered");
+    assert_eq!(newest.kind(), &ErrorKind::Detached);
+    let oldest = connection
+        .session(SessionId::from("S0"))
+        .call_raw("Fake.echo", json!({ "n": 0 }))
+        .await
+        .expect("the oldest detached session is forgotten");
+    assert_eq!(oldest, json!({ "n": 0 }));
+}
