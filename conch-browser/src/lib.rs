@@ -29,6 +29,7 @@ mod launch;
 pub mod page;
 pub mod process;
 mod runtime;
+mod saver;
 pub mod store;
 
 pub use clock::{Clock, ManualClock, SystemClock};

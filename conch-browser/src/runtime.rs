@@ -46,6 +46,7 @@ use crate::home::{Home, Ownership};
 use crate::launch::{LaunchSpec, Launched, start};
 use crate::page::dialog::{self, DialogWatch};
 use crate::process::{ProcessTable, SystemProcessTable};
+use crate::saver::TabsSaver;
 use crate::store::{ConversationTabs, SavedTab, TabsFile};
 
 /// The most tabs one conversation keeps (TAB-5), as conch-policy decides it.
@@ -184,6 +185,8 @@ struct Inner {
     /// The dialog watch of every page and out-of-process frame, installed as it attaches
     /// (DLG-1): a dialog is answered whether or not an agent step is on its page.
     dialogs: StdMutex<HashMap<TargetId, DialogWatch>>,
+    /// Writes tabs.json in the background, newest state only.
+    saver: TabsSaver,
 }
 
 #[derive(Debug)]
@@ -298,6 +301,7 @@ impl Browser {
                 ready: StdMutex::new(HashMap::new()),
                 ready_changed: tokio::sync::Notify::new(),
                 dialogs: StdMutex::new(HashMap::new()),
+                saver: TabsSaver::new(config.home.clone()),
                 owner,
                 config,
             }),
@@ -398,6 +402,14 @@ impl Browser {
     pub async fn shutdown(&self) {
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
+        drop(state);
+        self.flush_saves().await;
+    }
+
+    /// Waits until every change of tabs so far is in tabs.json (they are written in the
+    /// background, a moment after they happen).
+    pub async fn flush_saves(&self) {
+        self.inner.saver.flush().await;
     }
 
     /// Signs out of everything (DATA-4): closes the browser and wipes its profile, so no
@@ -432,7 +444,7 @@ impl Browser {
         // overwrite it.
         state.tabs.conversations.clear();
         state.unrestored.clear();
-        save_tabs(&self.inner.config.home, &state.tabs);
+        self.inner.saver.save(&state.tabs);
     }
 
     /// Ends conversation `id` for good (its MCP session ended): closes its tabs, forgets
@@ -458,7 +470,7 @@ impl Browser {
         state.unrestored.remove(id);
         state.notes.remove(id);
         if removed {
-            save_tabs(&self.inner.config.home, &state.tabs);
+            self.inner.saver.save(&state.tabs);
         }
         drop(state);
         lock(&self.inner.conversation_locks).remove(id);
@@ -787,12 +799,6 @@ async fn create_page(
     }
 }
 
-fn save_tabs(home: &Home, tabs: &TabsFile) {
-    if let Err(e) = tabs.save(home) {
-        tracing::warn!(target: "conch_browser", error = %e, "tabs.json could not be saved");
-    }
-}
-
 fn touch(state: &mut State, conversation: &str, tab: &str) {
     state.use_counter += 1;
     let counter = state.use_counter;
@@ -1043,7 +1049,7 @@ async fn popup_created(inner: &Inner, target: &AttachedTarget) {
     }
     notes.push(format!("That opened a new tab, {id}."));
     state.notes.entry(conversation).or_default().extend(notes);
-    save_tabs(&inner.config.home, &state.tabs);
+    inner.saver.save(&state.tabs);
 }
 
 async fn page_destroyed(inner: &Inner, target: &TargetId) {
@@ -1066,7 +1072,7 @@ async fn page_destroyed(inner: &Inner, target: &TargetId) {
     }
     let note = format!("Tab {} closed.", page.tab);
     state.notes.entry(page.conversation).or_default().push(note);
-    save_tabs(&inner.config.home, &state.tabs);
+    inner.saver.save(&state.tabs);
 }
 
 async fn page_changed(inner: &Inner, info: &TargetInfo) {
@@ -1096,7 +1102,7 @@ async fn page_changed(inner: &Inner, info: &TargetInfo) {
     // changes its title in a loop would stall every conversation. It is written with the
     // next change that matters.
     if moved {
-        save_tabs(&inner.config.home, &state.tabs);
+        inner.saver.save(&state.tabs);
     }
 }
 
@@ -1211,7 +1217,7 @@ impl Conversation {
                 }
                 tabs.active = Some(tab.to_owned());
                 touch(state, &self.id, tab);
-                save_tabs(&self.browser.inner.config.home, &state.tabs);
+                self.browser.inner.saver.save(&state.tabs);
                 Ok(())
             })
             .await?;
@@ -1231,7 +1237,7 @@ impl Conversation {
             return Err(BrowserError::NoSuchTab(tab.to_owned()));
         }
         close_tab(&mut state, &self.id, tab).await?;
-        save_tabs(&self.browser.inner.config.home, &state.tabs);
+        self.browser.inner.saver.save(&state.tabs);
         let active = state
             .tabs
             .conversation(&self.id)
@@ -1322,7 +1328,7 @@ impl Conversation {
         });
         tabs.active = Some(id.clone());
         touch(&mut state, &self.id, &id);
-        save_tabs(&self.browser.inner.config.home, &state.tabs);
+        self.browser.inner.saver.save(&state.tabs);
         Ok(id)
     }
 
@@ -1357,7 +1363,7 @@ impl Conversation {
                 Err(e) => {
                     let mut state = inner.state.lock().await;
                     forget_tab(state.tabs.conversation_mut(&self.id), &tab.id);
-                    save_tabs(&inner.config.home, &state.tabs);
+                    inner.saver.save(&state.tabs);
                     state.notes.entry(self.id.clone()).or_default().push(format!(
                         "Tab {} could not be reopened after the browser restarted ({e}), so it is gone.",
                         tab.id
@@ -1507,7 +1513,7 @@ impl Conversation {
         {
             saved.url.clone_from(&url);
             saved.title.clone_from(&title);
-            save_tabs(&self.browser.inner.config.home, &state.tabs);
+            self.browser.inner.saver.save(&state.tabs);
         }
         Ok(TabInfo {
             id: tab.to_owned(),

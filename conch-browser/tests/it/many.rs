@@ -294,6 +294,7 @@ async fn tab_9_an_ended_conversation_leaves_no_tabs_behind() {
         .call_raw("Runtime.evaluate", serde_json::json!({ "expression": "1" }))
         .await;
     assert!(closed.is_err(), "the tab still runs: {closed:?}");
+    browser.flush_saves().await;
     let saved =
         std::fs::read_to_string(dir.path().join("home/browser/tabs.json")).expect("tabs.json");
     assert!(!saved.contains("\"short\""), "{saved}");

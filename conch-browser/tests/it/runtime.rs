@@ -128,6 +128,7 @@ async fn tab_2_ids_are_not_reused_and_conversations_are_apart() {
     );
     assert_eq!(b_tabs, [server.url("basic.html")]);
 
+    browser.flush_saves().await;
     let saved = std::fs::read_to_string(s.config.home.tabs_file()).unwrap();
     assert!(saved.contains("tabs-a.html") && saved.contains("\"t3\""));
     assert!(
@@ -661,6 +662,7 @@ async fn data_9_an_unreadable_tabs_file_is_never_overwritten() {
     let a = browser.conversation("a");
     a.open(&server.url("basic.html")).await.unwrap();
     a.new_tab(&server.url("tabs-b.html")).await.unwrap();
+    browser.flush_saves().await;
     let kept = std::fs::symlink_metadata(home.tabs_file()).unwrap();
     assert!(kept.file_type().is_symlink(), "tabs.json was overwritten");
     assert!(elsewhere.is_dir());
@@ -687,6 +689,7 @@ async fn tab_5_use_order_continues_after_a_restart() {
     let browser = Browser::new(s.config.clone());
     let chat = browser.conversation("lru");
     chat.switch("t1").await.unwrap();
+    browser.flush_saves().await;
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(s.config.home.tabs_file()).unwrap()).unwrap();
     let tabs = saved
