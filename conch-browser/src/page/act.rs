@@ -3,19 +3,20 @@
 //!
 //! Every pointer act waits, within [`ActOptions::actionable_within`], until its element is
 //! visible, stable and enabled, and says which failed (GES-15, AMB-22); a click the page
-//! would intercept is not sent and the blocker is named (GES-7). After the act the page is
-//! left to settle ([`settle`](super::settle)). Input held up behind a dialog the act raised
-//! counts as done once the dialog is answered (DLG-13).
+//! would intercept is not sent and the blocker is named (GES-7). The point and that check
+//! run through every frame, nested, scrolled or transformed, of every process (`hit`).
+//! After the act the page is left to settle ([`settle`](super::settle)). Input held up
+//! behind a dialog the act raised counts as done once the dialog is answered (DLG-13).
 //!
 //! Deliberately absent: the rules (permission, high stakes) — the tools crate asks
 //! conch-policy before calling here; this module only refuses to type into a secret field
 //! (SEC-2, SEC-6), as a last guard. No synthetic DOM events for pointer input.
 
+mod hit;
 mod js;
 
 use std::time::Duration;
 
-use conch_cdp::protocol::TargetId;
 use conch_cdp::{Error as CdpError, Session};
 use conch_policy::{
     Chord, FieldFacts, Point, Size, classify_field, click_at_point, key_verdict_on_secret,
@@ -28,6 +29,7 @@ use tokio::time::Instant;
 use super::dialog;
 use super::input::{self, InputError, Press};
 use super::settle::{Settle, SettleOptions, Settled};
+use super::world::Frame;
 use super::{Element, PageError};
 
 pub(crate) use js::with_prelude;
@@ -295,7 +297,6 @@ pub(crate) struct Desc {
     pub(crate) stable: bool,
     pub(crate) facts: Facts,
     pub(crate) cross_frame: bool,
-    pub(crate) content: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -466,17 +467,6 @@ fn handle_of(answer: &Value) -> Result<Option<String>, ActError> {
         .map(str::to_owned))
 }
 
-/// Evaluates `expression` in `session` and returns the object id of its result.
-async fn evaluate_handle(session: &Session, expression: &str) -> Result<Option<String>, ActError> {
-    let answer = session
-        .call_raw(
-            "Runtime.evaluate",
-            json!({ "expression": expression, "silent": true }),
-        )
-        .await?;
-    handle_of(&answer)
-}
-
 /// Describes the element `object_id` of `session`.
 pub(crate) async fn describe(
     session: &Session,
@@ -504,28 +494,10 @@ pub async fn describe_element(el: &Element) -> Result<Under, ActError> {
         .under())
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PointAnswer {
-    #[serde(default)]
-    gone: bool,
-    #[serde(default)]
-    x: f64,
-    #[serde(default)]
-    y: f64,
-    #[serde(default)]
-    origin: (f64, f64),
-    #[serde(default)]
-    ok: bool,
-    #[serde(default)]
-    blocker: Option<Desc>,
-    #[serde(default)]
-    in_view: bool,
-}
-
 /// Waits until `el` is visible, stable and enabled (GES-15), scrolls it into view inside
-/// every panel that holds it (GES-2), and gives its centre in the page's viewport, checked
-/// to be on top (GES-7).
+/// every panel and frame that holds it (GES-2), and gives its centre in the page's
+/// viewport, checked by the browser's own hit test to be on top there, through every frame
+/// (GES-7; issue 11, class 3).
 pub(crate) async fn actionable_point(
     el: &Element,
     options: &ActOptions,
@@ -533,46 +505,77 @@ pub(crate) async fn actionable_point(
 ) -> Result<((f64, f64), Desc), ActError> {
     let desc = wait_actionable(el, options, need_enabled).await?;
     let covered_until = Instant::now() + options.covered_within;
-    let script = with_prelude(js::POINT);
-    let mut scroll = true;
+    let scrolled = call_on(
+        &el.frame,
+        &el.object_id,
+        js::SCROLL_INTO_VIEW,
+        &[],
+        &el.reference,
+    )
+    .await?;
+    if scrolled == Value::Bool(false) {
+        return Err(ActError::Gone {
+            reference: el.reference.clone(),
+        });
+    }
     loop {
-        let value = call_on(
-            &el.frame,
-            &el.object_id,
-            &script,
-            &[Value::Bool(scroll)],
-            &el.reference,
-        )
-        .await?;
-        scroll = false;
-        let answer: PointAnswer = serde_json::from_value(value)
-            .map_err(|_| ActError::Script("an unexpected answer".to_owned()))?;
-        if answer.gone {
-            return Err(ActError::Gone {
-                reference: el.reference.clone(),
-            });
-        }
-        if answer.ok && answer.in_view {
-            let offset = session_offset(el).await;
-            let at = (
-                answer.x + answer.origin.0 + offset.0,
-                answer.y + answer.origin.1 + offset.1,
-            );
-            return Ok((at, desc));
-        }
-        if Instant::now() >= covered_until {
-            return Err(match answer.blocker {
-                Some(blocker) if answer.in_view => ActError::Covered {
-                    blocker: blocker.what_indefinite(),
-                },
-                _ => ActError::Unreachable {
-                    reference: el.reference.clone(),
-                    what: desc.what_capital(),
-                },
-            });
+        let unreachable = || ActError::Unreachable {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        };
+        let spot = spot(el).await?;
+        match spot {
+            Spot::Free(at) => return Ok((at, desc)),
+            Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
+            Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
+            Spot::Out => return Err(unreachable()),
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Where an element stands for the pointer now.
+enum Spot {
+    /// Its point in the page's viewport is on top.
+    Free((f64, f64)),
+    /// Something else is on top there: "A dialog “Cookie settings”".
+    Covered(String),
+    /// It has no box, or its point is outside the viewport (or outside its frame's).
+    Out,
+}
+
+async fn spot(el: &Element) -> Result<Spot, ActError> {
+    let Some(local) = hit::session_point(el).await? else {
+        return Ok(Spot::Out);
+    };
+    let at = hit::to_page(el, local).await;
+    let (_, _, width, height) = hit::viewport_of(&el.page).await?;
+    if !(at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height) {
+        return Ok(Spot::Out);
+    }
+    // An out-of-process frame: nothing of the page may cover the frame there, and nothing
+    // of the frame may cover the element.
+    if el.frame.id() != el.page.id() {
+        match hit::hit(&el.page, at).await? {
+            Some(top) if top.owns.is_some() => {}
+            Some(top) => {
+                return Ok(Spot::Covered(hit::blocker(&top).await?.what_indefinite()));
+            }
+            None => return Ok(Spot::Out),
+        }
+    }
+    let Some(found) = hit::hit(&el.frame, local).await? else {
+        return Ok(Spot::Out);
+    };
+    if hit::lands_on(el, &found).await? {
+        return Ok(Spot::Free(at));
+    }
+    let blocker = hit::blocker(&found).await?;
+    // Its own frame's edge: the element is scrolled out of its frame's view.
+    if blocker.role == "iframe" {
+        return Ok(Spot::Out);
+    }
+    Ok(Spot::Covered(blocker.what_indefinite()))
 }
 
 /// Fails when a dialog of the page waits for an answer: a frozen page would hold every
@@ -624,38 +627,6 @@ async fn wait_actionable(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// Where `el.frame`'s top viewport sits in the page's viewport: measured again through
-/// the frame's owner (the page may have scrolled since the ref was resolved), or the
-/// element's `offset` when that can't be measured.
-async fn session_offset(el: &Element) -> (f64, f64) {
-    if el.frame.id() == el.page.id() {
-        return (0.0, 0.0);
-    }
-    measured_offset(el).await.unwrap_or(el.offset)
-}
-
-async fn measured_offset(el: &Element) -> Option<(f64, f64)> {
-    let tree = el
-        .frame
-        .call_raw("Page.getFrameTree", Value::Null)
-        .await
-        .ok()?;
-    let frame_id = tree.pointer("/frameTree/frame/id")?.as_str()?.to_owned();
-    let owner = el
-        .page
-        .call_raw("DOM.getFrameOwner", json!({ "frameId": frame_id }))
-        .await
-        .ok()?;
-    let backend = owner.get("backendNodeId")?.as_i64()?;
-    let model = el
-        .page
-        .call_raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
-        .await
-        .ok()?;
-    let content = model.pointer("/model/content")?.as_array()?;
-    Some((content.first()?.as_f64()?, content.get(1)?.as_f64()?))
 }
 
 /// Runs `act` (input to `page`); input held up behind a dialog it raised counts as done
@@ -794,7 +765,14 @@ async fn drag_event(
 /// Focuses `el`: by script, and by a click at its centre when the script could not move
 /// the browser's focus there (a frame of another site).
 pub(crate) async fn focus(el: &Element, options: &ActOptions) -> Result<(), ActError> {
-    let focused = call_on(&el.frame, &el.object_id, js::FOCUS, &[], &el.reference).await?;
+    let focused = call_on(
+        &el.frame,
+        &el.object_id,
+        &with_prelude(js::FOCUS),
+        &[],
+        &el.reference,
+    )
+    .await?;
     if focused != Value::Bool(true) {
         let (at, _) = actionable_point(el, options, true).await?;
         input::click(&el.page, at, Press::Left).await?;
@@ -1082,108 +1060,46 @@ pub async fn scale_point(
     })
 }
 
-/// A session attached to a frame of another site for one question, detached after.
-struct FrameSession {
-    session: Session,
-}
-
-impl FrameSession {
-    async fn attach(page: &Session, frame_id: &str) -> Result<FrameSession, ActError> {
-        let session = page
-            .connection()
-            .attach(TargetId(frame_id.to_owned()))
-            .await?;
-        Ok(FrameSession { session })
-    }
-
-    async fn detach(self) {
-        if let Some(id) = self.session.id() {
-            let _ = self
-                .session
-                .connection()
-                .browser()
-                .call_raw(
-                    "Target.detachFromTarget",
-                    json!({ "sessionId": id.as_str() }),
-                )
-                .await;
-        }
-    }
-}
-
-/// The frame id of a frame element (`<iframe>`) in `session`.
-async fn child_frame_id(session: &Session, object_id: &str) -> Result<String, ActError> {
-    let node = session
-        .call_raw("DOM.describeNode", json!({ "objectId": object_id }))
-        .await?;
-    node.pointer("/node/frameId")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| ActError::Script("a frame without a document".to_owned()))
-}
-
-/// Follows `find` (an expression giving an element, evaluated with `__X`/`__Y` set to the
-/// point in the frame's coordinates) through frames, cross-origin ones included.
-async fn through_frames(
-    page: &Session,
-    point: Option<(f64, f64)>,
-    expression: &str,
-) -> Result<Option<Desc>, ActError> {
-    not_frozen(page)?;
-    let mut session = page.clone();
-    let mut attached: Vec<FrameSession> = Vec::new();
-    let mut offset = (0.0, 0.0);
-    let outcome = async {
-        for _ in 0..8 {
-            let script = match point {
-                Some((x, y)) => with_prelude(expression)
-                    .replace("__X", &format!("{}", x - offset.0))
-                    .replace("__Y", &format!("{}", y - offset.1)),
-                None => expression.to_owned(),
-            };
-            let Some(object_id) = evaluate_handle(&session, &script).await? else {
-                return Ok(None);
-            };
-            let desc = describe(&session, &object_id, "the element").await?;
-            if !desc.cross_frame {
-                return Ok(Some(desc));
-            }
-            let frame_id = child_frame_id(&session, &object_id).await?;
-            let content = desc.content.unwrap_or((0.0, 0.0));
-            offset = (offset.0 + content.0, offset.1 + content.1);
-            let frame = FrameSession::attach(page, &frame_id).await?;
-            session = frame.session.clone();
-            attached.push(frame);
-        }
-        Ok(None)
-    }
-    .await;
-    for frame in attached {
-        frame.detach().await;
-    }
-    outcome
-}
-
 /// What lies at `point` of the page's viewport (CSS pixels), through frames of any site,
-/// for the rules to judge (HS-5).
+/// for the rules to judge (HS-5): the browser's own hit test, judged in Conch's world.
 ///
 /// # Errors
 /// A DevTools failure.
 pub async fn under_point(page: &Session, point: Point) -> Result<Under, ActError> {
-    Ok(through_frames(page, Some((point.x, point.y)), js::HIT)
-        .await?
-        .map(|d| d.under())
-        .unwrap_or_default())
+    not_frozen(page)?;
+    let Some(found) = hit::deepest(page, (point.x, point.y)).await? else {
+        return Ok(Under::default());
+    };
+    Ok(
+        describe(&found.frame.session, &found.object_id, "the element")
+            .await?
+            .under(),
+    )
 }
 
-/// What holds the keyboard focus, through frames of any site.
+/// What holds the keyboard focus, through frames of any site, read in Conch's isolated
+/// world of each frame (the page cannot redefine `activeElement` there).
 ///
 /// # Errors
 /// A DevTools failure.
 pub async fn focused(page: &Session) -> Result<Option<Under>, ActError> {
-    Ok(through_frames(page, None, js::FOCUSED)
-        .await?
-        .map(|d| d.under()))
+    not_frozen(page)?;
+    let mut frame = Frame::top(page).await?;
+    for _ in 0..8 {
+        let answer = frame.evaluate(js::FOCUSED, false).await?;
+        let Some(object_id) = answer.result.object_id else {
+            return Ok(None);
+        };
+        let desc = describe(&frame.session, &object_id, "the element").await?;
+        if !desc.cross_frame {
+            return Ok(Some(desc.under()));
+        }
+        match Frame::owned_by(&frame.session, &object_id).await? {
+            Some(child) => frame = child,
+            None => return Ok(Some(desc.under())),
+        }
+    }
+    Ok(None)
 }
 
 /// A pointer gesture at a point (GES-10).

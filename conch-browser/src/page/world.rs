@@ -192,6 +192,51 @@ impl Frame {
         };
         Ok(Some((Frame { session, frame_id }, object_id)))
     }
+
+    /// The frame whose owner element (`<iframe>`) is `object_id` in this frame's session:
+    /// the same session for a frame in the page's process, the frame's own session for an
+    /// out-of-process one. `None` when the element owns no frame.
+    pub(crate) async fn owned_by(
+        session: &Session,
+        object_id: &str,
+    ) -> Result<Option<Frame>, PageError> {
+        let node = session
+            .call_raw("DOM.describeNode", json!({ "objectId": object_id }))
+            .await?;
+        let Some(frame_id) = node["node"]["frameId"].as_str().map(str::to_owned) else {
+            return Ok(None);
+        };
+        let session = match frame_session(session, &frame_id).await? {
+            Some(own) => own,
+            None => session.clone(),
+        };
+        Ok(Some(Frame { session, frame_id }))
+    }
+
+    /// The node `backend` (a backend node id of this frame's document) as an object of
+    /// the frame's conch world, where the page's own script cannot reach; `None` when the
+    /// node is gone or does not belong to this frame's process.
+    pub(crate) async fn resolve_node(&self, backend: i64) -> Result<Option<String>, PageError> {
+        let mut fresh = false;
+        loop {
+            let context = self.context(fresh).await?;
+            let answer = self
+                .session
+                .call_raw(
+                    "DOM.resolveNode",
+                    json!({ "backendNodeId": backend, "executionContextId": context }),
+                )
+                .await;
+            match answer {
+                Ok(answer) => {
+                    return Ok(answer["object"]["objectId"].as_str().map(str::to_owned));
+                }
+                Err(e) if !fresh && is_lost_context(e.kind()) => fresh = true,
+                Err(e) if matches!(e.kind(), ErrorKind::Protocol { .. }) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
 }
 
 fn is_lost_context(kind: &ErrorKind) -> bool {

@@ -950,3 +950,61 @@ async fn settle_waits_for_the_page_a_click_opens() {
     assert_eq!(lab.eval("document.title").await, json!("Basic page"));
     lab.browser.shutdown().await;
 }
+
+/// Issue 11, class 3 (SNAP-4): refs inside same-origin frames (walked in place, so plain
+/// refs) are acted on at the right place of the page: a button in an offset, bordered
+/// frame; a field and a button in a frame nested in it, far down its own scrolled
+/// document; a button in a scaled frame below the fold. A banner of the page over a frame
+/// is named, and nothing reaches the frame through it.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_4_acts_inside_same_origin_frames_nested_scrolled_and_transformed() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("frames-app.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let by = |needle: &str| {
+        let r = ref_of(&snap.text, needle);
+        assert!(r.starts_with('e'), "{needle}: {r} in\n{}", snap.text);
+        r
+    };
+    let (archive, subject, save, download) = (
+        by("button \"Archive\""),
+        by("textbox \"Subject\""),
+        by("button \"Save draft\""),
+        by("button \"Download attachment\""),
+    );
+    let o = quick();
+    let el = |r: String| {
+        let page = page.clone();
+        async move { act::element(&page, &r).await.unwrap() }
+    };
+    act::click(&el(archive.clone()).await, How::Click, &o)
+        .await
+        .unwrap();
+    act::type_text(&el(subject).await, "Budget questions", &o)
+        .await
+        .unwrap();
+    act::click(&el(save).await, How::Click, &o).await.unwrap();
+    act::click(&el(download).await, How::Click, &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        lab.log().await,
+        ["archive", "draft:Budget questions", "download"]
+    );
+
+    lab.eval(
+        "document.body.insertAdjacentHTML('beforeend', '<div role=dialog aria-label=\"Cookie settings\" style=\"position:fixed;inset:0;background:#fff\">We use cookies</div>')",
+    )
+    .await;
+    let err = act::click(&el(archive).await, How::Click, &o)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ActError::Covered { blocker } if blocker.contains("Cookie settings")),
+        "{err}"
+    );
+    assert_eq!(lab.log().await.len(), 3);
+    lab.browser.shutdown().await;
+}

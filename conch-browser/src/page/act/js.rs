@@ -1,13 +1,18 @@
 //! The scripts acting runs in the page: describing an element (role, name, field facts),
-//! actionability, the click point and what covers it, hit-testing through same-origin
-//! frames, the focused element, options of a select, and the panel that scrolls.
+//! actionability, scrolling it into view, whether the node the pointer meets is the
+//! element and what covers it, the focused element, options of a select, and the panel
+//! that scrolls. Each runs in the world of the object it is called on (Conch's isolated
+//! world for an element reached by a ref), and reads the element's own document and
+//! window, never the caller's globals: an element of a same-origin frame lives in the top
+//! frame's world.
 //!
 //! Deliberately absent: anything left behind. Each script is a function called on one
 //! element or one expression; none installs a global or a listener that outlives it.
 
 /// `describe(el)`: role, accessible name (approximate), tag, type, words, whether it is an
 /// editable text field and whether it is disabled, and the facts the secrets rule reads.
-/// `originOf(win)`: where a window's viewport sits in its session's top viewport.
+/// `composedContains(a, b)`: whether `b` is `a` or inside it, through shadow roots.
+/// `frameFacts(el)`: for a frame element, whether its document is closed to this world.
 pub(crate) const PRELUDE: &str = r#"
 const __text = (s) => (s || '').replace(/\s+/g, ' ').trim();
 const __attr = (el, n) => (el.getAttribute && el.getAttribute(n)) || '';
@@ -75,45 +80,16 @@ const describe = (el) => {
     },
   };
 };
-const originOf = (win) => {
-  let x = 0, y = 0, w = win;
-  while (w && w !== w.top) {
-    let fe = null;
-    try { fe = w.frameElement; } catch (e) { fe = null; }
-    if (!fe) break;
-    const r = fe.getBoundingClientRect();
-    const cs = w.parent.getComputedStyle(fe);
-    x += r.left + fe.clientLeft + parseFloat(cs.paddingLeft);
-    y += r.top + fe.clientTop + parseFloat(cs.paddingTop);
-    w = w.parent;
-  }
-  return [x, y];
-};
 const composedContains = (a, b) => {
-  for (let n = b; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) if (n === a) return true;
+  for (let n = b; n; n = n.parentNode || (n.nodeType === 11 && n.host) || null) if (n === a) return true;
   return false;
 };
-const deepHit = (root, x, y) => {
-  let h = root.elementFromPoint(x, y);
-  while (h && h.shadowRoot) {
-    const inner = h.shadowRoot.elementFromPoint(x, y);
-    if (!inner || inner === h) break;
-    h = inner;
-  }
-  return h;
-};
 const frameFacts = (el) => {
-  const tag = el.tagName ? el.tagName.toLowerCase() : '';
+  const tag = el.localName || '';
   if (tag !== 'iframe' && tag !== 'frame') return {crossFrame: false};
   let cd = null;
   try { cd = el.contentDocument; } catch (e) { cd = null; }
-  const r = el.getBoundingClientRect();
-  const cs = getComputedStyle(el);
-  const o = originOf(el.ownerDocument.defaultView);
-  return {
-    crossFrame: !cd,
-    content: [o[0] + r.left + el.clientLeft + parseFloat(cs.paddingLeft), o[1] + r.top + el.clientTop + parseFloat(cs.paddingTop)],
-  };
+  return {crossFrame: !cd};
 };
 "#;
 
@@ -124,7 +100,7 @@ pub(crate) const ACTIONABLE: &str = r#"function() {
   if (!el.isConnected) return {gone: true};
   const d = describe(el);
   const r1 = el.getBoundingClientRect();
-  const style = getComputedStyle(el);
+  const style = el.ownerDocument.defaultView.getComputedStyle(el);
   const visible = r1.width > 0 && r1.height > 0 && style.visibility !== 'hidden'
     && (el.checkVisibility ? el.checkVisibility() : true);
   return new Promise(resolve => {
@@ -140,61 +116,44 @@ pub(crate) const ACTIONABLE: &str = r#"function() {
   });
 }"#;
 
-/// Called on an element: scrolls it into view (inside every panel that holds it) when it
-/// is not in view, then gives its centre in its frame, its frame's origin in the session's
-/// top viewport, and what covers the centre, if anything.
-pub(crate) const POINT: &str = r#"function(scroll) {
-  PRELUDE
-  const el = this;
-  if (!el.isConnected) return {gone: true};
-  if (scroll) {
-    if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true);
-    else el.scrollIntoView({block: 'center', inline: 'center'});
-  }
-  const r = el.getBoundingClientRect();
-  const x = r.left + r.width / 2, y = r.top + r.height / 2;
-  const origin = originOf(window);
-  const hit = deepHit(document, x, y);
-  let ok = !!hit && composedContains(el, hit);
-  if (!ok && hit && el.labels) for (const l of el.labels) if (composedContains(l, hit)) ok = true;
-  let blocker = null;
-  if (!ok && hit) {
-    let b = null, fixed = null;
-    for (let n = hit; n && n !== document.body && n !== document.documentElement; n = n.parentElement) {
-      const role = n.getAttribute('role');
-      if (n.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') { b = n; break; }
-      const pos = getComputedStyle(n).position;
-      if (pos === 'fixed' || pos === 'sticky' || pos === 'absolute') fixed = n;
-    }
-    blocker = describe(b || fixed || hit);
-  }
-  return {x, y, origin, ok, blocker, inView: x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight};
+/// Called on an element: scrolls it into view inside every panel and frame that holds it
+/// when it is not in view. `false` when it left the document.
+pub(crate) const SCROLL_INTO_VIEW: &str = r#"function() {
+  if (!this.isConnected) return false;
+  if (this.scrollIntoViewIfNeeded) this.scrollIntoViewIfNeeded(true);
+  else this.scrollIntoView({block: 'center', inline: 'center'});
+  return true;
 }"#;
 
-/// An expression: the element at (`X`, `Y`) of the session's top viewport, through
-/// same-origin frames and shadow roots (a cross-origin frame is returned as itself).
-pub(crate) const HIT: &str = r#"(() => {
+/// Called on an element with the node the pointer meets: whether that node is the
+/// element, inside it (shadow trees included) or inside one of its labels.
+pub(crate) const LANDS_ON: &str = r#"function(hit) {
   PRELUDE
-  let x = __X, y = __Y, doc = document;
-  for (let i = 0; i < 16; i++) {
-    const h = deepHit(doc, x, y);
-    if (!h) return null;
-    if (h.tagName === 'IFRAME' || h.tagName === 'FRAME') {
-      let cd = null;
-      try { cd = h.contentDocument; } catch (e) { cd = null; }
-      if (cd) {
-        const r = h.getBoundingClientRect();
-        const cs = getComputedStyle(h);
-        x -= r.left + h.clientLeft + parseFloat(cs.paddingLeft);
-        y -= r.top + h.clientTop + parseFloat(cs.paddingTop);
-        doc = cd;
-        continue;
-      }
-    }
-    return h;
+  const el = this;
+  if (!hit || !el.isConnected) return false;
+  if (composedContains(el, hit)) return true;
+  if (el.labels) for (const l of el.labels) if (composedContains(l, hit)) return true;
+  return false;
+}"#;
+
+/// Called on the node the pointer meets instead of the element: the dialog or the fixed,
+/// sticky or absolute layer around it (what a person would close), or the node itself.
+pub(crate) const BLOCKER: &str = r#"function() {
+  PRELUDE
+  const hit = this.nodeType === 1 ? this : (this.parentElement || (this.parentNode && this.parentNode.host));
+  if (!hit) return describe(this);
+  const doc = hit.ownerDocument;
+  const view = doc.defaultView;
+  let b = null, fixed = null;
+  for (let n = hit; n && n !== doc.body && n !== doc.documentElement;
+       n = n.parentElement || (n.parentNode && n.parentNode.host) || null) {
+    const role = n.getAttribute('role');
+    if (n.localName === 'dialog' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') { b = n; break; }
+    const pos = view.getComputedStyle(n).position;
+    if (pos === 'fixed' || pos === 'sticky' || pos === 'absolute') fixed = n;
   }
-  return null;
-})()"#;
+  return describe(b || fixed || hit);
+}"#;
 
 /// An expression: the focused element, through same-origin frames and shadow roots (a
 /// cross-origin frame that holds the focus is returned as itself).
@@ -212,11 +171,12 @@ pub(crate) const FOCUSED: &str = r#"(() => {
   return a;
 })()"#;
 
-/// Called on an element: its description plus, for a frame, whether it is cross-origin
-/// and where its content sits in the session's top viewport.
+/// Called on an element (or a text node, for its element): its description plus, for a
+/// frame, whether its document is closed to this world.
 pub(crate) const DESCRIBE: &str = r#"function() {
   PRELUDE
-  return Object.assign(describe(this), frameFacts(this));
+  const el = this.nodeType === 1 ? this : (this.parentElement || this);
+  return Object.assign(describe(el), frameFacts(el));
 }"#;
 
 /// Called on a `<select>`: picks the options matching `values` by value or label.
@@ -270,12 +230,21 @@ pub(crate) const SCROLL_PANEL: &str = r#"function(dx, dy) {
 /// Called on a field: focuses it, and says whether it now holds the focus.
 pub(crate) const FOCUS: &str = r#"function() {
   this.focus({preventScroll: true});
-  let a = document.activeElement;
+  return (FOCUS_HELD).call(this);
+}"#;
+
+/// Whether `this` holds the focus: its document's active element, through shadow roots,
+/// is it, and the document has the browser's focus.
+const FOCUS_HELD: &str = r#"function() {
+  const doc = this.ownerDocument;
+  let a = doc.activeElement;
   while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-  return a === this && document.hasFocus();
+  return a === this && doc.hasFocus();
 }"#;
 
 /// Inserts the prelude into a script.
 pub(crate) fn with_prelude(script: &str) -> String {
-    script.replace("PRELUDE", PRELUDE)
+    script
+        .replace("PRELUDE", PRELUDE)
+        .replace("FOCUS_HELD", FOCUS_HELD)
 }
