@@ -157,6 +157,18 @@ pub enum ActError {
         /// The bound.
         seconds: u64,
     },
+    /// Hidden inside something closed that a control opens (issue 11, class 2).
+    #[error("{what} ({reference}) is inside the closed “{closed}”; click that first ({control}).")]
+    Closed {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+        /// The words of what opens it ("Menu").
+        closed: String,
+        /// That control, as the agent can act on it: "the button “Menu”, ref e4".
+        control: String,
+    },
     /// Disabled through the bound.
     #[error(
         "{what} ({reference}) is disabled; the page may want something else done first: read it again."
@@ -528,10 +540,53 @@ pub(crate) async fn actionable_point(
             Spot::Free(at) => return Ok((at, desc)),
             Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
             Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
-            Spot::Out => return Err(unreachable()),
+            Spot::Out => {
+                return Err(closed_by(el, &desc).await?.unwrap_or_else(unreachable));
+            }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The control that opens what hides `el` ([`ActError::Closed`]), or `None` when no such
+/// control is found.
+async fn closed_by(el: &Element, desc: &Desc) -> Result<Option<ActError>, ActError> {
+    let value = call_on(
+        &el.frame,
+        &el.object_id,
+        &with_prelude(js::REVEALER),
+        &[],
+        &el.reference,
+    )
+    .await?;
+    if value.is_null() {
+        return Ok(None);
+    }
+    let control: Desc = serde_json::from_value(value.clone()).unwrap_or_default();
+    let words = if control.name.is_empty() {
+        control.words.chars().take(80).collect()
+    } else {
+        control.name.clone()
+    };
+    if words.is_empty() {
+        return Ok(None);
+    }
+    // The control's ref, in the element's own frame (same prefix).
+    let prefix = el
+        .reference
+        .rfind(['e', 'E'])
+        .map_or("", |i| &el.reference[..i]);
+    let named = control.what();
+    let control_text = match value.get("ref").and_then(Value::as_u64) {
+        Some(n) => format!("{named}, ref {prefix}e{n}"),
+        None => named,
+    };
+    Ok(Some(ActError::Closed {
+        reference: el.reference.clone(),
+        what: desc.what_capital(),
+        closed: words,
+        control: control_text,
+    }))
 }
 
 /// Where an element stands for the pointer now.
@@ -596,7 +651,8 @@ async fn wait_actionable(
     if el.frame.id() != el.page.id() {
         not_frozen(&el.frame)?;
     }
-    let deadline = Instant::now() + options.actionable_within;
+    let started = Instant::now();
+    let deadline = started + options.actionable_within;
     let script = with_prelude(js::ACTIONABLE);
     loop {
         let value = call_on(&el.frame, &el.object_id, &script, &[], &el.reference).await?;
@@ -609,6 +665,13 @@ async fn wait_actionable(
         let enabled = !need_enabled || !desc.disabled;
         if desc.visible && desc.stable && enabled {
             return Ok(desc);
+        }
+        // Inside something closed: nothing opens it but a click, so say which at once.
+        if !desc.visible
+            && Instant::now() >= started + options.covered_within
+            && let Some(closed) = closed_by(el, &desc).await?
+        {
+            return Err(closed);
         }
         if Instant::now() >= deadline {
             let reference = el.reference.clone();

@@ -7,7 +7,8 @@
 //! `- heading "Cart" [level=2]`, `- link "Docs" [ref=e3] -> /docs`,
 //! `- combobox "Country" [ref=e9]: France` with a `- options: France | Spain` child. Only
 //! elements the agent can act on carry a ref; wrappers without a role are left out and
-//! their children take their place. A frame's content sits under its `- iframe "…":` line,
+//! their children take their place. What a person cannot reach is left out too: hidden,
+//! inert or aria-hidden content, an off-canvas drawer, a box collapsed to nothing. A frame's content sits under its `- iframe "…":` line,
 //! its refs prefixed (`f1e3`) unless the frame is same-origin (walked in place, plain
 //! refs). Secret fields show `[secret]` and, when filled, `: ••••` (conch-policy's
 //! `classify_field`).

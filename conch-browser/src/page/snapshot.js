@@ -247,12 +247,50 @@
       return '\u0002' + (fields.length - 1);
     };
 
+    // What a person's pointer can reach in the document being walked, in its viewport's
+    // coordinates: the document's scrollable area, the viewport inside a fixed element,
+    // or a scrolling panel's whole scrollable area inside it. An element wholly outside it (an off-canvas panel) and the inside of a box
+    // collapsed to no height or width that clips its overflow (a closed accordion) are
+    // left out, as are inert and aria-hidden subtrees (issue 11, class 2).
+    let reach = null;
+    const reachOf = (doc) => {
+      const w = doc.defaultView;
+      const se = doc.scrollingElement || doc.documentElement;
+      return {
+        l: -w.scrollX, t: -w.scrollY,
+        r: -w.scrollX + Math.max(se.scrollWidth, w.innerWidth), b: -w.scrollY + Math.max(se.scrollHeight, w.innerHeight),
+      };
+    };
+    const CLIPS = new Set(['hidden', 'clip']);
+    const SCROLLS = new Set(['auto', 'scroll']);
     const visit = (el, depth, o) => {
       const tag = el.localName;
       if (SKIP.has(tag)) return;
-      if (el.getAttribute('aria-hidden') === 'true') return;
+      if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
       const vis = visible(el);
       if (vis === 'no') return;
+      const saved = reach;
+      if (vis === 'yes' && tag !== 'body' && tag !== 'html') {
+        const view = el.ownerDocument.defaultView;
+        const cs = view.getComputedStyle(el);
+        const r = el.getBoundingClientRect();
+        if (cs.position === 'fixed') reach = { l: 0, t: 0, r: view.innerWidth, b: view.innerHeight };
+        const outside = r.width > 0 && r.height > 0
+          && (r.right <= reach.l || r.left >= reach.r || r.bottom <= reach.t || r.top >= reach.b);
+        // A check box moved off the page behind its styled label is still ticked by it.
+        const labelled = tag === 'input' && el.labels && el.labels.length > 0;
+        const collapsed = (r.width === 0 && CLIPS.has(cs.overflowX)) || (r.height === 0 && CLIPS.has(cs.overflowY));
+        if ((outside && !labelled) || (collapsed && el.firstChild)) { reach = saved; return; }
+        // Inside a panel that scrolls, its whole scrollable area can be brought into view.
+        if (SCROLLS.has(cs.overflowX) || SCROLLS.has(cs.overflowY)) {
+          const l = r.left + el.clientLeft - el.scrollLeft, t = r.top + el.clientTop - el.scrollTop;
+          reach = { l, t, r: l + el.scrollWidth, b: t + el.scrollHeight };
+        }
+      }
+      try { shown(el, tag, vis, depth, o); } finally { reach = saved; }
+    };
+
+    const shown = (el, tag, vis, depth, o) => {
       let role = vis === 'contents' ? null : roleOf(el, tag);
       if (tag === 'iframe' || tag === 'frame') {
         flush(o, depth);
@@ -263,6 +301,7 @@
         try { doc = el.contentDocument; } catch (e) { doc = null; }
         if (doc && doc.body) {
           const sub = { lines: [], text: '', onlyText: true };
+          reach = reachOf(doc);
           walk(doc.body, depth + 1, sub);
           flush(sub, depth + 1);
           if (sub.lines.length) { o.lines.push(head + ':'); o.lines.push(...sub.lines); }
@@ -416,6 +455,7 @@
       }
     };
 
+    reach = reachOf(document);
     if (document.body) walk(document.body, 0, out);
     flush(out, 0);
     return {
@@ -473,6 +513,12 @@
     return { fields: found, frames, width: window.innerWidth, height: window.innerHeight };
   }
 
-  globalThis.__conch = { snapshot, element, frame, fields, read: () => reads };
+  // The ref an element was given by a read, if any (for naming a control in a sentence).
+  const known = (el) => {
+    const n = refOfEl.get(el);
+    return n === undefined ? null : n;
+  };
+
+  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads };
   return true;
 })()

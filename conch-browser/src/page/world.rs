@@ -231,7 +231,16 @@ impl Frame {
                 Ok(answer) => {
                     return Ok(answer["object"]["objectId"].as_str().map(str::to_owned));
                 }
-                Err(e) if !fresh && is_lost_context(e.kind()) => fresh = true,
+                // A world kept from the frame's last document (a navigation, or the page
+                // kept in the back-forward cache) does not hold this document's nodes.
+                Err(e)
+                    if !fresh
+                        && (is_lost_context(e.kind())
+                            || matches!(e.kind(), ErrorKind::Protocol { message, .. }
+                                if message.contains("does not belong"))) =>
+                {
+                    fresh = true;
+                }
                 Err(e) if matches!(e.kind(), ErrorKind::Protocol { .. }) => return Ok(None),
                 Err(e) => return Err(e.into()),
             }

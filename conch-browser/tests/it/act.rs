@@ -1008,3 +1008,66 @@ async fn snap_4_acts_inside_same_origin_frames_nested_scrolled_and_transformed()
     assert_eq!(lab.log().await.len(), 3);
     lab.browser.shutdown().await;
 }
+
+/// Issue 11, class 2: an act on a ref that a closed menu now hides is not sent, and the
+/// sentence says what opens it, with that control's ref, without waiting out the bound:
+/// a link of an off-canvas drawer closed again, and a check box of a closed `<details>`.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_2_a_ref_a_closed_menu_hides_names_what_opens_it() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("responsive-nav.html").await;
+    let mut reader = Reader::new();
+    let o = quick();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let menu = ref_of(&snap.text, "button \"Menu\"");
+    let filters = ref_of(&snap.text, "button \"Filters\"");
+    let click = |r: String| {
+        let page = page.clone();
+        async move {
+            let el = act::element(&page, &r).await.unwrap();
+            act::click(&el, How::Click, &quick()).await
+        }
+    };
+    // The open drawer lies over the page below the top bar: open the filters first.
+    click(filters.clone()).await.unwrap();
+    click(menu.clone()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let snap = read(&page, &mut reader).await.unwrap();
+    let tents = ref_of(&snap.text, "link \"Tents\"");
+    let stock = ref_of(&snap.text, "checkbox \"In stock only\"");
+    click(menu.clone()).await.unwrap();
+    click(filters.clone()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let started = Instant::now();
+    let err = click(tents.clone()).await.unwrap_err();
+    assert!(matches!(err, ActError::Closed { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "The link “Tents” ({tents}) is inside the closed “Menu”; click that first (the button “Menu”, ref {menu})."
+        )
+    );
+    assert!(
+        started.elapsed() < o.actionable_within,
+        "{:?}",
+        started.elapsed()
+    );
+    let err = click(stock.clone()).await.unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "inside the closed “Filters”; click that first (the button “Filters”, ref {filters})"
+        )),
+        "{err}"
+    );
+    assert!(lab.log().await.is_empty());
+
+    // Opened again as the sentence says, the same refs act.
+    click(filters).await.unwrap();
+    click(stock).await.unwrap();
+    click(menu).await.unwrap();
+    click(tents).await.unwrap();
+    assert_eq!(lab.log().await, ["stock", "link:Tents"]);
+    lab.browser.shutdown().await;
+}

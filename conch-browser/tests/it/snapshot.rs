@@ -512,3 +512,50 @@ async fn snap_products_size_and_add_to_cart_diff() {
     assert!(diff.contains("Cart: 1 items"), "{diff}");
     tab.browser.shutdown().await;
 }
+
+/// Issue 11, class 2 (SNAP-1): what a person cannot reach gets no line and no ref: the
+/// links of an off-canvas drawer and of a closed account menu, a closed `<details>`, a
+/// box collapsed to no height, aria-hidden, inert and visibility:hidden content. Opened,
+/// each is listed with a ref.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_closed_menus_and_off_canvas_panels_are_left_out() {
+    let mut tab = open("responsive-nav.html").await;
+    let snap = tab.read().await;
+    for hidden in [
+        "Tents",
+        "Backpacks",
+        "Settings",
+        "Sign out",
+        "In stock only",
+        "Shipping policy",
+        "Decorative promo",
+        "Behind the sheet",
+        "Ghost link",
+    ] {
+        assert!(!snap.text.contains(hidden), "{hidden} in:\n{}", snap.text);
+    }
+    for shown in [
+        "button \"Menu\"",
+        "button \"Account\"",
+        "button \"Filters\"",
+        "link \"Shop now\"",
+        "button \"Shipping details\"",
+    ] {
+        ref_on(&snap.text, shown);
+    }
+    tab.eval(
+        "for (const s of ['.menu-toggle', '.account-toggle', '.shipping-toggle', 'summary']) document.querySelector(s).click()",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let snap = tab.read().await;
+    for opened in [
+        "link \"Tents\"",
+        "link \"Settings\"",
+        "checkbox \"In stock only\"",
+        "link \"Shipping policy\"",
+    ] {
+        ref_on(&snap.text, opened);
+    }
+    tab.browser.shutdown().await;
+}

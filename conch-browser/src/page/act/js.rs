@@ -11,6 +11,8 @@
 
 /// `describe(el)`: role, accessible name (approximate), tag, type, words, whether it is an
 /// editable text field and whether it is disabled, and the facts the secrets rule reads.
+/// `reachable(el)`: whether a person could reach it (visible, not inert, not collapsed
+/// away or off the page). `revealer(el)`: the control that opens what hides it.
 /// `composedContains(a, b)`: whether `b` is `a` or inside it, through shadow roots.
 /// `frameFacts(el)`: for a frame element, whether its document is closed to this world.
 pub(crate) const PRELUDE: &str = r#"
@@ -80,6 +82,76 @@ const describe = (el) => {
     },
   };
 };
+const reachable = (el) => {
+  // Whether a person could reach it: rendered and visible, not inert, not inside a box
+  // collapsed to nothing that clips its overflow, and not wholly outside what can be
+  // scrolled to (the page's scrollable area, the viewport under a fixed element, or a
+  // scrolling panel's area): an off-canvas panel is not.
+  if (!el.isConnected) return false;
+  if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) return false;
+  if (el.closest('[inert]')) return false;
+  const doc = el.ownerDocument, view = doc.defaultView;
+  const r = el.getBoundingClientRect();
+  if (r.width <= 0 || r.height <= 0) return false;
+  const clips = (v) => v === 'hidden' || v === 'clip';
+  const scrolls = (v) => v === 'auto' || v === 'scroll';
+  const se = doc.scrollingElement || doc.documentElement;
+  let reach = {l: -view.scrollX, t: -view.scrollY,
+    r: -view.scrollX + Math.max(se.scrollWidth, view.innerWidth), b: -view.scrollY + Math.max(se.scrollHeight, view.innerHeight)};
+  let panel = null;
+  for (let n = el; n && n !== doc.body && n !== doc.documentElement; n = n.parentElement) {
+    const cs = view.getComputedStyle(n);
+    if (n !== el) {
+      const b = n.getBoundingClientRect();
+      if ((b.width === 0 && clips(cs.overflowX)) || (b.height === 0 && clips(cs.overflowY))) return false;
+      if (scrolls(cs.overflowX) || scrolls(cs.overflowY)) {
+        const l = b.left + n.clientLeft - n.scrollLeft, t = b.top + n.clientTop - n.scrollTop;
+        reach = {l, t, r: l + n.scrollWidth, b: t + n.scrollHeight};
+        panel = n;
+        break;
+      }
+    }
+    if (cs.position === 'fixed') { reach = {l: 0, t: 0, r: view.innerWidth, b: view.innerHeight}; break; }
+  }
+  if (r.right <= reach.l || r.left >= reach.r || r.bottom <= reach.t || r.top >= reach.b) return false;
+  return panel ? reachable(panel) : true;
+};
+const revealer = (el) => {
+  // What opens the closed thing el is inside: a closed <details>' summary, a control
+  // whose aria-controls names a box around it (a collapsed one first), or the collapsed
+  // control just before the hidden box around it.
+  const doc = el.ownerDocument;
+  const out = (c) => {
+    let ref = null;
+    try { ref = globalThis.__conch && globalThis.__conch.known ? globalThis.__conch.known(c) : null; } catch (e) { ref = null; }
+    return Object.assign(describe(c), {ref});
+  };
+  for (let n = el.parentElement; n; n = n.parentElement) {
+    if (n.localName === 'details' && !n.open) {
+      const s = n.querySelector(':scope > summary');
+      if (s && !s.contains(el)) return out(s);
+    }
+  }
+  const ids = new Set();
+  let hidden = el;
+  for (let n = el; n && n !== doc.body; n = n.parentElement) {
+    if (n.id) ids.add(n.id);
+    if (!reachable(n)) hidden = n;
+  }
+  let named = null;
+  for (const c of doc.querySelectorAll('[aria-controls]')) {
+    if (c === el || el.contains(c) || hidden.contains(c)) continue;
+    if (!__attr(c, 'aria-controls').split(/\s+/).some((id) => ids.has(id))) continue;
+    if (__attr(c, 'aria-expanded') === 'false' || __attr(c, 'aria-selected') === 'false') return out(c);
+    named = named || c;
+  }
+  if (named) return out(named);
+  for (let s = hidden.previousElementSibling; s; s = s.previousElementSibling) {
+    const c = s.matches('[aria-expanded="false"]') ? s : s.querySelector('[aria-expanded="false"]');
+    if (c) return out(c);
+  }
+  return null;
+};
 const composedContains = (a, b) => {
   for (let n = b; n; n = n.parentNode || (n.nodeType === 11 && n.host) || null) if (n === a) return true;
   return false;
@@ -100,9 +172,7 @@ pub(crate) const ACTIONABLE: &str = r#"function() {
   if (!el.isConnected) return {gone: true};
   const d = describe(el);
   const r1 = el.getBoundingClientRect();
-  const style = el.ownerDocument.defaultView.getComputedStyle(el);
-  const visible = r1.width > 0 && r1.height > 0 && style.visibility !== 'hidden'
-    && (el.checkVisibility ? el.checkVisibility() : true);
+  const visible = reachable(el);
   return new Promise(resolve => {
     let done = false;
     const finish = () => {
@@ -177,6 +247,14 @@ pub(crate) const DESCRIBE: &str = r#"function() {
   PRELUDE
   const el = this.nodeType === 1 ? this : (this.parentElement || this);
   return Object.assign(describe(el), frameFacts(el));
+}"#;
+
+/// Called on an element that can't be reached: the control that opens what it is inside,
+/// described, with the ref a read gave it (`ref`, a number, or null); null when none is
+/// found.
+pub(crate) const REVEALER: &str = r#"function() {
+  PRELUDE
+  return revealer(this);
 }"#;
 
 /// Called on a `<select>`: picks the options matching `values` by value or label.
