@@ -8,7 +8,10 @@
 //! `- combobox "Country" [ref=e9]: France` with a `- options: France | Spain` child. Only
 //! elements the agent can act on carry a ref; wrappers without a role are left out and
 //! their children take their place. What a person cannot reach is left out too: hidden,
-//! inert or aria-hidden content, an off-canvas drawer, a box collapsed to nothing. A frame's content sits under its `- iframe "…":` line,
+//! inert or aria-hidden content, an off-canvas drawer, a box collapsed to nothing.
+//! Controls made only by script get a ref too (`- generic "New task" [ref=e4]`): an
+//! element whose own style shows a hand or grip cursor, with an `onclick` or a tabindex,
+//! or what jQuery UI drags or drops onto; the inside of such a control gets none. A frame's content sits under its `- iframe "…":` line,
 //! its refs prefixed (`f1e3`) unless the frame is same-origin (walked in place, plain
 //! refs). Secret fields show `[secret]` and, when filled, `: ••••` (conch-policy's
 //! `classify_field`).

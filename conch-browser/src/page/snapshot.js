@@ -126,26 +126,45 @@
   let actionableInside = false;
   const ACTIONABLE_TAGS = new Set(['a', 'button', 'input', 'select', 'textarea', 'iframe', 'frame', 'details', 'summary']);
 
+  // Controls only by script (issue 11, class 4): an element whose own style (not its
+  // parent's, which it would inherit) gives the pointer a hand or a grip, and the classes
+  // jQuery UI puts on what it drags, sorts or drops onto.
+  const HAND = new Set(['pointer', 'grab', 'move', 'grabbing']);
+  const SCRIPTED_CLASSES = ['ui-draggable', 'ui-draggable-handle', 'ui-sortable-handle', 'ui-droppable'];
+  const byScript = (el, cursor, parentCursor) => (HAND.has(cursor) && cursor !== parentCursor)
+    || SCRIPTED_CLASSES.some((c) => el.classList.contains(c));
+  const cursorOf = (el) => {
+    const view = el.ownerDocument.defaultView;
+    return el.nodeType === 1 ? view.getComputedStyle(el).cursor : '';
+  };
+
   function textOf(el) {
     // The text an element shows, with images' alt text, for names from content.
     let out = '';
     actionableInside = false;
-    const visit = (n) => {
+    const visit = (n, parentCursor) => {
       for (let c = n.firstChild; c; c = c.nextSibling) {
         const type = c.nodeType;
         if (type === 3) out += c.data;
         else if (type === 1) {
           const t = c.localName;
-          if (!actionableInside && (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable'))) actionableInside = true;
           if (t === 'script' || t === 'style' || t === 'template') continue;
+          let cursor = parentCursor;
+          if (!actionableInside) {
+            if (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable')) actionableInside = true;
+            else {
+              cursor = cursorOf(c);
+              if (byScript(c, cursor, parentCursor)) actionableInside = true;
+            }
+          }
           if (c.getAttribute('aria-hidden') === 'true') continue;
           if (t === 'img') { out += ' ' + (c.getAttribute('alt') || '') + ' '; continue; }
           if (t === 'input' && (c.type === 'submit' || c.type === 'button')) { out += ' ' + c.value + ' '; continue; }
-          if (INLINE.has(t)) visit(c); else { out += ' '; visit(c); out += ' '; }
+          if (INLINE.has(t)) visit(c, cursor); else { out += ' '; visit(c, cursor); out += ' '; }
         }
       }
     };
-    visit(el);
+    visit(el, cursorOf(el));
     return norm(out);
   }
 
@@ -261,6 +280,10 @@
         r: -w.scrollX + Math.max(se.scrollWidth, w.innerWidth), b: -w.scrollY + Math.max(se.scrollHeight, w.innerHeight),
       };
     };
+    // The cursor the parent shows, and whether an element above already has a ref (its
+    // children are then part of that control, not controls of their own).
+    let parentCursor = '';
+    let inControl = false;
     const CLIPS = new Set(['hidden', 'clip']);
     const SCROLLS = new Set(['auto', 'scroll']);
     const visit = (el, depth, o) => {
@@ -269,10 +292,13 @@
       if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
       const vis = visible(el);
       if (vis === 'no') return;
-      const saved = reach;
+      const saved = reach, savedCursor = parentCursor, savedControl = inControl;
+      let scripted = false;
       if (vis === 'yes' && tag !== 'body' && tag !== 'html') {
         const view = el.ownerDocument.defaultView;
         const cs = view.getComputedStyle(el);
+        scripted = !inControl && byScript(el, cs.cursor, parentCursor);
+        parentCursor = cs.cursor;
         const r = el.getBoundingClientRect();
         if (cs.position === 'fixed') reach = { l: 0, t: 0, r: view.innerWidth, b: view.innerHeight };
         const outside = r.width > 0 && r.height > 0
@@ -280,18 +306,19 @@
         // A check box moved off the page behind its styled label is still ticked by it.
         const labelled = tag === 'input' && el.labels && el.labels.length > 0;
         const collapsed = (r.width === 0 && CLIPS.has(cs.overflowX)) || (r.height === 0 && CLIPS.has(cs.overflowY));
-        if ((outside && !labelled) || (collapsed && el.firstChild)) { reach = saved; return; }
+        if ((outside && !labelled) || (collapsed && el.firstChild)) { reach = saved; parentCursor = savedCursor; return; }
         // Inside a panel that scrolls, its whole scrollable area can be brought into view.
         if (SCROLLS.has(cs.overflowX) || SCROLLS.has(cs.overflowY)) {
           const l = r.left + el.clientLeft - el.scrollLeft, t = r.top + el.clientTop - el.scrollTop;
           reach = { l, t, r: l + el.scrollWidth, b: t + el.scrollHeight };
         }
       }
-      try { shown(el, tag, vis, depth, o); } finally { reach = saved; }
+      try { shown(el, tag, vis, scripted, depth, o); } finally { reach = saved; parentCursor = savedCursor; inControl = savedControl; }
     };
 
-    const shown = (el, tag, vis, depth, o) => {
+    const shown = (el, tag, vis, scripted, depth, o) => {
       let role = vis === 'contents' ? null : roleOf(el, tag);
+      if (scripted && (!role || role === 'generic')) role = 'clickable';
       if (tag === 'iframe' || tag === 'frame') {
         flush(o, depth);
         o.onlyText = false;
@@ -329,6 +356,9 @@
         inside = actionableInside;
       }
       let name = role ? nameOf(el, tag, role, content) : '';
+      // A clickable box around other controls is named by its label only: its children
+      // speak for themselves.
+      if (role === 'clickable' && inside) name = norm(el.getAttribute('aria-label') || el.getAttribute('title') || '');
       if (role && NAMED_ONLY.has(role) && !name) role = null;
       if (role === 'none' || role === 'presentation' || role === 'generic') role = null;
       if (!role) {
@@ -362,8 +392,10 @@
       // is where things are dropped: both need a ref for a drag.
       const draggable = el.getAttribute('draggable') === 'true';
       const namedContainer = (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) && DROP_TARGETS.has(role);
-      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer) {
+      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer || scripted) {
         line += ' [ref=e' + refOf(el) + ']';
+        // What is dropped onto holds controls of its own; anything else is one control.
+        if (!namedContainer && !el.classList.contains('ui-droppable')) inControl = true;
       }
       // Values.
       if (tag === 'input') {

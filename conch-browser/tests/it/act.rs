@@ -1071,3 +1071,37 @@ async fn snap_2_a_ref_a_closed_menu_hides_names_what_opens_it() {
     assert_eq!(lab.log().await, ["stock", "link:Tents"]);
     lab.browser.shutdown().await;
 }
+
+/// Issue 11, class 4 (SNAP-1, GES-1, GES-3, GES-4): controls made only by script get refs
+/// and take every gesture: a tile with a click handler and `cursor: pointer` (its icon,
+/// which inherits the cursor, gets none), a tile that reacts to hover, and a card dragged
+/// on mouse events, jQuery UI style, onto another column.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_script_controls_get_refs_and_take_gestures() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("board.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let o = quick();
+    let el = |needle: &str| {
+        let page = page.clone();
+        let r = ref_of(&snap.text, needle);
+        async move { act::element(&page, &r).await.unwrap() }
+    };
+    assert_eq!(snap.text.matches("[ref=").count(), 6, "{}", snap.text);
+    act::click(&el("New task\"").await, How::Click, &o)
+        .await
+        .unwrap();
+    act::click(&el("\"Filter\"").await, How::Hover, &o)
+        .await
+        .unwrap();
+    act::drag(&el("\"Fix the login bug").await, &el("\"Done\"").await, &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        lab.log().await,
+        ["new-task", "hover:filter", "drop:card-2:done"]
+    );
+    lab.browser.shutdown().await;
+}
