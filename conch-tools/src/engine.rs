@@ -178,7 +178,8 @@ impl Pages {
         whole(&tab.id, &snapshot, n)
     }
 
-    /// The lines of the whole page holding `needle`, with their parts (SNAP-11).
+    /// The lines of the whole page holding `needle`, with their parts (SNAP-11), each
+    /// with its neighbourhood: the item around it, with its refs (issue 11, class 7).
     pub(crate) async fn find(
         &self,
         conv: &Conversation,
@@ -195,7 +196,13 @@ impl Pages {
         }
         let lines: Vec<String> = found
             .iter()
-            .map(|f| format!("(part {}) {}", f.part, f.line))
+            .map(|f| {
+                if f.block.len() > 1 {
+                    format!("(part {})\n{}", f.part, f.block.join("\n"))
+                } else {
+                    format!("(part {}) {}", f.part, f.line)
+                }
+            })
             .collect();
         Ok(Some(PageBody::bounded(&lines.join("\n"))))
     }

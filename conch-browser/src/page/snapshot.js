@@ -216,6 +216,12 @@
     return 'no';
   }
 
+  // Whether a box has a sibling of the same tag and class next to it.
+  function alike(el) {
+    const sib = el.previousElementSibling || el.nextElementSibling;
+    return !!sib && sib.localName === el.localName && sib.className === el.className;
+  }
+
   function children(node) {
     if (node.shadowRoot) return node.shadowRoot.childNodes;
     if (node.localName === 'slot') {
@@ -364,8 +370,21 @@
       if (!role) {
         const block = !INLINE.has(tag);
         if (block) flush(o, depth);
+        // One of a run of alike boxes (a product card in a grid) is an item: its lines are
+        // bracketed by \u0003 and \u0004 lines, which reading takes out and keeps for
+        // find's neighbourhoods (issue 11, class 7).
+        const item = block && alike(el);
+        const start = o.lines.length;
+        if (item) o.lines.push('\u0003');
         walk(el, depth, o);
         if (block) flush(o, depth);
+        if (item) {
+          if (o.lines.length - start > 2) o.lines.push('\u0004');
+          else {
+            o.lines.splice(start, 1);
+            if (o.textAt !== undefined && o.textAt > start) o.textAt--;
+          }
+        }
         return;
       }
       flush(o, depth);

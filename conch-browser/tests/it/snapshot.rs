@@ -559,3 +559,40 @@ async fn snap_1_closed_menus_and_off_canvas_panels_are_left_out() {
     }
     tab.browser.shutdown().await;
 }
+
+/// Issue 11, class 7 (SNAP-11): on the 200-product page, finding a product gives its card
+/// (photo, heading, price, "Add to cart" with its ref) once, not just the heading line, and
+/// that ref is the product's own button; the markers that delimit cards never show.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_11_find_on_products_brings_the_add_to_cart_ref() {
+    let mut tab = open("products.html").await;
+    let snap = tab.read().await;
+    assert!(
+        !snap.text.contains('\u{3}') && !snap.text.contains('\u{4}'),
+        "markers left in the text"
+    );
+    let found = snap.find("Product 150");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let block = &found[0].block;
+    assert!(block.len() <= page::NEIGHBOURHOOD_LINES, "{block:?}");
+    assert!(
+        block.iter().any(|l| l.contains("heading \"Product 150\"")),
+        "{block:?}"
+    );
+    assert!(
+        !block.iter().any(|l| l.contains("Product 151")),
+        "{block:?}"
+    );
+    let add = block
+        .iter()
+        .find(|l| l.contains("button \"Add to cart\""))
+        .unwrap_or_else(|| panic!("no button in {block:?}"));
+    let id = on_element(
+        &tab.page,
+        &ref_on(add, "Add to cart"),
+        "function() { return this.dataset.id; }",
+    )
+    .await;
+    assert_eq!(id, "150");
+    tab.browser.shutdown().await;
+}
