@@ -28,9 +28,13 @@
   const NOT_TYPED = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden', 'range', 'color']);
   const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code|cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year)(\s|$)/i;
 
-  // Page text never looks like a ref: "[ref=" in it becomes "[ref =".
+  // Page text never carries control characters (the reader's own markers are \u0001 to
+  // \u0004: page text must not cut or splice lines with them, issue 11) and never looks
+  // like a ref: "[ref=" in it becomes "[ref =".
+  const CONTROLS = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f]/g;
+  const clean = (s) => s.replace(CONTROLS, '');
   const norm = (s) => {
-    const t = s.replace(/\s+/g, ' ').trim();
+    const t = clean(s).replace(/\s+/g, ' ').trim();
     return t.indexOf('[') < 0 ? t : t.replace(/\[ref=/gi, '[ref =');
   };
   const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
@@ -267,7 +271,7 @@
       fields.push({
         inputType: type, autocomplete, label: name, name: el.getAttribute('name') || '',
         id: el.id || '', placeholder: el.getAttribute('placeholder') || '',
-        value: cap(value.replace(/\r?\n/g, '\\n'), 500), obvious,
+        value: cap(clean(value).replace(/\r?\n/g, '\\n').replace(/\r/g, ''), 500), obvious,
       });
       return '\u0002' + (fields.length - 1);
     };
@@ -420,10 +424,10 @@
       if (tag === 'input') {
         const type = (el.getAttribute('type') || 'text').toLowerCase();
         if (type === 'file') {
-          const names = Array.from(el.files || [], (f) => f.name).join(', ');
+          const names = clean(Array.from(el.files || [], (f) => f.name).join(', '));
           if (names) line += ': ' + cap(names, 300);
         } else if (type === 'range' || type === 'color') {
-          line += ': ' + el.value;
+          line += ': ' + clean(el.value);
         } else if (!NOT_TYPED.has(type)) {
           line += fieldMarker(el, tag, name);
         }
@@ -445,7 +449,7 @@
         let href = el.href;
         const origin = el.ownerDocument.location.origin;
         if (origin && origin !== 'null' && href.startsWith(origin + '/')) href = href.slice(origin.length);
-        const suffix = ' -> ' + cap(href, 300);
+        const suffix = ' -> ' + cap(clean(href).replace(/\s/g, ''), 300);
         if (!inside) { o.lines.push(line + suffix); return; }
         line += suffix;
       }
@@ -511,7 +515,7 @@
     flush(out, 0);
     return {
       text: out.lines.join('\n'), fields, token, next: nextRef,
-      title: document.title, url: location.href,
+      title: norm(document.title), url: clean(location.href),
     };
   }
 

@@ -596,3 +596,51 @@ async fn snap_11_find_on_products_brings_the_add_to_cart_ref() {
     assert_eq!(id, "150");
     tab.browser.shutdown().await;
 }
+
+/// Issue 11 review (SNAP-1): page text with control characters (the reader's own markers
+/// among them) can't cut or splice lines: they are taken out, no field value lands on a
+/// text line, and every line still reads as one element.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_control_characters_cannot_cut_or_splice_lines() {
+    let mut tab = open("control-chars.html").await;
+    let snap = tab.read().await;
+    assert!(
+        !snap.text.chars().any(|c| c.is_control() && c != '\n'),
+        "{:?}",
+        snap.text
+    );
+    assert!(
+        !snap.title.chars().any(char::is_control),
+        "{:?}",
+        snap.title
+    );
+    assert_eq!(
+        snap.text.matches("ada@example.test").count(),
+        1,
+        "{}",
+        snap.text
+    );
+    for line in [
+        "- paragraph: Total0 due today",
+        "- paragraph: 1 item in your basket",
+        "- button \"Pay later\" [ref=e4]",
+    ] {
+        assert!(
+            snap.text.lines().any(|l| l.trim_start() == line),
+            "{line} in\n{}",
+            snap.text
+        );
+    }
+    assert!(
+        snap.text
+            .lines()
+            .any(|l| l.starts_with("- textbox \"Note")
+                && l.ends_with("[ref=e2]: Leave at0 the door1")),
+        "{}",
+        snap.text
+    );
+    for line in snap.text.lines() {
+        assert!(line.trim_start().starts_with("- "), "{line:?}");
+    }
+    tab.browser.shutdown().await;
+}
