@@ -501,9 +501,9 @@ pub(crate) async fn type_text(
 /// The value goes nowhere else (SEC-2).
 pub(crate) async fn fill_secret(element: &Element, secret: &str) -> Result<(), ToolError> {
     act::click(element, act::How::Click, &ActOptions::default()).await?;
-    conch_browser::page::input::replace_focused_text(&element.page, secret)
+    act::replace_text_in(element, secret)
         .await
-        .map_err(|e| ToolError::Act(ActError::from(e).to_string()))?;
+        .map_err(|e| ToolError::Act(e.to_string()))?;
     Ok(())
 }
 

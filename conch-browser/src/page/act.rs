@@ -201,6 +201,16 @@ pub enum ActError {
         /// Its role and name.
         what: String,
     },
+    /// The page moved the focus away from the field before the text went in.
+    #[error(
+        "The page moved the focus away from {what} ({reference}) before Conch typed, so nothing was typed; read the page and try again."
+    )]
+    FocusMoved {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
     /// Text into something that is not a text field.
     #[error("{what} ({reference}) is not a text field; use browser_click or browser_select.")]
     NotEditable {
@@ -862,10 +872,39 @@ pub async fn type_text(el: &Element, text: &str, options: &ActOptions) -> Result
     }
     settled(&el.page, options, async {
         focus(el, options).await?;
-        input::replace_focused_text(&el.page, text).await?;
-        Ok(())
+        replace_text_in(el, text).await
     })
     .await
+}
+
+/// Replaces the contents of the focused field `el` with `text`: selects all, then checks
+/// in the element's own world that it still holds the focus right before the text goes
+/// in, so a page that moves the focus elsewhere gets nothing typed (issue 11 review).
+///
+/// # Errors
+/// [`ActError::FocusMoved`] when `el` lost the focus, or a DevTools failure.
+pub async fn replace_text_in(el: &Element, text: &str) -> Result<(), ActError> {
+    input::select_all_focused(&el.page).await?;
+    let held = call_on(
+        &el.frame,
+        &el.object_id,
+        &with_prelude(js::HAS_FOCUS),
+        &[],
+        &el.reference,
+    )
+    .await?;
+    if held != Value::Bool(true) {
+        let what = describe(&el.frame, &el.object_id, &el.reference)
+            .await
+            .map(|d| d.what())
+            .unwrap_or_else(|_| "the field".to_owned());
+        return Err(ActError::FocusMoved {
+            reference: el.reference.clone(),
+            what,
+        });
+    }
+    input::insert_over_selection(&el.page, text).await?;
+    Ok(())
 }
 
 /// Presses `keys` (a key or a chord such as `Control+Shift+K`) on `on` after focusing it,
@@ -1216,8 +1255,21 @@ pub async fn click_at(
                     .map_or_else(String::new, |r| r.sentence());
                 return Err(ActError::Secret(sentence));
             }
-            if target.as_ref().is_some_and(|u| u.editable) {
-                input::replace_focused_text(page, text).await?;
+            if let Some(field) = target.as_ref().filter(|u| u.editable) {
+                // The focus is read again right before the text goes in: a page that moved
+                // it on the select-all key gets nothing.
+                input::select_all_focused(page).await?;
+                if focused(page).await?.as_ref() != Some(field) {
+                    return Err(ActError::FocusMoved {
+                        reference: "the point".to_owned(),
+                        what: if field.name.is_empty() {
+                            format!("the {}", field.role)
+                        } else {
+                            format!("the {} “{}”", field.role, field.name)
+                        },
+                    });
+                }
+                input::insert_over_selection(page, text).await?;
             } else {
                 input::type_keys(page, text).await?;
             }

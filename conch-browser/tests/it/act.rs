@@ -1105,3 +1105,37 @@ async fn snap_1_script_controls_get_refs_and_take_gestures() {
     );
     lab.browser.shutdown().await;
 }
+
+/// Issue 11 review (GES-8, GES-10): the focus is checked in Conch's world right before the
+/// text goes in; a page that moves it away on the first key gets nothing typed, by ref
+/// and by point, and the field keeps its words.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_8_a_page_that_moves_the_focus_gets_nothing_typed() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("focus-thief.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let from = act::element(&page, &ref_of(&snap.text, "textbox \"From\""))
+        .await
+        .unwrap();
+    let err = act::type_text(&from, "Oslo", &quick()).await.unwrap_err();
+    assert!(matches!(err, ActError::FocusMoved { .. }), "{err:?}");
+    assert!(err.to_string().contains("nothing was typed"), "{err}");
+    let values = || lab.eval("[from.value, capture.value]");
+    assert_eq!(values().await, json!(["Paris", ""]));
+
+    let at = lab
+        .eval("(() => { const r = from.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        .await;
+    let point = Point {
+        x: at[0].as_f64().unwrap(),
+        y: at[1].as_f64().unwrap(),
+    };
+    let err = act::click_at(&page, point, PointHow::Click, Some("Oslo"), &quick())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ActError::FocusMoved { .. }), "{err:?}");
+    assert_eq!(values().await, json!(["Paris", ""]));
+    lab.browser.shutdown().await;
+}

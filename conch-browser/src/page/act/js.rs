@@ -311,6 +311,11 @@ pub(crate) const FOCUS: &str = r#"function() {
   return (FOCUS_HELD).call(this);
 }"#;
 
+/// Called on an element: whether it holds the keyboard focus now, its document's focus
+/// included (read in the world of the call, where the page cannot redefine
+/// `activeElement` or `hasFocus`).
+pub(crate) const HAS_FOCUS: &str = r#"function() { return (FOCUS_HELD).call(this); }"#;
+
 /// Whether `this` holds the focus: its document's active element, through shadow roots,
 /// is it, and the document has the browser's focus.
 const FOCUS_HELD: &str = r#"function() {
