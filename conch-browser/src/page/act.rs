@@ -1123,18 +1123,17 @@ pub async fn scroll(
     }
 }
 
-/// The page's viewport now, in CSS pixels.
+/// The page's viewport now, in CSS pixels, read in Conch's isolated world (the page
+/// cannot redefine `innerWidth` there).
 ///
 /// # Errors
 /// A DevTools failure.
 pub async fn viewport(page: &Session) -> Result<Size, ActError> {
-    let answer = page
-        .call_raw(
-            "Runtime.evaluate",
-            json!({ "expression": "[innerWidth, innerHeight]", "returnByValue": true }),
-        )
+    let answer = Frame::top(page)
+        .await?
+        .evaluate("[innerWidth, innerHeight]", true)
         .await?;
-    let v = script_value(&answer)?;
+    let v = answer.result.value.unwrap_or(Value::Null);
     let dim = |i: usize| {
         v.get(i)
             .and_then(Value::as_f64)

@@ -1139,3 +1139,45 @@ async fn ges_8_a_page_that_moves_the_focus_gets_nothing_typed() {
     assert_eq!(values().await, json!(["Paris", ""]));
     lab.browser.shutdown().await;
 }
+
+/// Issue 11 review (HS-5, SEC-6, GES-11): the checks that guard a rule read the page in
+/// Conch's isolated world, where a page that redefines `innerWidth`, `activeElement`,
+/// `elementFromPoint`, `hasFocus` and `contains` in its own realm changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_5_guards_read_the_page_where_it_cannot_lie() {
+    let lab = lab().await;
+    let page = lab.open("redefines.html").await;
+    assert_eq!(lab.eval("innerWidth").await, json!(4000), "the page lies");
+    let size = act::viewport(&page).await.unwrap();
+    assert!(
+        size.width < 4000 && size.height < 3000 && size.width > 0,
+        "{size:?}"
+    );
+
+    lab.eval("document.getElementById('pw').focus()").await;
+    let focus = act::focused(&page).await.unwrap().expect("a focused field");
+    assert!(focus.secret, "{focus:?}");
+    assert_eq!(focus.name, "Card password");
+
+    let at = lab
+        .eval("(() => { const r = place.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        .await;
+    let point = Point {
+        x: at[0].as_f64().unwrap(),
+        y: at[1].as_f64().unwrap(),
+    };
+    let under = act::under_point(&page, point).await.unwrap();
+    assert_eq!(under.name, "Place order", "{under:?}");
+
+    // The coupon field's click is judged by what truly lies at its point: a layer the
+    // page puts over it is named, whatever `contains` says.
+    lab.eval("document.body.insertAdjacentHTML('beforeend', '<div role=dialog aria-label=\"Sign in first\" style=\"position:fixed;inset:0;background:#fff\"></div>')")
+        .await;
+    let coupon = css(&page, "#coupon").await;
+    let err = act::click(&coupon, How::Click, &quick()).await.unwrap_err();
+    assert!(
+        matches!(&err, ActError::Covered { blocker } if blocker.contains("Sign in first")),
+        "{err:?}"
+    );
+    lab.browser.shutdown().await;
+}
