@@ -397,7 +397,6 @@ struct RawRead {
     text: String,
     fields: Vec<RawField>,
     token: String,
-    next: u64,
     title: String,
     url: String,
 }
@@ -429,15 +428,12 @@ async fn read_frame(
     frame: Frame,
     high_water: &mut HashMap<String, u64>,
 ) -> Result<FrameRead, PageError> {
-    let base = high_water.get(&frame.frame_id).copied().unwrap_or(0);
     let value = frame
-        .call_reader("__conch.snapshot()", Some(base))
+        .call_reader("__conch.snapshot()", Some(high_water))
         .await?
         .unwrap_or(Value::Null);
     let raw: RawRead = serde_json::from_value(value)
         .map_err(|e| PageError::Script(format!("the reader's answer did not fit: {e}")))?;
-    let entry = high_water.entry(frame.frame_id.clone()).or_insert(0);
-    *entry = (*entry).max(raw.next);
 
     let mut text = String::with_capacity(raw.text.len() + 64);
     let mut count = 0usize;

@@ -1,14 +1,16 @@
 // Conch's page reader, installed once per document in the isolated world "conch" (AMB-4).
 // The page cannot see this world's globals, so it can neither read the refs nor forge them.
-// Evaluated as an expression with BASE replaced by the first ref number for this document.
+// Evaluated as an expression with BASE replaced by the first ref number for this document,
+// and FRAME_BASE by the first frame handle's: neither ever names an earlier document's.
 (() => {
   const BASE = __BASE__;
+  const FRAME_BASE = __FRAME_BASE__;
   const refOfEl = new WeakMap();
   const elOfRef = new Map();
   const frameOfEl = new WeakMap();
   const elOfFrame = new Map();
   let nextRef = BASE;
-  let nextFrame = 0;
+  let nextFrame = FRAME_BASE;
   let reads = 0;
   const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
 
@@ -514,7 +516,7 @@
     if (document.body) walk(document.body, 0, out);
     flush(out, 0);
     return {
-      text: out.lines.join('\n'), fields, token, next: nextRef,
+      text: out.lines.join('\n'), fields, token, next: nextRef, nextFrame,
       title: norm(document.title), url: clean(location.href),
     };
   }
@@ -565,7 +567,7 @@
       }
     };
     scan(document, 0, 0);
-    return { fields: found, frames, width: window.innerWidth, height: window.innerHeight };
+    return { fields: found, frames, width: window.innerWidth, height: window.innerHeight, nextFrame };
   }
 
   // The ref an element was given by a read, if any (for naming a control in a sentence).

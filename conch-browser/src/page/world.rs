@@ -144,12 +144,39 @@ impl Frame {
     }
 
     /// Runs `call` (an expression using `__conch`) in the world, installing the reader
-    /// first when this document has none, with refs numbered after `base`. Returns the
-    /// JSON value, or `None` when the world had no reader and `install` was false.
+    /// first when this document has none, with refs and frame handles numbered after the
+    /// highest this frame gave before (`high_water`, updated from the answer's `next` and
+    /// `nextFrame`), so that a held ref never names a later document's element or frame.
+    /// Returns the JSON value, or `None` when the world had no reader and `install` was
+    /// false.
     pub(crate) async fn call_reader(
         &self,
         call: &str,
-        install: Option<u64>,
+        install: Option<&mut HashMap<String, u64>>,
+    ) -> Result<Option<Value>, PageError> {
+        let frames_key = format!("{}/frames", self.frame_id);
+        let bases = install.as_ref().map(|high| {
+            (
+                high.get(&self.frame_id).copied().unwrap_or(0),
+                high.get(&frames_key).copied().unwrap_or(0),
+            )
+        });
+        let value = self.call_reader_from(call, bases).await?;
+        if let (Some(high), Some(value)) = (install, value.as_ref()) {
+            for (key, field) in [(self.frame_id.clone(), "next"), (frames_key, "nextFrame")] {
+                if let Some(n) = value.get(field).and_then(Value::as_u64) {
+                    let entry = high.entry(key).or_insert(0);
+                    *entry = (*entry).max(n);
+                }
+            }
+        }
+        Ok(value)
+    }
+
+    async fn call_reader_from(
+        &self,
+        call: &str,
+        install: Option<(u64, u64)>,
     ) -> Result<Option<Value>, PageError> {
         let guarded = format!("typeof __conch === 'undefined' ? '\u{1}fresh' : ({call})");
         let answer = self.evaluate(&guarded, true).await?;
@@ -157,10 +184,12 @@ impl Frame {
         if value.as_str() != Some("\u{1}fresh") {
             return Ok(Some(value));
         }
-        let Some(base) = install else {
+        let Some((base, frame_base)) = install else {
             return Ok(None);
         };
-        let script = SCRIPT.replace("__BASE__", &base.to_string());
+        let script = SCRIPT
+            .replace("__FRAME_BASE__", &frame_base.to_string())
+            .replace("__BASE__", &base.to_string());
         self.evaluate(&script, true).await?;
         let answer = self.evaluate(call, true).await?;
         Ok(Some(answer.result.value.unwrap_or(Value::Null)))

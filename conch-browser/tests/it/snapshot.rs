@@ -644,3 +644,45 @@ async fn snap_1_control_characters_cannot_cut_or_splice_lines() {
     }
     tab.browser.shutdown().await;
 }
+
+/// Issue 11 review (SNAP-2, SNAP-4): frame refs stay unique across navigations: after the
+/// tab loads a new document with a frame in the same place, a held `f1e…` is gone rather
+/// than resolving into the new document's frame, and the new frame's refs are new.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_2_frame_refs_stay_unique_across_navigations() {
+    let mut tab = open("xo-frame.html").await;
+    let mut snap = tab.read().await;
+    for _ in 0..20 {
+        if snap.text.contains("Place order") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        snap = tab.read().await;
+    }
+    let held = ref_on(&snap.text, "Place order");
+    assert!(held.starts_with("f1e"), "{held}");
+
+    tab.chat
+        .open(&tab.server.url("xo-frame.html?again"))
+        .await
+        .unwrap();
+    let mut fresh = tab.read().await;
+    for _ in 0..20 {
+        if fresh.text.contains("Place order") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        fresh = tab.read().await;
+    }
+    let new = ref_on(&fresh.text, "Place order");
+    assert_ne!(new, held);
+    assert!(!new.starts_with("f1e"), "{new}");
+    let err = resolve(&tab.page, &held).await.unwrap_err();
+    assert!(
+        matches!(err, PageError::FrameGone(_) | PageError::RefGone(_)),
+        "{err:?}"
+    );
+    let text = on_element(&tab.page, &new, "function() { return this.textContent; }").await;
+    assert_eq!(text, "Place order");
+    tab.browser.shutdown().await;
+}
