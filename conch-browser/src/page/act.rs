@@ -526,6 +526,25 @@ pub(crate) async fn actionable_point(
     need_enabled: bool,
 ) -> Result<((f64, f64), Desc), ActError> {
     let desc = wait_actionable(el, options, need_enabled).await?;
+    let label = call_on_handle(
+        &el.frame,
+        &el.object_id,
+        &with_prelude(js::PRESS_TARGET),
+        &[],
+        &el.reference,
+    )
+    .await?;
+    let pressed;
+    let el = match label {
+        Some(object_id) => {
+            pressed = Element {
+                object_id,
+                ..el.clone()
+            };
+            &pressed
+        }
+        None => el,
+    };
     let covered_until = Instant::now() + options.covered_within;
     let scrolled = call_on(
         &el.frame,

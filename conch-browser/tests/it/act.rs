@@ -1181,3 +1181,24 @@ async fn hs_5_guards_read_the_page_where_it_cannot_lie() {
     );
     lab.browser.shutdown().await;
 }
+
+/// Issue 11, class 2: a styled switch whose real check box is moved off the page stays
+/// listed with its ref, and a click on that ref presses its label, as a person would.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_an_off_page_check_box_is_ticked_through_its_label() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("responsive-nav.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let deals = act::element(&page, &ref_of(&snap.text, "checkbox \"Email me deals\""))
+        .await
+        .unwrap();
+    act::click(&deals, How::Click, &quick()).await.unwrap();
+    assert_eq!(
+        lab.eval("document.querySelector('[name=deals]').checked")
+            .await,
+        json!(true)
+    );
+    lab.browser.shutdown().await;
+}

@@ -172,7 +172,8 @@ pub(crate) const ACTIONABLE: &str = r#"function() {
   if (!el.isConnected) return {gone: true};
   const d = describe(el);
   const r1 = el.getBoundingClientRect();
-  const visible = reachable(el);
+  // A check box moved off the page behind its styled label is pressed through the label.
+  const visible = reachable(el) || (!!el.labels && Array.from(el.labels).some(reachable));
   return new Promise(resolve => {
     let done = false;
     const finish = () => {
@@ -193,6 +194,14 @@ pub(crate) const SCROLL_INTO_VIEW: &str = r#"function() {
   if (this.scrollIntoViewIfNeeded) this.scrollIntoViewIfNeeded(true);
   else this.scrollIntoView({block: 'center', inline: 'center'});
   return true;
+}"#;
+
+/// Called on an element: the label to press in its place when it can't be reached itself
+/// but a label of it can (a styled check box), or null.
+pub(crate) const PRESS_TARGET: &str = r#"function() {
+  PRELUDE
+  if (reachable(this) || !this.labels) return null;
+  return Array.from(this.labels).find(reachable) || null;
 }"#;
 
 /// Called on an element with the node the pointer meets: whether that node is the
