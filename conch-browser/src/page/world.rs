@@ -25,6 +25,9 @@ use super::error::PageError;
 /// The reader script: defines `__conch` in the world it runs in.
 const SCRIPT: &str = include_str!("snapshot.js");
 
+/// Roles, names and page text, shared with the act scripts (pasted at `/*ROLES*/`).
+pub(crate) const ROLES: &str = include_str!("roles.js");
+
 /// The world's name in Chromium (seen in DevTools' context list, never by the page).
 const WORLD_NAME: &str = "conch";
 
@@ -188,6 +191,7 @@ impl Frame {
             return Ok(None);
         };
         let script = SCRIPT
+            .replace("/*ROLES*/", ROLES)
             .replace("__FRAME_BASE__", &frame_base.to_string())
             .replace("__BASE__", &base.to_string());
         self.evaluate(&script, true).await?;

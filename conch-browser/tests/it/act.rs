@@ -1202,3 +1202,40 @@ async fn snap_1_an_off_page_check_box_is_ticked_through_its_label() {
     );
     lab.browser.shutdown().await;
 }
+
+/// Issue 11 review (SNAP-1): roles and names are one computation: every element with a
+/// ref on a product page is the same role and name to the act scripts as to the snapshot
+/// (a number field is a spinbutton in both).
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_acts_and_snapshot_agree_on_roles_and_names() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("product.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(
+        snap.text.contains("- spinbutton \"Quantity\""),
+        "{}",
+        snap.text
+    );
+    let mut checked = 0;
+    for line in snap.text.lines().filter(|l| l.contains("[ref=")) {
+        let body = line.trim_start().trim_start_matches("- ");
+        let role = body.split([' ', ':']).next().unwrap();
+        let name = body
+            .split('"')
+            .nth(1)
+            .filter(|_| body[role.len()..].starts_with(" \""))
+            .unwrap_or("");
+        let el = act::element(&page, &ref_of(line, "[ref=")).await.unwrap();
+        let seen = act::describe_element(&el).await.unwrap();
+        assert_eq!(
+            (seen.role.as_str(), seen.name.as_str()),
+            (role, name),
+            "{line}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}: {}", snap.text);
+    lab.browser.shutdown().await;
+}

@@ -9,8 +9,9 @@
 //! Deliberately absent: anything left behind. Each script is a function called on one
 //! element or one expression; none installs a global or a listener that outlives it.
 
-/// `describe(el)`: role, accessible name (approximate), tag, type, words, whether it is an
-/// editable text field and whether it is disabled, and the facts the secrets rule reads.
+/// `describe(el)`: role and accessible name as the snapshot computes them (the shared
+/// `roles.js`, pasted before this prelude), tag, type, words, whether it is an editable
+/// text field and whether it is disabled, and the facts the secrets rule reads.
 /// `reachable(el)`: whether a person could reach it (visible, not inert, not collapsed
 /// away or off the page). `revealer(el)`: the control that opens what hides it.
 /// `composedContains(a, b)`: whether `b` is `a` or inside it, through shadow roots.
@@ -19,52 +20,19 @@ pub(crate) const PRELUDE: &str = r#"
 const __text = (s) => (s || '').replace(/\s+/g, ' ').trim();
 const __attr = (el, n) => (el.getAttribute && el.getAttribute(n)) || '';
 const describe = (el) => {
-  const tag = el.tagName ? el.tagName.toLowerCase() : '';
+  const tag = el.localName || '';
   const type = __attr(el, 'type').toLowerCase();
-  const implicit = () => {
-    switch (tag) {
-      case 'button': case 'summary': return 'button';
-      case 'a': return el.hasAttribute('href') ? 'link' : 'generic';
-      case 'select': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
-      case 'textarea': return 'textbox';
-      case 'dialog': return 'dialog';
-      case 'img': return 'img';
-      case 'canvas': return 'canvas';
-      case 'iframe': case 'frame': return 'iframe';
-      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
-      case 'option': return 'option';
-      case 'li': return 'listitem';
-      case 'ul': case 'ol': return 'list';
-      case 'nav': return 'navigation';
-      case 'form': return 'form';
-      case 'input':
-        if (['button', 'submit', 'reset', 'image', 'file'].includes(type)) return 'button';
-        if (type === 'checkbox') return 'checkbox';
-        if (type === 'radio') return 'radio';
-        if (type === 'range') return 'slider';
-        if (type === 'search') return 'searchbox';
-        return 'textbox';
-      default: return el.isContentEditable ? 'textbox' : 'generic';
-    }
-  };
-  const explicit = __attr(el, 'role');
-  const role = explicit ? explicit.split(' ')[0] : implicit();
+  // The snapshot's role (roles.js), with the kinds it never lists given their own names.
+  const EXTRA = {canvas: 'canvas', iframe: 'iframe', frame: 'iframe', option: 'option', img: 'img', dialog: 'dialog'};
+  const own = roleOf(el, tag);
+  const role = (own && own !== 'clickable') ? own : (EXTRA[tag] || (el.isContentEditable ? 'textbox' : 'generic'));
   let label = '';
   if (el.labels && el.labels.length) label = __text(Array.from(el.labels).map(l => l.innerText).join(' '));
-  const byIds = (ids) => __text(ids.split(/\s+/).map(id => {
-    const n = el.ownerDocument.getElementById(id); return n ? (n.innerText || n.textContent) : '';
-  }).join(' '));
-  let name = __text(__attr(el, 'aria-label'))
-    || (__attr(el, 'aria-labelledby') ? byIds(__attr(el, 'aria-labelledby')) : '')
-    || label || __text(__attr(el, 'alt')) || __text(__attr(el, 'title'));
+  let name = nameOf(el, tag, own || role);
   if (!name && (role === 'dialog' || role === 'alertdialog')) {
     const h = el.querySelector('h1,h2,h3,h4,h5,h6,legend');
     if (h) name = __text(h.innerText);
   }
-  if (!name && tag === 'input' && ['button', 'submit', 'reset'].includes(type)) name = __text(el.value);
-  const textual = ['textbox', 'searchbox', 'combobox', 'listbox', 'dialog', 'alertdialog', 'generic', 'iframe', 'canvas', 'form', 'list', 'navigation'];
-  if (!name && !textual.includes(role)) name = __text(el.innerText || el.textContent);
-  if (!name) name = __text(__attr(el, 'placeholder'));
   if (name.length > 80) name = name.slice(0, 79) + '…';
   const nonText = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
   const field = tag === 'textarea' || (tag === 'input' && !nonText.includes(type)) || !!el.isContentEditable;
@@ -334,9 +302,12 @@ const FOCUS_HELD: &str = r#"function() {
   return a === this && doc.hasFocus();
 }"#;
 
-/// Inserts the prelude into a script.
+/// Inserts the prelude (with the shared roles and names, `roles.js`) into a script.
 pub(crate) fn with_prelude(script: &str) -> String {
     script
-        .replace("PRELUDE", PRELUDE)
+        .replace(
+            "PRELUDE",
+            &format!("{}\n{PRELUDE}", crate::page::world::ROLES),
+        )
         .replace("FOCUS_HELD", FOCUS_HELD)
 }
