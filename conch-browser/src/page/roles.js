@@ -1,6 +1,8 @@
-// Roles, accessible names and page text as Conch reads them: one computation shared by
-// the snapshot script (snapshot.js) and the act scripts (act/js.rs), so that an element
-// is the same thing in both (a number field is a spinbutton in each, issue 11). Pasted
+// Roles, accessible names, page text and what a person can reach, as Conch reads them:
+// one computation shared by the snapshot script (snapshot.js) and the act scripts
+// (act/js.rs), so that an element is the same thing in both (a number field is a
+// spinbutton in each, and what the snapshot leaves out as unreachable an act finds
+// unreachable too, issue 11). Pasted
 // into each at its /*ROLES*/ or PRELUDE: plain declarations, no globals.
 const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'small', 'code', 'label', 'abbr', 'sub', 'sup', 'mark', 's', 'u', 'time', 'bdi', 'bdo', 'q', 'cite', 'font', 'kbd', 'samp', 'var', 'dfn', 'del', 'ins', 'wbr', 'data', 'tt', 'big', 'nobr']);
 // Roles whose accessible name comes from their content: their subtree is not walked
@@ -172,3 +174,26 @@ function nameOf(el, tag, role, content) {
   }
   return norm(el.getAttribute('title') || '');
 }
+
+// What a person's pointer can reach (issue 11, class 2), in a viewport's coordinates: the
+// document's scrollable area; the viewport inside a fixed element; a scrolling panel's
+// whole scrollable area inside it. A box collapsed to no width or height that clips its
+// overflow (a closed accordion) shows nothing of its inside.
+const CLIPS = new Set(['hidden', 'clip']);
+const SCROLLS = new Set(['auto', 'scroll']);
+const pageReach = (doc) => {
+  const w = doc.defaultView;
+  const se = doc.scrollingElement || doc.documentElement;
+  return {
+    l: -w.scrollX, t: -w.scrollY,
+    r: -w.scrollX + Math.max(se.scrollWidth, w.innerWidth), b: -w.scrollY + Math.max(se.scrollHeight, w.innerHeight),
+  };
+};
+const viewportReach = (view) => ({ l: 0, t: 0, r: view.innerWidth, b: view.innerHeight });
+const panelReach = (el, r) => {
+  const l = r.left + el.clientLeft - el.scrollLeft, t = r.top + el.clientTop - el.scrollTop;
+  return { l, t, r: l + el.scrollWidth, b: t + el.scrollHeight };
+};
+const scrollsPanel = (cs) => SCROLLS.has(cs.overflowX) || SCROLLS.has(cs.overflowY);
+const collapsedAway = (cs, r) => (r.width === 0 && CLIPS.has(cs.overflowX)) || (r.height === 0 && CLIPS.has(cs.overflowY));
+const outsideOf = (r, reach) => r.right <= reach.l || r.left >= reach.r || r.bottom <= reach.t || r.top >= reach.b;

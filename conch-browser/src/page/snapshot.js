@@ -109,26 +109,15 @@
       return '\u0002' + (fields.length - 1);
     };
 
-    // What a person's pointer can reach in the document being walked, in its viewport's
-    // coordinates: the document's scrollable area, the viewport inside a fixed element,
-    // or a scrolling panel's whole scrollable area inside it. An element wholly outside it (an off-canvas panel) and the inside of a box
-    // collapsed to no height or width that clips its overflow (a closed accordion) are
-    // left out, as are inert and aria-hidden subtrees (issue 11, class 2).
+    // What a person's pointer can reach in the document being walked (roles.js's reach
+    // rules, kept as the walk goes down): an element wholly outside it (an off-canvas
+    // panel) and the inside of a box collapsed to nothing are left out, as are inert and
+    // aria-hidden subtrees (issue 11, class 2).
     let reach = null;
-    const reachOf = (doc) => {
-      const w = doc.defaultView;
-      const se = doc.scrollingElement || doc.documentElement;
-      return {
-        l: -w.scrollX, t: -w.scrollY,
-        r: -w.scrollX + Math.max(se.scrollWidth, w.innerWidth), b: -w.scrollY + Math.max(se.scrollHeight, w.innerHeight),
-      };
-    };
     // The cursor the parent shows, and whether an element above already has a ref (its
     // children are then part of that control, not controls of their own).
     let parentCursor = '';
     let inControl = false;
-    const CLIPS = new Set(['hidden', 'clip']);
-    const SCROLLS = new Set(['auto', 'scroll']);
     const visit = (el, depth, o) => {
       const tag = el.localName;
       if (SKIP.has(tag)) return;
@@ -143,18 +132,12 @@
         scripted = !inControl && byScript(el, cs.cursor, parentCursor);
         parentCursor = cs.cursor;
         const r = el.getBoundingClientRect();
-        if (cs.position === 'fixed') reach = { l: 0, t: 0, r: view.innerWidth, b: view.innerHeight };
-        const outside = r.width > 0 && r.height > 0
-          && (r.right <= reach.l || r.left >= reach.r || r.bottom <= reach.t || r.top >= reach.b);
+        if (cs.position === 'fixed') reach = viewportReach(view);
+        const outside = r.width > 0 && r.height > 0 && outsideOf(r, reach);
         // A check box moved off the page behind its styled label is still ticked by it.
         const labelled = tag === 'input' && el.labels && el.labels.length > 0;
-        const collapsed = (r.width === 0 && CLIPS.has(cs.overflowX)) || (r.height === 0 && CLIPS.has(cs.overflowY));
-        if ((outside && !labelled) || (collapsed && el.firstChild)) { reach = saved; parentCursor = savedCursor; return; }
-        // Inside a panel that scrolls, its whole scrollable area can be brought into view.
-        if (SCROLLS.has(cs.overflowX) || SCROLLS.has(cs.overflowY)) {
-          const l = r.left + el.clientLeft - el.scrollLeft, t = r.top + el.clientTop - el.scrollTop;
-          reach = { l, t, r: l + el.scrollWidth, b: t + el.scrollHeight };
-        }
+        if ((outside && !labelled) || (collapsedAway(cs, r) && el.firstChild)) { reach = saved; parentCursor = savedCursor; return; }
+        if (scrollsPanel(cs)) reach = panelReach(el, r);
       }
       try { shown(el, tag, vis, scripted, depth, o); } finally { reach = saved; parentCursor = savedCursor; inControl = savedControl; }
     };
@@ -171,7 +154,7 @@
         try { doc = el.contentDocument; } catch (e) { doc = null; }
         if (doc && doc.body) {
           const sub = { lines: [], text: '', onlyText: true };
-          reach = reachOf(doc);
+          reach = pageReach(doc);
           walk(doc.body, depth + 1, sub);
           flush(sub, depth + 1);
           if (sub.lines.length) { o.lines.push(head + ':'); o.lines.push(...sub.lines); }
@@ -343,7 +326,7 @@
       }
     };
 
-    reach = reachOf(document);
+    reach = pageReach(document);
     if (document.body) walk(document.body, 0, out);
     flush(out, 0);
     return {

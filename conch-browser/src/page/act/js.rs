@@ -51,37 +51,27 @@ const describe = (el) => {
   };
 };
 const reachable = (el) => {
-  // Whether a person could reach it: rendered and visible, not inert, not inside a box
-  // collapsed to nothing that clips its overflow, and not wholly outside what can be
-  // scrolled to (the page's scrollable area, the viewport under a fixed element, or a
-  // scrolling panel's area): an off-canvas panel is not.
+  // Whether a person could reach it, by the snapshot's rules (roles.js): rendered and
+  // visible, not inert, with a box, not inside a box collapsed to nothing, and not wholly
+  // outside what can be scrolled to (an off-canvas panel is).
   if (!el.isConnected) return false;
   if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) return false;
   if (el.closest('[inert]')) return false;
   const doc = el.ownerDocument, view = doc.defaultView;
   const r = el.getBoundingClientRect();
   if (r.width <= 0 || r.height <= 0) return false;
-  const clips = (v) => v === 'hidden' || v === 'clip';
-  const scrolls = (v) => v === 'auto' || v === 'scroll';
-  const se = doc.scrollingElement || doc.documentElement;
-  let reach = {l: -view.scrollX, t: -view.scrollY,
-    r: -view.scrollX + Math.max(se.scrollWidth, view.innerWidth), b: -view.scrollY + Math.max(se.scrollHeight, view.innerHeight)};
+  let reach = pageReach(doc);
   let panel = null;
   for (let n = el; n && n !== doc.body && n !== doc.documentElement; n = n.parentElement) {
     const cs = view.getComputedStyle(n);
     if (n !== el) {
       const b = n.getBoundingClientRect();
-      if ((b.width === 0 && clips(cs.overflowX)) || (b.height === 0 && clips(cs.overflowY))) return false;
-      if (scrolls(cs.overflowX) || scrolls(cs.overflowY)) {
-        const l = b.left + n.clientLeft - n.scrollLeft, t = b.top + n.clientTop - n.scrollTop;
-        reach = {l, t, r: l + n.scrollWidth, b: t + n.scrollHeight};
-        panel = n;
-        break;
-      }
+      if (collapsedAway(cs, b)) return false;
+      if (scrollsPanel(cs)) { reach = panelReach(n, b); panel = n; break; }
     }
-    if (cs.position === 'fixed') { reach = {l: 0, t: 0, r: view.innerWidth, b: view.innerHeight}; break; }
+    if (cs.position === 'fixed') { reach = viewportReach(view); break; }
   }
-  if (r.right <= reach.l || r.left >= reach.r || r.bottom <= reach.t || r.top >= reach.b) return false;
+  if (outsideOf(r, reach)) return false;
   return panel ? reachable(panel) : true;
 };
 const revealer = (el) => {
