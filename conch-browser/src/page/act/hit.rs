@@ -95,7 +95,7 @@ pub(crate) async fn session_point(el: &Element) -> Result<Option<(f64, f64)>, Ac
     let answer = match answer {
         Ok(answer) => answer,
         Err(e) if matches!(e.kind(), conch_cdp::ErrorKind::Protocol { .. }) => {
-            if super::is_gone(&e) {
+            if super::call::is_gone(&e) {
                 return Err(ActError::Gone {
                     reference: el.reference.clone(),
                 });
@@ -223,7 +223,7 @@ pub(crate) async fn lands_on(el: &Element, hit: &Hit) -> Result<bool, ActError> 
         .frame
         .call_raw("DOM.describeNode", json!({ "objectId": el.object_id }))
         .await
-        .map_err(|e| super::gone_or(e, &el.reference))?;
+        .map_err(|e| super::call::gone_or(e, &el.reference))?;
     let Some(backend) = node.pointer("/node/backendNodeId").and_then(Value::as_i64) else {
         return Ok(false);
     };
@@ -249,8 +249,8 @@ pub(crate) async fn lands_on(el: &Element, hit: &Hit) -> Result<bool, ActError> 
             }),
         )
         .await
-        .map_err(|e| super::gone_or(e, &el.reference))?;
-    Ok(super::script_value(&answer)? == Value::Bool(true))
+        .map_err(|e| super::call::gone_or(e, &el.reference))?;
+    Ok(super::call::script_value(&answer)? == Value::Bool(true))
 }
 
 /// The thing that covers a point: the dialog or fixed layer around `hit`, or `hit`.
