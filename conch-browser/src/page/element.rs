@@ -21,7 +21,7 @@ pub struct Element {
     pub object_id: String,
     /// Where the frame's viewport origin sat in the page's viewport when the ref was
     /// resolved, in CSS pixels (`(0, 0)` in the page's own process). Acting measures it
-    /// again through the frame's owner and falls back to this only for a frame nested in
-    /// another out-of-process frame.
+    /// again through the owner of each out-of-process frame on the way up and falls back
+    /// to this only when no owner can be found.
     pub offset: (f64, f64),
 }

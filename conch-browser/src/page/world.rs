@@ -281,6 +281,12 @@ impl Frame {
     }
 }
 
+/// The sessions of the out-of-process frames attached so far (for finding which one holds
+/// a nested frame's owner).
+pub(crate) fn frame_sessions() -> Vec<Session> {
+    tables().frame_sessions.values().cloned().collect()
+}
+
 fn is_lost_context(kind: &ErrorKind) -> bool {
     matches!(kind, ErrorKind::Protocol { message, .. }
         if message.contains("context") || message.contains("Execution context"))

@@ -1239,3 +1239,37 @@ async fn snap_1_acts_and_snapshot_agree_on_roles_and_names() {
     assert!(checked >= 8, "{checked}: {}", snap.text);
     lab.browser.shutdown().await;
 }
+
+/// Issue 11, class 3 (SNAP-4): a button in an out-of-process frame nested in another one
+/// (a bank check inside a payment provider's frame, below the fold of the shop) is clicked
+/// at the right place after the page scrolls it into view: each frame's place is measured
+/// again through its owner when acting.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_4_acts_inside_a_nested_out_of_process_frame_below_the_fold() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("xo-nested.html").await;
+    let mut reader = Reader::new();
+    let mut snap = read(&page, &mut reader).await.unwrap();
+    for _ in 0..30 {
+        if snap.text.contains("Place order") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        snap = read(&page, &mut reader).await.unwrap();
+    }
+    let place = ref_of(&snap.text, "button \"Place order\"");
+    assert!(place.starts_with("f1f1e"), "{place} in\n{}", snap.text);
+    let el = act::element(&page, &place).await.unwrap();
+    act::click(&el, How::Click, &quick()).await.unwrap();
+    let clicked = el
+        .frame
+        .call_raw(
+            "Runtime.evaluate",
+            json!({"expression": "document.body.dataset.clicked", "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(clicked.pointer("/result/value"), Some(&json!("yes")));
+    lab.browser.shutdown().await;
+}

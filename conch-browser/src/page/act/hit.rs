@@ -114,23 +114,36 @@ pub(crate) async fn session_point(el: &Element) -> Result<Option<(f64, f64)>, Ac
         .map(|q| q.centre()))
 }
 
-/// The owner of the out-of-process frame `session` shows as, in the page's viewport: its
-/// content quad and the frame's viewport size. `None` when the owner is not in the page's
-/// own process (a frame nested in another out-of-process frame).
-async fn owner_in_page(page: &Session, session: &Session) -> Option<(Quad, (f64, f64))> {
+/// The owner of the out-of-process frame `session`: the session holding it (the page's, or
+/// that of the out-of-process frame it is nested in), its content quad there and the
+/// frame's viewport size. `None` when no attached session holds it.
+async fn owner_of(page: &Session, session: &Session) -> Option<(Session, Quad, (f64, f64))> {
     let top = Frame::top(session).await.ok()?;
-    let owner = page
-        .call_raw("DOM.getFrameOwner", json!({ "frameId": top.frame_id }))
-        .await
-        .ok()?;
-    let backend = owner.get("backendNodeId")?.as_i64()?;
-    let model = page
-        .call_raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
-        .await
-        .ok()?;
-    let quad = Quad::from_json(model.pointer("/model/content")?)?;
-    let size = viewport_of(session).await.ok()?;
-    Some((quad, (size.2, size.3)))
+    let mut candidates = vec![page.clone()];
+    candidates.extend(
+        crate::page::world::frame_sessions()
+            .into_iter()
+            .filter(|s| s.id() != session.id() && s.id() != page.id()),
+    );
+    for parent in candidates {
+        let Ok(owner) = parent
+            .call_raw("DOM.getFrameOwner", json!({ "frameId": top.frame_id }))
+            .await
+        else {
+            continue;
+        };
+        let Some(backend) = owner.get("backendNodeId").and_then(Value::as_i64) else {
+            continue;
+        };
+        let model = parent
+            .call_raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
+            .await
+            .ok()?;
+        let quad = Quad::from_json(model.pointer("/model/content")?)?;
+        let size = viewport_of(session).await.ok()?;
+        return Some((parent, quad, (size.2, size.3)));
+    }
+    None
 }
 
 /// A session's layout viewport: its scroll offset and size, in CSS pixels (read by the
@@ -144,16 +157,25 @@ pub(crate) async fn viewport_of(session: &Session) -> Result<(f64, f64, f64, f64
     Ok((n("pageX"), n("pageY"), n("clientWidth"), n("clientHeight")))
 }
 
-/// Carries `at`, a point of `el.frame`'s viewport, into the page's viewport.
+/// Carries `at`, a point of `el.frame`'s viewport, into the page's viewport, through the
+/// owner of each out-of-process frame on the way up, measured now.
 pub(crate) async fn to_page(el: &Element, at: (f64, f64)) -> (f64, f64) {
-    if el.frame.id() == el.page.id() {
-        return at;
+    let mut session = el.frame.clone();
+    let mut at = at;
+    for _ in 0..8 {
+        if session.id() == el.page.id() {
+            return at;
+        }
+        match owner_of(&el.page, &session).await {
+            Some((parent, quad, size)) => {
+                at = quad.outer_point(at, size);
+                session = parent;
+            }
+            None => break,
+        }
     }
-    match owner_in_page(&el.page, &el.frame).await {
-        Some((quad, size)) => quad.outer_point(at, size),
-        // Nested out-of-process frames: the origin measured when the ref was resolved.
-        None => (at.0 + el.offset.0, at.1 + el.offset.1),
-    }
+    // No owner found: the origin measured when the ref was resolved.
+    (at.0 + el.offset.0, at.1 + el.offset.1)
 }
 
 /// What the pointer meets at a point of a session's viewport: the node, as an object of
