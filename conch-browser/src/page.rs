@@ -24,8 +24,8 @@ mod world;
 pub use element::Element;
 pub use error::PageError;
 pub use read::{
-    BIG_DIFF_CHARS, BIG_DIFF_PERCENT, Change, Found, MASK, Reader, Snapshot, Who, changes_since,
-    diff, read,
+    BIG_DIFF_CHARS, BIG_DIFF_PERCENT, Change, Found, MASK, NEIGHBOURHOOD_LINES, Reader, Snapshot,
+    Who, changes_since, diff, read,
 };
 pub use resolve::resolve;
 pub use screenshot::{MASK_COLOUR, SecretBox, screenshot_for_model, secret_fields};

@@ -178,7 +178,8 @@ impl Pages {
         whole(&tab.id, &snapshot, n)
     }
 
-    /// The lines of the whole page holding `needle`, with their parts (SNAP-11).
+    /// The lines of the whole page holding `needle`, with their parts (SNAP-11), each
+    /// with its neighbourhood: the item around it, with its refs (issue 11, class 7).
     pub(crate) async fn find(
         &self,
         conv: &Conversation,
@@ -195,7 +196,13 @@ impl Pages {
         }
         let lines: Vec<String> = found
             .iter()
-            .map(|f| format!("(part {}) {}", f.part, f.line))
+            .map(|f| {
+                if f.block.len() > 1 {
+                    format!("(part {})\n{}", f.part, f.block.join("\n"))
+                } else {
+                    format!("(part {}) {}", f.part, f.line)
+                }
+            })
             .collect();
         Ok(Some(PageBody::bounded(&lines.join("\n"))))
     }
@@ -512,9 +519,9 @@ pub(crate) async fn type_text(
 /// The value goes nowhere else (SEC-2).
 pub(crate) async fn fill_secret(element: &Element, secret: &str) -> Result<(), ToolError> {
     act::click(element, act::How::Click, &ActOptions::default()).await?;
-    conch_browser::page::input::replace_focused_text(&element.page, secret)
+    act::replace_text_in(element, secret)
         .await
-        .map_err(|e| ToolError::Act(ActError::from(e).to_string()))?;
+        .map_err(|e| ToolError::Act(e.to_string()))?;
     Ok(())
 }
 

@@ -19,7 +19,9 @@ pub struct Element {
     pub frame: Session,
     /// The element's remote object id in `frame`.
     pub object_id: String,
-    /// Where the frame's viewport origin sits in the page's viewport, in CSS pixels
-    /// (`(0, 0)` for the main frame).
+    /// Where the frame's viewport origin sat in the page's viewport when the ref was
+    /// resolved, in CSS pixels (`(0, 0)` in the page's own process). Acting measures it
+    /// again through the owner of each out-of-process frame on the way up and falls back
+    /// to this only when no owner can be found.
     pub offset: (f64, f64),
 }

@@ -193,7 +193,7 @@ async fn fill_one(el: &Element, value: &str, options: &ActOptions) -> Result<(),
     }
     if desc.editable {
         act::focus(el, options).await?;
-        input::replace_focused_text(&el.page, value).await?;
+        act::replace_text_in(el, value).await?;
         return Ok(());
     }
     Err(Fault::Skip(format!(

@@ -256,13 +256,30 @@ pub async fn type_keys(page: &Session, text: &str) -> Result<(), InputError> {
 /// # Errors
 /// A DevTools failure.
 pub async fn replace_focused_text(page: &Session, text: &str) -> Result<(), InputError> {
+    select_all_focused(page).await?;
+    insert_over_selection(page, text).await
+}
+
+/// Selects everything in the focused field (the editor's own select-all command).
+///
+/// # Errors
+/// A DevTools failure.
+pub async fn select_all_focused(page: &Session) -> Result<(), InputError> {
     let a = char_def('a', false);
     let mut down = key_event(KeyEventType::RawKeyDown, &a, 0, false);
     down.commands = Some(vec!["selectAll".to_owned()]);
     send_key(page, down).await?;
-    send_key(page, key_event(KeyEventType::KeyUp, &a, 0, false)).await?;
+    send_key(page, key_event(KeyEventType::KeyUp, &a, 0, false)).await
+}
+
+/// Types `text` over the focused field's selection as one input, as an IME would; an
+/// empty `text` deletes the selection.
+///
+/// # Errors
+/// A DevTools failure.
+pub async fn insert_over_selection(page: &Session, text: &str) -> Result<(), InputError> {
     if text.is_empty() {
-        let delete = key_def("Delete", false).unwrap_or(a);
+        let delete = key_def("Delete", false).unwrap_or_else(|| char_def('\u{7f}', false));
         send_key(page, key_event(KeyEventType::RawKeyDown, &delete, 0, false)).await?;
         send_key(page, key_event(KeyEventType::KeyUp, &delete, 0, false)).await?;
     } else {

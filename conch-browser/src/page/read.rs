@@ -7,10 +7,19 @@
 //! `- heading "Cart" [level=2]`, `- link "Docs" [ref=e3] -> /docs`,
 //! `- combobox "Country" [ref=e9]: France` with a `- options: France | Spain` child. Only
 //! elements the agent can act on carry a ref; wrappers without a role are left out and
-//! their children take their place. A frame's content sits under its `- iframe "…":` line,
+//! their children take their place. What a person cannot reach is left out too: hidden,
+//! inert or aria-hidden content, an off-canvas drawer, a box collapsed to nothing.
+//! Controls made only by script get a ref too (`- generic "New task" [ref=e4]`): an
+//! element whose own style shows a hand or grip cursor, with an `onclick` or a tabindex,
+//! or what jQuery UI drags or drops onto; the inside of such a control gets none. A frame's content sits under its `- iframe "…":` line,
 //! its refs prefixed (`f1e3`) unless the frame is same-origin (walked in place, plain
 //! refs). Secret fields show `[secret]` and, when filled, `: ••••` (conch-policy's
 //! `classify_field`).
+//!
+//! `find` returns each match with its neighbourhood: the list item, row, card, article,
+//! form or dialog around it, up to [`NEIGHBOURHOOD_LINES`] lines with their refs. A card
+//! that has no line of its own (one of a run of alike boxes) is delimited by marker lines
+//! the reader takes out of the text.
 //!
 //! Deliberately absent: the tab id header (the tool layer knows the tab; see
 //! [`Snapshot::header`]) and dialog handling (SNAP-12, the tool layer's).
@@ -84,16 +93,38 @@ pub struct Snapshot {
     pub url: String,
     /// The snapshot lines, joined with `\n`.
     pub text: String,
+    /// Items of the page that have no line of their own (a card among alike cards), as
+    /// ranges of line numbers, for find's neighbourhoods.
+    items: Vec<(usize, usize)>,
 }
 
-/// A line `find` matched.
+/// A line `find` matched, with its neighbourhood.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
     /// The part the line is in, from 1.
     pub part: usize,
     /// The line, indentation trimmed.
     pub line: String,
+    /// The item around the line (a list item, row, card, article, form or dialog), at
+    /// most [`NEIGHBOURHOOD_LINES`] lines with their refs and the line among them,
+    /// indented relative to its first line; just the line when it is in no item.
+    pub block: Vec<String>,
 }
+
+/// The most lines of a neighbourhood `find` returns for one match.
+pub const NEIGHBOURHOOD_LINES: usize = 8;
+
+/// Roles whose line heads an item: its lines are a match's neighbourhood.
+const ITEM_ROLES: &[&str] = &[
+    "listitem",
+    "row",
+    "article",
+    "form",
+    "dialog",
+    "alertdialog",
+    "group",
+    "treeitem",
+];
 
 impl Snapshot {
     /// The snapshot cut into parts of at most 16,000 characters between lines (SNAP-8).
@@ -137,7 +168,9 @@ impl Snapshot {
     }
 
     /// The lines holding `needle` (case-insensitive) anywhere in the whole snapshot, with
-    /// the part each is in (SNAP-11). Secret values are masked in the text, so never found.
+    /// the part each is in (SNAP-11), each with its neighbourhood: the enclosing item, so
+    /// the button beside a matching heading is in the answer (issue 11, class 7). Matches
+    /// in one item give it once. Secret values are masked in the text, so never found.
     pub fn find(&self, needle: &str) -> Vec<Found> {
         let needle = needle.trim().to_lowercase();
         if needle.is_empty() {
@@ -146,25 +179,96 @@ impl Snapshot {
         let parts = self.parts();
         let base = self.text.as_ptr() as usize;
         let starts: Vec<usize> = parts.iter().map(|p| p.as_ptr() as usize - base).collect();
-        let mut found = Vec::new();
+        let lines: Vec<&str> = self.text.split('\n').collect();
+        let mut found: Vec<Found> = Vec::new();
+        let mut shown: Vec<(usize, usize)> = Vec::new();
         let mut offset = 0;
-        for line in self.text.split('\n') {
+        for (i, line) in lines.iter().enumerate() {
             if line.to_lowercase().contains(&needle) {
-                let part = starts.iter().take_while(|s| **s <= offset).count().max(1);
-                found.push(Found {
-                    part,
-                    line: line.trim_start().to_owned(),
-                });
+                let range = self.neighbourhood(&lines, i);
+                if !shown.contains(&range) {
+                    shown.push(range);
+                    let part = starts.iter().take_while(|s| **s <= offset).count().max(1);
+                    found.push(Found {
+                        part,
+                        line: line.trim_start().to_owned(),
+                        block: relative(&lines[range.0..range.1]),
+                    });
+                }
             }
             offset += line.len() + 1;
         }
         found
     }
 
+    /// The lines around line `i` that make its item, at most [`NEIGHBOURHOOD_LINES`].
+    fn neighbourhood(&self, lines: &[&str], i: usize) -> (usize, usize) {
+        let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+        let marked = self
+            .items
+            .iter()
+            .filter(|(s, e)| *s <= i && i < *e)
+            .min_by_key(|(s, e)| e - s)
+            .copied();
+        // The nearest line above that heads an item and holds line i.
+        let mut headed = None;
+        let mut want = indent(lines[i]);
+        for j in (0..i).rev() {
+            let ind = indent(lines[j]);
+            if ind >= want {
+                continue;
+            }
+            want = ind;
+            let body = lines[j].trim_start().strip_prefix("- ").unwrap_or("");
+            let role = body.split([' ', ':']).next().unwrap_or("");
+            let clickable = role == "generic" && body.contains("[ref=");
+            if ITEM_ROLES.contains(&role) || clickable {
+                let end = j
+                    + 1
+                    + lines[j + 1..]
+                        .iter()
+                        .take_while(|l| indent(l) > ind)
+                        .count();
+                headed = Some((j, end));
+                break;
+            }
+            if ind == 0 {
+                break;
+            }
+        }
+        let range = match (marked, headed) {
+            (Some(m), Some(h)) => {
+                if m.1 - m.0 <= h.1 - h.0 {
+                    m
+                } else {
+                    h
+                }
+            }
+            (Some(r), None) | (None, Some(r)) => r,
+            (None, None) => (i, i + 1),
+        };
+        if range.1 - range.0 <= NEIGHBOURHOOD_LINES {
+            return range;
+        }
+        let start = i.saturating_sub(NEIGHBOURHOOD_LINES / 2).max(range.0);
+        let end = (start + NEIGHBOURHOOD_LINES).min(range.1);
+        (end.saturating_sub(NEIGHBOURHOOD_LINES).max(range.0), end)
+    }
+
     /// The first line of a whole snapshot (SNAP-13): the tab, the title and the address.
     pub fn header(&self, tab: &str) -> String {
         format!("Tab {tab}: \"{}\" — {}", self.title, self.url)
     }
+}
+
+/// `lines` with their common indentation taken off.
+fn relative(lines: &[&str]) -> Vec<String> {
+    let common = lines
+        .iter()
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .min()
+        .unwrap_or(0);
+    lines.iter().map(|l| l[common..].to_owned()).collect()
 }
 
 /// Who changed the page since the agent last read it (SNAP-7).
@@ -282,6 +386,7 @@ async fn take(page: &Session, reader: &mut Reader) -> Result<(String, Snapshot),
             title: read.title,
             url: read.url,
             text: read.text,
+            items: read.items,
         },
     ))
 }
@@ -292,7 +397,6 @@ struct RawRead {
     text: String,
     fields: Vec<RawField>,
     token: String,
-    next: u64,
     title: String,
     url: String,
 }
@@ -315,6 +419,8 @@ struct FrameRead {
     title: String,
     url: String,
     text: String,
+    /// Item ranges (line numbers of `text`).
+    items: Vec<(usize, usize)>,
 }
 
 /// Reads one frame's document and, in turn, the frames its world could not walk.
@@ -322,18 +428,31 @@ async fn read_frame(
     frame: Frame,
     high_water: &mut HashMap<String, u64>,
 ) -> Result<FrameRead, PageError> {
-    let base = high_water.get(&frame.frame_id).copied().unwrap_or(0);
     let value = frame
-        .call_reader("__conch.snapshot()", Some(base))
+        .call_reader("__conch.snapshot()", Some(high_water))
         .await?
         .unwrap_or(Value::Null);
     let raw: RawRead = serde_json::from_value(value)
         .map_err(|e| PageError::Script(format!("the reader's answer did not fit: {e}")))?;
-    let entry = high_water.entry(frame.frame_id.clone()).or_insert(0);
-    *entry = (*entry).max(raw.next);
 
     let mut text = String::with_capacity(raw.text.len() + 64);
+    let mut count = 0usize;
+    let mut items = Vec::new();
+    let mut open = Vec::new();
     for line in raw.text.split('\n') {
+        match line {
+            "\u{3}" => {
+                open.push(count);
+                continue;
+            }
+            "\u{4}" => {
+                if let Some(start) = open.pop() {
+                    items.push((start, count));
+                }
+                continue;
+            }
+            _ => {}
+        }
         let body = line.trim_start_matches(' ');
         let indent = &line[..line.len() - body.len()];
         if let Some(n) = body.strip_prefix('\u{1}') {
@@ -345,12 +464,17 @@ async fn read_frame(
             let Ok(inner) = Box::pin(read_frame(child, high_water)).await else {
                 continue;
             };
+            if inner.text.is_empty() {
+                continue;
+            }
             let prefixed = format!("[ref=f{n}");
-            for child_line in inner.text.split('\n').filter(|l| !l.is_empty()) {
+            items.extend(inner.items.iter().map(|(s, e)| (s + count, e + count)));
+            for child_line in inner.text.split('\n') {
                 push_line(
                     &mut text,
                     &format!("{indent}{}", child_line.replace("[ref=", &prefixed)),
                 );
+                count += 1;
             }
             continue;
         }
@@ -361,15 +485,18 @@ async fn read_frame(
                 shown.push_str(&field_value(field));
             }
             push_line(&mut text, &shown);
+            count += 1;
             continue;
         }
         push_line(&mut text, line);
+        count += 1;
     }
     Ok(FrameRead {
         document: raw.token,
         title: raw.title,
         url: raw.url,
         text,
+        items,
     })
 }
 
@@ -457,6 +584,7 @@ mod tests {
             title: "t".to_owned(),
             url: "u".to_owned(),
             text: page(3),
+            items: Vec::new(),
         };
         assert_eq!(small.part(1).unwrap(), small.text);
         assert_eq!(small.first_part(), small.text);
@@ -467,6 +595,7 @@ mod tests {
             title: "t".to_owned(),
             url: "u".to_owned(),
             text: page(2_000),
+            items: Vec::new(),
         };
         let parts = big.parts();
         assert!(parts.len() > 2);
@@ -474,5 +603,59 @@ mod tests {
         let found = big.find(last_line_of_part_2);
         assert_eq!(found.last().unwrap().part, 2, "{found:?}");
         assert_eq!(big.header("t3"), "Tab t3: \"t\" — u");
+    }
+
+    /// Issue 11, class 7 (SNAP-11): a match comes with its item: a list item's lines, a
+    /// marked card's lines (once for two matches in it), at most eight lines of a long
+    /// form around the match, and the line alone outside any item.
+    #[test]
+    fn snap_11_find_gives_each_match_its_neighbourhood() {
+        let mut lines = vec![
+            "- main:".to_owned(),
+            "  - list:".to_owned(),
+            "    - listitem:".to_owned(),
+            "      - text: Thing 1".to_owned(),
+            "      - button \"Add thing 1\" [ref=e1]".to_owned(),
+            "    - listitem:".to_owned(),
+            "      - text: Thing 2".to_owned(),
+            "      - button \"Add thing 2\" [ref=e2]".to_owned(),
+            "  - img \"Tent photo\"".to_owned(),
+            "  - heading \"Tent\" [level=2] [ref=e3] -> /tent".to_owned(),
+            "  - button \"Add to cart\" [ref=e4]".to_owned(),
+            "  - img \"Pack photo\"".to_owned(),
+            "  - heading \"Pack\" [level=2] [ref=e5] -> /pack".to_owned(),
+            "  - button \"Add to cart\" [ref=e6]".to_owned(),
+            "  - form \"Sign up\":".to_owned(),
+        ];
+        for i in 0..12 {
+            lines.push(format!("    - textbox \"Field {i}\" [ref=e{}]", 10 + i));
+        }
+        lines.push("- contentinfo: Footer words".to_owned());
+        let snap = Snapshot {
+            title: "t".to_owned(),
+            url: "u".to_owned(),
+            text: lines.join("\n"),
+            items: vec![(8, 11), (11, 14)],
+        };
+        let found = snap.find("thing 2");
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            found[0].block,
+            [
+                "- listitem:",
+                "  - text: Thing 2",
+                "  - button \"Add thing 2\" [ref=e2]"
+            ]
+        );
+        let found = snap.find("pack");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].line, "- img \"Pack photo\"");
+        assert_eq!(found[0].block.len(), 3);
+        assert_eq!(found[0].block[2], "- button \"Add to cart\" [ref=e6]");
+        let found = snap.find("Field 9");
+        assert_eq!(found[0].block.len(), NEIGHBOURHOOD_LINES);
+        assert!(found[0].block.iter().any(|l| l.contains("Field 9")));
+        let found = snap.find("footer");
+        assert_eq!(found[0].block, ["- contentinfo: Footer words"]);
     }
 }

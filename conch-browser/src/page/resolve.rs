@@ -9,9 +9,9 @@
 //!
 //! [`Element::offset`] is the out-of-process frame's content-box origin in the page's
 //! viewport at the time of resolving (summed through nested out-of-process frames), and
-//! `(0, 0)` in the page's own process: there `DOM.getBoxModel`/`DOM.getContentQuads` on
-//! [`Element::frame`] already give page-viewport coordinates, same-process frames
-//! included. Scrolling moves frames: resolve again after scrolling an element into view.
+//! `(0, 0)` in the page's own process. Acting measures the frame's place again when it
+//! acts (the page may have scrolled since), through the owner of each out-of-process
+//! frame on the way up; the offset is only its fallback when no owner can be found.
 
 use conch_cdp::Session;
 use serde_json::json;

@@ -94,9 +94,8 @@ async fn frame_fields(
     high_water: &mut HashMap<String, u64>,
     boxes: &mut Vec<SecretBox>,
 ) -> Result<f64, PageError> {
-    let base = high_water.get(&frame.frame_id).copied().unwrap_or(0);
     let value = frame
-        .call_reader("__conch.fields()", Some(base))
+        .call_reader("__conch.fields()", Some(high_water))
         .await?
         .unwrap_or(Value::Null);
     let raw: RawFields = serde_json::from_value(value)

@@ -1,22 +1,21 @@
 // Conch's page reader, installed once per document in the isolated world "conch" (AMB-4).
 // The page cannot see this world's globals, so it can neither read the refs nor forge them.
-// Evaluated as an expression with BASE replaced by the first ref number for this document.
+// Evaluated as an expression with BASE replaced by the first ref number for this document,
+// and FRAME_BASE by the first frame handle's: neither ever names an earlier document's.
 (() => {
   const BASE = __BASE__;
+  const FRAME_BASE = __FRAME_BASE__;
   const refOfEl = new WeakMap();
   const elOfRef = new Map();
   const frameOfEl = new WeakMap();
   const elOfFrame = new Map();
   let nextRef = BASE;
-  let nextFrame = 0;
+  let nextFrame = FRAME_BASE;
   let reads = 0;
   const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
 
   const SKIP = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'svg', 'math', 'canvas', 'object', 'embed', 'audio', 'source', 'track', 'datalist', 'map', 'area', 'slot-fallback']);
-  const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'small', 'code', 'label', 'abbr', 'sub', 'sup', 'mark', 's', 'u', 'time', 'bdi', 'bdo', 'q', 'cite', 'font', 'kbd', 'samp', 'var', 'dfn', 'del', 'ins', 'wbr', 'data', 'tt', 'big', 'nobr']);
-  // Roles whose accessible name comes from their content: their subtree is not walked
-  // unless it holds something actionable.
-  const FROM_CONTENT = new Set(['button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'cell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'treeitem', 'tooltip']);
+  /*ROLES*/
   const ACTIONABLE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'option', 'clickable']);
   // Containers that, when the page names them, are likely drop targets.
   const DROP_TARGETS = new Set(['list', 'region', 'group', 'generic', 'grid', 'table', 'tree']);
@@ -27,14 +26,6 @@
   const FOLDS = new Set(['heading', 'cell', 'columnheader', 'rowheader']);
   const NOT_TYPED = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden', 'range', 'color']);
   const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code|cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year)(\s|$)/i;
-
-  // Page text never looks like a ref: "[ref=" in it becomes "[ref =".
-  const norm = (s) => {
-    const t = s.replace(/\s+/g, ' ').trim();
-    return t.indexOf('[') < 0 ? t : t.replace(/\[ref=/gi, '[ref =');
-  };
-  const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
-  const quote = (s) => '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
 
   function refOf(el) {
     let n = refOfEl.get(el);
@@ -55,146 +46,17 @@
     return n;
   }
 
-  function inputRole(el) {
-    const type = (el.getAttribute('type') || 'text').toLowerCase();
-    switch (type) {
-      case 'hidden': return null;
-      case 'checkbox': return 'checkbox';
-      case 'radio': return 'radio';
-      case 'range': return 'slider';
-      case 'number': return 'spinbutton';
-      case 'search': return el.hasAttribute('list') ? 'combobox' : 'searchbox';
-      case 'button': case 'submit': case 'reset': case 'image': case 'file': case 'color': return 'button';
-      default: return el.hasAttribute('list') ? 'combobox' : 'textbox';
-    }
-  }
-
-  function roleOf(el, tag) {
-    const explicit = el.getAttribute('role');
-    if (explicit) {
-      const first = explicit.trim().split(/\s+/)[0].toLowerCase();
-      if (first && first !== 'none' && first !== 'presentation') return first;
-      if (first) return null;
-    }
-    switch (tag) {
-      case 'a': return el.hasAttribute('href') ? 'link' : null;
-      case 'area': return el.hasAttribute('href') ? 'link' : null;
-      case 'button': return 'button';
-      case 'input': return inputRole(el);
-      case 'textarea': return 'textbox';
-      case 'select': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
-      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
-      case 'img': return (el.getAttribute('alt') === '' ? null : 'img');
-      case 'ul': case 'ol': case 'menu': return 'list';
-      case 'li': return 'listitem';
-      case 'dl': return 'list';
-      case 'dt': case 'dd': return 'listitem';
-      case 'table': return 'table';
-      case 'tr': return 'row';
-      case 'td': return 'cell';
-      case 'th': return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
-      case 'nav': return 'navigation';
-      case 'main': return 'main';
-      case 'aside': return 'complementary';
-      case 'header': return el.closest('article,aside,main,nav,section') ? null : 'banner';
-      case 'footer': return el.closest('article,aside,main,nav,section') ? null : 'contentinfo';
-      case 'form': return 'form';
-      case 'section': return 'region';
-      case 'article': return 'article';
-      case 'dialog': return 'dialog';
-      case 'p': return 'paragraph';
-      case 'blockquote': return 'blockquote';
-      case 'fieldset': return 'group';
-      case 'figure': return 'figure';
-      case 'summary': return 'button';
-      case 'progress': return 'progressbar';
-      case 'meter': return 'meter';
-      case 'output': return 'status';
-      case 'pre': return 'code';
-      case 'hr': return null;
-      case 'caption': return 'caption';
-      case 'legend': return null;
-      default:
-        // The top of an editable region carries the attribute (designMode aside).
-        if (el.hasAttribute('contenteditable') && el.isContentEditable && (!el.parentElement || !el.parentElement.isContentEditable)) return 'textbox';
-        if (el.hasAttribute('onclick') || (el.hasAttribute('tabindex') && el.tabIndex >= 0)) return 'clickable';
-        return null;
-    }
-  }
-
-  // Whether the last textOf saw something actionable inside (then the subtree is walked).
-  let actionableInside = false;
-  const ACTIONABLE_TAGS = new Set(['a', 'button', 'input', 'select', 'textarea', 'iframe', 'frame', 'details', 'summary']);
-
-  function textOf(el) {
-    // The text an element shows, with images' alt text, for names from content.
-    let out = '';
-    actionableInside = false;
-    const visit = (n) => {
-      for (let c = n.firstChild; c; c = c.nextSibling) {
-        const type = c.nodeType;
-        if (type === 3) out += c.data;
-        else if (type === 1) {
-          const t = c.localName;
-          if (!actionableInside && (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable'))) actionableInside = true;
-          if (t === 'script' || t === 'style' || t === 'template') continue;
-          if (c.getAttribute('aria-hidden') === 'true') continue;
-          if (t === 'img') { out += ' ' + (c.getAttribute('alt') || '') + ' '; continue; }
-          if (t === 'input' && (c.type === 'submit' || c.type === 'button')) { out += ' ' + c.value + ' '; continue; }
-          if (INLINE.has(t)) visit(c); else { out += ' '; visit(c); out += ' '; }
-        }
-      }
-    };
-    visit(el);
-    return norm(out);
-  }
-
-  function byIds(el, ids) {
-    const doc = el.getRootNode();
-    return norm(ids.split(/\s+/).map((id) => {
-      const t = doc.getElementById ? doc.getElementById(id) : el.ownerDocument.getElementById(id);
-      return t ? (t.getAttribute('aria-label') || textOf(t)) : '';
-    }).join(' '));
-  }
-
-  function labelsOf(el) {
-    const labels = el.labels;
-    if (!labels || !labels.length) return '';
-    return norm(Array.from(labels, (l) => textOf(l)).join(' '));
-  }
-
-  function nameOf(el, tag, role, content) {
-    const labelledby = el.getAttribute('aria-labelledby');
-    if (labelledby) { const n = byIds(el, labelledby); if (n) return n; }
-    const aria = el.getAttribute('aria-label');
-    if (aria && aria.trim()) return norm(aria);
-    if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'meter' || tag === 'progress' || tag === 'output') {
-      const type = (el.type || '').toLowerCase();
-      if (tag === 'input' && (type === 'submit' || type === 'reset' || type === 'button')) {
-        return norm(el.value || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : ''));
-      }
-      if (tag === 'input' && type === 'image') return norm(el.getAttribute('alt') || el.value || 'Submit');
-      const l = labelsOf(el);
-      if (l) return l;
-      return norm(el.getAttribute('title') || el.getAttribute('placeholder') || '');
-    }
-    if (tag === 'img') return norm(el.getAttribute('alt') || el.getAttribute('title') || '');
-    if (tag === 'fieldset') { const lg = el.querySelector(':scope > legend'); if (lg) return textOf(lg); }
-    if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return textOf(c); }
-    if (tag === 'figure') { const c = el.querySelector(':scope > figcaption'); if (c) return textOf(c); }
-    if (tag === 'iframe' || tag === 'frame') return norm(el.getAttribute('title') || el.getAttribute('name') || '');
-    if (FROM_CONTENT.has(role) || role === 'clickable') {
-      const t = content === undefined ? textOf(el) : content;
-      if (t) return t;
-    }
-    return norm(el.getAttribute('title') || '');
-  }
-
   function visible(el) {
     if (el.checkVisibility({ visibilityProperty: true })) return 'yes';
     // display: contents has no box but its children do.
     if (getComputedStyle(el).display === 'contents') return 'contents';
     return 'no';
+  }
+
+  // Whether a box has a sibling of the same tag and class next to it.
+  function alike(el) {
+    const sib = el.previousElementSibling || el.nextElementSibling;
+    return !!sib && sib.localName === el.localName && sib.className === el.className;
   }
 
   function children(node) {
@@ -242,18 +104,47 @@
       fields.push({
         inputType: type, autocomplete, label: name, name: el.getAttribute('name') || '',
         id: el.id || '', placeholder: el.getAttribute('placeholder') || '',
-        value: cap(value.replace(/\r?\n/g, '\\n'), 500), obvious,
+        value: cap(clean(value).replace(/\r?\n/g, '\\n').replace(/\r/g, ''), 500), obvious,
       });
       return '\u0002' + (fields.length - 1);
     };
 
+    // What a person's pointer can reach in the document being walked (roles.js's reach
+    // rules, kept as the walk goes down): an element wholly outside it (an off-canvas
+    // panel) and the inside of a box collapsed to nothing are left out, as are inert and
+    // aria-hidden subtrees (issue 11, class 2).
+    let reach = null;
+    // The cursor the parent shows, and whether an element above already has a ref (its
+    // children are then part of that control, not controls of their own).
+    let parentCursor = '';
+    let inControl = false;
     const visit = (el, depth, o) => {
       const tag = el.localName;
       if (SKIP.has(tag)) return;
-      if (el.getAttribute('aria-hidden') === 'true') return;
+      if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
       const vis = visible(el);
       if (vis === 'no') return;
+      const saved = reach, savedCursor = parentCursor, savedControl = inControl;
+      let scripted = false;
+      if (vis === 'yes' && tag !== 'body' && tag !== 'html') {
+        const view = el.ownerDocument.defaultView;
+        const cs = view.getComputedStyle(el);
+        scripted = !inControl && byScript(el, cs.cursor, parentCursor);
+        parentCursor = cs.cursor;
+        const r = el.getBoundingClientRect();
+        if (cs.position === 'fixed') reach = viewportReach(view);
+        const outside = r.width > 0 && r.height > 0 && outsideOf(r, reach);
+        // A check box moved off the page behind its styled label is still ticked by it.
+        const labelled = tag === 'input' && el.labels && el.labels.length > 0;
+        if ((outside && !labelled) || (collapsedAway(cs, r) && el.firstChild)) { reach = saved; parentCursor = savedCursor; return; }
+        if (scrollsPanel(cs)) reach = panelReach(el, r);
+      }
+      try { shown(el, tag, vis, scripted, depth, o); } finally { reach = saved; parentCursor = savedCursor; inControl = savedControl; }
+    };
+
+    const shown = (el, tag, vis, scripted, depth, o) => {
       let role = vis === 'contents' ? null : roleOf(el, tag);
+      if (scripted && (!role || role === 'generic')) role = 'clickable';
       if (tag === 'iframe' || tag === 'frame') {
         flush(o, depth);
         o.onlyText = false;
@@ -263,6 +154,7 @@
         try { doc = el.contentDocument; } catch (e) { doc = null; }
         if (doc && doc.body) {
           const sub = { lines: [], text: '', onlyText: true };
+          reach = pageReach(doc);
           walk(doc.body, depth + 1, sub);
           flush(sub, depth + 1);
           if (sub.lines.length) { o.lines.push(head + ':'); o.lines.push(...sub.lines); }
@@ -290,13 +182,29 @@
         inside = actionableInside;
       }
       let name = role ? nameOf(el, tag, role, content) : '';
+      // A clickable box around other controls is named by its label only: its children
+      // speak for themselves.
+      if (role === 'clickable' && inside) name = norm(el.getAttribute('aria-label') || el.getAttribute('title') || '');
       if (role && NAMED_ONLY.has(role) && !name) role = null;
       if (role === 'none' || role === 'presentation' || role === 'generic') role = null;
       if (!role) {
         const block = !INLINE.has(tag);
         if (block) flush(o, depth);
+        // One of a run of alike boxes (a product card in a grid) is an item: its lines are
+        // bracketed by \u0003 and \u0004 lines, which reading takes out and keeps for
+        // find's neighbourhoods (issue 11, class 7).
+        const item = block && alike(el);
+        const start = o.lines.length;
+        if (item) o.lines.push('\u0003');
         walk(el, depth, o);
         if (block) flush(o, depth);
+        if (item) {
+          if (o.lines.length - start > 2) o.lines.push('\u0004');
+          else {
+            o.lines.splice(start, 1);
+            if (o.textAt !== undefined && o.textAt > start) o.textAt--;
+          }
+        }
         return;
       }
       flush(o, depth);
@@ -323,17 +231,19 @@
       // is where things are dropped: both need a ref for a drag.
       const draggable = el.getAttribute('draggable') === 'true';
       const namedContainer = (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) && DROP_TARGETS.has(role);
-      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer) {
+      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer || scripted) {
         line += ' [ref=e' + refOf(el) + ']';
+        // What is dropped onto holds controls of its own; anything else is one control.
+        if (!namedContainer && !el.classList.contains('ui-droppable')) inControl = true;
       }
       // Values.
       if (tag === 'input') {
         const type = (el.getAttribute('type') || 'text').toLowerCase();
         if (type === 'file') {
-          const names = Array.from(el.files || [], (f) => f.name).join(', ');
+          const names = clean(Array.from(el.files || [], (f) => f.name).join(', '));
           if (names) line += ': ' + cap(names, 300);
         } else if (type === 'range' || type === 'color') {
-          line += ': ' + el.value;
+          line += ': ' + clean(el.value);
         } else if (!NOT_TYPED.has(type)) {
           line += fieldMarker(el, tag, name);
         }
@@ -355,7 +265,7 @@
         let href = el.href;
         const origin = el.ownerDocument.location.origin;
         if (origin && origin !== 'null' && href.startsWith(origin + '/')) href = href.slice(origin.length);
-        const suffix = ' -> ' + cap(href, 300);
+        const suffix = ' -> ' + cap(clean(href).replace(/\s/g, ''), 300);
         if (!inside) { o.lines.push(line + suffix); return; }
         line += suffix;
       }
@@ -416,11 +326,12 @@
       }
     };
 
+    reach = pageReach(document);
     if (document.body) walk(document.body, 0, out);
     flush(out, 0);
     return {
-      text: out.lines.join('\n'), fields, token, next: nextRef,
-      title: document.title, url: location.href,
+      text: out.lines.join('\n'), fields, token, next: nextRef, nextFrame,
+      title: norm(document.title), url: clean(location.href),
     };
   }
 
@@ -470,9 +381,15 @@
       }
     };
     scan(document, 0, 0);
-    return { fields: found, frames, width: window.innerWidth, height: window.innerHeight };
+    return { fields: found, frames, width: window.innerWidth, height: window.innerHeight, nextFrame };
   }
 
-  globalThis.__conch = { snapshot, element, frame, fields, read: () => reads };
+  // The ref an element was given by a read, if any (for naming a control in a sentence).
+  const known = (el) => {
+    const n = refOfEl.get(el);
+    return n === undefined ? null : n;
+  };
+
+  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads };
   return true;
 })()

@@ -25,6 +25,9 @@ use super::error::PageError;
 /// The reader script: defines `__conch` in the world it runs in.
 const SCRIPT: &str = include_str!("snapshot.js");
 
+/// Roles, names and page text, shared with the act scripts (pasted at `/*ROLES*/`).
+pub(crate) const ROLES: &str = include_str!("roles.js");
+
 /// The world's name in Chromium (seen in DevTools' context list, never by the page).
 const WORLD_NAME: &str = "conch";
 
@@ -144,12 +147,39 @@ impl Frame {
     }
 
     /// Runs `call` (an expression using `__conch`) in the world, installing the reader
-    /// first when this document has none, with refs numbered after `base`. Returns the
-    /// JSON value, or `None` when the world had no reader and `install` was false.
+    /// first when this document has none, with refs and frame handles numbered after the
+    /// highest this frame gave before (`high_water`, updated from the answer's `next` and
+    /// `nextFrame`), so that a held ref never names a later document's element or frame.
+    /// Returns the JSON value, or `None` when the world had no reader and `install` was
+    /// false.
     pub(crate) async fn call_reader(
         &self,
         call: &str,
-        install: Option<u64>,
+        install: Option<&mut HashMap<String, u64>>,
+    ) -> Result<Option<Value>, PageError> {
+        let frames_key = format!("{}/frames", self.frame_id);
+        let bases = install.as_ref().map(|high| {
+            (
+                high.get(&self.frame_id).copied().unwrap_or(0),
+                high.get(&frames_key).copied().unwrap_or(0),
+            )
+        });
+        let value = self.call_reader_from(call, bases).await?;
+        if let (Some(high), Some(value)) = (install, value.as_ref()) {
+            for (key, field) in [(self.frame_id.clone(), "next"), (frames_key, "nextFrame")] {
+                if let Some(n) = value.get(field).and_then(Value::as_u64) {
+                    let entry = high.entry(key).or_insert(0);
+                    *entry = (*entry).max(n);
+                }
+            }
+        }
+        Ok(value)
+    }
+
+    async fn call_reader_from(
+        &self,
+        call: &str,
+        install: Option<(u64, u64)>,
     ) -> Result<Option<Value>, PageError> {
         let guarded = format!("typeof __conch === 'undefined' ? '\u{1}fresh' : ({call})");
         let answer = self.evaluate(&guarded, true).await?;
@@ -157,10 +187,13 @@ impl Frame {
         if value.as_str() != Some("\u{1}fresh") {
             return Ok(Some(value));
         }
-        let Some(base) = install else {
+        let Some((base, frame_base)) = install else {
             return Ok(None);
         };
-        let script = SCRIPT.replace("__BASE__", &base.to_string());
+        let script = SCRIPT
+            .replace("/*ROLES*/", ROLES)
+            .replace("__FRAME_BASE__", &frame_base.to_string())
+            .replace("__BASE__", &base.to_string());
         self.evaluate(&script, true).await?;
         let answer = self.evaluate(call, true).await?;
         Ok(Some(answer.result.value.unwrap_or(Value::Null)))
@@ -192,6 +225,66 @@ impl Frame {
         };
         Ok(Some((Frame { session, frame_id }, object_id)))
     }
+
+    /// The frame whose owner element (`<iframe>`) is `object_id` in this frame's session:
+    /// the same session for a frame in the page's process, the frame's own session for an
+    /// out-of-process one. `None` when the element owns no frame.
+    pub(crate) async fn owned_by(
+        session: &Session,
+        object_id: &str,
+    ) -> Result<Option<Frame>, PageError> {
+        let node = session
+            .call_raw("DOM.describeNode", json!({ "objectId": object_id }))
+            .await?;
+        let Some(frame_id) = node["node"]["frameId"].as_str().map(str::to_owned) else {
+            return Ok(None);
+        };
+        let session = match frame_session(session, &frame_id).await? {
+            Some(own) => own,
+            None => session.clone(),
+        };
+        Ok(Some(Frame { session, frame_id }))
+    }
+
+    /// The node `backend` (a backend node id of this frame's document) as an object of
+    /// the frame's conch world, where the page's own script cannot reach; `None` when the
+    /// node is gone or does not belong to this frame's process.
+    pub(crate) async fn resolve_node(&self, backend: i64) -> Result<Option<String>, PageError> {
+        let mut fresh = false;
+        loop {
+            let context = self.context(fresh).await?;
+            let answer = self
+                .session
+                .call_raw(
+                    "DOM.resolveNode",
+                    json!({ "backendNodeId": backend, "executionContextId": context }),
+                )
+                .await;
+            match answer {
+                Ok(answer) => {
+                    return Ok(answer["object"]["objectId"].as_str().map(str::to_owned));
+                }
+                // A world kept from the frame's last document (a navigation, or the page
+                // kept in the back-forward cache) does not hold this document's nodes.
+                Err(e)
+                    if !fresh
+                        && (is_lost_context(e.kind())
+                            || matches!(e.kind(), ErrorKind::Protocol { message, .. }
+                                if message.contains("does not belong"))) =>
+                {
+                    fresh = true;
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::Protocol { .. }) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// The sessions of the out-of-process frames attached so far (for finding which one holds
+/// a nested frame's owner).
+pub(crate) fn frame_sessions() -> Vec<Session> {
+    tables().frame_sessions.values().cloned().collect()
 }
 
 fn is_lost_context(kind: &ErrorKind) -> bool {

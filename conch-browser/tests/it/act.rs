@@ -951,3 +951,326 @@ async fn settle_waits_for_the_page_a_click_opens() {
     assert_eq!(lab.eval("document.title").await, json!("Basic page"));
     lab.browser.shutdown().await;
 }
+
+/// Issue 11, class 3 (SNAP-4): refs inside same-origin frames (walked in place, so plain
+/// refs) are acted on at the right place of the page: a button in an offset, bordered
+/// frame; a field and a button in a frame nested in it, far down its own scrolled
+/// document; a button in a scaled frame below the fold. A banner of the page over a frame
+/// is named, and nothing reaches the frame through it.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_4_acts_inside_same_origin_frames_nested_scrolled_and_transformed() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("frames-app.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let by = |needle: &str| {
+        let r = ref_of(&snap.text, needle);
+        assert!(r.starts_with('e'), "{needle}: {r} in\n{}", snap.text);
+        r
+    };
+    let (archive, subject, save, download) = (
+        by("button \"Archive\""),
+        by("textbox \"Subject\""),
+        by("button \"Save draft\""),
+        by("button \"Download attachment\""),
+    );
+    let o = quick();
+    let el = |r: String| {
+        let page = page.clone();
+        async move { act::element(&page, &r).await.unwrap() }
+    };
+    act::click(&el(archive.clone()).await, How::Click, &o)
+        .await
+        .unwrap();
+    act::type_text(&el(subject).await, "Budget questions", &o)
+        .await
+        .unwrap();
+    act::click(&el(save).await, How::Click, &o).await.unwrap();
+    act::click(&el(download).await, How::Click, &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        lab.log().await,
+        ["archive", "draft:Budget questions", "download"]
+    );
+
+    lab.eval(
+        "document.body.insertAdjacentHTML('beforeend', '<div role=dialog aria-label=\"Cookie settings\" style=\"position:fixed;inset:0;background:#fff\">We use cookies</div>')",
+    )
+    .await;
+    let err = act::click(&el(archive).await, How::Click, &o)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ActError::Covered { blocker } if blocker.contains("Cookie settings")),
+        "{err}"
+    );
+    assert_eq!(lab.log().await.len(), 3);
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11, class 2: an act on a ref that a closed menu now hides is not sent, and the
+/// sentence says what opens it, with that control's ref, without waiting out the bound:
+/// a link of an off-canvas drawer closed again, and a check box of a closed `<details>`.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_2_a_ref_a_closed_menu_hides_names_what_opens_it() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("responsive-nav.html").await;
+    let mut reader = Reader::new();
+    let o = quick();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let menu = ref_of(&snap.text, "button \"Menu\"");
+    let filters = ref_of(&snap.text, "button \"Filters\"");
+    let click = |r: String| {
+        let page = page.clone();
+        async move {
+            let el = act::element(&page, &r).await.unwrap();
+            act::click(&el, How::Click, &quick()).await
+        }
+    };
+    // The open drawer lies over the page below the top bar: open the filters first.
+    click(filters.clone()).await.unwrap();
+    click(menu.clone()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let snap = read(&page, &mut reader).await.unwrap();
+    let tents = ref_of(&snap.text, "link \"Tents\"");
+    let stock = ref_of(&snap.text, "checkbox \"In stock only\"");
+    click(menu.clone()).await.unwrap();
+    click(filters.clone()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let started = Instant::now();
+    let err = click(tents.clone()).await.unwrap_err();
+    assert!(matches!(err, ActError::Closed { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "The link “Tents” ({tents}) is inside the closed “Menu”; click that first (the button “Menu”, ref {menu})."
+        )
+    );
+    assert!(
+        started.elapsed() < o.actionable_within,
+        "{:?}",
+        started.elapsed()
+    );
+    let err = click(stock.clone()).await.unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "inside the closed “Filters”; click that first (the button “Filters”, ref {filters})"
+        )),
+        "{err}"
+    );
+    assert!(lab.log().await.is_empty());
+
+    // Opened again as the sentence says, the same refs act.
+    click(filters).await.unwrap();
+    click(stock).await.unwrap();
+    click(menu).await.unwrap();
+    click(tents).await.unwrap();
+    assert_eq!(lab.log().await, ["stock", "link:Tents"]);
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11, class 4 (SNAP-1, GES-1, GES-3, GES-4): controls made only by script get refs
+/// and take every gesture: a tile with a click handler and `cursor: pointer` (its icon,
+/// which inherits the cursor, gets none), a tile that reacts to hover, and a card dragged
+/// on mouse events, jQuery UI style, onto another column.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_script_controls_get_refs_and_take_gestures() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("board.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let o = quick();
+    let el = |needle: &str| {
+        let page = page.clone();
+        let r = ref_of(&snap.text, needle);
+        async move { act::element(&page, &r).await.unwrap() }
+    };
+    assert_eq!(snap.text.matches("[ref=").count(), 6, "{}", snap.text);
+    act::click(&el("New task\"").await, How::Click, &o)
+        .await
+        .unwrap();
+    act::click(&el("\"Filter\"").await, How::Hover, &o)
+        .await
+        .unwrap();
+    act::drag(&el("\"Fix the login bug").await, &el("\"Done\"").await, &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        lab.log().await,
+        ["new-task", "hover:filter", "drop:card-2:done"]
+    );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11 review (GES-8, GES-10): the focus is checked in Conch's world right before the
+/// text goes in; a page that moves it away on the first key gets nothing typed, by ref
+/// and by point, and the field keeps its words.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_8_a_page_that_moves_the_focus_gets_nothing_typed() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("focus-thief.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let from = act::element(&page, &ref_of(&snap.text, "textbox \"From\""))
+        .await
+        .unwrap();
+    let err = act::type_text(&from, "Oslo", &quick()).await.unwrap_err();
+    assert!(matches!(err, ActError::FocusMoved { .. }), "{err:?}");
+    assert!(err.to_string().contains("nothing was typed"), "{err}");
+    let values = || lab.eval("[from.value, capture.value]");
+    assert_eq!(values().await, json!(["Paris", ""]));
+
+    let at = lab
+        .eval("(() => { const r = from.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        .await;
+    let point = Point {
+        x: at[0].as_f64().unwrap(),
+        y: at[1].as_f64().unwrap(),
+    };
+    let err = act::click_at(&page, point, PointHow::Click, Some("Oslo"), &quick())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ActError::FocusMoved { .. }), "{err:?}");
+    assert_eq!(values().await, json!(["Paris", ""]));
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11 review (HS-5, SEC-6, GES-11): the checks that guard a rule read the page in
+/// Conch's isolated world, where a page that redefines `innerWidth`, `activeElement`,
+/// `elementFromPoint`, `hasFocus` and `contains` in its own realm changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_5_guards_read_the_page_where_it_cannot_lie() {
+    let lab = lab().await;
+    let page = lab.open("redefines.html").await;
+    assert_eq!(lab.eval("innerWidth").await, json!(4000), "the page lies");
+    let size = act::viewport(&page).await.unwrap();
+    assert!(
+        size.width < 4000 && size.height < 3000 && size.width > 0,
+        "{size:?}"
+    );
+
+    lab.eval("document.getElementById('pw').focus()").await;
+    let focus = act::focused(&page).await.unwrap().expect("a focused field");
+    assert!(focus.secret, "{focus:?}");
+    assert_eq!(focus.name, "Card password");
+
+    let at = lab
+        .eval("(() => { const r = place.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        .await;
+    let point = Point {
+        x: at[0].as_f64().unwrap(),
+        y: at[1].as_f64().unwrap(),
+    };
+    let under = act::under_point(&page, point).await.unwrap();
+    assert_eq!(under.name, "Place order", "{under:?}");
+
+    // The coupon field's click is judged by what truly lies at its point: a layer the
+    // page puts over it is named, whatever `contains` says.
+    lab.eval("document.body.insertAdjacentHTML('beforeend', '<div role=dialog aria-label=\"Sign in first\" style=\"position:fixed;inset:0;background:#fff\"></div>')")
+        .await;
+    let coupon = css(&page, "#coupon").await;
+    let err = act::click(&coupon, How::Click, &quick()).await.unwrap_err();
+    assert!(
+        matches!(&err, ActError::Covered { blocker } if blocker.contains("Sign in first")),
+        "{err:?}"
+    );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11, class 2: a styled switch whose real check box is moved off the page stays
+/// listed with its ref, and a click on that ref presses its label, as a person would.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_an_off_page_check_box_is_ticked_through_its_label() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("responsive-nav.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let deals = act::element(&page, &ref_of(&snap.text, "checkbox \"Email me deals\""))
+        .await
+        .unwrap();
+    act::click(&deals, How::Click, &quick()).await.unwrap();
+    assert_eq!(
+        lab.eval("document.querySelector('[name=deals]').checked")
+            .await,
+        json!(true)
+    );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11 review (SNAP-1): roles and names are one computation: every element with a
+/// ref on a product page is the same role and name to the act scripts as to the snapshot
+/// (a number field is a spinbutton in both).
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_acts_and_snapshot_agree_on_roles_and_names() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("product.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(
+        snap.text.contains("- spinbutton \"Quantity\""),
+        "{}",
+        snap.text
+    );
+    let mut checked = 0;
+    for line in snap.text.lines().filter(|l| l.contains("[ref=")) {
+        let body = line.trim_start().trim_start_matches("- ");
+        let role = body.split([' ', ':']).next().unwrap();
+        let name = body
+            .split('"')
+            .nth(1)
+            .filter(|_| body[role.len()..].starts_with(" \""))
+            .unwrap_or("");
+        let el = act::element(&page, &ref_of(line, "[ref=")).await.unwrap();
+        let seen = act::describe_element(&el).await.unwrap();
+        assert_eq!(
+            (seen.role.as_str(), seen.name.as_str()),
+            (role, name),
+            "{line}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}: {}", snap.text);
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11, class 3 (SNAP-4): a button in an out-of-process frame nested in another one
+/// (a bank check inside a payment provider's frame, below the fold of the shop) is clicked
+/// at the right place after the page scrolls it into view: each frame's place is measured
+/// again through its owner when acting.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_4_acts_inside_a_nested_out_of_process_frame_below_the_fold() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("xo-nested.html").await;
+    let mut reader = Reader::new();
+    let mut snap = read(&page, &mut reader).await.unwrap();
+    for _ in 0..30 {
+        if snap.text.contains("Place order") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        snap = read(&page, &mut reader).await.unwrap();
+    }
+    let place = ref_of(&snap.text, "button \"Place order\"");
+    assert!(place.starts_with("f1f1e"), "{place} in\n{}", snap.text);
+    let el = act::element(&page, &place).await.unwrap();
+    act::click(&el, How::Click, &quick()).await.unwrap();
+    let clicked = el
+        .frame
+        .call_raw(
+            "Runtime.evaluate",
+            json!({"expression": "document.body.dataset.clicked", "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(clicked.pointer("/result/value"), Some(&json!("yes")));
+    lab.browser.shutdown().await;
+}

@@ -512,3 +512,177 @@ async fn snap_products_size_and_add_to_cart_diff() {
     assert!(diff.contains("Cart: 1 items"), "{diff}");
     tab.browser.shutdown().await;
 }
+
+/// Issue 11, class 2 (SNAP-1): what a person cannot reach gets no line and no ref: the
+/// links of an off-canvas drawer and of a closed account menu, a closed `<details>`, a
+/// box collapsed to no height, aria-hidden, inert and visibility:hidden content. Opened,
+/// each is listed with a ref.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_closed_menus_and_off_canvas_panels_are_left_out() {
+    let mut tab = open("responsive-nav.html").await;
+    let snap = tab.read().await;
+    for hidden in [
+        "Tents",
+        "Backpacks",
+        "Settings",
+        "Sign out",
+        "In stock only",
+        "Shipping policy",
+        "Decorative promo",
+        "Behind the sheet",
+        "Ghost link",
+    ] {
+        assert!(!snap.text.contains(hidden), "{hidden} in:\n{}", snap.text);
+    }
+    for shown in [
+        "button \"Menu\"",
+        "button \"Account\"",
+        "button \"Filters\"",
+        "link \"Shop now\"",
+        "button \"Shipping details\"",
+    ] {
+        ref_on(&snap.text, shown);
+    }
+    tab.eval(
+        "for (const s of ['.menu-toggle', '.account-toggle', '.shipping-toggle', 'summary']) document.querySelector(s).click()",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let snap = tab.read().await;
+    for opened in [
+        "link \"Tents\"",
+        "link \"Settings\"",
+        "checkbox \"In stock only\"",
+        "link \"Shipping policy\"",
+    ] {
+        ref_on(&snap.text, opened);
+    }
+    tab.browser.shutdown().await;
+}
+
+/// Issue 11, class 7 (SNAP-11): on the 200-product page, finding a product gives its card
+/// (photo, heading, price, "Add to cart" with its ref) once, not just the heading line, and
+/// that ref is the product's own button; the markers that delimit cards never show.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_11_find_on_products_brings_the_add_to_cart_ref() {
+    let mut tab = open("products.html").await;
+    let snap = tab.read().await;
+    assert!(
+        !snap.text.contains('\u{3}') && !snap.text.contains('\u{4}'),
+        "markers left in the text"
+    );
+    let found = snap.find("Product 150");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let block = &found[0].block;
+    assert!(block.len() <= page::NEIGHBOURHOOD_LINES, "{block:?}");
+    assert!(
+        block.iter().any(|l| l.contains("heading \"Product 150\"")),
+        "{block:?}"
+    );
+    assert!(
+        !block.iter().any(|l| l.contains("Product 151")),
+        "{block:?}"
+    );
+    let add = block
+        .iter()
+        .find(|l| l.contains("button \"Add to cart\""))
+        .unwrap_or_else(|| panic!("no button in {block:?}"));
+    let id = on_element(
+        &tab.page,
+        &ref_on(add, "Add to cart"),
+        "function() { return this.dataset.id; }",
+    )
+    .await;
+    assert_eq!(id, "150");
+    tab.browser.shutdown().await;
+}
+
+/// Issue 11 review (SNAP-1): page text with control characters (the reader's own markers
+/// among them) can't cut or splice lines: they are taken out, no field value lands on a
+/// text line, and every line still reads as one element.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_control_characters_cannot_cut_or_splice_lines() {
+    let mut tab = open("control-chars.html").await;
+    let snap = tab.read().await;
+    assert!(
+        !snap.text.chars().any(|c| c.is_control() && c != '\n'),
+        "{:?}",
+        snap.text
+    );
+    assert!(
+        !snap.title.chars().any(char::is_control),
+        "{:?}",
+        snap.title
+    );
+    assert_eq!(
+        snap.text.matches("ada@example.test").count(),
+        1,
+        "{}",
+        snap.text
+    );
+    for line in [
+        "- paragraph: Total0 due today",
+        "- paragraph: 1 item in your basket",
+        "- button \"Pay later\" [ref=e4]",
+    ] {
+        assert!(
+            snap.text.lines().any(|l| l.trim_start() == line),
+            "{line} in\n{}",
+            snap.text
+        );
+    }
+    assert!(
+        snap.text
+            .lines()
+            .any(|l| l.starts_with("- textbox \"Note")
+                && l.ends_with("[ref=e2]: Leave at0 the door1")),
+        "{}",
+        snap.text
+    );
+    for line in snap.text.lines() {
+        assert!(line.trim_start().starts_with("- "), "{line:?}");
+    }
+    tab.browser.shutdown().await;
+}
+
+/// Issue 11 review (SNAP-2, SNAP-4): frame refs stay unique across navigations: after the
+/// tab loads a new document with a frame in the same place, a held `f1e…` is gone rather
+/// than resolving into the new document's frame, and the new frame's refs are new.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_2_frame_refs_stay_unique_across_navigations() {
+    let mut tab = open("xo-frame.html").await;
+    let mut snap = tab.read().await;
+    for _ in 0..20 {
+        if snap.text.contains("Place order") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        snap = tab.read().await;
+    }
+    let held = ref_on(&snap.text, "Place order");
+    assert!(held.starts_with("f1e"), "{held}");
+
+    tab.chat
+        .open(&tab.server.url("xo-frame.html?again"))
+        .await
+        .unwrap();
+    let mut fresh = tab.read().await;
+    for _ in 0..20 {
+        if fresh.text.contains("Place order") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        fresh = tab.read().await;
+    }
+    let new = ref_on(&fresh.text, "Place order");
+    assert_ne!(new, held);
+    assert!(!new.starts_with("f1e"), "{new}");
+    let err = resolve(&tab.page, &held).await.unwrap_err();
+    assert!(
+        matches!(err, PageError::FrameGone(_) | PageError::RefGone(_)),
+        "{err:?}"
+    );
+    let text = on_element(&tab.page, &new, "function() { return this.textContent; }").await;
+    assert_eq!(text, "Place order");
+    tab.browser.shutdown().await;
+}

@@ -62,8 +62,9 @@ async fn agent_fills_a_form_shops_confirms_and_follows_a_popup() {
         &json!({ "url": server.url("tools-cart.html") }),
     )
     .await;
+    // find gives the item around the words (issue 11, class 7): the button beside them.
     let found = chat
-        .call("browser_read", &json!({ "find": "Add thing 150" }))
+        .call("browser_read", &json!({ "find": "Thing number 150" }))
         .await
         .text();
     let add = ref_of(&found, "Add thing 150");

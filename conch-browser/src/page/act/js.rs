@@ -1,63 +1,38 @@
 //! The scripts acting runs in the page: describing an element (role, name, field facts),
-//! actionability, the click point and what covers it, hit-testing through same-origin
-//! frames, the focused element, options of a select, and the panel that scrolls.
+//! actionability, scrolling it into view, whether the node the pointer meets is the
+//! element and what covers it, the focused element, options of a select, and the panel
+//! that scrolls. Each runs in the world of the object it is called on (Conch's isolated
+//! world for an element reached by a ref), and reads the element's own document and
+//! window, never the caller's globals: an element of a same-origin frame lives in the top
+//! frame's world.
 //!
 //! Deliberately absent: anything left behind. Each script is a function called on one
 //! element or one expression; none installs a global or a listener that outlives it.
 
-/// `describe(el)`: role, accessible name (approximate), tag, type, words, whether it is an
-/// editable text field and whether it is disabled, and the facts the secrets rule reads.
-/// `originOf(win)`: where a window's viewport sits in its session's top viewport.
+/// `describe(el)`: role and accessible name as the snapshot computes them (the shared
+/// `roles.js`, pasted before this prelude), tag, type, words, whether it is an editable
+/// text field and whether it is disabled, and the facts the secrets rule reads.
+/// `reachable(el)`: whether a person could reach it (visible, not inert, not collapsed
+/// away or off the page). `revealer(el)`: the control that opens what hides it.
+/// `composedContains(a, b)`: whether `b` is `a` or inside it, through shadow roots.
+/// `frameFacts(el)`: for a frame element, whether its document is closed to this world.
 pub(crate) const PRELUDE: &str = r#"
 const __text = (s) => (s || '').replace(/\s+/g, ' ').trim();
 const __attr = (el, n) => (el.getAttribute && el.getAttribute(n)) || '';
 const describe = (el) => {
-  const tag = el.tagName ? el.tagName.toLowerCase() : '';
+  const tag = el.localName || '';
   const type = __attr(el, 'type').toLowerCase();
-  const implicit = () => {
-    switch (tag) {
-      case 'button': case 'summary': return 'button';
-      case 'a': return el.hasAttribute('href') ? 'link' : 'generic';
-      case 'select': return (el.multiple || el.size > 1) ? 'listbox' : 'combobox';
-      case 'textarea': return 'textbox';
-      case 'dialog': return 'dialog';
-      case 'img': return 'img';
-      case 'canvas': return 'canvas';
-      case 'iframe': case 'frame': return 'iframe';
-      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
-      case 'option': return 'option';
-      case 'li': return 'listitem';
-      case 'ul': case 'ol': return 'list';
-      case 'nav': return 'navigation';
-      case 'form': return 'form';
-      case 'input':
-        if (['button', 'submit', 'reset', 'image', 'file'].includes(type)) return 'button';
-        if (type === 'checkbox') return 'checkbox';
-        if (type === 'radio') return 'radio';
-        if (type === 'range') return 'slider';
-        if (type === 'search') return 'searchbox';
-        return 'textbox';
-      default: return el.isContentEditable ? 'textbox' : 'generic';
-    }
-  };
-  const explicit = __attr(el, 'role');
-  const role = explicit ? explicit.split(' ')[0] : implicit();
+  // The snapshot's role (roles.js), with the kinds it never lists given their own names.
+  const EXTRA = {canvas: 'canvas', iframe: 'iframe', frame: 'iframe', option: 'option', img: 'img', dialog: 'dialog'};
+  const own = roleOf(el, tag);
+  const role = (own && own !== 'clickable') ? own : (EXTRA[tag] || (el.isContentEditable ? 'textbox' : 'generic'));
   let label = '';
   if (el.labels && el.labels.length) label = __text(Array.from(el.labels).map(l => l.innerText).join(' '));
-  const byIds = (ids) => __text(ids.split(/\s+/).map(id => {
-    const n = el.ownerDocument.getElementById(id); return n ? (n.innerText || n.textContent) : '';
-  }).join(' '));
-  let name = __text(__attr(el, 'aria-label'))
-    || (__attr(el, 'aria-labelledby') ? byIds(__attr(el, 'aria-labelledby')) : '')
-    || label || __text(__attr(el, 'alt')) || __text(__attr(el, 'title'));
+  let name = nameOf(el, tag, own || role);
   if (!name && (role === 'dialog' || role === 'alertdialog')) {
     const h = el.querySelector('h1,h2,h3,h4,h5,h6,legend');
     if (h) name = __text(h.innerText);
   }
-  if (!name && tag === 'input' && ['button', 'submit', 'reset'].includes(type)) name = __text(el.value);
-  const textual = ['textbox', 'searchbox', 'combobox', 'listbox', 'dialog', 'alertdialog', 'generic', 'iframe', 'canvas', 'form', 'list', 'navigation'];
-  if (!name && !textual.includes(role)) name = __text(el.innerText || el.textContent);
-  if (!name) name = __text(__attr(el, 'placeholder'));
   if (name.length > 80) name = name.slice(0, 79) + '…';
   const nonText = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
   const field = tag === 'textarea' || (tag === 'input' && !nonText.includes(type)) || !!el.isContentEditable;
@@ -75,45 +50,76 @@ const describe = (el) => {
     },
   };
 };
-const originOf = (win) => {
-  let x = 0, y = 0, w = win;
-  while (w && w !== w.top) {
-    let fe = null;
-    try { fe = w.frameElement; } catch (e) { fe = null; }
-    if (!fe) break;
-    const r = fe.getBoundingClientRect();
-    const cs = w.parent.getComputedStyle(fe);
-    x += r.left + fe.clientLeft + parseFloat(cs.paddingLeft);
-    y += r.top + fe.clientTop + parseFloat(cs.paddingTop);
-    w = w.parent;
+const reachable = (el) => {
+  // Whether a person could reach it, by the snapshot's rules (roles.js): rendered and
+  // visible, not inert, with a box, not inside a box collapsed to nothing, and not wholly
+  // outside what can be scrolled to (an off-canvas panel is).
+  if (!el.isConnected) return false;
+  if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) return false;
+  if (el.closest('[inert]')) return false;
+  const doc = el.ownerDocument, view = doc.defaultView;
+  const r = el.getBoundingClientRect();
+  if (r.width <= 0 || r.height <= 0) return false;
+  let reach = pageReach(doc);
+  let panel = null;
+  for (let n = el; n && n !== doc.body && n !== doc.documentElement; n = n.parentElement) {
+    const cs = view.getComputedStyle(n);
+    if (n !== el) {
+      const b = n.getBoundingClientRect();
+      if (collapsedAway(cs, b)) return false;
+      if (scrollsPanel(cs)) { reach = panelReach(n, b); panel = n; break; }
+    }
+    if (cs.position === 'fixed') { reach = viewportReach(view); break; }
   }
-  return [x, y];
+  if (outsideOf(r, reach)) return false;
+  return panel ? reachable(panel) : true;
+};
+const revealer = (el) => {
+  // What opens the closed thing el is inside: a closed <details>' summary, a control
+  // whose aria-controls names a box around it (a collapsed one first), or the collapsed
+  // control just before the hidden box around it.
+  const doc = el.ownerDocument;
+  const out = (c) => {
+    let ref = null;
+    try { ref = globalThis.__conch && globalThis.__conch.known ? globalThis.__conch.known(c) : null; } catch (e) { ref = null; }
+    return Object.assign(describe(c), {ref});
+  };
+  for (let n = el.parentElement; n; n = n.parentElement) {
+    if (n.localName === 'details' && !n.open) {
+      const s = n.querySelector(':scope > summary');
+      if (s && !s.contains(el)) return out(s);
+    }
+  }
+  const ids = new Set();
+  let hidden = el;
+  for (let n = el; n && n !== doc.body; n = n.parentElement) {
+    if (n.id) ids.add(n.id);
+    if (!reachable(n)) hidden = n;
+  }
+  let named = null;
+  for (const c of doc.querySelectorAll('[aria-controls]')) {
+    if (c === el || el.contains(c) || hidden.contains(c)) continue;
+    if (!__attr(c, 'aria-controls').split(/\s+/).some((id) => ids.has(id))) continue;
+    if (__attr(c, 'aria-expanded') === 'false' || __attr(c, 'aria-selected') === 'false') return out(c);
+    named = named || c;
+  }
+  if (named) return out(named);
+  for (let s = hidden.previousElementSibling; s; s = s.previousElementSibling) {
+    const c = s.matches('[aria-expanded="false"]') ? s : s.querySelector('[aria-expanded="false"]');
+    if (c) return out(c);
+  }
+  return null;
 };
 const composedContains = (a, b) => {
-  for (let n = b; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) if (n === a) return true;
+  for (let n = b; n; n = n.parentNode || (n.nodeType === 11 && n.host) || null) if (n === a) return true;
   return false;
 };
-const deepHit = (root, x, y) => {
-  let h = root.elementFromPoint(x, y);
-  while (h && h.shadowRoot) {
-    const inner = h.shadowRoot.elementFromPoint(x, y);
-    if (!inner || inner === h) break;
-    h = inner;
-  }
-  return h;
-};
 const frameFacts = (el) => {
-  const tag = el.tagName ? el.tagName.toLowerCase() : '';
+  const tag = el.localName || '';
   if (tag !== 'iframe' && tag !== 'frame') return {crossFrame: false};
   let cd = null;
   try { cd = el.contentDocument; } catch (e) { cd = null; }
-  const r = el.getBoundingClientRect();
-  const cs = getComputedStyle(el);
-  const o = originOf(el.ownerDocument.defaultView);
-  return {
-    crossFrame: !cd,
-    content: [o[0] + r.left + el.clientLeft + parseFloat(cs.paddingLeft), o[1] + r.top + el.clientTop + parseFloat(cs.paddingTop)],
-  };
+  return {crossFrame: !cd};
 };
 "#;
 
@@ -124,9 +130,8 @@ pub(crate) const ACTIONABLE: &str = r#"function() {
   if (!el.isConnected) return {gone: true};
   const d = describe(el);
   const r1 = el.getBoundingClientRect();
-  const style = getComputedStyle(el);
-  const visible = r1.width > 0 && r1.height > 0 && style.visibility !== 'hidden'
-    && (el.checkVisibility ? el.checkVisibility() : true);
+  // A check box moved off the page behind its styled label is pressed through the label.
+  const visible = reachable(el) || (!!el.labels && Array.from(el.labels).some(reachable));
   return new Promise(resolve => {
     let done = false;
     const finish = () => {
@@ -140,61 +145,52 @@ pub(crate) const ACTIONABLE: &str = r#"function() {
   });
 }"#;
 
-/// Called on an element: scrolls it into view (inside every panel that holds it) when it
-/// is not in view, then gives its centre in its frame, its frame's origin in the session's
-/// top viewport, and what covers the centre, if anything.
-pub(crate) const POINT: &str = r#"function(scroll) {
-  PRELUDE
-  const el = this;
-  if (!el.isConnected) return {gone: true};
-  if (scroll) {
-    if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true);
-    else el.scrollIntoView({block: 'center', inline: 'center'});
-  }
-  const r = el.getBoundingClientRect();
-  const x = r.left + r.width / 2, y = r.top + r.height / 2;
-  const origin = originOf(window);
-  const hit = deepHit(document, x, y);
-  let ok = !!hit && composedContains(el, hit);
-  if (!ok && hit && el.labels) for (const l of el.labels) if (composedContains(l, hit)) ok = true;
-  let blocker = null;
-  if (!ok && hit) {
-    let b = null, fixed = null;
-    for (let n = hit; n && n !== document.body && n !== document.documentElement; n = n.parentElement) {
-      const role = n.getAttribute('role');
-      if (n.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') { b = n; break; }
-      const pos = getComputedStyle(n).position;
-      if (pos === 'fixed' || pos === 'sticky' || pos === 'absolute') fixed = n;
-    }
-    blocker = describe(b || fixed || hit);
-  }
-  return {x, y, origin, ok, blocker, inView: x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight};
+/// Called on an element: scrolls it into view inside every panel and frame that holds it
+/// when it is not in view. `false` when it left the document.
+pub(crate) const SCROLL_INTO_VIEW: &str = r#"function() {
+  if (!this.isConnected) return false;
+  if (this.scrollIntoViewIfNeeded) this.scrollIntoViewIfNeeded(true);
+  else this.scrollIntoView({block: 'center', inline: 'center'});
+  return true;
 }"#;
 
-/// An expression: the element at (`X`, `Y`) of the session's top viewport, through
-/// same-origin frames and shadow roots (a cross-origin frame is returned as itself).
-pub(crate) const HIT: &str = r#"(() => {
+/// Called on an element: the label to press in its place when it can't be reached itself
+/// but a label of it can (a styled check box), or null.
+pub(crate) const PRESS_TARGET: &str = r#"function() {
   PRELUDE
-  let x = __X, y = __Y, doc = document;
-  for (let i = 0; i < 16; i++) {
-    const h = deepHit(doc, x, y);
-    if (!h) return null;
-    if (h.tagName === 'IFRAME' || h.tagName === 'FRAME') {
-      let cd = null;
-      try { cd = h.contentDocument; } catch (e) { cd = null; }
-      if (cd) {
-        const r = h.getBoundingClientRect();
-        const cs = getComputedStyle(h);
-        x -= r.left + h.clientLeft + parseFloat(cs.paddingLeft);
-        y -= r.top + h.clientTop + parseFloat(cs.paddingTop);
-        doc = cd;
-        continue;
-      }
-    }
-    return h;
+  if (reachable(this) || !this.labels) return null;
+  return Array.from(this.labels).find(reachable) || null;
+}"#;
+
+/// Called on an element with the node the pointer meets: whether that node is the
+/// element, inside it (shadow trees included) or inside one of its labels.
+pub(crate) const LANDS_ON: &str = r#"function(hit) {
+  PRELUDE
+  const el = this;
+  if (!hit || !el.isConnected) return false;
+  if (composedContains(el, hit)) return true;
+  if (el.labels) for (const l of el.labels) if (composedContains(l, hit)) return true;
+  return false;
+}"#;
+
+/// Called on the node the pointer meets instead of the element: the dialog or the fixed,
+/// sticky or absolute layer around it (what a person would close), or the node itself.
+pub(crate) const BLOCKER: &str = r#"function() {
+  PRELUDE
+  const hit = this.nodeType === 1 ? this : (this.parentElement || (this.parentNode && this.parentNode.host));
+  if (!hit) return describe(this);
+  const doc = hit.ownerDocument;
+  const view = doc.defaultView;
+  let b = null, fixed = null;
+  for (let n = hit; n && n !== doc.body && n !== doc.documentElement;
+       n = n.parentElement || (n.parentNode && n.parentNode.host) || null) {
+    const role = n.getAttribute('role');
+    if (n.localName === 'dialog' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') { b = n; break; }
+    const pos = view.getComputedStyle(n).position;
+    if (pos === 'fixed' || pos === 'sticky' || pos === 'absolute') fixed = n;
   }
-  return null;
-})()"#;
+  return describe(b || fixed || hit);
+}"#;
 
 /// An expression: the focused element, through same-origin frames and shadow roots (a
 /// cross-origin frame that holds the focus is returned as itself).
@@ -212,11 +208,20 @@ pub(crate) const FOCUSED: &str = r#"(() => {
   return a;
 })()"#;
 
-/// Called on an element: its description plus, for a frame, whether it is cross-origin
-/// and where its content sits in the session's top viewport.
+/// Called on an element (or a text node, for its element): its description plus, for a
+/// frame, whether its document is closed to this world.
 pub(crate) const DESCRIBE: &str = r#"function() {
   PRELUDE
-  return Object.assign(describe(this), frameFacts(this));
+  const el = this.nodeType === 1 ? this : (this.parentElement || this);
+  return Object.assign(describe(el), frameFacts(el));
+}"#;
+
+/// Called on an element that can't be reached: the control that opens what it is inside,
+/// described, with the ref a read gave it (`ref`, a number, or null); null when none is
+/// found.
+pub(crate) const REVEALER: &str = r#"function() {
+  PRELUDE
+  return revealer(this);
 }"#;
 
 /// Called on a `<select>`: picks the options matching `values` by value or label.
@@ -270,12 +275,29 @@ pub(crate) const SCROLL_PANEL: &str = r#"function(dx, dy) {
 /// Called on a field: focuses it, and says whether it now holds the focus.
 pub(crate) const FOCUS: &str = r#"function() {
   this.focus({preventScroll: true});
-  let a = document.activeElement;
-  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-  return a === this && document.hasFocus();
+  return (FOCUS_HELD).call(this);
 }"#;
 
-/// Inserts the prelude into a script.
+/// Called on an element: whether it holds the keyboard focus now, its document's focus
+/// included (read in the world of the call, where the page cannot redefine
+/// `activeElement` or `hasFocus`).
+pub(crate) const HAS_FOCUS: &str = r#"function() { return (FOCUS_HELD).call(this); }"#;
+
+/// Whether `this` holds the focus: its document's active element, through shadow roots,
+/// is it, and the document has the browser's focus.
+const FOCUS_HELD: &str = r#"function() {
+  const doc = this.ownerDocument;
+  let a = doc.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return a === this && doc.hasFocus();
+}"#;
+
+/// Inserts the prelude (with the shared roles and names, `roles.js`) into a script.
 pub(crate) fn with_prelude(script: &str) -> String {
-    script.replace("PRELUDE", PRELUDE)
+    script
+        .replace(
+            "PRELUDE",
+            &format!("{}\n{PRELUDE}", crate::page::world::ROLES),
+        )
+        .replace("FOCUS_HELD", FOCUS_HELD)
 }

@@ -9,7 +9,9 @@
 
 use conch_cdp::Session;
 
-use super::{ActError, Element, Under, call_on_handle, describe, through_frames};
+use super::{ActError, Element, Under, call_on_handle, describe};
+use super::ready::not_frozen;
+use crate::page::world::Frame;
 
 /// `submitterOf(el)`: the form's default button for Enter in `el`. A form with no submit
 /// button submits on Enter when it has at most one field that blocks implicit submission;
@@ -93,7 +95,21 @@ pub async fn submitter(el: &Element) -> Result<Option<(Element, Under)>, ActErro
 /// A DevTools failure.
 pub async fn focused_submitter(page: &Session) -> Result<Option<Under>, ActError> {
     let script = FOCUSED_SUBMITTER.replace("SUBMITTER_OF", SUBMITTER_OF);
-    Ok(through_frames(page, None, &script)
-        .await?
-        .map(|d| d.under()))
+    not_frozen(page)?;
+    let mut frame = Frame::top(page).await?;
+    for _ in 0..8 {
+        let answer = frame.evaluate(&script, false).await?;
+        let Some(object_id) = answer.result.object_id else {
+            return Ok(None);
+        };
+        let desc = describe(&frame.session, &object_id, "the element").await?;
+        if !desc.cross_frame {
+            return Ok(Some(desc.under()));
+        }
+        match Frame::owned_by(&frame.session, &object_id).await? {
+            Some(child) => frame = child,
+            None => return Ok(None),
+        }
+    }
+    Ok(None)
 }

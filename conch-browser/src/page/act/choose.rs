@@ -1,0 +1,137 @@
+//! Picking options of a `<select>` or a listbox (GES-9).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::call::{Desc, call_on, call_on_handle};
+use super::pointer::click;
+use super::ready::{settled, wait_actionable};
+use super::{ActError, ActOptions, Done, How, js};
+use crate::page::Element;
+use crate::page::settle::Settled;
+
+/// Picks the options of a `<select>` or listbox `el` by label or value (GES-9). Returns
+/// the labels picked.
+///
+/// # Errors
+/// [`ActError::NotSelect`], [`ActError::NoOption`], [`ActError::OneChoice`], or as
+/// [`click`].
+pub async fn select(
+    el: &Element,
+    values: &[String],
+    options: &ActOptions,
+) -> Result<(Done, Vec<String>), ActError> {
+    let desc = wait_actionable(el, options, true).await?;
+    let values_json: Vec<Value> = values.iter().cloned().map(Value::String).collect();
+    if desc.tag == "select" {
+        let mut picked = Vec::new();
+        let done = settled(&el.page, options, async {
+            let answer = call_on(
+                &el.frame,
+                &el.object_id,
+                js::SELECT,
+                &[Value::Array(values_json.clone())],
+                &el.reference,
+            )
+            .await?;
+            picked = option_answer(&answer, el, &desc)?;
+            Ok(())
+        })
+        .await?;
+        return Ok((done, picked));
+    }
+    if desc.role != "listbox" {
+        return Err(ActError::NotSelect {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        });
+    }
+    let list = call_on_handle(
+        &el.frame,
+        &el.object_id,
+        js::LISTBOX_OPTIONS,
+        &[Value::Array(values_json)],
+        &el.reference,
+    )
+    .await?
+    .ok_or_else(|| ActError::Script("no options".to_owned()))?;
+    let mut targets = Vec::new();
+    for (i, value) in values.iter().enumerate() {
+        let item = call_on_handle(
+            &el.frame,
+            &list,
+            "function(i) { return this[i]; }",
+            &[json!(i)],
+            &el.reference,
+        )
+        .await?;
+        match item {
+            Some(object_id) => targets.push((
+                value.clone(),
+                Element {
+                    reference: el.reference.clone(),
+                    page: el.page.clone(),
+                    frame: el.frame.clone(),
+                    object_id,
+                    offset: el.offset,
+                },
+            )),
+            None => {
+                return Err(ActError::NoOption {
+                    missing: format!("“{value}”"),
+                    choices: "the options the page shows".to_owned(),
+                });
+            }
+        }
+    }
+    let mut done = None;
+    for (_, option) in &targets {
+        done = Some(click(option, How::Click, options).await?);
+    }
+    let picked = targets.into_iter().map(|(v, _)| v).collect();
+    let done = done.unwrap_or(Done {
+        settled: Settled {
+            waited: Duration::ZERO,
+            quiet: true,
+        },
+        through_dialog: false,
+    });
+    Ok((done, picked))
+}
+
+fn option_answer(answer: &Value, el: &Element, desc: &Desc) -> Result<Vec<String>, ActError> {
+    let quote = |v: &Value| -> String {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| format!("“{s}”"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    if let Some(missing) = answer.get("missing") {
+        return Err(ActError::NoOption {
+            missing: quote(missing),
+            choices: answer.get("choices").map(quote).unwrap_or_default(),
+        });
+    }
+    if answer.get("tooMany").is_some() {
+        return Err(ActError::OneChoice {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        });
+    }
+    Ok(answer
+        .get("picked")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default())
+}

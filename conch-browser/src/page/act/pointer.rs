@@ -1,0 +1,106 @@
+//! Pointer gestures on an element: click, double and right click, hover (GES-1, GES-3),
+//! and drag, HTML5 or built on mouse events (GES-4).
+
+use std::time::Duration;
+
+use conch_cdp::Session;
+use serde_json::{Value, json};
+
+use super::ready::{actionable_point, settled};
+use super::{ActError, ActOptions, Done, How};
+use crate::page::Element;
+use crate::page::input::{self, Press};
+
+/// Clicks, double-clicks, right-clicks or hovers `el` (GES-1).
+///
+/// # Errors
+/// [`ActError::Gone`], [`ActError::Hidden`], [`ActError::Disabled`] (not for a hover),
+/// [`ActError::Moving`], [`ActError::Covered`], or a DevTools failure.
+pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done, ActError> {
+    let (at, _) = actionable_point(el, options, how != How::Hover).await?;
+    settled(&el.page, options, async {
+        match how {
+            How::Hover => input::move_to(&el.page, at).await?,
+            How::Click => input::click(&el.page, at, Press::Left).await?,
+            How::Double => input::click(&el.page, at, Press::Double).await?,
+            How::Right => input::click(&el.page, at, Press::Right).await?,
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// Drags `from` onto `to` (GES-4): press, move in steps, release. HTML5 drag and drop
+/// is carried through the browser's drag interception; pointer-built sortable lists see
+/// the moves themselves.
+///
+/// # Errors
+/// As [`click`], for either end.
+pub async fn drag(from: &Element, to: &Element, options: &ActOptions) -> Result<Done, ActError> {
+    let (start, _) = actionable_point(from, options, true).await?;
+    // The target may be covered by the dragged element's ghost later, not now.
+    let (end, _) = actionable_point(to, options, false).await?;
+    settled(&from.page, options, drag_points(&from.page, start, end)).await
+}
+
+pub(super) async fn drag_points(
+    page: &Session,
+    start: (f64, f64),
+    end: (f64, f64),
+) -> Result<(), ActError> {
+    use futures_util::StreamExt;
+    let mut intercepted = page.events("Input.dragIntercepted");
+    page.call_raw("Input.setInterceptDrags", json!({ "enabled": true }))
+        .await?;
+    let outcome = async {
+        input::left_down(page, start).await?;
+        const STEPS: usize = 10;
+        let mut data: Option<Value> = None;
+        for step in 1..=STEPS {
+            let t = step as f64 / STEPS as f64;
+            let at = (
+                start.0 + (end.0 - start.0) * t,
+                start.1 + (end.1 - start.1) * t,
+            );
+            if let Some(data) = &data {
+                drag_event(page, "dragOver", at, data).await?;
+            } else {
+                input::drag_move(page, at).await?;
+                if step <= 3
+                    && let Ok(Some(event)) =
+                        tokio::time::timeout(Duration::from_millis(40), intercepted.next()).await
+                    && let Ok(params) = event.parse::<Value>()
+                {
+                    let d = params.get("data").cloned().unwrap_or(Value::Null);
+                    drag_event(page, "dragEnter", at, &d).await?;
+                    data = Some(d);
+                }
+            }
+        }
+        if let Some(data) = &data {
+            drag_event(page, "dragOver", end, data).await?;
+            drag_event(page, "drop", end, data).await?;
+        }
+        input::left_up(page, end).await?;
+        Ok::<(), ActError>(())
+    }
+    .await;
+    let _ = page
+        .call_raw("Input.setInterceptDrags", json!({ "enabled": false }))
+        .await;
+    outcome
+}
+
+async fn drag_event(
+    page: &Session,
+    kind: &str,
+    at: (f64, f64),
+    data: &Value,
+) -> Result<(), ActError> {
+    page.call_raw(
+        "Input.dispatchDragEvent",
+        json!({ "type": kind, "x": at.0, "y": at.1, "data": data }),
+    )
+    .await?;
+    Ok(())
+}

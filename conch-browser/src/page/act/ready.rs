@@ -1,0 +1,268 @@
+//! Before and after input: waiting until an element is visible, stable and enabled
+//! (GES-15), its point in the page and what covers it (GES-7), what opens a closed thing
+//! it is in (issue 11, class 2), a page frozen by its dialog (DLG-14), and settling after
+//! the act through the page's dialogs (DLG-13).
+
+use std::time::Duration;
+
+use conch_cdp::Session;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::call::{Desc, call_on, call_on_handle};
+use super::{ActError, ActOptions, Done, hit, js, with_prelude};
+use crate::page::Element;
+use crate::page::dialog;
+use crate::page::settle::Settle;
+
+/// Waits until `el` is visible, stable and enabled (GES-15), scrolls it into view inside
+/// every panel and frame that holds it (GES-2), and gives its centre in the page's
+/// viewport, checked by the browser's own hit test to be on top there, through every frame
+/// (GES-7; issue 11, class 3).
+pub(crate) async fn actionable_point(
+    el: &Element,
+    options: &ActOptions,
+    need_enabled: bool,
+) -> Result<((f64, f64), Desc), ActError> {
+    let desc = wait_actionable(el, options, need_enabled).await?;
+    let label = call_on_handle(
+        &el.frame,
+        &el.object_id,
+        &with_prelude(js::PRESS_TARGET),
+        &[],
+        &el.reference,
+    )
+    .await?;
+    let pressed;
+    let el = match label {
+        Some(object_id) => {
+            pressed = Element {
+                object_id,
+                ..el.clone()
+            };
+            &pressed
+        }
+        None => el,
+    };
+    let covered_until = Instant::now() + options.covered_within;
+    let scrolled = call_on(
+        &el.frame,
+        &el.object_id,
+        js::SCROLL_INTO_VIEW,
+        &[],
+        &el.reference,
+    )
+    .await?;
+    if scrolled == Value::Bool(false) {
+        return Err(ActError::Gone {
+            reference: el.reference.clone(),
+        });
+    }
+    loop {
+        let unreachable = || ActError::Unreachable {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        };
+        let spot = spot(el).await?;
+        match spot {
+            Spot::Free(at) => return Ok((at, desc)),
+            Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
+            Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
+            Spot::Out => {
+                return Err(closed_by(el, &desc).await?.unwrap_or_else(unreachable));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The control that opens what hides `el` ([`ActError::Closed`]), or `None` when no such
+/// control is found.
+async fn closed_by(el: &Element, desc: &Desc) -> Result<Option<ActError>, ActError> {
+    let value = call_on(
+        &el.frame,
+        &el.object_id,
+        &with_prelude(js::REVEALER),
+        &[],
+        &el.reference,
+    )
+    .await?;
+    if value.is_null() {
+        return Ok(None);
+    }
+    let control: Desc = serde_json::from_value(value.clone()).unwrap_or_default();
+    let words = if control.name.is_empty() {
+        control.words.chars().take(80).collect()
+    } else {
+        control.name.clone()
+    };
+    if words.is_empty() {
+        return Ok(None);
+    }
+    // The control's ref, in the element's own frame (same prefix).
+    let prefix = el
+        .reference
+        .rfind(['e', 'E'])
+        .map_or("", |i| &el.reference[..i]);
+    let named = control.what();
+    let control_text = match value.get("ref").and_then(Value::as_u64) {
+        Some(n) => format!("{named}, ref {prefix}e{n}"),
+        None => named,
+    };
+    Ok(Some(ActError::Closed {
+        reference: el.reference.clone(),
+        what: desc.what_capital(),
+        closed: words,
+        control: control_text,
+    }))
+}
+
+/// Where an element stands for the pointer now.
+enum Spot {
+    /// Its point in the page's viewport is on top.
+    Free((f64, f64)),
+    /// Something else is on top there: "A dialog “Cookie settings”".
+    Covered(String),
+    /// It has no box, or its point is outside the viewport (or outside its frame's).
+    Out,
+}
+
+async fn spot(el: &Element) -> Result<Spot, ActError> {
+    let Some(local) = hit::session_point(el).await? else {
+        return Ok(Spot::Out);
+    };
+    let at = hit::to_page(el, local).await;
+    let (_, _, width, height) = hit::viewport_of(&el.page).await?;
+    if !(at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height) {
+        return Ok(Spot::Out);
+    }
+    // An out-of-process frame: nothing of the page may cover the frame there, and nothing
+    // of the frame may cover the element.
+    if el.frame.id() != el.page.id() {
+        match hit::hit(&el.page, at).await? {
+            Some(top) if top.owns.is_some() => {}
+            Some(top) => {
+                return Ok(Spot::Covered(hit::blocker(&top).await?.what_indefinite()));
+            }
+            None => return Ok(Spot::Out),
+        }
+    }
+    let Some(found) = hit::hit(&el.frame, local).await? else {
+        return Ok(Spot::Out);
+    };
+    if hit::lands_on(el, &found).await? {
+        return Ok(Spot::Free(at));
+    }
+    let blocker = hit::blocker(&found).await?;
+    // Its own frame's edge: the element is scrolled out of its frame's view.
+    if blocker.role == "iframe" {
+        return Ok(Spot::Out);
+    }
+    Ok(Spot::Covered(blocker.what_indefinite()))
+}
+
+/// Fails when a dialog of the page waits for an answer: a frozen page would hold every
+/// call until then, so nothing is sent to it (DLG-14).
+pub(super) fn not_frozen(page: &Session) -> Result<(), ActError> {
+    match dialog::watching(page).and_then(|w| w.pending_words()) {
+        Some(words) => Err(ActError::Frozen(words)),
+        None => Ok(()),
+    }
+}
+
+pub(super) async fn wait_actionable(
+    el: &Element,
+    options: &ActOptions,
+    need_enabled: bool,
+) -> Result<Desc, ActError> {
+    not_frozen(&el.page)?;
+    if el.frame.id() != el.page.id() {
+        not_frozen(&el.frame)?;
+    }
+    let started = Instant::now();
+    let deadline = started + options.actionable_within;
+    let script = with_prelude(js::ACTIONABLE);
+    loop {
+        let value = call_on(&el.frame, &el.object_id, &script, &[], &el.reference).await?;
+        let desc: Desc = serde_json::from_value(value).unwrap_or_default();
+        if desc.gone {
+            return Err(ActError::Gone {
+                reference: el.reference.clone(),
+            });
+        }
+        let enabled = !need_enabled || !desc.disabled;
+        if desc.visible && desc.stable && enabled {
+            return Ok(desc);
+        }
+        // Inside something closed: nothing opens it but a click, so say which at once.
+        if !desc.visible
+            && Instant::now() >= started + options.covered_within
+            && let Some(closed) = closed_by(el, &desc).await?
+        {
+            return Err(closed);
+        }
+        if Instant::now() >= deadline {
+            let reference = el.reference.clone();
+            let what = desc.what_capital();
+            return Err(if !desc.visible {
+                ActError::Hidden {
+                    reference,
+                    what,
+                    seconds: options.actionable_within.as_secs().max(1),
+                }
+            } else if !enabled {
+                ActError::Disabled { reference, what }
+            } else {
+                ActError::Moving { reference, what }
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Runs `act` (input to `page`); input held up behind a dialog it raised counts as done
+/// once the dialog is answered (DLG-13). Returns whether a dialog came up.
+async fn through_dialogs<F>(page: &Session, act: F) -> Result<bool, ActError>
+where
+    F: Future<Output = Result<(), ActError>>,
+{
+    let watch = dialog::watching(page);
+    let before = watch.as_ref().map_or(0, |w| w.opened());
+    let outcome = act.await;
+    let raised = watch.as_ref().is_some_and(|w| w.opened() > before);
+    match outcome {
+        Ok(()) => {
+            if raised && let Some(w) = &watch {
+                // The answer's note is written as the dialog closes.
+                let _ = tokio::time::timeout(Duration::from_secs(2), w.until_answered()).await;
+            }
+            Ok(raised)
+        }
+        Err(ActError::Cdp(e))
+            if e.is_timeout() && (raised || watch.as_ref().is_some_and(|w| w.is_pending())) =>
+        {
+            if let Some(w) = &watch {
+                w.until_answered().await;
+            }
+            Ok(true)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+pub(super) async fn settled<F>(
+    page: &Session,
+    options: &ActOptions,
+    act: F,
+) -> Result<Done, ActError>
+where
+    F: Future<Output = Result<(), ActError>>,
+{
+    let settle = Settle::begin(page).await;
+    let through_dialog = through_dialogs(page, act).await?;
+    let settled = settle.finish(options.settle).await;
+    Ok(Done {
+        settled,
+        through_dialog,
+    })
+}
