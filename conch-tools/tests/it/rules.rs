@@ -342,7 +342,7 @@ async fn perm_3_and_5_this_chat_lasts_for_one_conversation() {
     let first = a.call("browser_click", &json!({ "ref": add })).await;
     assert!(!first.is_error, "{}", first.text());
     assert!(
-        first.text().contains("In cart: 1") || first.text().contains("1"),
+        first.text().contains("+ - paragraph: In cart: 1\n"),
         "{}",
         first.text()
     );
