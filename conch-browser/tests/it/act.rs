@@ -309,6 +309,10 @@ async fn ges_6_scroll_page_panel_and_element() {
         .await
         .unwrap();
     assert!(lab.eval("scrollY").await.as_f64().unwrap() > 500.0);
+    // The element itself is now inside the window.
+    let in_view = "(() => { const r = document.getElementById('bottom').getBoundingClientRect(); \
+                   return r.top >= 0 && r.bottom <= innerHeight; })()";
+    assert_eq!(lab.eval(in_view).await, true);
     lab.browser.shutdown().await;
 }
 

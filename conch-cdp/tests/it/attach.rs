@@ -14,10 +14,27 @@ use crate::support::{eval, launch, navigate, new_page, within};
 /// LAUNCH-19: xo-frame.html on 127.0.0.1 embeds frame.html from localhost, another site,
 /// so Chromium puts the frame in its own process (an `iframe` target). The page's session
 /// is told of the frame's session before the frame runs; the page cannot finish loading
-/// while the frame is held; once resumed, scripts run in the frame on origin B.
+/// while the frame is held; interception installed on the frame's session while it is held
+/// pauses the frame's first subresource; once resumed, scripts run in the frame on
+/// origin B.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cross_origin_frame_is_attached_and_held_until_resumed_launch_19() {
     let server = FixtureServer::start().await.expect("fixture server");
+    // The frame loads a script as it parses: the first request the frame itself makes.
+    server.route(
+        "frame.html",
+        Response::html(
+            "<!doctype html><title>Checkout frame</title><script src=\"frame-script.js\"></script>",
+        ),
+    );
+    server.route(
+        "frame-script.js",
+        Response {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/javascript".into())],
+            body: b"document.documentElement.dataset.script = 'ran';".to_vec(),
+        },
+    );
     let browser = launch().await;
     let page = new_page(&browser.connection).await;
     let mut children = page.attached_targets();
@@ -85,12 +102,23 @@ async fn cross_origin_frame_is_attached_and_held_until_resumed_launch_19() {
         "Checkout frame"
     );
     assert_eq!(eval(&page, "document.title").await, "Cross-origin frame");
+    assert_eq!(
+        eval(&frame.session, "document.documentElement.dataset.script").await,
+        "ran",
+        "the frame's script was not continued"
+    );
     browser.close().await;
-    // The stream ends with the connection; what it saw is worth knowing for the guard.
+    // The stream ends with the connection. The frame's own request was paused on the
+    // frame's session (interception installed while it was held), and nothing of the
+    // page's was.
     let seen = within(5, "the end of the frame's requestPaused stream", continuer)
         .await
         .expect("continuer task");
-    eprintln!("requests paused on the frame's session: {seen:?}");
+    assert_eq!(
+        seen,
+        [server.cross_site_url("frame-script.js")],
+        "requests paused on the frame's session"
+    );
 }
 
 /// LAUNCH-19: a dedicated worker started by a page arrives as a held `worker` session.

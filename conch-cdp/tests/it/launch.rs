@@ -62,7 +62,20 @@ async fn pipe_launch_runs_a_page_without_any_tcp_port_launch_20() {
             .any(|a| a.starts_with("--remote-debugging-port")),
         "{argv:?}"
     );
-    let listening = listening_tcp_sockets_of(pid);
+    // The check can see a listener (this test's own) and cannot pass blind: a process
+    // whose descriptors cannot be read is an error.
+    let me = std::process::id();
+    let before = listening_tcp_sockets_of(me).expect("our own sockets");
+    let ours = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a listener");
+    let after = listening_tcp_sockets_of(me).expect("our own sockets");
+    assert_eq!(
+        after.len(),
+        before.len() + 1,
+        "a new listener was not seen: {after:?}"
+    );
+    drop(ours);
+    assert!(listening_tcp_sockets_of(u32::MAX).is_err());
+    let listening = listening_tcp_sockets_of(pid).expect("the browser's sockets are readable");
     assert!(
         listening.is_empty(),
         "the browser listens on TCP: {listening:?}"
@@ -127,27 +140,29 @@ async fn websocket_connects_by_http_discovery_and_by_ws_address() {
     let _ = child.kill().await;
 }
 
-/// The TCP sockets in LISTEN state held by `pid` (from /proc), as `inode` strings.
-fn listening_tcp_sockets_of(pid: u32) -> Vec<String> {
+/// The TCP sockets in LISTEN state held by `pid` (from /proc), as `inode` strings. A
+/// process whose file descriptors or socket tables cannot be read is an error, never "no
+/// socket": a check that cannot look must not pass.
+fn listening_tcp_sockets_of(pid: u32) -> Result<Vec<String>, String> {
+    let fd_dir = format!("/proc/{pid}/fd");
+    let entries = std::fs::read_dir(&fd_dir).map_err(|e| format!("{fd_dir}: {e}"))?;
     let mut inodes = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
-        for entry in entries.flatten() {
-            if let Ok(target) = std::fs::read_link(entry.path()) {
-                let target = target.to_string_lossy().into_owned();
-                if let Some(inode) = target
-                    .strip_prefix("socket:[")
-                    .and_then(|t| t.strip_suffix(']'))
-                {
-                    inodes.push(inode.to_owned());
-                }
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{fd_dir}: {e}"))?;
+        // A descriptor closed since the listing has no link left: it holds no socket.
+        if let Ok(target) = std::fs::read_link(entry.path()) {
+            let target = target.to_string_lossy().into_owned();
+            if let Some(inode) = target
+                .strip_prefix("socket:[")
+                .and_then(|t| t.strip_suffix(']'))
+            {
+                inodes.push(inode.to_owned());
             }
         }
     }
     let mut listening = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
+        let text = std::fs::read_to_string(table).map_err(|e| format!("{table}: {e}"))?;
         for line in text.lines().skip(1) {
             let fields: Vec<&str> = line.split_whitespace().collect();
             // fields[3] is the state (0A = LISTEN), fields[9] the inode.
@@ -156,7 +171,7 @@ fn listening_tcp_sockets_of(pid: u32) -> Vec<String> {
             }
         }
     }
-    listening
+    Ok(listening)
 }
 
 /// The typed commands the project uses, each against the real browser: contexts, targets,

@@ -94,7 +94,11 @@ async fn mcp_over_stdio_full_trust_still_confirms_high_stakes() {
         )
         .await;
     assert!(!error, "{text}");
-    assert!(text.contains("1"), "{text}");
+    // The click's result is the page's change: the count went from 0 to 1.
+    assert!(
+        text.contains("- - paragraph: In cart: 0\n+ - paragraph: In cart: 1"),
+        "{text}"
+    );
     let (text, error) = client
         .call(
             "browser_click",
@@ -105,6 +109,7 @@ async fn mcp_over_stdio_full_trust_still_confirms_high_stakes() {
     assert!(text.contains("No one can answer"), "{text}");
     let (text, _) = client.call("browser_read", json!({})).await;
     assert!(!text.contains("Order placed"), "{text}");
+    assert!(text.contains("paragraph: In cart: 1\n"), "{text}");
     client.finish().await;
 }
 

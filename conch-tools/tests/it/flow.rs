@@ -79,11 +79,20 @@ async fn tool_19_to_21_reading_tools_on_fixture_pages() {
     );
     assert!(shot.text().contains("pixels"), "{}", shot.text());
 
-    // Scrolling reads.
+    // Scrolling reads, and really moves a page taller than the window.
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("scroll-panel.html") }),
+    )
+    .await;
+    let scroll_y = || async { chat.conversation().evaluate("scrollY").await.unwrap() };
+    assert_eq!(scroll_y().await, json!(0));
     let scrolled = chat
         .call("browser_scroll", &json!({ "direction": "down" }))
         .await;
     assert!(!scrolled.is_error, "{}", scrolled.text());
+    let moved = scroll_y().await.as_f64().expect("scrollY is a number");
+    assert!(moved > 100.0, "the page scrolled only to {moved}");
 
     // TAB-1, TAB-4: tabs open, list, switch, close; two tabs are named in every result.
     let second = chat
