@@ -21,7 +21,7 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::store::Backend;
+use crate::backend::Backend;
 
 /// The variable that moves Conch's home away from `~/.conch`.
 pub const HOME_VAR: &str = "CONCH_HOME";
