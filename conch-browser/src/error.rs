@@ -1,12 +1,25 @@
-//! The runtime's error: [`BrowserError`]. Each message is a sentence the agent can act on.
+//! The runtime's error: [`BrowserError`]. Each message is a sentence the agent can act on,
+//! and a failure with a typed cause keeps it as its [`source`](std::error::Error::source)
+//! (a [`HomeError`], an I/O error, a DevTools error) rather than only its words.
+//!
+//! Deliberately absent: a catch-all variant. Words alone are carried only where they are
+//! the cause: the page's own exception text, the browser's `net::ERR_…` text, and the
+//! sentence summing up why no browser could be had.
+
+use crate::home::HomeError;
 
 /// Why a runtime call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BrowserError {
     /// No browser can be had; the sentence says why and what would fix it (LAUNCH-16).
+    /// It sums up every browser tried and the download, so it is words, not one cause.
     #[error("{0}")]
     Unavailable(String),
+    /// Conch's network guard could not start, so no browser is launched without it
+    /// (NET-5).
+    #[error("The browser is unavailable: Conch's network guard could not start ({0}); try again.")]
+    Guard(#[source] std::io::Error),
     /// The browser is not running (an internal state a caller normally never sees).
     #[error("The browser is not running; try again.")]
     NotRunning,
@@ -42,7 +55,7 @@ pub enum BrowserError {
     #[error(
         "Conch could not sign out of everything: {0}. Close other browsers using Conch's folder and try again."
     )]
-    Wipe(String),
+    Wipe(#[source] HomeError),
     /// Another process owns Conch's home (issue 12): one folder serves one Conch at a time.
     #[error(
         "Another Conch{} is already using the folder {}, and one folder serves one Conch at a time: close that one, or start this one with --home set to another folder.",
@@ -59,11 +72,25 @@ pub enum BrowserError {
     #[error(
         "Conch's folder can't be used: failed to {0}; check that it can be written, or start with --home set to another folder."
     )]
-    Home(#[source] std::sync::Arc<crate::home::HomeError>),
+    Home(#[source] std::sync::Arc<HomeError>),
     /// A script threw.
     #[error("The page's script failed: {0}")]
     Script(String),
     /// The browser did not answer as expected.
     #[error("The browser did not answer: {0}; try again.")]
     Cdp(#[from] conch_cdp::Error),
+}
+
+impl BrowserError {
+    /// Why this process can't use its home: another process owns it (with the way out,
+    /// `--home` elsewhere), or the lock itself failed.
+    pub(crate) fn of_home(e: std::sync::Arc<HomeError>) -> Self {
+        match &*e {
+            HomeError::Busy { home, pid } => BrowserError::HomeInUse {
+                home: home.clone(),
+                pid: *pid,
+            },
+            _ => BrowserError::Home(e),
+        }
+    }
 }

@@ -21,7 +21,7 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::store::Backend;
+use crate::backend::Backend;
 
 /// The variable that moves Conch's home away from `~/.conch`.
 pub const HOME_VAR: &str = "CONCH_HOME";
@@ -312,19 +312,12 @@ impl Ownership {
         Ownership(home.lock().map_err(Arc::new))
     }
 
-    /// Nothing when this process owns the home; else the sentence saying who does and the
-    /// way out (`--home` elsewhere).
-    pub(crate) fn check(&self) -> Result<(), crate::error::BrowserError> {
-        use crate::error::BrowserError;
+    /// Nothing when this process owns the home; else why not, as the lock said it
+    /// (the runtime's error turns it into the sentence with the way out).
+    pub(crate) fn check(&self) -> Result<(), Arc<HomeError>> {
         match &self.0 {
             Ok(_) => Ok(()),
-            Err(e) => Err(match &**e {
-                HomeError::Busy { home, pid } => BrowserError::HomeInUse {
-                    home: home.clone(),
-                    pid: *pid,
-                },
-                _ => BrowserError::Home(Arc::clone(e)),
-            }),
+            Err(e) => Err(Arc::clone(e)),
         }
     }
 }

@@ -315,7 +315,7 @@ impl Browser {
     /// [`BrowserError::HomeInUse`], or [`BrowserError::Home`] when the lock could not be
     /// taken.
     pub fn owns_home(&self) -> Result<(), BrowserError> {
-        self.inner.owner.check()
+        self.inner.owner.check().map_err(BrowserError::of_home)
     }
 
     /// The runtime's configuration.
@@ -426,7 +426,7 @@ impl Browser {
             .config
             .home
             .wipe_profile()
-            .map_err(|e| BrowserError::Wipe(e.to_string()))
+            .map_err(BrowserError::Wipe)
     }
 
     /// Forgets every conversation's saved tabs, closing those open: a new gateway process
@@ -594,11 +594,7 @@ impl Browser {
         if running.is_none() {
             let started = guard::Running::start(guard_config, Arc::clone(&self.inner.guard_log))
                 .await
-                .map_err(|e| {
-                    BrowserError::Unavailable(format!(
-                        "The browser is unavailable: Conch's network guard could not start ({e}); try again."
-                    ))
-                })?;
+                .map_err(BrowserError::Guard)?;
             *running = Some(started);
         }
         if let Some(running) = running.as_ref() {

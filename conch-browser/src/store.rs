@@ -25,47 +25,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::backend::Backend;
 use crate::clock::{Clock, utc_stamp};
 use crate::home::Home;
 
 /// The format version this build reads and writes.
 pub const FORMAT: u32 = 1;
-
-/// Which browser Conch drives (BE-1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// Conch's own local browser, launched headless on its own profile. The default.
-    #[default]
-    Local,
-    /// The person's own Chrome, through its consented remote-debugging door.
-    Chrome,
-    /// A Browserbase cloud session.
-    Browserbase,
-    /// A Steel cloud session.
-    Steel,
-    /// Any browser at a DevTools address.
-    Cdp,
-}
-
-impl Backend {
-    /// The name used in `browser.json` and the settings API.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Local => "local",
-            Backend::Chrome => "chrome",
-            Backend::Browserbase => "browserbase",
-            Backend::Steel => "steel",
-            Backend::Cdp => "cdp",
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The address `browser_tabs open` with `search` uses when none is set (AMB-6).
 pub const DEFAULT_SEARCH_URL: &str = "https://duckduckgo.com/?q=%s";

@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod call;
+mod config;
 mod embedder;
 mod engine;
 mod error;
@@ -41,11 +42,14 @@ mod permit;
 mod prompt;
 mod result;
 mod spec;
+mod state;
+mod tool;
 mod tools;
 mod upload;
 
 pub use call::{Direction, FormField, How, TabAction, ToolCall};
 pub use conch_policy::{Choice, Mode, Question, QuestionKind};
+pub use config::{DEFAULT_SEARCH_URL, ToolsConfig};
 pub use embedder::{
     Answer, AskRequest, Asker, AutoAllows, AutoPolicy, AutoRequest, BoxFuture, ChatFiles,
     ImageDescriber, NoOneToAsk, SecretFiller, SecretRequest, SecretValue, TaintGuard, Unattended,
@@ -56,4 +60,5 @@ pub use mcp::{McpServer, McpSession, PROGRESS_EVERY, PROTOCOL_VERSIONS, SERVER_N
 pub use prompt::{BROWSER_HINT, EngineCaps, NO_BROWSER_NOTE, browser_prompt};
 pub use result::{Content, ToolResult};
 pub use spec::{TOOL_NAMES, ToolSpec, bridged_functions, tool_spec, tool_specs};
-pub use tools::{Chat, DEFAULT_SEARCH_URL, MAX_WAIT, Tools, ToolsConfig};
+pub use tool::wait::MAX_WAIT;
+pub use tools::{Chat, Tools};

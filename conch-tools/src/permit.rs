@@ -2,52 +2,148 @@
 //! question goes to the person through the embedder's [`Asker`](crate::Asker) (PERM-3,
 //! PERM-5, PERM-6, PERM-8, PERM-10, PERM-12, PERM-14, PERM-16, HS-1, HS-2, UP-9, NET-11).
 //!
-//! [`decide`] speaks one gate at a time: each answer is recorded in the facts and the rule
+//! The flow takes plain facts: an [`Act`] (which tool, the [`PermitFacts`] of what is done
+//! on which site with which words, whether the agent's words reach the page, the element
+//! the card shows) at a [`Gate`] (the embedder's traits, the home whose browser.json keeps
+//! Always answers, and the conversation's [`Consent`]). It knows nothing of the chat that
+//! called it.
+//!
+//! [`permit`] speaks one gate at a time: each answer is recorded in the facts and the rule
 //! is asked again, so a site question may be followed by a high-stakes confirmation in
-//! the same call. "This chat" answers live in the conversation; "Always" is saved to
-//! browser.json's sites, and only an answer from the person can put it there. A Yes to a
-//! high-stakes or upload question vouches for the rest of the step, so the site's own
-//! "Are you sure?" right after it is not asked again (DLG-7).
+//! the same call. "This chat" answers live in the conversation's [`Consent`]; "Always" is
+//! saved to browser.json's sites, and only an answer from the person can put it there. A
+//! Yes to a high-stakes or upload question vouches for the rest of the step, so the site's
+//! own "Are you sure?" right after it is not asked again (DLG-7).
 //!
 //! Deliberately absent: any path by which the agent, a tool argument or page text could
 //! answer or skip a question.
 
-use std::sync::Weak;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex as StdMutex, PoisonError, Weak};
 
-use conch_browser::SystemClock;
 use conch_browser::page::Element;
 use conch_browser::page::dialog::{Dialog, DialogHook, HookFuture};
 use conch_browser::page::download::{DownloadHook, DownloadOffer};
 use conch_browser::store::BrowserSettings;
+use conch_browser::{Home, SystemClock};
 use conch_policy::{
-    ActKind, Choice, Decision, PermitFacts, QuestionKind, Site, SiteAllowance, decide,
+    ActKind, Choice, Decision, Mode, PermitFacts, Question, QuestionKind, Site, SiteAllowance,
+    decide,
 };
 use url::Url;
 
+use crate::config::ToolsConfig;
 use crate::embedder::{Answer, AskRequest, AutoRequest};
 use crate::error::ToolError;
-use crate::tools::{ChatState, Inner};
-use conch_policy::Question;
+
+/// What the person has said in one conversation: its mode, the sites allowed for this
+/// chat (PERM-5), and whether they vouched for a significant act in this step (DLG-7).
+#[derive(Debug)]
+pub(crate) struct Consent {
+    id: String,
+    mode: StdMutex<Mode>,
+    sites: StdMutex<HashSet<String>>,
+    vouched: AtomicBool,
+}
+
+impl Consent {
+    /// Conversation `id`, in `mode`, with nothing allowed yet.
+    pub(crate) fn new(id: &str, mode: Mode) -> Consent {
+        Consent {
+            id: id.to_owned(),
+            mode: StdMutex::new(mode),
+            sites: StdMutex::new(HashSet::new()),
+            vouched: AtomicBool::new(false),
+        }
+    }
+
+    /// The conversation's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The conversation's mode.
+    pub(crate) fn mode(&self) -> Mode {
+        *self.mode.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Puts the conversation in `mode`.
+    pub(crate) fn set_mode(&self, mode: Mode) {
+        *self.mode.lock().unwrap_or_else(PoisonError::into_inner) = mode;
+    }
+
+    /// A new call begins: a Yes given in the last one vouches for nothing now.
+    pub(crate) fn begin_call(&self) {
+        self.vouched.store(false, Ordering::SeqCst);
+    }
+
+    fn site_allowed(&self, site: &str) -> bool {
+        self.sites
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(site)
+    }
+
+    fn allow_site(&self, site: &str) {
+        self.sites
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(site.to_owned());
+    }
+
+    fn vouched(&self) -> bool {
+        self.vouched.load(Ordering::SeqCst)
+    }
+
+    fn vouch(&self) {
+        self.vouched.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Where the flow asks and keeps answers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gate<'a> {
+    /// The embedder's asker, Auto policy and taint guard.
+    pub(crate) config: &'a ToolsConfig,
+    /// The home whose browser.json keeps the Always answers (PERM-6).
+    pub(crate) home: &'a Home,
+    /// What the person said in this conversation.
+    pub(crate) consent: &'a Consent,
+}
+
+/// One act, as plain facts.
+#[derive(Debug)]
+pub(crate) struct Act<'a> {
+    /// The tool, as the card names it.
+    pub(crate) tool: &'a str,
+    /// What is done, on which site, with which words (conch-policy judges these).
+    pub(crate) facts: PermitFacts,
+    /// Whether the agent's own words go into the page (PERM-10).
+    pub(crate) carries: bool,
+    /// The element the card shows, cut from the view around it (PERM-13, HS-2).
+    pub(crate) card: Option<&'a Element>,
+}
 
 /// Runs the flow for one act; `Ok` means the act may go ahead now.
-pub(crate) async fn permit(
-    inner: &Inner,
-    chat: &ChatState,
-    element: Option<&Element>,
-    tool: &str,
-    mut facts: PermitFacts,
-    carries: bool,
-) -> Result<(), ToolError> {
-    facts.allowance = allowance(inner, chat, &facts);
-    facts.vouched = facts.vouched || chat.vouched();
+pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<(), ToolError> {
+    let Act {
+        tool,
+        mut facts,
+        carries,
+        card,
+    } = act;
+    let consent = gate.consent;
+    facts.allowance = allowance(gate, &facts);
+    facts.vouched = facts.vouched || consent.vouched();
     if facts.needs_auto_policy() {
-        facts.auto = inner.config.auto_policy.decide(&AutoRequest {
-            conversation: chat.id.clone(),
+        facts.auto = gate.config.auto_policy.decide(&AutoRequest {
+            conversation: consent.id.clone(),
             tool: tool.to_owned(),
             site: facts.site.clone(),
             act: facts.act,
             carries,
-            tainted: taint_note(inner, chat).is_some(),
+            tainted: taint_note(gate).is_some(),
         });
     }
     // Each gate asks at most once: site, high stakes, upload.
@@ -58,18 +154,18 @@ pub(crate) async fn permit(
             Decision::Ask(question) => question,
         };
         // The card shows the element, cut from the view around it (PERM-13, HS-2).
-        let thumbnail = match element {
+        let thumbnail = match card {
             Some(element) => crate::engine::thumbnail(element).await,
             None => None,
         };
         let request = AskRequest {
-            conversation: chat.id.clone(),
+            conversation: consent.id.clone(),
             question: question.clone(),
             tool: tool.to_owned(),
             thumbnail,
-            taint_note: taint_note(inner, chat),
+            taint_note: taint_note(gate),
         };
-        let choice = match inner.config.asker.ask(&request).await {
+        let choice = match gate.config.asker.ask(&request).await {
             Answer::Nobody(sentence) => return Err(ToolError::Unanswered(sentence)),
             Answer::Person(choice) => choice,
         };
@@ -81,19 +177,19 @@ pub(crate) async fn permit(
         }
         match question.kind() {
             QuestionKind::Site | QuestionKind::OwnChrome => {
-                chat.allow_site(facts.site.as_str());
+                consent.allow_site(facts.site.as_str());
                 if let Some(frame) = &facts.frame_site {
-                    chat.allow_site(frame.as_str());
+                    consent.allow_site(frame.as_str());
                 }
                 facts.allowance = SiteAllowance::ThisChat;
                 if choice == Choice::Always && question.kind() == QuestionKind::Site {
-                    save_always(inner, facts.site.as_str());
+                    save_always(gate.home, facts.site.as_str());
                     facts.allowance = SiteAllowance::Always;
                 }
             }
             QuestionKind::HighStakes | QuestionKind::Upload | QuestionKind::Download => {
                 facts.vouched = true;
-                chat.vouch();
+                consent.vouch();
             }
         }
     }
@@ -103,24 +199,23 @@ pub(crate) async fn permit(
 }
 
 /// The taint guard's note for the conversation's cards (PERM-13, UP-10).
-fn taint_note(inner: &Inner, chat: &ChatState) -> Option<String> {
-    inner
-        .config
+fn taint_note(gate: Gate<'_>) -> Option<String> {
+    gate.config
         .taint_guard
         .as_ref()
-        .and_then(|guard| guard.note(&chat.id))
+        .and_then(|guard| guard.note(&gate.consent.id))
 }
 
 /// What the person already said about the act's site: this chat, always, or nothing.
-fn allowance(inner: &Inner, chat: &ChatState, facts: &PermitFacts) -> SiteAllowance {
+fn allowance(gate: Gate<'_>, facts: &PermitFacts) -> SiteAllowance {
+    let consent = gate.consent;
     let site = facts.site.as_str();
-    let frame_ok = facts
-        .frame_site
-        .as_ref()
-        .is_none_or(|frame| chat.site_allowed(frame.as_str()) || always(inner, frame.as_str()));
-    if chat.site_allowed(site) && frame_ok {
+    let frame_ok = facts.frame_site.as_ref().is_none_or(|frame| {
+        consent.site_allowed(frame.as_str()) || always(gate.home, frame.as_str())
+    });
+    if consent.site_allowed(site) && frame_ok {
         SiteAllowance::ThisChat
-    } else if always(inner, site) && frame_ok {
+    } else if always(gate.home, site) && frame_ok {
         SiteAllowance::Always
     } else {
         SiteAllowance::NotYet
@@ -128,8 +223,7 @@ fn allowance(inner: &Inner, chat: &ChatState, facts: &PermitFacts) -> SiteAllowa
 }
 
 /// Whether browser.json's sites hold `site` (PERM-6).
-fn always(inner: &Inner, site: &str) -> bool {
-    let home = &inner.browser.config().home;
+fn always(home: &Home, site: &str) -> bool {
     BrowserSettings::load(home, &SystemClock)
         .map(|loaded| loaded.value.is_site_allowed(site))
         .unwrap_or(false)
@@ -137,8 +231,7 @@ fn always(inner: &Inner, site: &str) -> bool {
 
 /// Saves an Always answer to browser.json's sites (PERM-6). A failure to save leaves the
 /// answer good for this conversation and is logged.
-fn save_always(inner: &Inner, site: &str) {
-    let home = &inner.browser.config().home;
+fn save_always(home: &Home, site: &str) {
     let saved = BrowserSettings::load(home, &SystemClock).and_then(|loaded| {
         let mut settings = loaded.value;
         settings.allow_site(site);
@@ -152,18 +245,22 @@ fn save_always(inner: &Inner, site: &str) {
 /// Answers a page's confirm during the agent's step through the same flow as any act on
 /// its site: the site question if it was not answered, high stakes when the sentence asks
 /// for a significant act, and a Yes already given in this step covers it (DLG-6, DLG-7).
+/// It holds the toolbox's configuration and the conversation's consent weakly: once
+/// either is gone, the page's confirm is refused.
 #[derive(Debug)]
 pub(crate) struct ConfirmHook {
-    pub(crate) inner: Weak<Inner>,
-    pub(crate) chat: Weak<ChatState>,
+    pub(crate) config: Weak<ToolsConfig>,
+    pub(crate) consent: Weak<Consent>,
+    pub(crate) home: Home,
 }
 
 impl DialogHook for ConfirmHook {
     fn confirm(&self, dialog: Dialog) -> HookFuture {
-        let inner = self.inner.upgrade();
-        let chat = self.chat.upgrade();
+        let config = self.config.upgrade();
+        let consent = self.consent.upgrade();
+        let home = self.home.clone();
         Box::pin(async move {
-            let (Some(inner), Some(chat)) = (inner, chat) else {
+            let (Some(config), Some(consent)) = (config, consent) else {
                 return false;
             };
             let Some(site) = Url::parse(&dialog.url)
@@ -172,35 +269,47 @@ impl DialogHook for ConfirmHook {
             else {
                 return false;
             };
-            let mut facts = PermitFacts::new(chat.mode(), ActKind::PageConfirm, site);
-            if inner.config.stakes.asks_high_stakes(&dialog.message) {
+            let mut facts = PermitFacts::new(consent.mode(), ActKind::PageConfirm, site);
+            if config.stakes.asks_high_stakes(&dialog.message) {
                 facts.significant_words = Some(dialog.message.trim().to_owned());
             }
-            permit(&inner, &chat, None, "page_confirm", facts, false)
-                .await
-                .is_ok()
+            let gate = Gate {
+                config: &config,
+                home: &home,
+                consent: &consent,
+            };
+            let act = Act {
+                tool: "page_confirm",
+                facts,
+                carries: false,
+                card: None,
+            };
+            permit(gate, act).await.is_ok()
         })
     }
 }
 
 /// Asks the person about every download, in every mode, naming the file and the site,
-/// never with Always (DL-1, HS-3). Nothing is kept before a Yes.
+/// never with Always (DL-1, HS-3). Nothing is kept before a Yes. The question goes to the
+/// conversation whose step runs now (`stepping`).
 #[derive(Debug)]
 pub(crate) struct DownloadAsk {
-    pub(crate) inner: Weak<Inner>,
+    pub(crate) config: Weak<ToolsConfig>,
+    pub(crate) stepping: Weak<StdMutex<String>>,
 }
 
 impl DownloadHook for DownloadAsk {
     fn ask(&self, offer: DownloadOffer) -> HookFuture {
-        let inner = self.inner.upgrade();
+        let config = self.config.upgrade();
+        let stepping = self.stepping.upgrade();
         Box::pin(async move {
-            let Some(inner) = inner else {
+            let (Some(config), Some(stepping)) = (config, stepping) else {
                 return false;
             };
             let Ok(site) = Site::of_host(&offer.site) else {
                 return false;
             };
-            let conversation = inner.stepping.lock().map(|c| c.clone()).unwrap_or_default();
+            let conversation = stepping.lock().map(|c| c.clone()).unwrap_or_default();
             let request = AskRequest {
                 conversation,
                 question: Question::download(&site, &offer.name, None),
@@ -209,7 +318,7 @@ impl DownloadHook for DownloadAsk {
                 taint_note: None,
             };
             matches!(
-                inner.config.asker.ask(&request).await,
+                config.asker.ask(&request).await,
                 Answer::Person(Choice::Yes)
             )
         })

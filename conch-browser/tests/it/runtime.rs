@@ -707,3 +707,92 @@ async fn tab_5_use_order_continues_after_a_restart() {
         assert!(used("t1") > used(other), "t1 was just used: {saved}");
     }
 }
+
+/// Issue 12: a sign-out whose profile can't be emptied keeps the home's typed cause (the
+/// entry that would not go, and the system's error under it) behind the same sentence.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_4_a_failed_sign_out_keeps_its_typed_cause() {
+    use conch_browser::home::HomeError;
+    let s = setup();
+    let profile = s.config.home.profile_dir();
+    std::fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    // A file where the profile folder should be: it can't be listed, so it can't be wiped.
+    std::fs::write(&profile, b"not a folder").unwrap();
+    let browser = Browser::new(s.config.clone());
+    let error = browser.sign_out_everywhere().await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "Conch could not sign out of everything: wipe {} from the profile. Close other browsers using Conch's folder and try again.",
+            profile.display()
+        )
+    );
+    let cause = std::error::Error::source(&error).and_then(|c| c.downcast_ref::<HomeError>());
+    assert!(
+        matches!(cause, Some(HomeError::Wipe { path, .. }) if *path == profile),
+        "{error:?}"
+    );
+    let system = cause
+        .and_then(std::error::Error::source)
+        .and_then(|c| c.downcast_ref::<std::io::Error>());
+    assert!(system.is_some(), "{error:?}");
+}
+
+/// Issue 12: when the guard's proxy can't open its socket, no browser starts, and the
+/// error keeps the system's error as its cause behind the sentence tools always showed.
+/// The process runs out of file descriptors just before the launch.
+#[tokio::test(flavor = "multi_thread")]
+async fn net_5_a_guard_that_cannot_start_keeps_its_io_error() {
+    use conch_browser::guard::{GuardConfig, MapResolver};
+    if std::env::var_os("NEXTEST_EXECUTION_MODE").is_none_or(|m| m != "process-per-test") {
+        // Under `cargo test` other tests share this process and would run out of
+        // descriptors too: run this one alone, in a process of its own.
+        let alone = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "runtime::net_5_a_guard_that_cannot_start_keeps_its_io_error",
+                "--exact",
+            ])
+            .env("NEXTEST_EXECUTION_MODE", "process-per-test")
+            .output()
+            .expect("the test binary runs");
+        let said = String::from_utf8_lossy(&alone.stdout);
+        assert!(
+            alone.status.success() && said.contains("1 passed"),
+            "{said}"
+        );
+        return;
+    }
+    let s = setup();
+    let mut config = s.config.clone();
+    config.guard = Some(GuardConfig::new(Default::default()).with_resolver(MapResolver::default()));
+    let browser = Browser::new(config);
+    browser.owns_home().expect("the home is free");
+    // Every descriptor this process may have is taken: the next socket fails. The limit
+    // bounds descriptor numbers, so the gaps below it are filled first.
+    let highest = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .max()
+        .unwrap();
+    let limited = std::process::Command::new("prlimit")
+        .arg(format!("--pid={}", std::process::id()))
+        .arg(format!("--nofile={}:", highest + 1))
+        .status()
+        .expect("prlimit runs");
+    assert!(limited.success());
+    let mut held = Vec::new();
+    while let Ok(file) = std::fs::File::open("/dev/null") {
+        held.push(file);
+    }
+    let error = browser.ensure_running().await.unwrap_err();
+    assert!(matches!(error, BrowserError::Guard(_)), "{error:?}");
+    let sentence = error.to_string();
+    assert!(
+        sentence.starts_with("The browser is unavailable: Conch's network guard could not start (")
+            && sentence.ends_with("); try again."),
+        "{sentence}"
+    );
+    let system = std::error::Error::source(&error).and_then(|c| c.downcast_ref::<std::io::Error>());
+    assert!(system.is_some(), "{error:?}");
+    assert_eq!(browser.pid().await, None, "a browser was launched");
+}

@@ -1,0 +1,63 @@
+//! How the toolbox is set up: [`ToolsConfig`], the embedder's traits and the settings the
+//! rules read, with the defaults an embedder starts from.
+//!
+//! Deliberately absent: any state. A configuration is read by the tools and the permit
+//! flow, never changed by them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use conch_policy::{NetSettings, StakesWords};
+
+use crate::embedder::{
+    Asker, AutoAllows, AutoPolicy, ChatFiles, ImageDescriber, SecretFiller, TaintGuard, WorkFolder,
+};
+
+/// The default search address: `%s` becomes the words (AMB-6).
+pub const DEFAULT_SEARCH_URL: &str = "https://duckduckgo.com/?q=%s";
+
+/// How the toolbox is set up: the embedder's traits and the settings the rules read.
+#[derive(Debug, Clone)]
+pub struct ToolsConfig {
+    /// Carries questions to the person.
+    pub asker: Arc<dyn Asker>,
+    /// Fills secret fields from the person's vault; `None` hands them over (SEC-2).
+    pub secret_filler: Option<Arc<dyn SecretFiller>>,
+    /// The files uploads may draw from (UP-2).
+    pub chat_files: Arc<dyn ChatFiles>,
+    /// Auto mode's policy (PERM-10).
+    pub auto_policy: Arc<dyn AutoPolicy>,
+    /// Says whether the conversation read untrusted content; its note goes on the cards
+    /// (PERM-13, UP-10). `None`: never tainted.
+    pub taint_guard: Option<Arc<dyn TaintGuard>>,
+    /// Describes screenshots for conversations whose engine can't see (TOOL-18).
+    pub image_describer: Option<Arc<dyn ImageDescriber>>,
+    /// The network settings navigation is judged under (NET-5, NET-6).
+    pub net: NetSettings,
+    /// The significant words (HS-1).
+    pub stakes: StakesWords,
+    /// The search address for browser_tabs open with `search` (TAB-8).
+    pub search_url: String,
+    /// Where downloads the person keeps go (the workspace's `Downloads`); `None` leaves
+    /// downloads to the browser's default and asks nothing (DL-1 needs it set).
+    pub downloads: Option<PathBuf>,
+}
+
+impl ToolsConfig {
+    /// Defaults around `asker`: no secret filler, no chat files, Auto without the site
+    /// question, nothing local allowed, the built-in words, DuckDuckGo for searches.
+    pub fn new(asker: Arc<dyn Asker>) -> Self {
+        ToolsConfig {
+            asker,
+            secret_filler: None,
+            chat_files: Arc::new(WorkFolder::default()),
+            auto_policy: Arc::new(AutoAllows),
+            taint_guard: None,
+            image_describer: None,
+            net: NetSettings::default(),
+            stakes: StakesWords::default(),
+            search_url: DEFAULT_SEARCH_URL.to_owned(),
+            downloads: None,
+        }
+    }
+}

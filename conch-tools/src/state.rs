@@ -1,0 +1,54 @@
+//! What the toolbox keeps between calls: [`Inner`], shared by every conversation (the
+//! browser, the configuration, the download watch), and [`ChatState`], one conversation's
+//! own (its consent, its pages, its last screenshot).
+//!
+//! Deliberately absent: behaviour. The tools act on this state through
+//! [`Turn`](crate::tool::turn::Turn); the public door is [`Tools`](crate::Tools).
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
+
+use conch_browser::page::download::DownloadWatch;
+use conch_browser::{Browser, Conversation};
+use conch_policy::Size;
+
+use crate::config::ToolsConfig;
+use crate::engine::Pages;
+use crate::permit::Consent;
+
+/// The toolbox's state, shared by every conversation.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) browser: Browser,
+    /// Held alone here; the page's hooks keep it weakly.
+    pub(crate) config: Arc<ToolsConfig>,
+    pub(crate) chats: StdMutex<HashMap<String, Arc<ChatState>>>,
+    /// The download watch of the current browser launch, by launch count (DL-1).
+    pub(crate) downloads: tokio::sync::Mutex<Option<(u32, DownloadWatch)>>,
+    /// The conversation whose step runs now, for download questions. Held alone here;
+    /// the download hook keeps it weakly.
+    pub(crate) stepping: Arc<StdMutex<String>>,
+}
+
+/// One conversation's state in the toolbox.
+#[derive(Debug)]
+pub(crate) struct ChatState {
+    /// Its mode and the person's answers. Held alone here; the dialog hook keeps it
+    /// weakly.
+    pub(crate) consent: Arc<Consent>,
+    /// Calls run one at a time (TOOL-11).
+    pub(crate) one_call: tokio::sync::Mutex<()>,
+    /// Whether the conversation's engine sees images (TOOL-18).
+    pub(crate) vision: AtomicBool,
+    /// The size of the last screenshot, for click_at (GES-12).
+    pub(crate) screenshot: StdMutex<Option<Size>>,
+    /// Each tab's reader and dialog watch.
+    pub(crate) pages: Pages,
+    pub(crate) conversation: Conversation,
+}
+
+/// Locks `mutex`, through a panic elsewhere.
+pub(crate) fn lock<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

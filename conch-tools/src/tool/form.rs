@@ -1,0 +1,101 @@
+//! browser_form: one permit for the whole form, then each field; a field that can't be
+//! filled is skipped and named (FORM-3, FORM-4, FORM-5, HS-7). A box ticked by the form
+//! is judged by its words like a click on it.
+
+use conch_policy::carries;
+
+use crate::call::FormField;
+use crate::engine::{self, Pointer, Settling};
+use crate::error::ToolError;
+use crate::result::Reply;
+use crate::tool::turn::Turn;
+
+/// Fills `fields`.
+pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, ToolError> {
+    let conv = turn.conv();
+    let site = turn.site().await?;
+    let values: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
+    let mut facts = turn.bare_facts(site);
+    let mut targets = Vec::with_capacity(fields.len());
+    for field in fields {
+        let resolved = engine::target(conv, &field.reference).await;
+        if let Ok((_, target)) = &resolved
+            && facts.significant_words.is_none()
+            && (target.role == "checkbox" || target.role == "radio")
+            && is_ticked(&field.value)
+        {
+            facts.significant_words = turn.significant(&target.role, &target.words);
+        }
+        targets.push(resolved);
+    }
+    turn.permit(None, facts, carries(&values)).await?;
+    let _step = turn.step().await;
+    let mut filled = 0usize;
+    let mut skipped: Vec<String> = Vec::new();
+    // The fields are filled without waiting after each; the page settles once after the
+    // last one.
+    let settling = engine::begin_settling(conv).await;
+    for (field, resolved) in fields.iter().zip(targets) {
+        let r = &field.reference;
+        let (element, target) = match resolved {
+            Ok(found) => found,
+            Err(e) => {
+                skipped.push(format!("{r}: {e}"));
+                continue;
+            }
+        };
+        let outcome = if target.secret {
+            Err(ToolError::Usage(
+                "a password, code or card field: Conch never types into it; call browser_type on it (or browser_handoff)".to_owned(),
+            ))
+        } else if target.is_file_input() || engine::is_file_input(&element).await.unwrap_or(false) {
+            Err(ToolError::Usage(
+                "a file box: put files into it with browser_upload".to_owned(),
+            ))
+        } else if target.role == "checkbox" || target.role == "radio" {
+            let want = is_ticked(&field.value);
+            match engine::is_checked(&element).await {
+                Ok(now) if now == want => Ok(()),
+                Ok(_) if !want && target.role == "radio" => Err(ToolError::Usage(
+                    "a radio can't be unticked; tick another one of its group".to_owned(),
+                )),
+                Ok(_) => engine::click(&element, Pointer::Click, Settling::Later).await,
+                Err(e) => Err(e),
+            }
+        } else if target.tag == "select" || target.role == "listbox" {
+            engine::select(
+                &element,
+                std::slice::from_ref(&field.value),
+                Settling::Later,
+            )
+            .await
+            .map(|_| ())
+        } else {
+            engine::type_text(&element, &field.value, Settling::Later).await
+        };
+        match outcome {
+            Ok(()) => filled += 1,
+            Err(e) => skipped.push(format!("{r}: {}", e.to_string().trim_end_matches('.'))),
+        }
+    }
+    if let Some(settling) = settling {
+        engine::finish_settling(settling).await;
+    }
+    let mut lines = vec![format!(
+        "Filled {filled} of {} field{}.",
+        fields.len(),
+        if fields.len() == 1 { "" } else { "s" }
+    )];
+    if !skipped.is_empty() {
+        lines.push(format!("Skipped: {}.", skipped.join("; ")));
+    }
+    turn.changed(lines).await
+}
+
+/// Whether a form value ticks a box.
+fn is_ticked(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "true" | "yes" | "on" | "checked" | "1"
+    )
+}

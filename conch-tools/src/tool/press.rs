@@ -1,0 +1,52 @@
+//! browser_press: a key or chord, on an element or the focused one. Enter in a form's
+//! field is judged by the button that would submit the form, and the card shows that
+//! button (issue 11, HS-8, HS-2).
+
+use conch_policy::Chord;
+
+use crate::engine;
+use crate::error::ToolError;
+use crate::result::Reply;
+use crate::tool::turn::Turn;
+
+/// Presses `key` on `reference`, else on the focused element.
+pub(crate) async fn run(
+    turn: &Turn<'_>,
+    key: &str,
+    reference: Option<&str>,
+) -> Result<Reply, ToolError> {
+    let chord = Chord::parse(key).map_err(|_| {
+        ToolError::Usage(format!(
+            "“{key}” is not a key Conch knows; use a key name like Enter, Tab, Escape, ArrowDown or Control+A."
+        ))
+    })?;
+    let conv = turn.conv();
+    let site = turn.site().await?;
+    let (element, target) = match reference {
+        Some(reference) => {
+            let (element, target) = engine::target(conv, reference).await?;
+            (Some(element), target)
+        }
+        None => (None, engine::focused(conv).await?),
+    };
+    let mut facts = turn.facts(site, &target);
+    // Enter in a form's field submits the form: it is judged by the control that will
+    // submit it, the form's default button, and the card shows that button (issue 11,
+    // HS-8, HS-2).
+    let mut shown = None;
+    if chord.key() == "Enter"
+        && facts.significant_words.is_none()
+        && let Some((button, submitter)) = engine::submitter(conv, element.as_ref()).await?
+    {
+        facts.significant_words = turn.significant(&submitter.role, &submitter.words);
+        if facts.significant_words.is_some() {
+            shown = button;
+        }
+    }
+    facts.keys = Some(chord);
+    let card = shown.as_ref().or(element.as_ref());
+    turn.permit(card, facts, false).await?;
+    let _step = turn.step().await;
+    engine::press(conv, key, element.as_ref()).await?;
+    turn.changed(Vec::new()).await
+}

@@ -1,0 +1,257 @@
+//! One call's turn: what a tool works with (the conversation, its pages, the toolbox's
+//! configuration) and the steps every act shares: the site and the permit facts of its
+//! target, the permit flow, the agent's step for the page's dialogs and downloads, and
+//! what changed afterwards.
+//!
+//! Deliberately absent: any one tool's behaviour; that is in the tool's own module.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use conch_browser::page::Element;
+use conch_browser::page::dialog::StepGuard;
+use conch_browser::page::download::{DownloadPlaces, watch_downloads};
+use conch_browser::{Browser, Conversation, Home};
+use conch_policy::{
+    ActKind, Mode, NavigationBy, PermitFacts, Site, Size, Verdict, classify_field,
+    navigation_verdict, verdict_for_url,
+};
+use url::Url;
+
+use crate::config::ToolsConfig;
+use crate::engine::{self, Pages, TargetFacts};
+use crate::error::ToolError;
+use crate::permit::{Act, ConfirmHook, DownloadAsk, Gate, permit};
+use crate::result::Reply;
+use crate::state::{ChatState, Inner, lock};
+
+/// One call of one tool in one conversation.
+#[derive(Debug)]
+pub(crate) struct Turn<'a> {
+    inner: &'a Inner,
+    chat: &'a ChatState,
+    /// The tool called, as the person's card names it.
+    tool: &'static str,
+    /// What the call does (TOOL-5).
+    act: ActKind,
+}
+
+impl<'a> Turn<'a> {
+    /// A call of `tool`, doing `act`, in conversation `chat`.
+    pub(crate) fn new(
+        inner: &'a Inner,
+        chat: &'a ChatState,
+        tool: &'static str,
+        act: ActKind,
+    ) -> Turn<'a> {
+        Turn {
+            inner,
+            chat,
+            tool,
+            act,
+        }
+    }
+
+    /// The runtime's view of the conversation.
+    pub(crate) fn conv(&self) -> &'a Conversation {
+        &self.chat.conversation
+    }
+
+    /// The conversation's readers and dialog watches.
+    pub(crate) fn pages(&self) -> &'a Pages {
+        &self.chat.pages
+    }
+
+    /// The toolbox's configuration.
+    pub(crate) fn config(&self) -> &'a ToolsConfig {
+        &self.inner.config
+    }
+
+    /// The browser's home.
+    pub(crate) fn home(&self) -> &'a Home {
+        &self.browser().config().home
+    }
+
+    fn browser(&self) -> &'a Browser {
+        &self.inner.browser
+    }
+
+    /// The conversation's id.
+    pub(crate) fn conversation_id(&self) -> &'a str {
+        self.chat.consent.id()
+    }
+
+    /// The conversation's mode.
+    pub(crate) fn mode(&self) -> Mode {
+        self.chat.consent.mode()
+    }
+
+    /// Whether the conversation's engine sees images (TOOL-18).
+    pub(crate) fn vision(&self) -> bool {
+        self.chat.vision.load(Ordering::SeqCst)
+    }
+
+    /// The size of the last screenshot, for click_at (GES-12).
+    pub(crate) fn last_screenshot(&self) -> Option<Size> {
+        *lock(&self.chat.screenshot)
+    }
+
+    /// Remembers the size of the screenshot just taken.
+    pub(crate) fn remember_screenshot(&self, size: Size) {
+        *lock(&self.chat.screenshot) = Some(size);
+    }
+
+    /// The site of the active tab's page, for the permit flow.
+    pub(crate) async fn site(&self) -> Result<Site, ToolError> {
+        let conv = self.conv();
+        if engine::active_tab(conv).await?.is_none() {
+            return Err(ToolError::NoPage);
+        }
+        let url = engine::current_url(conv).await?;
+        let parsed = Url::parse(&url).map_err(|_| ToolError::NoPage)?;
+        Site::of_url(&parsed).map_err(|_| ToolError::NoPage)
+    }
+
+    /// The permit facts of this call's act on `target`.
+    pub(crate) fn facts(&self, site: Site, target: &TargetFacts) -> PermitFacts {
+        let mut facts = PermitFacts::new(self.mode(), self.act, site);
+        facts.significant_words = self.significant(&target.role, &target.words);
+        facts.secret_target = target.secret || classify_field(&target.field).is_secret();
+        // An act inside a frame of another site names that site too (PERM-16).
+        facts.frame_site = target
+            .document_url
+            .as_deref()
+            .and_then(|u| Url::parse(u).ok())
+            .and_then(|u| Site::of_url(&u).ok())
+            .filter(|frame| *frame != facts.site);
+        facts
+    }
+
+    /// The permit facts of this call's act on `site` alone, with no target yet.
+    pub(crate) fn bare_facts(&self, site: Site) -> PermitFacts {
+        PermitFacts::new(self.mode(), self.act, site)
+    }
+
+    /// The control's words when they name a significant act (HS-1): a control of `role`
+    /// (empty when unknown), so a link whose name is a long description is navigation.
+    pub(crate) fn significant(&self, role: &str, words: &str) -> Option<String> {
+        self.config()
+            .stakes
+            .on_control(role, words)
+            .map(|_| words.trim().to_owned())
+    }
+
+    /// Runs the permit flow for this call's act: `facts` judged, `carries` when the
+    /// agent's words go into the page, `card` the element the question shows.
+    pub(crate) async fn permit(
+        &self,
+        card: Option<&Element>,
+        facts: PermitFacts,
+        carries: bool,
+    ) -> Result<(), ToolError> {
+        let gate = Gate {
+            config: self.config(),
+            home: self.home(),
+            consent: &self.chat.consent,
+        };
+        let act = Act {
+            tool: self.tool,
+            facts,
+            carries,
+            card,
+        };
+        permit(gate, act).await
+    }
+
+    /// Marks the agent's step on the conversation's tabs, for the page's dialogs.
+    pub(crate) async fn step(&self) -> Vec<StepGuard> {
+        *lock(&self.inner.stepping) = self.conversation_id().to_owned();
+        self.watch_downloads().await;
+        let hook = Arc::new(ConfirmHook {
+            config: Arc::downgrade(&self.inner.config),
+            consent: Arc::downgrade(&self.chat.consent),
+            home: self.home().clone(),
+        });
+        self.pages()
+            .step(self.conv(), self.mode(), hook)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Installs the download watch on this browser launch, once (DL-1, AMB-9).
+    async fn watch_downloads(&self) {
+        let inner = self.inner;
+        let Some(downloads) = inner.config.downloads.clone() else {
+            return;
+        };
+        let launch = inner.browser.status().await.launches;
+        let mut current = inner.downloads.lock().await;
+        if current.as_ref().is_some_and(|(at, _)| *at == launch) {
+            return;
+        }
+        let Ok(page) = self.conv().page().await else {
+            return;
+        };
+        let places = DownloadPlaces::Local {
+            staging: self.home().browser_dir().join("downloads-staging"),
+            downloads,
+        };
+        let hook = Arc::new(DownloadAsk {
+            config: Arc::downgrade(&inner.config),
+            stepping: Arc::downgrade(&inner.stepping),
+        });
+        match watch_downloads(&page.connection().browser(), places, hook).await {
+            Ok(watch) => *current = Some((launch, watch)),
+            Err(e) => tracing::warn!(target: "conch_tools", %e, "downloads can't be watched"),
+        }
+    }
+
+    /// What changed after an act, after `lines`.
+    pub(crate) async fn changed(&self, lines: Vec<String>) -> Result<Reply, ToolError> {
+        let mut reply = Reply {
+            lines,
+            ..Reply::default()
+        };
+        match self.pages().changes(self.conv()).await? {
+            Some(body) => reply.page = Some(body),
+            None => reply
+                .lines
+                .push("Nothing on the page changed that a read shows.".to_owned()),
+        }
+        Ok(reply)
+    }
+
+    /// Judges an address the agent asked to open: http, https or about:blank only (NET-6),
+    /// and never a refused place (NET-1, NET-3, NET-5).
+    pub(crate) fn check_address(&self, address: &str) -> Result<Url, ToolError> {
+        let trimmed = address.trim();
+        let url = Url::parse(trimmed).or_else(|e| match e {
+            // "example.com" without a scheme: https is meant.
+            url::ParseError::RelativeUrlWithoutBase if !trimmed.contains(' ') => {
+                Url::parse(&format!("https://{trimmed}"))
+            }
+            other => Err(other),
+        });
+        let url = url.map_err(|_| ToolError::BadAddress(trimmed.to_owned()))?;
+        if let Verdict::Refuse(refusal) = navigation_verdict(&url, NavigationBy::Agent) {
+            return Err(refusal.into());
+        }
+        if let Verdict::Refuse(refusal) = verdict_for_url(&url, &self.config().net) {
+            return Err(refusal.into());
+        }
+        Ok(url)
+    }
+
+    /// The notes after a page opened, with the person's "decline cookie banners"
+    /// setting (browser.json) applied.
+    pub(crate) async fn after_open(&self) -> Vec<String> {
+        engine::after_open(self.conv(), self.decline_banners()).await
+    }
+
+    /// The person's "decline cookie banners" setting (browser.json).
+    fn decline_banners(&self) -> bool {
+        conch_browser::store::BrowserSettings::load(self.home(), &conch_browser::SystemClock)
+            .map(|loaded| loaded.value.decline_cookie_banners)
+            .unwrap_or(false)
+    }
+}
