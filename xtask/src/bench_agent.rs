@@ -48,9 +48,13 @@ pub(crate) enum Step {
     /// A click on a link that opens a new tab, then looking at that tab.
     NewTabClick(Target),
     Back,
+    /// Waiting for text to show, then looking at the page (an app that renders late).
+    Wait(&'static str),
     /// The journey's proof: the text shows on the page. Read from the last outcome when
     /// it is there; otherwise the agent waits for it, which fails when it never shows.
     Expect(&'static str),
+    /// The journey's proof that something went away: the agent waits for it to go.
+    Gone(&'static str),
 }
 
 /// What one step cost.
@@ -147,6 +151,8 @@ pub(crate) struct Agent {
     refs: BTreeMap<String, String>,
     /// Everything the last step's calls returned.
     outcome: String,
+    /// The same for the step before it.
+    previous: String,
     /// Every call and its answer, for the record of a journey.
     pub(crate) transcript: String,
 }
@@ -158,6 +164,7 @@ impl Agent {
             client,
             refs: BTreeMap::new(),
             outcome: String::new(),
+            previous: String::new(),
             transcript: String::new(),
         }
     }
@@ -177,7 +184,8 @@ impl Agent {
     }
 
     /// The ref of the first of the target's roles and names (each may list alternatives
-    /// with `|`, since the servers name some elements differently) seen so far.
+    /// with `|`, since the servers name some elements differently; a name ending in `*`
+    /// is a prefix) seen so far.
     fn find(&self, target: Target) -> Result<String, String> {
         let roles = target.role.split('|').flat_map(|role| {
             let aliases: &[&str] = if TEXT_ROLES.contains(&role) {
@@ -189,7 +197,18 @@ impl Agent {
         });
         for role in roles {
             for name in target.name.split('|') {
-                if let Some(found) = self.refs.get(&format!("{role} \"{name}\"")) {
+                let found = match name.strip_suffix('*') {
+                    Some(prefix) => {
+                        let start = format!("{role} \"{prefix}");
+                        self.refs
+                            .range(start.clone()..)
+                            .take_while(|(key, _)| key.starts_with(&start))
+                            .map(|(_, found)| found)
+                            .next()
+                    }
+                    None => self.refs.get(&format!("{role} \"{name}\"")),
+                };
+                if let Some(found) = found {
                     return Ok(found.clone());
                 }
             }
@@ -200,6 +219,28 @@ impl Agent {
             target.role,
             target.name
         ))
+    }
+
+    /// Conch: the ref of a target, reading the part that the last find named when the
+    /// ref is not known yet (a find gives the matching line, not always its control).
+    fn conch_ref(&mut self, target: Target, cost: &mut Cost) -> Result<String, String> {
+        if let Ok(found) = self.find(target) {
+            return Ok(found);
+        }
+        let part = self.previous.lines().find_map(|line| {
+            line.strip_prefix("(part ")?
+                .split(')')
+                .next()?
+                .parse::<u32>()
+                .ok()
+        });
+        match part {
+            Some(part) => {
+                self.call(cost, "browser_read", json!({ "part": part }))?;
+                self.find(target)
+            }
+            None => self.find(target),
+        }
     }
 
     /// One call; its cost counts even when the server answers with an error.
@@ -241,10 +282,12 @@ impl Agent {
         url: &dyn Fn(&str) -> String,
         cost: &mut Cost,
     ) -> Result<(), String> {
-        if let Step::Expect(text) = step {
-            return self.expect(text, cost);
+        match step {
+            Step::Expect(text) => return self.expect(text, cost),
+            Step::Gone(text) => return self.wait(text, true, cost),
+            _ => {}
         }
-        self.outcome.clear();
+        self.previous = std::mem::take(&mut self.outcome);
         match self.server {
             Server::Conch => self.conch_step(step, url, cost),
             Server::Playwright => self.pw_step(step, url, cost),
@@ -255,15 +298,31 @@ impl Agent {
         if self.outcome.contains(text) {
             return Ok(());
         }
-        let waited = match self.server {
-            Server::Conch => {
-                self.call(cost, "browser_wait", json!({ "text": text, "seconds": 10 }))
+        self.wait(text, false, cost)
+    }
+
+    /// Waits until `text` shows (or, `gone`, goes away). Conch answers a wait that ran
+    /// out with a sentence, not an error, so its answer must say it is done.
+    fn wait(&mut self, text: &str, gone: bool, cost: &mut Cost) -> Result<(), String> {
+        let key = if gone { "gone" } else { "text" };
+        let answer = match self.server {
+            Server::Conch => self
+                .call(cost, "browser_wait", json!({ key: text, "seconds": 10 }))
+                .and_then(|answer| {
+                    if answer.starts_with("Done waiting") {
+                        Ok(())
+                    } else {
+                        Err(format!("conch: browser_wait: {answer}"))
+                    }
+                }),
+            Server::Playwright => {
+                let key = if gone { "textGone" } else { "text" };
+                self.call(cost, "browser_wait_for", json!({ key: text }))
+                    .map(|_| ())
             }
-            Server::Playwright => self.call(cost, "browser_wait_for", json!({ "text": text })),
         };
-        waited
-            .map(|_| ())
-            .map_err(|e| format!("\"{text}\" never showed: {e}"))
+        let what = if gone { "went away" } else { "showed" };
+        answer.map_err(|e| format!("\"{text}\" never {what}: {e}"))
     }
 
     fn conch_step(
@@ -272,59 +331,55 @@ impl Agent {
         url: &dyn Fn(&str) -> String,
         cost: &mut Cost,
     ) -> Result<(), String> {
-        let args = match step {
-            Step::Open(page) => {
-                return self.call_only(cost, "browser_open", json!({ "url": url(page) }));
-            }
-            Step::ReadPart(part) => json!({ "part": part }),
-            Step::Find(text) => json!({ "find": text }),
+        let (name, args) = match step {
+            Step::Open(page) => ("browser_open", json!({ "url": url(page) })),
+            Step::ReadPart(part) => ("browser_read", json!({ "part": part })),
+            Step::Find(text) => ("browser_read", json!({ "find": text })),
             Step::Click(target) | Step::DialogClick(target) | Step::NewTabClick(target) => {
-                return self.call_only(
-                    cost,
-                    "browser_click",
-                    json!({ "ref": self.find(*target)? }),
-                );
+                let reference = self.conch_ref(*target, cost)?;
+                ("browser_click", json!({ "ref": reference }))
             }
             Step::Type(target, text) => {
-                let args = json!({ "ref": self.find(*target)?, "text": text });
-                return self.call_only(cost, "browser_type", args);
+                let reference = self.conch_ref(*target, cost)?;
+                ("browser_type", json!({ "ref": reference, "text": text }))
             }
             Step::Submit(target, text) => {
-                let reference = self.find(*target)?;
-                self.call(
-                    cost,
-                    "browser_type",
-                    json!({ "ref": reference, "text": text }),
-                )?;
-                let args = json!({ "key": "Enter", "ref": reference });
-                return self.call_only(cost, "browser_press", args);
+                let reference = self.conch_ref(*target, cost)?;
+                let args = json!({ "ref": reference, "text": text });
+                self.call(cost, "browser_type", args)?;
+                ("browser_press", json!({ "key": "Enter", "ref": reference }))
             }
             Step::Form(fields) => {
-                let fields = fields
-                    .iter()
-                    .map(|(target, value)| {
-                        Ok(json!({ "ref": self.find(*target)?, "value": value }))
-                    })
-                    .collect::<Result<Vec<_>, String>>()?;
-                return self.call_only(cost, "browser_form", json!({ "fields": fields }));
+                let mut filled = Vec::new();
+                for (target, value) in fields {
+                    let reference = self.conch_ref(*target, cost)?;
+                    filled.push(json!({ "ref": reference, "value": value }));
+                }
+                ("browser_form", json!({ "fields": filled }))
             }
             Step::Select(target, value) => {
-                let args = json!({ "ref": self.find(*target)?, "values": [value] });
-                return self.call_only(cost, "browser_select", args);
+                let reference = self.conch_ref(*target, cost)?;
+                (
+                    "browser_select",
+                    json!({ "ref": reference, "values": [value] }),
+                )
             }
             Step::Hover(target) => {
-                let args = json!({ "ref": self.find(*target)?, "how": "hover" });
-                return self.call_only(cost, "browser_click", args);
+                let reference = self.conch_ref(*target, cost)?;
+                ("browser_click", json!({ "ref": reference, "how": "hover" }))
             }
             Step::Drag(from, to) => {
-                let args =
-                    json!({ "ref": self.find(*from)?, "how": "drag", "to": self.find(*to)? });
-                return self.call_only(cost, "browser_click", args);
+                let (from, to) = (self.conch_ref(*from, cost)?, self.conch_ref(*to, cost)?);
+                (
+                    "browser_click",
+                    json!({ "ref": from, "how": "drag", "to": to }),
+                )
             }
-            Step::Back => return self.call_only(cost, "browser_back", json!({})),
-            Step::Expect(_) => return Ok(()),
+            Step::Back => ("browser_back", json!({})),
+            Step::Wait(text) => return self.wait(text, false, cost),
+            Step::Expect(_) | Step::Gone(_) => return Ok(()),
         };
-        self.call_only(cost, "browser_read", args)
+        self.call_only(cost, name, args)
     }
 
     fn call_only(&mut self, cost: &mut Cost, name: &str, args: Value) -> Result<(), String> {
@@ -344,7 +399,11 @@ impl Agent {
         match step {
             Step::Open(page) => self.pw_act(cost, "browser_navigate", json!({ "url": url(page) })),
             // Playwright MCP has no parts: its page read already gave the whole page.
-            Step::ReadPart(_) | Step::Expect(_) => Ok(()),
+            Step::ReadPart(_) | Step::Expect(_) | Step::Gone(_) => Ok(()),
+            Step::Wait(text) => {
+                self.wait(text, false, cost)?;
+                self.call_only(cost, "browser_snapshot", json!({}))
+            }
             Step::Find(text) => self.call_only(cost, "browser_find", json!({ "text": text })),
             Step::Click(target) => self.pw_act(cost, "browser_click", aim(self, target)?),
             Step::DialogClick(target) => {
@@ -404,7 +463,13 @@ impl Agent {
 /// `- listitem [ref=e7]: Card one` -> (`listitem "Card one"`, `e7`). Both servers write
 /// these shapes; states between the name and the ref are skipped.
 pub(crate) fn ref_of_line(line: &str) -> Option<(String, String)> {
-    let line = line.trim_start().trim_start_matches(['-', '+', ' ']);
+    let line = line.trim_start();
+    // A find's match starts with its part: `(part 3) - cell "…" [ref=e9]`.
+    let line = match line.strip_prefix("(part ") {
+        Some(rest) => rest.split_once(')').map_or(rest, |(_, line)| line),
+        None => line,
+    };
+    let line = line.trim_start_matches(['-', '+', ' ']);
     let start = line.find("[ref=")?;
     let end = line[start..].find(']')? + start;
     let reference = &line[start + 5..end];
@@ -438,4 +503,42 @@ pub(crate) fn tempdir(label: &str) -> Result<PathBuf, String> {
 
 pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ref_of_line as pair;
+
+    #[test]
+    fn issue_11_refs_are_read_from_both_servers_lines_finds_and_unnamed_controls() {
+        let of = |key: &str, r: &str| Some((key.to_owned(), r.to_owned()));
+        assert_eq!(
+            pair("  - button \"Add to cart\" [ref=e12] [cursor=pointer]"),
+            of("button \"Add to cart\"", "e12")
+        );
+        assert_eq!(
+            pair("- listitem [ref=e7]: Card one"),
+            of("listitem \"Card one\"", "e7")
+        );
+        // A find's match names its part first.
+        assert_eq!(
+            pair("(part 3) - cell \"241\" [ref=e62] -> /library/books/241"),
+            of("cell \"241\"", "e62")
+        );
+        // A field without a name, and one named by its value after the states.
+        assert_eq!(
+            pair("- textbox [active] [ref=e62]"),
+            of("textbox \"\"", "e62")
+        );
+        assert_eq!(
+            pair("+ - textbox [ref=e27]: New Tiddler"),
+            of("textbox \"New Tiddler\"", "e27")
+        );
+        // Playwright quotes a line whose name holds a colon.
+        assert_eq!(
+            pair("- 'link \"Bold text: **Example**\" [ref=e64]':"),
+            of("link \"Bold text: **Example**\"", "e64")
+        );
+        assert_eq!(pair("- heading \"books\" [level=1]"), None);
+    }
 }

@@ -94,6 +94,7 @@ theme:
   font: false
   features: [navigation.tabs, navigation.sections, search.suggest, content.tabs.link]
 markdown_extensions:
+  - attr_list
   - admonition
   - pymdownx.details
   - pymdownx.superfences
@@ -107,7 +108,8 @@ nav:
       - Embedded: guide/embedded.md
 """)
     with open(os.path.join(docs, "index.md"), "w") as f:
-        f.write("# Bench Handbook\n\nWelcome. Read [Installing](guide/install.md) first.\n")
+        f.write("# Bench Handbook\n\nWelcome. Read [Installing](guide/install.md) first.\n\n"
+                "[Open the framed page in a new tab](guide/embedded.md){target=_blank}\n")
     with open(os.path.join(docs, "guide", "install.md"), "w") as f:
         f.write("""# Installing
 
@@ -151,6 +153,8 @@ def main():
         trac(d, bindir)
     elif app == "mkdocs":
         mkdocs(d, bindir)
+    elif app == "streamlit":
+        pass  # `streamlit hello` brings its own pages: only the folder it runs in
     else:
         sys.exit(f"no app named {app}")
     open(os.path.join(d, ".prepared"), "w").close()
