@@ -6,6 +6,9 @@
 //!   Conch's reader against Playwright's AI snapshot.
 //! - `load` (see `bench_load`): 1, 2, 4 and 8 conversations at once over
 //!   `conch-gateway serve`: failed steps, p95 step time, the gateway's memory.
+//! - `real` (see `bench_real`): Conch against Playwright MCP on real web applications
+//!   installed from the registries, journey by journey. Not part of the default run: it
+//!   installs the apps first.
 //! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
 //!   through playwright-core's CDP session, on the same browser executable and flags.
 //!
@@ -41,9 +44,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "snapshot" => crate::bench_snapshot::run()?,
             "guard" => crate::bench_guard::run()?,
             "load" => crate::bench_load::run()?,
+            "real" => crate::bench_real::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real"
                 ));
             }
         }
@@ -51,8 +55,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn bench_dir() -> PathBuf {
-    cmd::root().join("target").join("bench")
+pub(crate) fn bench_dir() -> PathBuf {
+    cmd::target().join("bench")
 }
 
 /// Installs the pinned npm packages into `target/bench/node` (an ignored folder) unless
@@ -132,7 +136,7 @@ fn cdp() -> Result<(), String> {
         ],
         &[],
     )?;
-    let ours = cmd::root().join("target/release/examples/roundtrip");
+    let ours = cmd::target().join("release/examples/roundtrip");
     let flags = serde_json::to_string(&browser_flags()?).map_err(|e| e.to_string())?;
     let script = cmd::root().join("xtask/bench/cdp-roundtrip.cjs");
 

@@ -33,7 +33,7 @@ pub(crate) fn run() -> Result<(), String> {
         ],
         &[],
     )?;
-    let example = cmd::root().join("target/release/examples/guard_load");
+    let example = cmd::target().join("release/examples/guard_load");
     eprintln!("xtask: bench guard, {ROUNDS} alternating rounds of {LOADS} loads each");
     let out = cmd::output(
         Command::new(&example)
@@ -52,7 +52,7 @@ pub(crate) fn run() -> Result<(), String> {
     println!("{:<28} {:>12.1}", "through the guard's proxy", guarded);
     println!("ratio guarded / direct: {ratio:.2}x (target: at most {TARGET}x)");
 
-    let dir = cmd::root().join("target").join("bench");
+    let dir = cmd::target().join("bench");
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
     let report = json!({

@@ -11,13 +11,13 @@
 //! the servers and the figures kept are medians. Ratios are Conch / Playwright.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::mcp::{CallResult, McpClient, peak_rss_kib, tree_pss_kib};
+use crate::bench_agent::{Agent, Cost, Server, Step, ms, t, tempdir};
+use crate::mcp::{McpClient, peak_rss_kib, tree_pss_kib};
 use crate::pages::Pages;
 use crate::{bench, browser, cmd};
 
@@ -25,34 +25,6 @@ use crate::{bench, browser, cmd};
 pub(crate) const PLAYWRIGHT_MCP: &str = "0.0.83";
 /// Measured runs per server, after one warm-up run each.
 const RUNS: usize = 3;
-
-/// An element named the way a person reads it.
-#[derive(Debug, Clone, Copy)]
-struct Target {
-    role: &'static str,
-    name: &'static str,
-}
-
-const fn t(role: &'static str, name: &'static str) -> Target {
-    Target { role, name }
-}
-
-/// One step of a scenario, in neither server's vocabulary.
-#[derive(Debug, Clone)]
-enum Step {
-    Open(&'static str),
-    ReadPart(u32),
-    Find(&'static str),
-    Click(Target),
-    Type(Target, &'static str),
-    Form(Vec<(Target, &'static str)>),
-    Hover(Target),
-    Drag(Target, Target),
-    /// A click that raises a confirm or an alert, which is accepted.
-    DialogClick(Target),
-    /// A click on a link that opens a new tab, then looking at that tab.
-    NewTabClick(Target),
-}
 
 struct Scenario {
     name: &'static str,
@@ -136,256 +108,6 @@ fn scenarios() -> Vec<Scenario> {
     ]
 }
 
-/// What one step cost.
-#[derive(Debug, Clone, Copy, Default)]
-struct Cost {
-    calls: u32,
-    chars: usize,
-    wall: Duration,
-}
-
-impl Cost {
-    fn add(&mut self, result: &CallResult) {
-        self.calls += 1;
-        self.chars += result.text.chars().count();
-        self.wall += result.elapsed;
-    }
-}
-
-/// Which server, and how it names things.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Server {
-    Conch,
-    Playwright,
-}
-
-impl Server {
-    fn label(self) -> &'static str {
-        match self {
-            Server::Conch => "conch",
-            Server::Playwright => "playwright",
-        }
-    }
-}
-
-/// The agent's side of one server: the client and the refs it has seen.
-struct Agent {
-    server: Server,
-    client: McpClient,
-    /// `role "name"` -> ref, from every snapshot or diff text received (latest wins, but
-    /// the first of several same-named elements is kept within one text).
-    refs: BTreeMap<String, String>,
-}
-
-impl Agent {
-    fn learn(&mut self, text: &str) {
-        let mut seen_here: Vec<String> = Vec::new();
-        for line in text.lines() {
-            let Some((key, reference)) = ref_of_line(line) else {
-                continue;
-            };
-            if seen_here.contains(&key) {
-                continue;
-            }
-            seen_here.push(key.clone());
-            self.refs.insert(key, reference);
-        }
-    }
-
-    fn find(&self, target: Target) -> Result<String, String> {
-        let key = format!("{} \"{}\"", target.role, target.name);
-        self.refs.get(&key).cloned().ok_or_else(|| {
-            format!(
-                "{}: no ref for {key} in what the server returned",
-                self.server.label()
-            )
-        })
-    }
-
-    fn call(&mut self, cost: &mut Cost, name: &str, args: Value) -> Result<String, String> {
-        let result = self.client.call(name, args)?;
-        if result.is_error {
-            return Err(format!(
-                "{}: {name} failed: {}",
-                self.server.label(),
-                result.text
-            ));
-        }
-        cost.add(&result);
-        self.learn(&result.text);
-        Ok(result.text)
-    }
-
-    /// Playwright MCP: the act, then a snapshot to see its outcome.
-    fn pw_act(&mut self, cost: &mut Cost, name: &str, args: Value) -> Result<(), String> {
-        self.call(cost, name, args)?;
-        self.call(cost, "browser_snapshot", json!({}))?;
-        Ok(())
-    }
-
-    fn step(&mut self, step: &Step, pages: &Pages) -> Result<Cost, String> {
-        let mut cost = Cost::default();
-        match (self.server, step) {
-            (Server::Conch, Step::Open(page)) => {
-                self.call(&mut cost, "browser_open", json!({ "url": pages.url(page) }))?;
-            }
-            (Server::Playwright, Step::Open(page)) => {
-                self.pw_act(
-                    &mut cost,
-                    "browser_navigate",
-                    json!({ "url": pages.url(page) }),
-                )?;
-            }
-            (Server::Conch, Step::ReadPart(part)) => {
-                self.call(&mut cost, "browser_read", json!({ "part": part }))?;
-            }
-            // Playwright MCP has no parts: its page read already gave the whole page.
-            (Server::Playwright, Step::ReadPart(_)) => {}
-            (Server::Conch, Step::Find(text)) => {
-                self.call(&mut cost, "browser_read", json!({ "find": text }))?;
-            }
-            (Server::Playwright, Step::Find(text)) => {
-                self.call(&mut cost, "browser_find", json!({ "text": text }))?;
-            }
-            (
-                Server::Conch,
-                Step::Click(target) | Step::DialogClick(target) | Step::NewTabClick(target),
-            ) => {
-                let reference = self.find(*target)?;
-                self.call(&mut cost, "browser_click", json!({ "ref": reference }))?;
-            }
-            (Server::Playwright, Step::Click(target)) => {
-                let reference = self.find(*target)?;
-                self.pw_act(
-                    &mut cost,
-                    "browser_click",
-                    json!({ "target": reference, "element": target.name }),
-                )?;
-            }
-            (Server::Playwright, Step::DialogClick(target)) => {
-                let reference = self.find(*target)?;
-                self.call(
-                    &mut cost,
-                    "browser_click",
-                    json!({ "target": reference, "element": target.name }),
-                )?;
-                self.pw_act(
-                    &mut cost,
-                    "browser_handle_dialog",
-                    json!({ "accept": true }),
-                )?;
-            }
-            (Server::Playwright, Step::NewTabClick(target)) => {
-                let reference = self.find(*target)?;
-                self.call(
-                    &mut cost,
-                    "browser_click",
-                    json!({ "target": reference, "element": target.name }),
-                )?;
-                self.pw_act(
-                    &mut cost,
-                    "browser_tabs",
-                    json!({ "action": "select", "index": 1 }),
-                )?;
-            }
-            (Server::Conch, Step::Type(target, text)) => {
-                let reference = self.find(*target)?;
-                self.call(
-                    &mut cost,
-                    "browser_type",
-                    json!({ "ref": reference, "text": text }),
-                )?;
-            }
-            (Server::Playwright, Step::Type(target, text)) => {
-                let reference = self.find(*target)?;
-                self.pw_act(
-                    &mut cost,
-                    "browser_type",
-                    json!({ "target": reference, "element": target.name, "text": text }),
-                )?;
-            }
-            (Server::Conch, Step::Form(fields)) => {
-                let fields = fields
-                    .iter()
-                    .map(|(target, value)| {
-                        Ok(json!({ "ref": self.find(*target)?, "value": value }))
-                    })
-                    .collect::<Result<Vec<_>, String>>()?;
-                self.call(&mut cost, "browser_form", json!({ "fields": fields }))?;
-            }
-            (Server::Playwright, Step::Form(fields)) => {
-                let fields = fields
-                    .iter()
-                    .map(|(target, value)| {
-                        Ok(json!({
-                            "target": self.find(*target)?,
-                            "element": target.name,
-                            "name": target.name,
-                            "type": "textbox",
-                            "value": value,
-                        }))
-                    })
-                    .collect::<Result<Vec<_>, String>>()?;
-                self.pw_act(&mut cost, "browser_fill_form", json!({ "fields": fields }))?;
-            }
-            (Server::Conch, Step::Hover(target)) => {
-                let reference = self.find(*target)?;
-                self.call(
-                    &mut cost,
-                    "browser_click",
-                    json!({ "ref": reference, "how": "hover" }),
-                )?;
-            }
-            (Server::Playwright, Step::Hover(target)) => {
-                let reference = self.find(*target)?;
-                self.pw_act(
-                    &mut cost,
-                    "browser_hover",
-                    json!({ "target": reference, "element": target.name }),
-                )?;
-            }
-            (Server::Conch, Step::Drag(from, to)) => {
-                let (from_ref, to_ref) = (self.find(*from)?, self.find(*to)?);
-                self.call(
-                    &mut cost,
-                    "browser_click",
-                    json!({ "ref": from_ref, "how": "drag", "to": to_ref }),
-                )?;
-            }
-            (Server::Playwright, Step::Drag(from, to)) => {
-                let (from_ref, to_ref) = (self.find(*from)?, self.find(*to)?);
-                self.pw_act(
-                    &mut cost,
-                    "browser_drag",
-                    json!({
-                        "startTarget": from_ref, "startElement": from.name,
-                        "endTarget": to_ref, "endElement": to.name,
-                    }),
-                )?;
-            }
-        }
-        Ok(cost)
-    }
-}
-
-/// `- button "Add to cart" [ref=e12]` -> (`button "Add to cart"`, `e12`), and
-/// `- listitem [ref=e7]: Card one` -> (`listitem "Card one"`, `e7`). Both servers write
-/// these shapes; states between the name and the ref are skipped.
-fn ref_of_line(line: &str) -> Option<(String, String)> {
-    let line = line.trim_start().trim_start_matches(['-', '+', ' ']);
-    let start = line.find("[ref=")?;
-    let end = line[start..].find(']')? + start;
-    let reference = &line[start + 5..end];
-    let head = &line[..start];
-    let role = head.split_whitespace().next()?;
-    let name = match head.split_once('"') {
-        Some((_, rest)) => rest.rsplit_once('"').map_or(rest, |(name, _)| name),
-        // No quoted name: the text after the colon names it.
-        None => line[end + 1..].trim_start().strip_prefix(':')?.trim(),
-    };
-    Some((format!("{role} \"{name}\""), reference.to_owned()))
-}
-
 /// What one run of one server measured.
 #[derive(Debug, Default, Clone)]
 struct RunReport {
@@ -398,45 +120,6 @@ struct RunReport {
     pss_kib: u64,
 }
 
-fn server_command(
-    server: Server,
-    browser: &Path,
-    pages: &Pages,
-    home: &Path,
-    node_dir: &Path,
-) -> Command {
-    match server {
-        Server::Conch => {
-            let mut command = Command::new(cmd::root().join("target/release/conch-gateway"));
-            command
-                .arg("mcp")
-                .arg("--home")
-                .arg(home)
-                .arg("--browser")
-                .arg(browser)
-                .args(["--trust", "full", "--unattended", "--allow-host"])
-                .arg(format!("127.0.0.1:{}", pages.port));
-            command
-        }
-        Server::Playwright => {
-            let mut command = Command::new("node");
-            command
-                .arg(node_dir.join("node_modules/@playwright/mcp/cli.js"))
-                .args([
-                    "--headless",
-                    "--isolated",
-                    "--no-sandbox",
-                    "--executable-path",
-                ])
-                .arg(browser)
-                .arg("--output-dir")
-                .arg(home)
-                .current_dir(home);
-            command
-        }
-    }
-}
-
 fn run_once(
     server: Server,
     browser: &Path,
@@ -445,26 +128,22 @@ fn run_once(
 ) -> Result<RunReport, String> {
     let home = tempdir(server.label())?;
     let started = Instant::now();
-    let client = McpClient::start(server_command(server, browser, pages, &home, node_dir))?;
-    let mut agent = Agent {
-        server,
-        client,
-        refs: BTreeMap::new(),
-    };
+    let client = McpClient::start(server.command(browser, &[pages.port], &home, node_dir))?;
+    let mut agent = Agent::new(server, client);
+    let url = |page: &str| pages.url(page);
     let mut report = RunReport::default();
-    agent.step(&Step::Open("basic.html"), pages)?;
+    agent.step(&Step::Open("basic.html"), &url, &mut Cost::default())?;
     report.cold_start = started.elapsed();
     report.tools_list_chars = agent.client.tools_list()?.chars().count();
     for scenario in scenarios() {
         let mut total = Cost::default();
         let mut steps = Vec::new();
         for step in &scenario.steps {
-            let cost = agent
-                .step(step, pages)
+            let mut cost = Cost::default();
+            agent
+                .step(step, &url, &mut cost)
                 .map_err(|e| format!("{} in \"{}\": {e}", server.label(), scenario.name))?;
-            total.calls += cost.calls;
-            total.chars += cost.chars;
-            total.wall += cost.wall;
+            total.absorb(cost);
             steps.push(cost);
         }
         report.scenarios.insert(scenario.name, total);
@@ -476,23 +155,6 @@ fn run_once(
     drop(agent);
     let _ = std::fs::remove_dir_all(&home);
     Ok(report)
-}
-
-fn tempdir(label: &str) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join(format!(
-        "conch-bench-{label}-{}-{}",
-        std::process::id(),
-        unique()
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(dir)
-}
-
-fn unique() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
 }
 
 fn median_of(values: impl Iterator<Item = f64>) -> f64 {
@@ -532,10 +194,6 @@ pub(crate) fn run() -> Result<(), String> {
     let conch = runs.remove("conch").unwrap_or_default();
     let peer = runs.remove("playwright").unwrap_or_default();
     print_and_save(&conch, &peer, &browser)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn print_and_save(conch: &[RunReport], peer: &[RunReport], browser: &Path) -> Result<(), String> {
@@ -687,5 +345,5 @@ fn print_and_save(conch: &[RunReport], peer: &[RunReport], browser: &Path) -> Re
         "pss_mib": { "conch": pss(conch), "playwright": pss(peer) },
         "tools_list_chars": { "conch": list(conch), "playwright": list(peer) },
     });
-    bench::write_report(&cmd::root().join("target/bench/mcp.json"), &report)
+    bench::write_report(&cmd::target().join("bench/mcp.json"), &report)
 }

@@ -33,7 +33,7 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     let pages = Pages::start()?;
     let url = pages.url(PAGE);
-    let ours = cmd::root().join("target/release/examples/snapshot_bench");
+    let ours = cmd::target().join("release/examples/snapshot_bench");
     let flags = serde_json::to_string(&bench::browser_flags()?).map_err(|e| e.to_string())?;
     let script = cmd::root().join("xtask/bench/snapshot.cjs");
 
@@ -101,5 +101,5 @@ pub(crate) fn run() -> Result<(), String> {
         "chars": { "conch": ours_chars, "playwright": peer_chars },
         "ratio": { "time": ours_ms / peer_ms, "chars": ours_chars / peer_chars },
     });
-    bench::write_report(&cmd::root().join("target/bench/snapshot.json"), &report)
+    bench::write_report(&cmd::target().join("bench/snapshot.json"), &report)
 }

@@ -10,6 +10,15 @@ pub(crate) fn root() -> PathBuf {
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }
 
+/// Cargo's target folder: `CARGO_TARGET_DIR` when set (relative to the workspace root),
+/// else `target` in the root. Release builds and bench results live there.
+pub(crate) fn target() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root().join(dir),
+        _ => root().join("target"),
+    }
+}
+
 /// The cargo that runs xtask.
 fn cargo_bin() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())

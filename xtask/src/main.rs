@@ -8,14 +8,17 @@
 //!   so an MCP client can spawn it.
 //! - `cargo xtask demo`: the same browser set-up, then launches the browser through the
 //!   stack and prints its version.
-//! - `cargo xtask bench [cdp]`: benchmarks, side by side with the peers.
+//! - `cargo xtask bench [cdp | snapshot | mcp | guard | real]`: benchmarks, side by side
+//!   with the peers.
 //!
 //! Kept to std and serde_json so it builds in seconds.
 
 mod bench;
+mod bench_agent;
 mod bench_guard;
 mod bench_load;
 mod bench_mcp;
+mod bench_real;
 mod bench_snapshot;
 mod browser;
 mod cmd;
@@ -26,8 +29,7 @@ mod tidy;
 
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: cargo xtask <gateway ARGS… | test | demo | bench [cdp | snapshot | mcp | guard]...>";
+const USAGE: &str = "usage: cargo xtask <gateway ARGS… | test | demo | bench [cdp | snapshot | mcp | guard | real]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -152,17 +152,22 @@ impl McpClient {
 
 impl Drop for McpClient {
     fn drop(&mut self) {
-        // Ending the server's process group takes its browser with it; only when the group
-        // really is the server's own, so nothing else is ever signalled.
-        let pid = self.child.id();
-        if process_group(pid) == Some(pid) {
-            let _ = Command::new("kill")
-                .args(["-TERM", "--", &format!("-{pid}")])
-                .status();
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        end_group(&mut self.child);
     }
+}
+
+/// Ends a child started in a process group of its own (`process_group(0)`), with all it
+/// started (a server's browser, an app's workers); the group is signalled only when it
+/// really is the child's own, so nothing else is ever signalled.
+pub(crate) fn end_group(child: &mut Child) {
+    let pid = child.id();
+    if process_group(pid) == Some(pid) {
+        let _ = Command::new("kill")
+            .args(["-TERM", "--", &format!("-{pid}")])
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// The process group of `pid`, from `/proc/<pid>/stat`.

@@ -1,0 +1,792 @@
+//! `cargo xtask bench real`: Conch and Playwright MCP side by side on real web
+//! applications that nobody on this project wrote, installed from the registries (PyPI
+//! into venvs under `target/bench/`, npm into `target/bench/node`), each pinned.
+//!
+//! One command does everything, and again without reinstalling: installs what is missing,
+//! lays each app's data anew (`xtask/bench/real/prepare.py`), starts the apps on free
+//! loopback ports, waits until they answer, plays every journey with a fresh server of
+//! each kind on the same browser, and stops the apps. A journey is written once, as an
+//! agent would do it, and counts as completed only when its proof (`Step::Expect`) shows
+//! on the page. Results print as a table and go to `target/bench/real.json`; every call
+//! and answer of every journey goes to `target/bench/real/log/`.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::bench_agent::{Agent, Cost, Server, Step, ms, t, tempdir};
+use crate::bench_mcp::PLAYWRIGHT_MCP;
+use crate::mcp::{McpClient, end_group};
+use crate::pages::Pages;
+use crate::{bench, browser, cmd};
+
+/// Runs of each journey per server, alternating; figures are medians
+/// (`CONCH_BENCH_REAL_RUNS` changes it).
+const RUNS: usize = 3;
+
+/// How an app is installed: into a venv of its own (apps pin conflicting libraries), or
+/// into the bench's npm folder.
+enum Install {
+    Pip(&'static [&'static str]),
+    Npm(&'static str),
+}
+
+/// A real application, pinned.
+struct App {
+    name: &'static str,
+    version: &'static str,
+    install: Install,
+}
+
+const APPS: [App; 5] = [
+    App {
+        name: "datasette",
+        version: "0.65.5",
+        install: Install::Pip(&["datasette==0.65.5"]),
+    },
+    App {
+        name: "tiddlywiki",
+        version: "5.4.1",
+        install: Install::Npm("tiddlywiki@5.4.1"),
+    },
+    App {
+        // Trac 1.6 reads `multipart`'s 1.x interface.
+        name: "trac",
+        version: "1.6",
+        install: Install::Pip(&["Trac==1.6", "multipart==1.3.1"]),
+    },
+    App {
+        name: "mkdocs-material",
+        version: "9.8.2",
+        install: Install::Pip(&["mkdocs-material==9.8.2"]),
+    },
+    App {
+        name: "streamlit",
+        version: "1.67.0",
+        install: Install::Pip(&["streamlit==1.67.0"]),
+    },
+];
+
+/// One journey on one app.
+struct Journey {
+    app: &'static str,
+    name: &'static str,
+    steps: Vec<Step>,
+    /// It changes the app's data: each server gets the app laid anew.
+    writes: bool,
+}
+
+fn j(app: &'static str, name: &'static str, steps: Vec<Step>) -> Journey {
+    Journey {
+        app,
+        name,
+        steps,
+        writes: false,
+    }
+}
+
+/// A journey that changes the app's data.
+fn w(app: &'static str, name: &'static str, steps: Vec<Step>) -> Journey {
+    Journey {
+        writes: true,
+        ..j(app, name, steps)
+    }
+}
+
+fn journeys() -> Vec<Journey> {
+    use Step::{
+        Back, Click, DialogClick, Expect, Find, Form, Gone, NewTabClick, Open, ReadPart, Select,
+        Submit, Type, Wait,
+    };
+    let text = |name| t("textbox", name);
+    let button = |name| t("button", name);
+    let link = |name| t("link", name);
+    vec![
+        j(
+            "datasette",
+            "search a table",
+            vec![
+                Open("/library/books"),
+                Submit(t("searchbox", "Search:"), "nightingale"),
+                Expect("The Clockwork Nightingale"),
+            ],
+        ),
+        j(
+            "datasette",
+            "filter by a facet",
+            vec![
+                Open("/library/books"),
+                Click(link("genre")),
+                Click(link("Poetry")),
+                Expect("where genre = "),
+            ],
+        ),
+        j(
+            "datasette",
+            "sort by a column",
+            vec![
+                Open("/library/books"),
+                Click(t("link|columnheader", "year")),
+                Expect("sorted by year"),
+            ],
+        ),
+        j(
+            "datasette",
+            "long table, find a row and open it",
+            vec![
+                Open("/library/books?_size=max"),
+                Find("Clockwork Nightingale"),
+                Click(t("link|cell", "241")),
+                Expect("books: 241"),
+            ],
+        ),
+        j(
+            "tiddlywiki",
+            "search and open a tiddler",
+            vec![
+                Open("/"),
+                Type(t("searchbox", "|Search"), "glacier"),
+                Click(link("Glacier Notes")),
+                Expect("Notes about the glacier"),
+            ],
+        ),
+        j(
+            "tiddlywiki",
+            "sidebar tabs",
+            vec![
+                Open("/"),
+                Click(t("tab", "More")),
+                Click(t("tab", "All")),
+                Expect("Willow Notes"),
+            ],
+        ),
+        w(
+            "tiddlywiki",
+            "write a new tiddler (editor in an iframe)",
+            vec![
+                Open("/"),
+                Click(button("new tiddler")),
+                Type(text("New Tiddler*"), "Bench Draft"),
+                Type(
+                    text("Type the text for this tiddler"),
+                    "Written by the bench agent.",
+                ),
+                Click(button("Confirm changes to this tiddler")),
+                Expect("Written by the bench agent."),
+            ],
+        ),
+        w(
+            "tiddlywiki",
+            "discard a draft, confirming",
+            vec![
+                Open("/"),
+                Click(button("new tiddler")),
+                Type(text("New Tiddler*"), "Scratch page"),
+                DialogClick(button("Discard changes to this tiddler")),
+                Gone("Draft of"),
+            ],
+        ),
+        w(
+            "trac",
+            "file a ticket",
+            vec![
+                Open("/newticket"),
+                Form(vec![
+                    (text("Summary:"), "Lighthouse lamp stays dark"),
+                    (
+                        text("Description: You may use WikiFormatting here."),
+                        "The lamp does not light after the storm.",
+                    ),
+                ]),
+                Select(t("combobox", "Priority:"), "critical"),
+                Click(button("Create ticket")),
+                Expect("Reported by:"),
+            ],
+        ),
+        j(
+            "trac",
+            "search the tracker",
+            vec![
+                Open("/"),
+                Submit(text("Search:"), "harbour lights"),
+                Expect("Harbour lights flicker at dusk"),
+            ],
+        ),
+        j(
+            "trac",
+            "open a ticket from the report",
+            vec![
+                Open("/report/1"),
+                Find("Harbour lights"),
+                Click(t("link|cell", "Harbour lights flicker at dusk")),
+                Expect("The harbour lights flicker every evening."),
+            ],
+        ),
+        w(
+            "trac",
+            "write a wiki page",
+            vec![
+                Open("/wiki/BenchNotes"),
+                Click(button("Create this page")),
+                Type(text(""), "Tide tables live here."),
+                Click(button("Submit changes")),
+                Expect("Tide tables live here."),
+            ],
+        ),
+        j(
+            "trac",
+            "timeline, then back",
+            vec![
+                Open("/"),
+                Click(link("Timeline")),
+                Back,
+                Expect("Welcome to Trac"),
+            ],
+        ),
+        j(
+            "mkdocs-material",
+            "search the docs",
+            vec![
+                Open("/"),
+                Submit(text("Search"), "zephyr"),
+                Expect("defaults to 4096 gusts"),
+            ],
+        ),
+        j(
+            "mkdocs-material",
+            "navigation tabs",
+            vec![Open("/"), Click(link("Guide")), Expect("lantern-tools")],
+        ),
+        j(
+            "mkdocs-material",
+            "content tabs",
+            vec![
+                Open("/guide/install/"),
+                Click(link("Fedora")),
+                Expect("lantern-tools-fedora"),
+            ],
+        ),
+        j(
+            "mkdocs-material",
+            "open a collapsed note",
+            vec![
+                Open("/guide/install/"),
+                Click(t("generic|button", "Troubleshooting")),
+                Expect("/var/cache/lantern-glow"),
+            ],
+        ),
+        j(
+            "mkdocs-material",
+            "a tab inside a same-origin iframe",
+            vec![
+                Open("/guide/embedded/"),
+                Click(link("Fedora")),
+                Expect("lantern-tools-fedora"),
+            ],
+        ),
+        j(
+            "mkdocs-material",
+            "long page in parts",
+            vec![
+                Open("/guide/reference/"),
+                ReadPart(2),
+                Find("zephyr limit"),
+                Expect("4096 gusts"),
+            ],
+        ),
+        j(
+            "mkdocs-material",
+            "a link that opens a new tab",
+            vec![
+                Open("/"),
+                NewTabClick(link("Open the framed page in a new tab")),
+                Expect("The installing page, framed"),
+            ],
+        ),
+        j(
+            "streamlit",
+            "switch demo pages",
+            vec![
+                Open("/"),
+                Wait("Welcome to Streamlit"),
+                Click(t("link|paragraph", "Plotting demo")),
+                Expect("This demo illustrates a combination of plotting and animation"),
+            ],
+        ),
+        j(
+            "streamlit",
+            "an app's main menu",
+            vec![
+                Open("/"),
+                Wait("Welcome to Streamlit"),
+                Click(button("Main menu")),
+                Expect("Record screen"),
+            ],
+        ),
+    ]
+}
+
+/// A running app: its process group and where it answers.
+struct Running {
+    name: &'static str,
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        end_group(&mut self.child);
+    }
+}
+
+fn venv_dir(app: &App) -> PathBuf {
+    bench::bench_dir().join(format!("venv-{}", app.name))
+}
+
+/// Installs what is missing: a venv with the pinned packages (a mark file remembers what
+/// was installed), or the npm package.
+fn install(app: &App) -> Result<(), String> {
+    match app.install {
+        Install::Npm(spec) => bench::install_node_packages(&[spec]).map(|_| ()),
+        Install::Pip(specs) => {
+            let venv = venv_dir(app);
+            let mark = venv.join("conch-bench-installed");
+            let wanted = specs.join(" ");
+            if std::fs::read_to_string(&mark).ok().as_deref() == Some(wanted.as_str()) {
+                return Ok(());
+            }
+            eprintln!("xtask: installing {wanted} into {}", venv.display());
+            cmd::run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+            cmd::run(
+                Command::new(venv.join("bin/pip"))
+                    .args(["install", "--quiet", "--disable-pip-version-check"])
+                    .args(specs),
+            )?;
+            std::fs::write(&mark, wanted)
+                .map_err(|e| format!("could not write {}: {e}", mark.display()))
+        }
+    }
+}
+
+fn data_dir(app: &App) -> PathBuf {
+    bench::bench_dir().join("real").join(app.name)
+}
+
+fn tiddlywiki_js() -> PathBuf {
+    bench::bench_dir().join("node/node_modules/tiddlywiki/tiddlywiki.js")
+}
+
+/// Lays the app's data anew, so every run starts from the same state.
+fn prepare(app: &App) -> Result<(), String> {
+    let dir = data_dir(app);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| format!("could not remove {}: {e}", dir.display()))?;
+    }
+    let python = match app.install {
+        Install::Pip(_) => venv_dir(app).join("bin/python"),
+        Install::Npm(_) => PathBuf::from("python3"),
+    };
+    let kind = app.name.trim_end_matches("-material");
+    let mut command = Command::new(python);
+    command
+        .arg(cmd::root().join("xtask/bench/real/prepare.py"))
+        .arg(kind)
+        .arg(&dir)
+        .arg(tiddlywiki_js())
+        .env("NO_MKDOCS_2_WARNING", "1")
+        .stdout(Stdio::null());
+    cmd::run(&mut command)
+}
+
+/// The command that serves the app on 127.0.0.1:`port`.
+fn serve_command(app: &App, port: u16) -> Command {
+    let (dir, bin) = (data_dir(app), venv_dir(app).join("bin"));
+    let port_text = port.to_string();
+    match app.name {
+        "datasette" => {
+            let mut c = Command::new(bin.join("datasette"));
+            c.arg("serve")
+                .arg(dir.join("library.db"))
+                .args(["-h", "127.0.0.1", "-p", &port_text]);
+            c
+        }
+        "tiddlywiki" => {
+            let mut c = Command::new("node");
+            c.arg(tiddlywiki_js())
+                .arg(&dir)
+                .arg("--listen")
+                .arg("host=127.0.0.1")
+                .arg(format!("port={port}"));
+            c
+        }
+        "trac" => {
+            let mut c = Command::new(bin.join("tracd"));
+            c.args(["-s", "--hostname", "127.0.0.1", "--port", &port_text])
+                .arg(dir.join("env"));
+            c
+        }
+        "mkdocs-material" => {
+            let mut c = Command::new(bin.join("mkdocs"));
+            c.args(["serve", "--no-livereload", "-a"])
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("-f")
+                .arg(dir.join("mkdocs.yml"))
+                .env("NO_MKDOCS_2_WARNING", "1");
+            c
+        }
+        _ => {
+            let mut c = Command::new(bin.join("streamlit"));
+            c.args(["hello", "--server.address", "127.0.0.1", "--server.port"])
+                .arg(&port_text)
+                .args([
+                    "--server.headless",
+                    "true",
+                    "--browser.gatherUsageStats",
+                    "false",
+                ]);
+            c
+        }
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind: {e}"))?;
+    Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// Whether `GET /` on the port gives an HTTP answer.
+fn answers(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept-Language: en-US\r\n\r\n";
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.")
+}
+
+/// Starts the app on a free port and waits until it answers.
+fn start(app: &App) -> Result<Running, String> {
+    let port = free_port()?;
+    let log = std::fs::File::create(bench::bench_dir().join(format!("real/{}.log", app.name)))
+        .map_err(|e| format!("could not create the log of {}: {e}", app.name))?;
+    let mut command = serve_command(app, port);
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let child = command
+        .current_dir(data_dir(app))
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", app.name))?;
+    let mut running = Running {
+        name: app.name,
+        child,
+        port,
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !answers(port) {
+        if let Ok(Some(status)) = running.child.try_wait() {
+            return Err(format!(
+                "{} exited ({status}) before it answered; see target/bench/real/{}.log",
+                app.name, app.name
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{} did not answer on port {port} in 90 s",
+                app.name
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    eprintln!(
+        "xtask: {} {} answers on 127.0.0.1:{port}",
+        app.name, app.version
+    );
+    Ok(running)
+}
+
+fn origin_of(running: &[Running], app: &str) -> Result<String, String> {
+    running
+        .iter()
+        .find(|r| r.name == app)
+        .map(|r| format!("http://127.0.0.1:{}", r.port))
+        .ok_or_else(|| format!("{app} is not running"))
+}
+
+/// Stops the app, lays its data anew and starts it again.
+fn relay(running: &mut Vec<Running>, name: &str) -> Result<(), String> {
+    let app = APPS
+        .iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| format!("no app named {name}"))?;
+    running.retain(|r| r.name != name);
+    prepare(app)?;
+    running.push(start(app)?);
+    Ok(())
+}
+
+/// One server's runs of a journey as one: completed only when every run completed (the
+/// first failure says why), and the median of each figure.
+fn summary(runs: &[Outcome]) -> Outcome {
+    let median =
+        |f: &dyn Fn(&Outcome) -> f64| bench::median(&mut runs.iter().map(f).collect::<Vec<_>>());
+    let cost = Cost {
+        calls: median(&|o| f64::from(o.cost.calls)) as u32,
+        chars: median(&|o| o.cost.chars as f64) as usize,
+        wall: Duration::from_secs_f64(median(&|o| o.cost.wall.as_secs_f64())),
+    };
+    let failure = runs.iter().find_map(|o| o.failure.clone());
+    Outcome {
+        completed: failure.is_none(),
+        failure,
+        cost,
+    }
+}
+
+/// What one server did on one journey.
+#[derive(Debug, Default)]
+struct Outcome {
+    completed: bool,
+    /// Why it did not complete: the step and the server's own words.
+    failure: Option<String>,
+    cost: Cost,
+}
+
+/// Where a journey runs: the app's origin, the ports Conch may reach, the browser, and
+/// the fixture pages a server warms up on.
+struct Ground<'a> {
+    origin: String,
+    ports: Vec<u16>,
+    browser: &'a Path,
+    node_dir: &'a Path,
+    pages: &'a Pages,
+    /// Which run this is, for the transcript's name.
+    run: usize,
+}
+
+/// Plays a journey with a fresh server. The server first opens a fixture page (its cold
+/// start, not counted), so the journey's time is the agent's, not the browser's launch.
+fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcome, String> {
+    let home = tempdir(server.label())?;
+    let command = server.command(ground.browser, &ground.ports, &home, ground.node_dir);
+    let mut agent = Agent::new(server, McpClient::start(command)?);
+    agent.step(
+        &Step::Open("basic.html"),
+        &|page| ground.pages.url(page),
+        &mut Cost::default(),
+    )?;
+    agent.transcript.clear();
+    let url = |path: &str| format!("{}{path}", ground.origin);
+    let mut outcome = Outcome::default();
+    for (i, step) in journey.steps.iter().enumerate() {
+        if let Err(e) = agent.step(step, &url, &mut outcome.cost) {
+            outcome.failure = Some(format!("step {} ({step:?}): {e}", i + 1));
+            break;
+        }
+    }
+    outcome.completed = outcome.failure.is_none();
+    let log = bench::bench_dir().join("real/log").join(format!(
+        "{}-{}-{}-{}.txt",
+        journey.app,
+        journey.name.replace([' ', ',', '(', ')', '/', '\''], "_"),
+        server.label(),
+        ground.run
+    ));
+    let _ = std::fs::write(&log, &agent.transcript);
+    drop(agent);
+    let _ = std::fs::remove_dir_all(&home);
+    Ok(outcome)
+}
+
+/// Runs the bench; `CONCH_BENCH_REAL_ONLY` (a word of an app or journey name) picks some.
+pub(crate) fn run() -> Result<(), String> {
+    let browser = browser::ensure()?;
+    let node_dir = bench::install_node_packages(&[&format!("@playwright/mcp@{PLAYWRIGHT_MCP}")])?;
+    for app in &APPS {
+        install(app)?;
+    }
+    cmd::cargo(
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "--package",
+            "conch-gateway",
+        ],
+        &[],
+    )?;
+    let only = std::env::var("CONCH_BENCH_REAL_ONLY").unwrap_or_default();
+    let chosen: Vec<Journey> = journeys()
+        .into_iter()
+        .filter(|j| only.is_empty() || j.app.contains(&only) || j.name.contains(&only))
+        .collect();
+    let log_dir = bench::bench_dir().join("real/log");
+    let pages = Pages::start()?;
+    let mut running = Vec::new();
+    for app in APPS
+        .iter()
+        .filter(|a| chosen.iter().any(|j| j.app == a.name))
+    {
+        prepare(app)?;
+        running.push(start(app)?);
+    }
+    std::fs::create_dir_all(&log_dir)
+        .map_err(|e| format!("could not create {}: {e}", log_dir.display()))?;
+    let runs: usize = std::env::var("CONCH_BENCH_REAL_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(RUNS);
+    let mut rows = Vec::new();
+    for journey in &chosen {
+        let mut tries: [Vec<Outcome>; 2] = [Vec::new(), Vec::new()];
+        for run in 1..=runs {
+            for (side, server) in [Server::Conch, Server::Playwright].into_iter().enumerate() {
+                if journey.writes {
+                    relay(&mut running, journey.app)?;
+                }
+                let mut ports: Vec<u16> = running.iter().map(|r| r.port).collect();
+                ports.push(pages.port);
+                let ground = Ground {
+                    origin: origin_of(&running, journey.app)?,
+                    ports,
+                    browser: &browser,
+                    node_dir: &node_dir,
+                    pages: &pages,
+                    run,
+                };
+                eprintln!(
+                    "xtask: bench real, run {run} of {runs}, {}: {}, {}",
+                    journey.app,
+                    journey.name,
+                    server.label()
+                );
+                tries[side].push(play(server, journey, &ground)?);
+            }
+        }
+        let [conch, peer] = tries;
+        rows.push((journey, vec![summary(&conch), summary(&peer)]));
+    }
+    drop(running);
+    report(&rows, &browser, runs)
+}
+
+fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Result<(), String> {
+    let yes = |o: &Outcome| if o.completed { "yes" } else { "NO" };
+    println!();
+    println!(
+        "Real apps: Conch vs Playwright MCP {PLAYWRIGHT_MCP} on {}",
+        browser.display()
+    );
+    for app in &APPS {
+        println!("  {} {}", app.name, app.version);
+    }
+    println!(
+        "{:<16} {:<44} {:>4} {:>4} | {:>7} {:>7} | {:>7} {:>7} | {:>5} {:>5}",
+        "app", "journey", "c ok", "p ok", "c ms", "p ms", "c chars", "p chars", "c n", "p n"
+    );
+    let mut json_rows = Vec::new();
+    let (mut both, mut sums) = (0, [Cost::default(), Cost::default()]);
+    let mut failures = Vec::new();
+    for (journey, pair) in rows {
+        let (c, p) = (&pair[0], &pair[1]);
+        println!(
+            "{:<16} {:<44} {:>4} {:>4} | {:>7.0} {:>7.0} | {:>7} {:>7} | {:>5} {:>5}",
+            journey.app,
+            journey.name,
+            yes(c),
+            yes(p),
+            ms(c.cost.wall),
+            ms(p.cost.wall),
+            c.cost.chars,
+            p.cost.chars,
+            c.cost.calls,
+            p.cost.calls
+        );
+        if c.completed && p.completed {
+            both += 1;
+            sums[0].absorb(c.cost);
+            sums[1].absorb(p.cost);
+        }
+        for (server, o) in [("conch", c), ("playwright", p)] {
+            if let Some(why) = &o.failure {
+                failures.push(format!(
+                    "{server}, {} / {}: {why}",
+                    journey.app, journey.name
+                ));
+            }
+        }
+        let side = |o: &Outcome| {
+            json!({
+                "completed": o.completed,
+                "failure": o.failure,
+                "wall_ms": ms(o.cost.wall),
+                "chars": o.cost.chars,
+                "calls": o.cost.calls,
+            })
+        };
+        json_rows.push(json!({
+            "app": journey.app,
+            "journey": journey.name,
+            "conch": side(c),
+            "playwright": side(p),
+        }));
+    }
+    let count = |i: usize| rows.iter().filter(|(_, pair)| pair[i].completed).count();
+    let missed = rows
+        .iter()
+        .filter(|(_, pair)| pair[1].completed && !pair[0].completed)
+        .count();
+    let chars_ratio = sums[0].chars as f64 / sums[1].chars as f64;
+    let time_ratio = ms(sums[0].wall) / ms(sums[1].wall);
+    println!();
+    println!(
+        "completed: conch {} of {}, playwright {} of {}; playwright completed and conch did not: {missed} (target 0)",
+        count(0),
+        rows.len(),
+        count(1),
+        rows.len()
+    );
+    println!(
+        "over the {both} journeys both completed: chars {} vs {} = {chars_ratio:.2}x (target <= 0.5x); time {:.0} vs {:.0} ms = {time_ratio:.2}x (target <= 0.5x); calls {} vs {}",
+        sums[0].chars,
+        sums[1].chars,
+        ms(sums[0].wall),
+        ms(sums[1].wall),
+        sums[0].calls,
+        sums[1].calls
+    );
+    for failure in &failures {
+        println!("failed: {}", failure.replace('\n', " "));
+    }
+    let apps: Vec<Value> = APPS
+        .iter()
+        .map(|a| json!({ "name": a.name, "version": a.version }))
+        .collect();
+    let total = |c: &Cost| json!({ "chars": c.chars, "wall_ms": ms(c.wall), "calls": c.calls });
+    let report = json!({
+        "benchmark": "real",
+        "browser": browser.display().to_string(),
+        "playwright_mcp": PLAYWRIGHT_MCP,
+        "runs": runs,
+        "apps": apps,
+        "journeys": json_rows,
+        "completed": { "conch": count(0), "playwright": count(1), "of": rows.len() },
+        "playwright_only": missed,
+        "both_completed": both,
+        "totals_both_completed": { "conch": total(&sums[0]), "playwright": total(&sums[1]) },
+        "ratio": { "chars": chars_ratio, "time": time_ratio },
+        "target_ratio": 0.5,
+    });
+    bench::write_report(&bench::bench_dir().join("real.json"), &report)
+}
