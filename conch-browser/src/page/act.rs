@@ -37,8 +37,8 @@ use conch_policy::FieldFacts;
 use super::Element;
 use super::settle::{SettleOptions, Settled};
 
-pub use call::{PAGE_SCRIPT_TIMEOUT, describe_element};
 pub(crate) use call::{Desc, call_on, call_on_handle, describe};
+pub use call::{PAGE_SCRIPT_TIMEOUT, describe_element};
 pub use choose::select;
 pub use error::ActError;
 pub(crate) use js::with_prelude;

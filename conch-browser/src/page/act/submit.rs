@@ -9,8 +9,8 @@
 
 use conch_cdp::Session;
 
-use super::{ActError, Element, Under, call_on_handle, describe};
 use super::ready::not_frozen;
+use super::{ActError, Element, Under, call_on_handle, describe};
 use crate::page::world::Frame;
 
 /// `submitterOf(el)`: the form's default button for Enter in `el`. A form with no submit
