@@ -5,7 +5,8 @@
 //! [`Settle::finish`] after it. A click whose effect is synchronous returns after one quiet
 //! window; a click that fetches waits for the answer, up to the bound.
 //!
-//! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket), and any
+//! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket), on
+//! requests that change no text (images, fonts, media, icons, pings), and any
 //! script left in the page: the observer disconnects when the window closes. While a dialog
 //! waits, nothing is sent to the frozen page (DLG-14).
 
@@ -67,6 +68,42 @@ struct RequestEvent {
     request_id: String,
     #[serde(default, rename = "type")]
     kind: Option<String>,
+    #[serde(default)]
+    loader_id: Option<String>,
+    #[serde(default, rename = "documentURL")]
+    document_url: Option<String>,
+    #[serde(default)]
+    request: Option<RequestUrl>,
+}
+
+#[derive(Deserialize)]
+struct RequestUrl {
+    url: String,
+}
+
+impl RequestEvent {
+    /// Whether the page's text can wait on this request: a document, a script, a style
+    /// sheet (it decides what shows), or the page's own fetches. Images, fonts, media,
+    /// icons and pings change no line of a snapshot, and on a slow server waiting for them
+    /// cost a whole second per step (Trac); long-lived streams never end at all. As
+    /// Playwright MCP does, the wait is for the kinds that carry the page's content.
+    fn changes_the_page(&self) -> bool {
+        matches!(
+            self.kind.as_deref(),
+            None | Some("Document" | "Script" | "Stylesheet" | "XHR" | "Fetch")
+        )
+    }
+
+    /// Whether this is a worker's own script: the page sees it start, but its end is
+    /// reported only to the worker's target, so waiting for it would always hit the bound.
+    /// The browser sends it with no loader and the worker's URL as the document.
+    fn is_worker_script(&self) -> bool {
+        self.loader_id.as_deref() == Some("")
+            && self
+                .request
+                .as_ref()
+                .is_some_and(|r| self.document_url.as_deref() == Some(r.url.as_str()))
+    }
 }
 
 /// The in-page wait for a quiet DOM: resolves with whether it was quiet before `max`.
@@ -114,11 +151,10 @@ impl Settle {
     fn drain(&mut self) {
         while let Some(Some(event)) = self.sent.next().now_or_never() {
             if let Ok(request) = event.parse::<RequestEvent>() {
-                let long_lived = matches!(
-                    request.kind.as_deref(),
-                    Some("EventSource" | "WebSocket" | "Ping")
-                );
-                if !long_lived && !self.ended_early.remove(&request.request_id) {
+                if request.changes_the_page()
+                    && !request.is_worker_script()
+                    && !self.ended_early.remove(&request.request_id)
+                {
                     self.in_flight.insert(request.request_id);
                 }
             }
@@ -159,6 +195,11 @@ impl Settle {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                tracing::debug!(
+                    target: "conch_browser",
+                    in_flight = self.in_flight.len(),
+                    "the page did not settle within the bound"
+                );
                 return Settled {
                     waited: start.elapsed(),
                     quiet: false,
