@@ -150,7 +150,12 @@ fn build() -> Vec<ToolSpec> {
                         "part",
                         json!({ "type": "integer", "description": "Which part to read, from 1" }),
                     ),
-                    ("find", text("Text to look for on the whole page")),
+                    (
+                        "find",
+                        text(
+                            "Text to look for on the whole page; each match comes with the row, card or form around it and its refs",
+                        ),
+                    ),
                 ],
                 &[],
             ),
