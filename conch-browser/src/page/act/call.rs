@@ -127,22 +127,7 @@ pub(crate) async fn call_on(
     args: &[Value],
     reference: &str,
 ) -> Result<Value, ActError> {
-    let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
-    let answer = session
-        .call_raw_with_timeout(
-            "Runtime.callFunctionOn",
-            json!({
-                "functionDeclaration": function,
-                "objectId": object_id,
-                "arguments": arguments,
-                "returnByValue": true,
-                "awaitPromise": true,
-                "silent": true,
-            }),
-            PAGE_SCRIPT_TIMEOUT,
-        )
-        .await
-        .map_err(|e| gone_or(e, reference))?;
+    let answer = call_function(session, object_id, function, args, reference, true).await?;
     script_value(&answer)
 }
 
@@ -154,21 +139,35 @@ pub(crate) async fn call_on_handle(
     args: &[Value],
     reference: &str,
 ) -> Result<Option<String>, ActError> {
-    let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
-    let answer = session
-        .call_raw_with_timeout(
-            "Runtime.callFunctionOn",
-            json!({
-                "functionDeclaration": function,
-                "objectId": object_id,
-                "arguments": arguments,
-                "silent": true,
-            }),
-            PAGE_SCRIPT_TIMEOUT,
-        )
-        .await
-        .map_err(|e| gone_or(e, reference))?;
+    let answer = call_function(session, object_id, function, args, reference, false).await?;
     handle_of(&answer)
+}
+
+/// `Runtime.callFunctionOn`, bounded by [`PAGE_SCRIPT_TIMEOUT`]; a value answer awaits the
+/// function's promise, a handle answer does not.
+async fn call_function(
+    session: &Session,
+    object_id: &str,
+    function: &str,
+    args: &[Value],
+    reference: &str,
+    by_value: bool,
+) -> Result<Value, ActError> {
+    let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
+    let mut params = json!({
+        "functionDeclaration": function,
+        "objectId": object_id,
+        "arguments": arguments,
+        "silent": true,
+    });
+    if by_value {
+        params["returnByValue"] = json!(true);
+        params["awaitPromise"] = json!(true);
+    }
+    session
+        .call_raw_with_timeout("Runtime.callFunctionOn", params, PAGE_SCRIPT_TIMEOUT)
+        .await
+        .map_err(|e| gone_or(e, reference))
 }
 
 pub(super) fn gone_or(e: CdpError, reference: &str) -> ActError {

@@ -34,10 +34,20 @@ pub async fn under_point(page: &Session, point: Point) -> Result<Under, ActError
 /// # Errors
 /// A DevTools failure.
 pub async fn focused(page: &Session) -> Result<Option<Under>, ActError> {
+    through_focus(page, js::FOCUSED).await
+}
+
+/// Runs `expression` (it answers an element, or a frame holding the focus that it cannot
+/// enter) in Conch's isolated world of the top frame, then of each frame of another site
+/// it answers, and describes the element it ends on.
+pub(super) async fn through_focus(
+    page: &Session,
+    expression: &str,
+) -> Result<Option<Under>, ActError> {
     not_frozen(page)?;
     let mut frame = Frame::top(page).await?;
     for _ in 0..8 {
-        let answer = frame.evaluate(js::FOCUSED, false).await?;
+        let answer = frame.evaluate(expression, false).await?;
         let Some(object_id) = answer.result.object_id else {
             return Ok(None);
         };

@@ -9,9 +9,8 @@
 
 use conch_cdp::Session;
 
-use super::ready::not_frozen;
+use super::point::through_focus;
 use super::{ActError, Element, Under, call_on_handle, describe};
-use crate::page::world::Frame;
 
 /// `submitterOf(el)`: the form's default button for Enter in `el`. A form with no submit
 /// button submits on Enter when it has at most one field that blocks implicit submission;
@@ -95,21 +94,7 @@ pub async fn submitter(el: &Element) -> Result<Option<(Element, Under)>, ActErro
 /// A DevTools failure.
 pub async fn focused_submitter(page: &Session) -> Result<Option<Under>, ActError> {
     let script = FOCUSED_SUBMITTER.replace("SUBMITTER_OF", SUBMITTER_OF);
-    not_frozen(page)?;
-    let mut frame = Frame::top(page).await?;
-    for _ in 0..8 {
-        let answer = frame.evaluate(&script, false).await?;
-        let Some(object_id) = answer.result.object_id else {
-            return Ok(None);
-        };
-        let desc = describe(&frame.session, &object_id, "the element").await?;
-        if !desc.cross_frame {
-            return Ok(Some(desc.under()));
-        }
-        match Frame::owned_by(&frame.session, &object_id).await? {
-            Some(child) => frame = child,
-            None => return Ok(None),
-        }
-    }
-    Ok(None)
+    let found = through_focus(page, &script).await?;
+    // A frame of another site that Conch could not enter submits nothing it can name.
+    Ok(found.filter(|under| !matches!(under.tag.as_str(), "iframe" | "frame")))
 }
