@@ -1285,17 +1285,21 @@ impl Conversation {
         Ok(answer.result.value.unwrap_or(serde_json::Value::Null))
     }
 
-    async fn active_or_new(&self) -> Result<String, BrowserError> {
-        self.ensure_ready().await?;
-        let active = self
-            .browser
+    /// The conversation's active tab, if it has one.
+    async fn active_tab(&self) -> Option<String> {
+        self.browser
             .with_state(|state| {
                 state
                     .tabs
                     .conversation(&self.id)
                     .and_then(|t| t.active.clone())
             })
-            .await;
+            .await
+    }
+
+    async fn active_or_new(&self) -> Result<String, BrowserError> {
+        self.ensure_ready().await?;
+        let active = self.active_tab().await;
         match active {
             Some(tab) => Ok(tab),
             None => self.create_tab("about:blank").await,
@@ -1376,16 +1380,7 @@ impl Conversation {
             }
         });
         futures_util::future::join_all(waits).await;
-        if let Some(active) = self
-            .browser
-            .with_state(|state| {
-                state
-                    .tabs
-                    .conversation(&self.id)
-                    .and_then(|t| t.active.clone())
-            })
-            .await
-        {
+        if let Some(active) = self.active_tab().await {
             self.bring_to_front(&active).await;
         }
         Ok(())
