@@ -651,7 +651,13 @@ pub(crate) fn run() -> Result<(), String> {
     for journey in &chosen {
         let mut tries: [Vec<Outcome>; 2] = [Vec::new(), Vec::new()];
         for run in 1..=runs {
-            for (side, server) in [Server::Conch, Server::Playwright].into_iter().enumerate() {
+            // Which server goes first alternates, so neither always meets a cold app.
+            let order = if run % 2 == 1 {
+                [(0, Server::Conch), (1, Server::Playwright)]
+            } else {
+                [(1, Server::Playwright), (0, Server::Conch)]
+            };
+            for (side, server) in order {
                 if journey.writes {
                     relay(&mut running, journey.app)?;
                 }
