@@ -25,6 +25,7 @@ pub mod env;
 mod error;
 pub mod fetch;
 pub mod guard;
+pub mod handoff;
 pub mod home;
 mod launch;
 pub mod page;
@@ -32,6 +33,7 @@ pub mod process;
 mod runtime;
 mod saver;
 pub mod store;
+pub mod wheel;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::BrowserError;
@@ -40,3 +42,4 @@ pub use launch::browser_args;
 pub use runtime::{
     AwakeGuard, Browser, BrowserConfig, Conversation, MAX_TABS, RunState, Status, TabInfo,
 };
+pub use wheel::Wheel;

@@ -13,6 +13,7 @@ pub mod download;
 mod element;
 mod error;
 pub mod form;
+pub mod gate;
 pub mod input;
 mod read;
 mod resolve;

@@ -48,6 +48,7 @@ use crate::page::dialog::{self, DialogWatch};
 use crate::process::{ProcessTable, SystemProcessTable};
 use crate::saver::TabsSaver;
 use crate::store::{ConversationTabs, SavedTab, TabsFile};
+use crate::wheel::Wheel;
 
 /// The most tabs one conversation keeps (TAB-5), as conch-policy decides it.
 pub use conch_policy::MAX_TABS;
@@ -187,6 +188,8 @@ struct Inner {
     dialogs: StdMutex<HashMap<TargetId, DialogWatch>>,
     /// Writes tabs.json in the background, newest state only.
     saver: TabsSaver,
+    /// Who has the wheel, per conversation (HAND-8).
+    wheels: StdMutex<HashMap<String, Arc<Wheel>>>,
 }
 
 #[derive(Debug)]
@@ -302,6 +305,7 @@ impl Browser {
                 ready_changed: tokio::sync::Notify::new(),
                 dialogs: StdMutex::new(HashMap::new()),
                 saver: TabsSaver::new(config.home.clone()),
+                wheels: StdMutex::default(),
                 owner,
                 config,
             }),
@@ -474,6 +478,16 @@ impl Browser {
         }
         drop(state);
         lock(&self.inner.conversation_locks).remove(id);
+        // A handoff or takeover of a conversation that is gone lets its waiters go.
+        if let Some(wheel) = lock(&self.inner.wheels).remove(id) {
+            wheel.stop();
+        }
+    }
+
+    /// Who has the wheel of conversation `id` (HAND-8): shared by its agent side and the
+    /// person's side.
+    pub fn wheel(&self, id: &str) -> Arc<Wheel> {
+        Arc::clone(lock(&self.inner.wheels).entry(id.to_owned()).or_default())
     }
 
     /// The browser process's id, while it runs (for status and tests).
@@ -1122,6 +1136,11 @@ impl Conversation {
     /// The conversation's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Who has the wheel of this conversation (HAND-8).
+    pub fn wheel(&self) -> Arc<Wheel> {
+        self.browser.wheel(&self.id)
     }
 
     /// Opens `url` in the active tab, or in a new tab when the conversation has none.

@@ -6,6 +6,7 @@ mod dialog;
 mod env;
 mod fetch;
 mod guard;
+mod handoff;
 mod heal;
 mod home;
 mod many;

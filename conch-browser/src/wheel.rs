@@ -1,0 +1,242 @@
+//! Who has the wheel of one conversation's browser: the agent, or the person (HAND-1,
+//! HAND-5, HAND-8, HAND-9, TAB-10, LIVE-13).
+//!
+//! A [`Wheel`] is shared by the conversation's agent side (conch-tools) and the person's
+//! side (the live view, or a person at a headed window). The person takes over and hands
+//! back; while they drive, or while a handoff waits for them, the agent's next call waits
+//! ([`Wheel::agents_turn`], HAND-8) instead of failing. What the person did that the agent
+//! must know (they drove, switched tabs, used find) becomes one note for the agent's next
+//! result.
+//!
+//! The person's input passes through here only as "there was input now"
+//! ([`Wheel::person_input`]), never as what was typed or where: that is what a gate
+//! handoff needs to know to never take the wheel back mid-typing (HAND-4, SEC-7).
+//!
+//! Deliberately absent: the input itself, the screencast and the commands (conch-live),
+//! and the watching of a gate (`handoff`).
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Where the wheel stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WheelState {
+    /// The person has taken over (pointer, keys or an explicit take over).
+    pub person_drives: bool,
+    /// A handoff waits for the person, with the agent's reason.
+    pub handoff: Option<String>,
+    /// How the last handoff ended, once it has (read by the waiting step).
+    pub ended: Option<HandEnd>,
+}
+
+/// How the person ended a handoff from their side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandEnd {
+    /// They pressed I'm done (hand back) (HAND-5).
+    Done,
+    /// They pressed Stop (HAND-9).
+    Stopped,
+}
+
+/// One conversation's wheel. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Wheel {
+    state: watch::Sender<WheelState>,
+    last_input: Mutex<Option<Instant>>,
+    notes: Mutex<PersonNotes>,
+}
+
+/// What the person did that the agent's next result says.
+#[derive(Debug, Default)]
+struct PersonNotes {
+    drove: bool,
+    switched_to: Option<String>,
+    found: bool,
+}
+
+impl Default for Wheel {
+    fn default() -> Self {
+        Wheel {
+            state: watch::Sender::new(WheelState::default()),
+            last_input: Mutex::new(None),
+            notes: Mutex::new(PersonNotes::default()),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Wheel {
+    /// Where the wheel stands now.
+    pub fn state(&self) -> WheelState {
+        self.state.borrow().clone()
+    }
+
+    /// A receiver that sees every change (the live view's status, a waiting step).
+    pub fn watch(&self) -> watch::Receiver<WheelState> {
+        self.state.subscribe()
+    }
+
+    /// The person takes the wheel (their first pointer or key input, or Take over).
+    pub fn take_over(&self) {
+        self.state.send_modify(|s| s.person_drives = true);
+        lock(&self.notes).drove = true;
+    }
+
+    /// The person hands the wheel back. During a handoff this is "I'm done" (HAND-5): the
+    /// handoff ends and the agent carries on.
+    pub fn hand_back(&self) {
+        self.state.send_modify(|s| {
+            s.person_drives = false;
+            if s.handoff.take().is_some() {
+                s.ended = Some(HandEnd::Done);
+            }
+        });
+    }
+
+    /// The person pressed Stop: a waiting handoff ends "stopped" (HAND-9) and the wheel
+    /// goes back to the agent's side, whose turn the embedder interrupts (LIVE-14).
+    pub fn stop(&self) {
+        self.state.send_modify(|s| {
+            s.person_drives = false;
+            if s.handoff.take().is_some() {
+                s.ended = Some(HandEnd::Stopped);
+            }
+        });
+    }
+
+    /// The person's input reached the page just now. Only the moment is kept, never the
+    /// input (SEC-7).
+    pub fn person_input(&self) {
+        *lock(&self.last_input) = Some(Instant::now());
+        lock(&self.notes).drove = true;
+    }
+
+    /// How long since the person's last input, or `None` when there was none.
+    pub fn since_person_input(&self) -> Option<Duration> {
+        lock(&self.last_input).map(|at| at.elapsed())
+    }
+
+    /// The person made `tab` the active tab from the live view (TAB-10).
+    pub fn person_switched_tab(&self, tab: &str) {
+        lock(&self.notes).switched_to = Some(tab.to_owned());
+    }
+
+    /// The person used find, which scrolls the page (LIVE-13).
+    pub fn person_used_find(&self) {
+        lock(&self.notes).found = true;
+    }
+
+    /// What the person did since the agent's last result, as sentences, once.
+    pub fn take_notes(&self) -> Vec<String> {
+        let notes = std::mem::take(&mut *lock(&self.notes));
+        let mut out = Vec::new();
+        if notes.drove {
+            out.push(
+                "The person used the browser since your last step, so the page may have changed: read it before acting."
+                    .to_owned(),
+            );
+        }
+        if let Some(tab) = notes.switched_to {
+            out.push(format!("The person switched to tab {tab}."));
+        }
+        if notes.found {
+            out.push("The person used find on the page, which may have scrolled it.".to_owned());
+        }
+        out
+    }
+
+    /// Opens a handoff for `reason` (HAND-1); the step then waits for its end.
+    pub(crate) fn open_handoff(&self, reason: &str) {
+        self.state.send_modify(|s| {
+            s.handoff = Some(reason.to_owned());
+            s.ended = None;
+        });
+    }
+
+    /// Closes the handoff from Conch's side (it ended by itself, or the conversation
+    /// went away); the person's driving ends with it.
+    pub(crate) fn close_handoff(&self) {
+        self.state.send_modify(|s| {
+            s.handoff = None;
+            s.person_drives = false;
+        });
+    }
+
+    /// Resolves when it is the agent's turn: nobody drives and no handoff waits (HAND-8).
+    /// Gives whether it had to wait.
+    pub async fn agents_turn(&self) -> bool {
+        let mut rx = self.state.subscribe();
+        let free = |s: &WheelState| !s.person_drives && s.handoff.is_none();
+        if free(&rx.borrow_and_update()) {
+            return false;
+        }
+        // The sender lives as long as `self`, so the wait ends only when the wheel frees.
+        let _ = rx.wait_for(free).await;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn hand_8_the_agent_waits_while_the_person_drives() {
+        let wheel = Arc::new(Wheel::default());
+        assert!(!wheel.agents_turn().await, "a free wheel makes nobody wait");
+        wheel.take_over();
+        let waiting = tokio::spawn({
+            let wheel = Arc::clone(&wheel);
+            async move { wheel.agents_turn().await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !waiting.is_finished(),
+            "the agent went on while the person drove"
+        );
+        wheel.hand_back();
+        assert!(
+            waiting.await.unwrap(),
+            "the agent's turn came after hand back"
+        );
+        let notes = wheel.take_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(wheel.take_notes().is_empty(), "notes are given once");
+    }
+
+    #[test]
+    fn hand_5_hand_back_during_a_handoff_is_im_done_and_stop_is_stopped() {
+        let wheel = Wheel::default();
+        wheel.open_handoff("Sign in");
+        wheel.hand_back();
+        assert_eq!(wheel.state().ended, Some(HandEnd::Done));
+        assert_eq!(wheel.state().handoff, None);
+        wheel.open_handoff("Pay");
+        assert_eq!(wheel.state().ended, None);
+        wheel.stop();
+        assert_eq!(wheel.state().ended, Some(HandEnd::Stopped));
+    }
+
+    #[test]
+    fn tab_10_and_live_13_the_person_switching_tabs_and_finding_are_told() {
+        let wheel = Wheel::default();
+        wheel.person_switched_tab("t2");
+        wheel.person_used_find();
+        let notes = wheel.take_notes();
+        assert_eq!(
+            notes,
+            [
+                "The person switched to tab t2.",
+                "The person used find on the page, which may have scrolled it."
+            ]
+        );
+    }
+}
