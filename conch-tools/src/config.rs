@@ -10,7 +10,8 @@ use std::sync::Arc;
 use conch_policy::{NetSettings, StakesWords};
 
 use crate::embedder::{
-    Asker, AutoAllows, AutoPolicy, ChatFiles, ImageDescriber, SecretFiller, TaintGuard, WorkFolder,
+    Asker, AutoAllows, AutoPolicy, ChatFiles, ImageDescriber, Notifier, SecretFiller, TaintGuard,
+    WorkFolder,
 };
 
 /// The default search address: `%s` becomes the words (AMB-6).
@@ -41,6 +42,12 @@ pub struct ToolsConfig {
     /// Where downloads the person keeps go (the workspace's `Downloads`); `None` leaves
     /// downloads to the browser's default and asks nothing (DL-1 needs it set).
     pub downloads: Option<PathBuf>,
+    /// Tells the person about a handoff; `None` when nobody can take over (no live view
+    /// and no visible window), so browser_handoff says so instead of waiting (HAND-1).
+    pub notifier: Option<Arc<dyn Notifier>>,
+    /// The address that opens the chat with the browser in front; a handoff's link adds
+    /// `browser=1` and the conversation to it (HAND-7).
+    pub panel_link: Option<String>,
 }
 
 impl ToolsConfig {
@@ -58,6 +65,8 @@ impl ToolsConfig {
             stakes: StakesWords::default(),
             search_url: DEFAULT_SEARCH_URL.to_owned(),
             downloads: None,
+            notifier: None,
+            panel_link: None,
         }
     }
 }

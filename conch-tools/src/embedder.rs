@@ -214,3 +214,27 @@ pub trait ImageDescriber: fmt::Debug + Send + Sync {
     /// A description of the PNG `png`, in words.
     fn describe<'a>(&'a self, png: &'a [u8]) -> BoxFuture<'a, String>;
 }
+
+/// What the person is told when the agent hands them the browser (HAND-1, HAND-7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// The conversation the handoff belongs to.
+    pub conversation: String,
+    /// The headline ("Conch needs you").
+    pub title: String,
+    /// The agent's reason, and for a gate that Conch carries on by itself.
+    pub body: String,
+    /// Opens the chat with the browser in front (`?browser=1`), when the embedder has one.
+    pub link: Option<String>,
+    /// The action's label: "Take over".
+    pub action: &'static str,
+    /// Whether the handoff starts at a gate, so it ends by itself (HAND-2).
+    pub gate: bool,
+}
+
+/// Tells the person that the agent handed them the browser (HAND-1, HAND-7). An embedder
+/// with a notifier is one where a person can take over (a live view, or a visible window).
+pub trait Notifier: fmt::Debug + Send + Sync {
+    /// Tells the person; it must not wait for them.
+    fn notify(&self, notification: &Notification);
+}

@@ -52,8 +52,8 @@ pub use conch_policy::{Choice, Mode, Question, QuestionKind};
 pub use config::{DEFAULT_SEARCH_URL, ToolsConfig};
 pub use embedder::{
     Answer, AskRequest, Asker, AutoAllows, AutoPolicy, AutoRequest, BoxFuture, ChatFiles,
-    ImageDescriber, NoOneToAsk, SecretFiller, SecretRequest, SecretValue, TaintGuard, Unattended,
-    WorkFolder, how_to_allow,
+    ImageDescriber, NoOneToAsk, Notification, Notifier, SecretFiller, SecretRequest, SecretValue,
+    TaintGuard, Unattended, WorkFolder, how_to_allow,
 };
 pub use error::ToolError;
 pub use mcp::{McpServer, McpSession, PROGRESS_EVERY, PROTOCOL_VERSIONS, SERVER_NAME};

@@ -129,6 +129,9 @@ impl Chat {
     pub async fn run(&self, call: &ToolCall) -> ToolResult {
         let _turn = self.state.one_call.lock().await;
         self.state.consent.begin_call();
+        // HAND-8: while the person drives or a handoff waits, the agent's call waits for
+        // the wheel instead of failing.
+        self.state.conversation.wheel().agents_turn().await;
         let guard_log = self.tools.inner.browser.guard_log();
         let cursor = guard_log.cursor();
         let outcome = self.dispatch(call).await;
@@ -159,7 +162,8 @@ impl Chat {
         if self.tools.inner.browser.status().await.state != RunState::Running {
             return (Vec::new(), Vec::new());
         }
-        let notes = conv.take_notes().await;
+        let mut notes = conv.wheel().take_notes();
+        notes.extend(conv.take_notes().await);
         let tabs = conv
             .tabs()
             .await
@@ -219,7 +223,7 @@ impl Chat {
                 gone,
                 seconds,
             } => tool::wait::run(&turn, text.as_deref(), gone.as_deref(), *seconds).await,
-            ToolCall::Handoff { .. } => tool::handoff::run(),
+            ToolCall::Handoff { reason } => tool::handoff::run(&turn, reason).await,
             ToolCall::Tabs {
                 action,
                 url,

@@ -5,6 +5,7 @@ mod agent;
 mod calls;
 mod embed;
 mod flow;
+mod handoff;
 mod rules;
 mod schemas;
 mod support;
