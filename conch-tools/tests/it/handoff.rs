@@ -17,7 +17,10 @@ struct Told(Mutex<Vec<Notification>>);
 
 impl Notifier for Told {
     fn notify(&self, notification: &Notification) {
-        self.0.lock().unwrap().push(notification.clone());
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(notification.clone());
     }
 }
 
@@ -54,7 +57,11 @@ async fn hand_1_a_handoff_notifies_waits_and_ends_by_itself_at_a_gate() {
         }
     });
     tokio::time::sleep(Duration::from_millis(800)).await;
-    let notes = told.0.lock().unwrap().clone();
+    let notes = told
+        .0
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
     assert_eq!(notes.len(), 1, "{notes:?}");
     let note = &notes[0];
     assert!(note.gate, "{note:?}");
