@@ -32,6 +32,7 @@ pub mod page;
 pub mod process;
 mod runtime;
 mod saver;
+pub mod seal;
 pub mod store;
 pub mod wheel;
 

@@ -368,7 +368,7 @@ pub struct StoreError {
 }
 
 impl StoreError {
-    fn new(op: StoreOp, path: &Path, source: io::Error) -> Self {
+    pub(crate) fn new(op: StoreOp, path: &Path, source: io::Error) -> Self {
         StoreError {
             op,
             path: path.to_owned(),
@@ -491,7 +491,7 @@ fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CorruptReason> {
 }
 
 /// Moves `path` to `<path>.corrupt-<stamp>` (with `-2`, `-3`, … if that is taken).
-fn set_aside(path: &Path, clock: &dyn Clock) -> Result<PathBuf, StoreError> {
+pub(crate) fn set_aside(path: &Path, clock: &dyn Clock) -> Result<PathBuf, StoreError> {
     let stamp = utc_stamp(clock.now());
     let mut base = path.as_os_str().to_owned();
     base.push(format!(".corrupt-{stamp}"));
@@ -523,7 +523,7 @@ fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
 /// Writes a file through a temporary file in the same directory, flushed to disk, then
 /// renamed over `path`. When `fill` or anything else fails, the temporary file is removed
 /// and `path` is left as it was.
-fn write_atomic(
+pub(crate) fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> Result<(), StoreError> {
