@@ -56,7 +56,8 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub(crate) struct Launched {
     pub(crate) connection: Connection,
-    pub(crate) child: tokio::process::Child,
+    /// The browser's process; `None` for a browser Conch did not launch (BE-8).
+    pub(crate) child: Option<tokio::process::Child>,
     /// Product and version, such as `HeadlessChrome/156.0.8078.73`.
     pub(crate) product: String,
     pub(crate) user_agent: String,
@@ -180,7 +181,7 @@ async fn start_once(spec: &LaunchSpec<'_>, found: &Found) -> Result<Launched, St
     match answer {
         Ok(Ok(version)) => Ok(Launched {
             connection,
-            child,
+            child: Some(child),
             product: version.product,
             user_agent: version.user_agent,
         }),

@@ -46,6 +46,7 @@ use crate::home::{Home, Ownership};
 use crate::launch::{LaunchSpec, Launched, start};
 use crate::page::dialog::{self, DialogWatch};
 use crate::process::{ProcessTable, SystemProcessTable};
+use crate::remote;
 use crate::saver::TabsSaver;
 use crate::store::{ConversationTabs, SavedTab, TabsFile};
 use crate::wheel::Wheel;
@@ -85,6 +86,12 @@ pub struct BrowserConfig {
     /// the CDP rules (schemes, service workers) apply, so every embedder that lets an agent
     /// browse must set it (the gateway does, with its own port).
     pub guard: Option<GuardConfig>,
+    /// A browser at this DevTools address instead of a local one (the `cdp` backend,
+    /// BE-8): `http://host:port`, `ws://…` or `wss://…`. Conch opens and closes only its
+    /// own tabs there, and the guard runs in CDP-only mode (no proxy can be put in front
+    /// of it). When it can't be reached, Conch uses its own local browser and says why
+    /// in the status (BE-4).
+    pub remote: Option<String>,
 }
 
 impl BrowserConfig {
@@ -105,6 +112,7 @@ impl BrowserConfig {
             // Safe by default: every page goes through the guard, and nothing local is
             // allowed. An embedder names its gateway and allowed local origins here.
             guard: Some(GuardConfig::new(NetSettings::default())),
+            remote: None,
         }
     }
 }
@@ -178,6 +186,11 @@ struct Inner {
     guard_log: Arc<GuardLog>,
     /// The CDP rules every held target gets.
     rules: Rules,
+    /// The rules on a browser Conch did not launch: no proxy stands in front of it, so
+    /// every request's address is judged here (CDP-only mode).
+    remote_rules: Rules,
+    /// Whether the running browser is a remote one (its targets get `remote_rules`).
+    remote_now: std::sync::atomic::AtomicBool,
     /// The guard's proxy, started before the first launch and kept across relaunches.
     guard: Mutex<Option<guard::Running>>,
     /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
@@ -213,7 +226,8 @@ struct State {
 #[derive(Debug)]
 struct Running {
     connection: Connection,
-    child: tokio::process::Child,
+    /// The process Conch launched; `None` for a remote browser (BE-8).
+    child: Option<tokio::process::Child>,
     /// Page targets that are conversations' tabs.
     pages: HashMap<TargetId, PageRef>,
     watcher: tokio::task::JoinHandle<()>,
@@ -274,6 +288,17 @@ impl Browser {
             .unwrap_or(0);
         let guard_log = Arc::new(GuardLog::default());
         let rules = guard::rules_for(config.guard.as_ref(), Arc::clone(&guard_log));
+        let remote_rules = guard::rules_for(
+            config
+                .guard
+                .as_ref()
+                .map(|g| GuardConfig {
+                    mode: guard::GuardMode::CdpOnly,
+                    ..g.clone()
+                })
+                .as_ref(),
+            Arc::clone(&guard_log),
+        );
         Browser {
             inner: Arc::new(Inner {
                 status: StdMutex::new(Status {
@@ -300,6 +325,8 @@ impl Browser {
                 conversation_locks: StdMutex::new(HashMap::new()),
                 guard_log,
                 rules,
+                remote_rules,
+                remote_now: std::sync::atomic::AtomicBool::new(false),
                 guard: Mutex::new(None),
                 ready: StdMutex::new(HashMap::new()),
                 ready_changed: tokio::sync::Notify::new(),
@@ -493,7 +520,7 @@ impl Browser {
     /// The browser process's id, while it runs (for status and tests).
     pub async fn pid(&self) -> Option<u32> {
         let state = self.inner.state.lock().await;
-        state.running.as_ref().and_then(|r| r.child.id())
+        state.running.as_ref().and_then(|r| r.child.as_ref()?.id())
     }
 
     async fn ensure_running_locked(&self, state: &mut State) -> Result<(), BrowserError> {
@@ -506,7 +533,14 @@ impl Browser {
         // Pages of a browser that went away are never handed over.
         lock(&self.inner.ready).clear();
         lock(&self.inner.dialogs).clear();
-        let launched = self.launch().await?;
+        let launched = match self.inner.config.remote.as_deref() {
+            Some(address) => self.reach(address).await?,
+            None => self.launch().await?,
+        };
+        self.inner.remote_now.store(
+            launched.child.is_none(),
+            std::sync::atomic::Ordering::SeqCst,
+        );
         let connection = launched.connection.clone();
         let browser = connection.browser();
         // Every new target, at any depth, is held until the guard's rules are in
@@ -544,6 +578,47 @@ impl Browser {
             .map(|(id, _)| id.clone())
             .collect();
         Ok(())
+    }
+
+    /// Connects to the browser at `address` (BE-8); when it can't be reached, launches the
+    /// local one and says why in the status (BE-4).
+    async fn reach(&self, address: &str) -> Result<Launched, BrowserError> {
+        let shown = remote::shown(address);
+        let why = match remote::connect(address).await {
+            Ok(connection) => {
+                let version = connection
+                    .browser()
+                    .call(&conch_cdp::protocol::browser::GetVersion {})
+                    .await;
+                match version {
+                    Ok(version) => {
+                        let mut status = lock(&self.inner.status);
+                        status.browser = Some(format!("the browser at {shown}"));
+                        status.version = Some(version.product.clone());
+                        status.executable = None;
+                        status.user_agent = Some(version.user_agent.clone());
+                        status.why = None;
+                        return Ok(Launched {
+                            connection,
+                            child: None,
+                            product: version.product,
+                            user_agent: version.user_agent,
+                        });
+                    }
+                    Err(e) => {
+                        connection.close();
+                        format!("it did not answer as a browser ({e})")
+                    }
+                }
+            }
+            Err(e) => e.to_string(),
+        };
+        tracing::warn!(target: "conch_browser", address = %shown, why = %why, "the remote browser can't be reached; using the local one");
+        let launched = self.launch().await?;
+        lock(&self.inner.status).why = Some(format!(
+            "Conch couldn't reach the browser at {shown} ({why}), so it uses its own local browser."
+        ));
+        Ok(launched)
     }
 
     /// Tries every browser found, in order, then a download, and says why when it had to
@@ -697,8 +772,10 @@ fn refresh_running(inner: &Inner, state: &mut State) {
     let dead = match state.running.as_mut() {
         Some(running) => {
             running.connection.is_closed()
-                || matches!(running.child.try_wait(), Ok(Some(_)))
-                || running.child.id().is_some_and(|pid| !process_alive(pid))
+                || running.child.as_mut().is_some_and(|child| {
+                    matches!(child.try_wait(), Ok(Some(_)))
+                        || child.id().is_some_and(|pid| !process_alive(pid))
+                })
         }
         None => false,
     };
@@ -734,17 +811,27 @@ async fn shut_down(inner: &Inner, state: &mut State) {
         return;
     };
     running.watcher.abort();
-    let _ = tokio::time::timeout(
-        Duration::from_secs(5),
-        running.connection.browser().call(&CloseBrowser {}),
-    )
-    .await;
+    let browser = running.connection.browser();
+    let Some(mut child) = running.child.take() else {
+        // A browser Conch did not launch is not Conch's to close: only its own tabs go.
+        for target_id in running.pages.keys().cloned() {
+            let _ = tokio::time::timeout(
+                Duration::from_secs(5),
+                browser.call(&CloseTarget { target_id }),
+            )
+            .await;
+        }
+        running.connection.close();
+        lock(&inner.status).state = RunState::Idle;
+        return;
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), browser.call(&CloseBrowser {})).await;
     running.connection.close();
-    if tokio::time::timeout(Duration::from_secs(5), running.child.wait())
+    if tokio::time::timeout(Duration::from_secs(5), child.wait())
         .await
         .is_err()
     {
-        let _ = running.child.kill().await;
+        let _ = child.kill().await;
     }
     lock(&inner.status).state = RunState::Idle;
 }
@@ -940,7 +1027,12 @@ async fn watch_attached(inner: Weak<Inner>, mut attached: AttachedTargets) {
 /// Rules a newly attached target, then lets it run (or holds it for good: a service
 /// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
 async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
-    let after = guard::rules::install(&target, &inner.rules).await;
+    let rules = if inner.remote_now.load(std::sync::atomic::Ordering::SeqCst) {
+        &inner.remote_rules
+    } else {
+        &inner.rules
+    };
+    let after = guard::rules::install(&target, rules).await;
     if after == After::Refuse {
         // Its rules are not in: it never runs (NET-8). The guard logged it.
         return;

@@ -23,7 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// A loopback listener that counts every connection made to it and answers a tiny page.
-struct Listener {
+pub(crate) struct Listener {
     addr: SocketAddr,
     hits: Arc<AtomicUsize>,
     lines: Arc<std::sync::Mutex<Vec<String>>>,
@@ -31,7 +31,7 @@ struct Listener {
 }
 
 impl Listener {
-    async fn start(title: &str) -> Listener {
+    pub(crate) async fn start(title: &str) -> Listener {
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
             .expect("test set-up: bind a listener");
@@ -71,16 +71,16 @@ impl Listener {
         }
     }
 
-    fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.addr.port()
     }
 
-    fn hits(&self) -> usize {
+    pub(crate) fn hits(&self) -> usize {
         self.hits.load(Ordering::SeqCst)
     }
 
     /// The request lines it received (for failure messages).
-    fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         self.lines.lock().expect("lines").clone()
     }
 }
@@ -485,7 +485,7 @@ async fn net_13_webrtc_candidates_carry_no_private_address() {
 /// With no proxy in front, Chrome may still open a bare TCP connection ahead of a request
 /// (a preconnect) that the CDP layer never sees; a recorded residual risk of that mode.
 /// What must never arrive is a request: not one byte may reach `listener`.
-async fn no_request_reached(listener: &Listener, seen: &serde_json::Value) {
+pub(crate) async fn no_request_reached(listener: &Listener, seen: &serde_json::Value) {
     // The listener records what a connection sent once it has waited for it.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let lines = listener.lines();

@@ -10,6 +10,7 @@ mod handoff;
 mod heal;
 mod home;
 mod many;
+mod remote;
 mod runtime;
 mod settle;
 mod snapshot;

@@ -1,0 +1,226 @@
+//! A browser at a DevTools address, the `cdp` backend (BE-8, BE-4): a real Chromium that
+//! Conch did not launch (`--remote-debugging-port=0` on a profile of its own, its address
+//! read from its `DevToolsActivePort`), reached in both address forms; an address nobody
+//! answers at falls back to the local browser and says so; and the CDP-only guard keeps
+//! its pages off other local apps, from the attacker's side.
+
+use std::path::Path;
+use std::time::Duration;
+
+use conch_browser::discover::FolderProbe;
+use conch_browser::guard::GuardConfig;
+use conch_browser::page::act::{self, ActOptions, How};
+use conch_browser::remote::socket_address;
+use conch_browser::{Browser, BrowserConfig, Home};
+use conch_fixtures::FixtureServer;
+use conch_policy::{AllowedHost, NetSettings};
+
+use crate::act::css;
+use crate::guard::{Listener, no_request_reached};
+
+/// A Chromium somebody else started, with its DevTools on a port of its choosing.
+struct Standalone {
+    child: std::process::Child,
+    port: u16,
+    _profile: tempfile::TempDir,
+}
+
+impl Standalone {
+    fn start() -> Standalone {
+        let profile = tempfile::tempdir().expect("profile");
+        let child = std::process::Command::new(
+            conch_fixtures::browser::executable().expect("the test Chromium"),
+        )
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("Chromium starts");
+        let port = active_port(profile.path());
+        Standalone {
+            child,
+            port,
+            _profile: profile,
+        }
+    }
+
+    fn http(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The port Chrome wrote to `DevToolsActivePort` in its profile.
+fn active_port(profile: &Path) -> u16 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(profile.join("DevToolsActivePort"))
+            && let Some(port) = text.lines().next().and_then(|l| l.trim().parse().ok())
+        {
+            return port;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("Chromium never wrote its DevToolsActivePort");
+}
+
+/// A runtime whose local browser can't start (no browser in its folder, no download), so
+/// a page that opens proves the remote browser served it.
+fn remote_only(dir: &tempfile::TempDir, address: &str) -> BrowserConfig {
+    let empty = dir.path().join("no-browsers");
+    std::fs::create_dir_all(&empty).expect("test set-up");
+    let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+    config.probe = std::sync::Arc::new(FolderProbe { dir: empty });
+    config.download = None;
+    config.guard = None;
+    config.remote = Some(address.to_owned());
+    config
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn be_8_a_browser_at_a_devtools_address_in_both_forms_runs_the_core_steps() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let mut standalone = Standalone::start();
+    let socket = socket_address(&standalone.http())
+        .await
+        .expect("/json/version names the socket");
+    assert!(
+        socket.starts_with(&format!(
+            "ws://127.0.0.1:{}/devtools/browser/",
+            standalone.port
+        )),
+        "{socket}"
+    );
+    for address in [standalone.http(), socket] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let browser = Browser::new(remote_only(&dir, &address));
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("many.html"))
+            .await
+            .expect("the remote browser opens the page");
+        let page = chat.page().await.expect("a page");
+        act::click(
+            &css(&page, "#add").await,
+            How::Click,
+            &ActOptions::default(),
+        )
+        .await
+        .expect("the click lands");
+        let clicks = chat
+            .evaluate("document.getElementById('clicks').textContent")
+            .await
+            .expect("evaluate");
+        assert_eq!(clicks, "1", "the click did not land on the remote page");
+        let tabs = chat.tabs().await.expect("tabs");
+        assert_eq!(tabs.len(), 1, "{tabs:?}");
+        let status = browser.status().await;
+        assert!(
+            status
+                .browser
+                .as_deref()
+                .is_some_and(|b| b.starts_with("the browser at http://127.0.0.1:")
+                    || b.starts_with("the browser at ws://127.0.0.1:")),
+            "{status:?}"
+        );
+        assert_eq!(
+            browser.pid().await,
+            None,
+            "Conch launched a browser of its own"
+        );
+        browser.shutdown().await;
+        assert!(
+            standalone.alive(),
+            "letting go closed a browser Conch did not launch"
+        );
+    }
+}
+
+/// BE-4: an address nobody answers at gives the local browser, with one sentence why.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_4_an_unreachable_address_falls_back_to_the_local_browser_and_says_why() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+    config.download = None;
+    config.guard = None;
+    config.remote = Some(format!("http://127.0.0.1:{port}/?token=SECRET"));
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html"))
+        .await
+        .expect("the local browser opens it");
+    let why = browser.status().await.why.unwrap_or_default();
+    assert!(
+        why.starts_with(&format!(
+            "Conch couldn't reach the browser at http://127.0.0.1:{port} ("
+        )) && why.ends_with("so it uses its own local browser."),
+        "{why}"
+    );
+    assert!(!why.contains("SECRET"), "the address's query leaked: {why}");
+    assert!(browser.pid().await.is_some(), "no local browser runs");
+    browser.shutdown().await;
+}
+
+/// BE-8 with the guard: no proxy can stand in front of a browser Conch did not launch, so
+/// the CDP-only guard judges every request there. A page of the allowed app aims at another
+/// local app and at the gateway: neither is reached.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_8_the_cdp_only_guard_keeps_a_remote_browsers_pages_off_local_apps() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let trap = Listener::start("Trap").await;
+    let gateway = Listener::start("Gateway").await;
+    let standalone = Standalone::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut config = remote_only(&dir, &standalone.http());
+    let mut net = NetSettings::for_gateway_port(gateway.port());
+    net.allow_hosts = vec![
+        AllowedHost::parse(&format!("127.0.0.1:{}", server.port())).expect("a loopback entry"),
+    ];
+    config.guard = Some(GuardConfig::new(net));
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("probe-gateway.html"))
+        .await
+        .expect("the allowed app opens");
+    for target in [
+        format!("http://127.0.0.1:{}", trap.port()),
+        format!("http://localhost:{}", gateway.port()),
+    ] {
+        let seen = chat
+            .evaluate(&format!("probe({target:?}, ['websocket'])"))
+            .await
+            .expect("the probe runs");
+        // Fetch cannot pause WebSockets, and the browser may open a bare connection
+        // before a request is paused: with no proxy those are recorded residual risks
+        // (docs/containment.md). No request may arrive.
+        no_request_reached(&trap, &seen).await;
+        no_request_reached(&gateway, &seen).await;
+    }
+    assert!(
+        !browser.guard_log().since(0).is_empty(),
+        "the guard logged no refusal"
+    );
+    browser.shutdown().await;
+}
