@@ -13,9 +13,11 @@ use conch_policy::{AllowedHost, Mode};
 /// The usage text.
 pub(crate) const USAGE: &str = "\
 Usage: conch-gateway <mcp|serve> [options]
+       conch-gateway backend <show|set> … (see conch-gateway backend --help)
 
   mcp      Serve Conch's browser tools over MCP on stdin/stdout.
   serve    Serve them over streamable HTTP at http://127.0.0.1:PORT/mcp (token required).
+  backend  Show or choose the browser Conch drives (local, cdp, …); keys are sealed.
 
 Options:
   --home DIR             Conch's folder (default: $CONCH_HOME or ~/.conch)
@@ -79,7 +81,7 @@ impl Cli {
             Some("-h" | "--help" | "help") | None => return Err(CliError::Help),
             Some(other) => {
                 return Err(CliError::Usage(format!(
-                    "unknown command “{other}”: use mcp or serve"
+                    "unknown command “{other}”: use mcp, serve or backend"
                 )));
             }
         };

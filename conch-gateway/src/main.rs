@@ -11,9 +11,13 @@
 //! once and says so; `--ask-via-mcp` sends the site question (This chat / No only) to
 //! the MCP client as an elicitation request.
 //!
+//! - `conch-gateway backend show|set …`: the person chooses the browser Conch drives; keys
+//!   and addresses are sealed (`backend`).
+//!
 //! Deliberately absent: the web panel, the live view and the settings API (later issues).
 
 mod ask;
+mod backend;
 mod cli;
 mod http;
 mod log;
@@ -78,6 +82,18 @@ pub(crate) fn random_hex(n: usize) -> String {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("backend") {
+        return match backend::run(&args[1..]) {
+            Ok(said) => {
+                print!("{said}");
+                ExitCode::SUCCESS
+            }
+            Err(sentence) => {
+                eprintln!("conch-gateway: {sentence}.");
+                ExitCode::from(2)
+            }
+        };
+    }
     let cli = match Cli::parse(&args) {
         Ok(cli) => cli,
         Err(CliError::Help) => {
@@ -163,6 +179,13 @@ async fn run(cli: Cli) -> Result<(), String> {
     };
     let mut config = BrowserConfig::new(home.clone());
     config.headless = !cli.headed;
+    // The person's choice of browser (`conch-gateway backend set …`, BE-1).
+    let (remote, unusable) = backend::remote_for(&home);
+    if let Some(sentence) = unusable {
+        tracing::warn!("{sentence}");
+        eprintln!("conch-gateway: {sentence}");
+    }
+    config.remote = remote;
     if let Some(path) = &cli.browser {
         config.probe = Arc::new(ChosenBrowser { path: path.clone() });
     }

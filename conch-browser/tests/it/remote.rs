@@ -4,84 +4,17 @@
 //! answers at falls back to the local browser and says so; and the CDP-only guard keeps
 //! its pages off other local apps, from the attacker's side.
 
-use std::path::Path;
-use std::time::Duration;
-
 use conch_browser::discover::FolderProbe;
 use conch_browser::guard::GuardConfig;
 use conch_browser::page::act::{self, ActOptions, How};
 use conch_browser::remote::socket_address;
 use conch_browser::{Browser, BrowserConfig, Home};
 use conch_fixtures::FixtureServer;
+use conch_fixtures::browser::Standalone;
 use conch_policy::{AllowedHost, NetSettings};
 
 use crate::act::css;
 use crate::guard::{Listener, no_request_reached};
-
-/// A Chromium somebody else started, with its DevTools on a port of its choosing.
-struct Standalone {
-    child: std::process::Child,
-    port: u16,
-    _profile: tempfile::TempDir,
-}
-
-impl Standalone {
-    fn start() -> Standalone {
-        let profile = tempfile::tempdir().expect("profile");
-        let child = std::process::Command::new(
-            conch_fixtures::browser::executable().expect("the test Chromium"),
-        )
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--remote-debugging-port=0",
-            "about:blank",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("Chromium starts");
-        let port = active_port(profile.path());
-        Standalone {
-            child,
-            port,
-            _profile: profile,
-        }
-    }
-
-    fn http(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-impl Drop for Standalone {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The port Chrome wrote to `DevToolsActivePort` in its profile.
-fn active_port(profile: &Path) -> u16 {
-    for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(profile.join("DevToolsActivePort"))
-            && let Some(port) = text.lines().next().and_then(|l| l.trim().parse().ok())
-        {
-            return port;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("Chromium never wrote its DevToolsActivePort");
-}
 
 /// A runtime whose local browser can't start (no browser in its folder, no download), so
 /// a page that opens proves the remote browser served it.
@@ -99,14 +32,14 @@ fn remote_only(dir: &tempfile::TempDir, address: &str) -> BrowserConfig {
 #[tokio::test(flavor = "multi_thread")]
 async fn be_8_a_browser_at_a_devtools_address_in_both_forms_runs_the_core_steps() {
     let server = FixtureServer::start().await.expect("fixture server");
-    let mut standalone = Standalone::start();
+    let mut standalone = Standalone::start().expect("a standalone Chromium");
     let socket = socket_address(&standalone.http())
         .await
         .expect("/json/version names the socket");
     assert!(
         socket.starts_with(&format!(
             "ws://127.0.0.1:{}/devtools/browser/",
-            standalone.port
+            standalone.port()
         )),
         "{socket}"
     );
@@ -191,7 +124,7 @@ async fn be_8_the_cdp_only_guard_keeps_a_remote_browsers_pages_off_local_apps() 
     let server = FixtureServer::start().await.expect("fixture server");
     let trap = Listener::start("Trap").await;
     let gateway = Listener::start("Gateway").await;
-    let standalone = Standalone::start();
+    let standalone = Standalone::start().expect("a standalone Chromium");
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = remote_only(&dir, &standalone.http());
     let mut net = NetSettings::for_gateway_port(gateway.port());

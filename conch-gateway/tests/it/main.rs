@@ -1,6 +1,7 @@
 //! conch-gateway's integration tests: a real MCP client speaks to the built binary over
 //! stdio and over HTTP, against fixture pages in a real headless Chromium.
 
+mod backend;
 mod http;
 mod stdio;
 mod support;

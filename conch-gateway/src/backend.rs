@@ -1,0 +1,262 @@
+//! `conch-gateway backend show` and `conch-gateway backend set …`: the person chooses the
+//! browser Conch drives, never the agent (TOOL-14, BE-1). The choice goes to
+//! `browser.json`; a key or an address goes to `browser.secrets.json`, sealed (DATA-6,
+//! BE-3), and is printed nowhere: `set` says only "key saved".
+//!
+//! At start, [`remote_for`] turns the choice into the runtime's DevTools address. This
+//! build drives the local browser and a DevTools address (`cdp`); for the others the choice
+//! and key are kept, and the gateway says it uses the local browser instead (BE-4).
+//!
+//! Deliberately absent: any way to read a key back.
+
+use std::io::BufRead as _;
+
+use conch_browser::remote::shown;
+use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
+use conch_browser::store::{Backend, BrowserSettings};
+use conch_browser::{Home, SystemClock};
+
+/// The usage of `backend`.
+pub(crate) const USAGE: &str = "\
+Usage: conch-gateway backend show [--home DIR]
+       conch-gateway backend set local|chrome|browserbase|steel|cdp [options]
+
+  --url URL        cdp: the DevTools address (http://host:port, ws://… or wss://…);
+                   steel: a self-hosted steel-browser's address
+  --project ID     browserbase: the project id
+  --key-env NAME   read the provider's key from this environment variable
+                   (without it, browserbase and steel read one line from standard input)
+  --home DIR       Conch's folder (default: $CONCH_HOME or ~/.conch)
+";
+
+/// The name a backend's address or key is sealed under.
+fn secret_name(backend: Backend) -> &'static str {
+    backend.as_str()
+}
+
+/// Runs `backend …` with the arguments after `backend`; gives what to print, or the
+/// sentence that says what was wrong.
+pub(crate) fn run(args: &[String]) -> Result<String, String> {
+    let mut args = args.iter();
+    let verb = args.next().map(String::as_str);
+    let mut chosen: Option<Backend> = None;
+    if verb == Some("set") {
+        let name = args
+            .next()
+            .ok_or("backend set needs one of local, chrome, browserbase, steel or cdp")?;
+        chosen = Some(parse_backend(name)?);
+    }
+    let (mut home, mut url, mut project, mut key_env) = (None, None, None, None);
+    while let Some(arg) = args.next() {
+        let mut value = |flag: &str| {
+            args.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match arg.as_str() {
+            "--home" => home = Some(value("--home")?),
+            "--url" => url = Some(value("--url")?),
+            "--project" => project = Some(value("--project")?),
+            "--key-env" => key_env = Some(value("--key-env")?),
+            "-h" | "--help" => return Ok(USAGE.to_owned()),
+            other => {
+                return Err(format!(
+                    "unknown option “{other}”; see conch-gateway backend --help"
+                ));
+            }
+        }
+    }
+    let home = match home {
+        Some(dir) => Home::new(dir),
+        None => Home::from_env().map_err(|e| format!("Conch's folder can't be found: {e}."))?,
+    };
+    match (verb, chosen) {
+        (Some("show"), _) => show(&home),
+        (Some("set"), Some(backend)) => set(&home, backend, url, project, key_env.as_deref()),
+        (Some("-h" | "--help") | None, _) => Ok(USAGE.to_owned()),
+        (Some(other), _) => Err(format!(
+            "unknown backend command “{other}”: use show or set"
+        )),
+    }
+}
+
+fn parse_backend(name: &str) -> Result<Backend, String> {
+    Ok(match name {
+        "local" => Backend::Local,
+        "chrome" => Backend::Chrome,
+        "browserbase" => Backend::Browserbase,
+        "steel" => Backend::Steel,
+        "cdp" => Backend::Cdp,
+        other => {
+            return Err(format!(
+                "“{other}” is not a backend: use local, chrome, browserbase, steel or cdp"
+            ));
+        }
+    })
+}
+
+fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), String> {
+    let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
+    let file = SecretsFile::load(home, &sealer, &SystemClock).map_err(|e| match e {
+        SealError::Tampered { .. } => format!("{e}"),
+        other => format!("{other}."),
+    })?;
+    Ok((sealer, file))
+}
+
+fn settings(home: &Home) -> Result<BrowserSettings, String> {
+    BrowserSettings::load(home, &SystemClock)
+        .map(|loaded| loaded.value)
+        .map_err(|e| format!("{e}."))
+}
+
+fn show(home: &Home) -> Result<String, String> {
+    let settings = settings(home)?;
+    let mut out = format!("backend: {}\n", settings.backend);
+    let (sealer, file) = sealed(home)?;
+    for entry in file.inventory() {
+        out.push_str(&format!(
+            "saved: {} ({}) for {}\n",
+            entry.name, entry.kind, entry.host
+        ));
+    }
+    out.push_str(&format!(
+        "keys are sealed with a key kept in {}\n",
+        sealer.key_place()
+    ));
+    Ok(out)
+}
+
+fn set(
+    home: &Home,
+    backend: Backend,
+    url: Option<String>,
+    project: Option<String>,
+    key_env: Option<&str>,
+) -> Result<String, String> {
+    let mut said = Vec::new();
+    // A self-hosted steel-browser (an address given) takes no key.
+    let needs_key = match backend {
+        Backend::Browserbase => true,
+        Backend::Steel => url.is_none(),
+        _ => false,
+    };
+    let (sealer, mut file) = sealed(home)?;
+    match backend {
+        Backend::Cdp => {
+            let url = url.ok_or("backend set cdp needs --url with the DevTools address")?;
+            if !(url.starts_with("http://")
+                || url.starts_with("ws://")
+                || url.starts_with("wss://"))
+            {
+                return Err(format!(
+                    "{} is not a DevTools address: use http://host:port, ws://… or wss://…",
+                    shown(&url)
+                ));
+            }
+            file.set(
+                secret_name(backend),
+                "address",
+                &shown(&url),
+                SecretText::new(url),
+            );
+            said.push("address saved".to_owned());
+        }
+        Backend::Browserbase | Backend::Steel => {
+            if let Some(url) = url {
+                let host = shown(&url);
+                file.set("steel-address", "address", &host, SecretText::new(url));
+                said.push("address saved".to_owned());
+            }
+            if needs_key {
+                let key = read_key(key_env)?;
+                let host = match backend {
+                    Backend::Browserbase => "api.browserbase.com",
+                    _ => "api.steel.dev",
+                };
+                file.set(secret_name(backend), "api key", host, SecretText::new(key));
+                said.push("key saved".to_owned());
+            }
+            if let Some(project) = project {
+                file.set(
+                    "browserbase-project",
+                    "project",
+                    "api.browserbase.com",
+                    SecretText::new(project),
+                );
+            }
+        }
+        Backend::Local | Backend::Chrome => {}
+    }
+    file.save(&sealer).map_err(|e| format!("{e}."))?;
+    let mut settings = settings(home)?;
+    settings.backend = backend;
+    settings.save(home).map_err(|e| format!("{e}."))?;
+    said.push(format!("backend: {backend}"));
+    if !drivable(backend) {
+        said.push(format!(
+            "this build of Conch cannot drive {backend} yet, so it keeps using its own local browser until it can"
+        ));
+    }
+    Ok(said.join("\n") + "\n")
+}
+
+/// Whether this build drives `backend`.
+fn drivable(backend: Backend) -> bool {
+    matches!(backend, Backend::Local | Backend::Cdp)
+}
+
+/// The key from the environment variable `name`, else one line of standard input.
+fn read_key(name: Option<&str>) -> Result<String, String> {
+    let key = match name {
+        Some(name) => std::env::var(name)
+            .map_err(|_| format!("the environment variable {name} holds no key"))?,
+        None => {
+            let mut line = String::new();
+            std::io::stdin()
+                .lock()
+                .read_line(&mut line)
+                .map_err(|e| format!("the key could not be read from standard input ({e})"))?;
+            line
+        }
+    };
+    let key = key.trim().to_owned();
+    if key.is_empty() {
+        return Err(
+            "no key was given: pass --key-env NAME or type it on standard input".to_owned(),
+        );
+    }
+    Ok(key)
+}
+
+/// The DevTools address the chosen backend gives the runtime, if any, and a sentence for
+/// standard error when the choice can't be driven (BE-4).
+pub(crate) fn remote_for(home: &Home) -> (Option<String>, Option<String>) {
+    let backend = match settings(home) {
+        Ok(settings) => settings.backend,
+        Err(e) => {
+            return (
+                None,
+                Some(format!(
+                    "the browser settings can't be read ({e}); Conch uses its own local browser."
+                )),
+            );
+        }
+    };
+    match backend {
+        Backend::Local => (None, None),
+        Backend::Cdp => match sealed(home) {
+            Ok((_, file)) => match file.get(secret_name(backend)) {
+                Some(address) => (Some(address.expose().to_owned()), None),
+                None => (None, Some("the cdp backend has no saved address (conch-gateway backend set cdp --url …); Conch uses its own local browser.".to_owned())),
+            },
+            Err(e) => (None, Some(format!("{e} Conch uses its own local browser."))),
+        },
+        other => (
+            None,
+            Some(format!(
+                "this build of Conch cannot drive {other} yet, so it uses its own local browser."
+            )),
+        ),
+    }
+}

@@ -1,0 +1,162 @@
+//! `conch-gateway backend …`: the person chooses the browser, keys are sealed and printed
+//! nowhere, and a chosen DevTools address is what `mcp` then drives (BE-1, BE-3, BE-8,
+//! DATA-6, TOOL-14).
+
+use std::process::Stdio;
+
+use conch_fixtures::FixtureServer;
+use conch_fixtures::browser::Standalone;
+use serde_json::json;
+
+use crate::support::{StdioClient, gateway};
+
+const CANARY: &str = "bb_live_CANARY_7d1c";
+
+/// Runs `conch-gateway backend …` on `home`; gives (success, stdout, stderr).
+async fn backend(
+    home: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (bool, String, String) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_conch-gateway"));
+    command
+        .arg("backend")
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .stdin(Stdio::null())
+        .envs(env.iter().copied());
+    let out = command.output().await.expect("the gateway runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every file under `dir`, read as bytes.
+fn everything_in(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.push((path, bytes));
+            }
+        }
+    }
+    out
+}
+
+/// BE-3, DATA-6: a provider's key is sealed; it is in no file, output or log in plain
+/// text, and `show` lists it by name, kind and host only.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_3_a_saved_key_appears_nowhere_in_plain_text() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "browserbase",
+            "--key-env",
+            "BB_KEY",
+            "--project",
+            "proj-1",
+        ],
+        &[("BB_KEY", CANARY)],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    assert!(out.contains("key saved"), "{out}");
+    assert!(out.contains("cannot drive browserbase yet"), "{out}");
+    let (ok, shown, err) = backend(home.path(), &["show"], &[]).await;
+    assert!(ok, "{err}");
+    assert!(shown.contains("backend: browserbase"), "{shown}");
+    assert!(
+        shown.contains("browserbase (api key) for api.browserbase.com"),
+        "{shown}"
+    );
+    for text in [&out, &err, &shown] {
+        assert!(!text.contains(CANARY), "{text}");
+    }
+    for (path, bytes) in everything_in(home.path()) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{} holds the key in plain text",
+            path.display()
+        );
+    }
+    // No key given: one sentence, exit 2, nothing saved.
+    let (ok, _, err) = backend(
+        home.path(),
+        &["set", "steel", "--key-env", "NO_SUCH_VAR"],
+        &[],
+    )
+    .await;
+    assert!(!ok && err.contains("holds no key"), "{err}");
+    let (ok, _, err) = backend(home.path(), &["set", "opera"], &[]).await;
+    assert!(!ok && err.contains("is not a backend"), "{err}");
+}
+
+/// BE-8, BE-1: `backend set cdp --url` makes the next `mcp` drive the browser at that
+/// address: the page opens there, and nothing of it is printed but its host and port.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_8_mcp_drives_the_chosen_devtools_address() {
+    let server = FixtureServer::start().await.unwrap();
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let home = tempfile::tempdir().unwrap();
+    let address = format!("{}/?token=SECRETISH", standalone.http());
+    let (ok, out, err) = backend(home.path(), &["set", "cdp", "--url", &address], &[]).await;
+    assert!(ok, "{out} {err}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(
+        shown.contains(&format!("cdp (address) for {}", standalone.http())),
+        "{shown}"
+    );
+    assert!(!shown.contains("SECRETISH"), "{shown}");
+
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    assert!(page.contains("Hello from the fixtures"), "{page}");
+    // The page is in the standalone browser: its own list of targets shows it.
+    let targets = http_get(standalone.port(), "/json/list").await;
+    assert!(targets.contains(&server.url("basic.html")), "{targets}");
+    client.finish().await;
+}
+
+/// A plain GET on loopback, its body (enough for `/json/list`).
+async fn http_get(port: u16, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("the DevTools port answers");
+    stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").as_bytes())
+        .await
+        .expect("the request is sent");
+    let mut body = Vec::new();
+    let mut chunk = [0u8; 8192];
+    // The DevTools server keeps the connection open: read what comes within a moment.
+    while let Ok(Ok(n)) = tokio::time::timeout(
+        std::time::Duration::from_millis(500),
+        stream.read(&mut chunk),
+    )
+    .await
+    {
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
