@@ -7,12 +7,23 @@
 //! closes only those when it lets go. It cannot put its proxy in front of a browser it did
 //! not launch, so the guard runs in CDP-only mode there (see the containment model).
 //!
+//! The cloud providers (BE-6, BE-7) are reached the same way once a session exists:
+//! Browserbase's `POST {base}/v1/sessions` (key in `X-BB-API-Key`) answers a `connectUrl`;
+//! Steel's `POST {base}/v1/sessions` (key in `steel-api-key`; none for a self-hosted
+//! steel-browser) answers a `websocketUrl`, whose `0.0.0.0` host a self-hosted server
+//! names is replaced by the one reached. Letting go releases the session
+//! (`{"status":"REQUEST_RELEASE"}` to Browserbase, `POST …/release` to Steel).
+//!
 //! Deliberately absent: `https://` DevTools addresses (no provider serves one; a `wss://`
-//! address is taken as given), and the cloud providers' session APIs (their own modules).
+//! address is taken as given), contexts (profiles kept by a provider) and the providers'
+//! own live views.
 
 use std::time::Duration;
 
 use conch_cdp::{Config as CdpConfig, Connection};
+use serde_json::{Value, json};
+
+use crate::seal::SecretText;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use url::Url;
@@ -22,6 +33,60 @@ const MAX_VERSION_ANSWER: u64 = 64 * 1024;
 
 /// How long reaching the address may take, all told.
 pub(crate) const REACH_WITHIN: Duration = Duration::from_secs(10);
+
+/// A browser Conch does not launch (BE-1).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Remote {
+    /// Any browser at a DevTools address (BE-8).
+    Cdp(String),
+    /// A Browserbase session (BE-6), created at `base` (`https://api.browserbase.com`).
+    Browserbase {
+        /// The API's address.
+        base: String,
+        /// The API key.
+        key: SecretText,
+        /// The project, when the key has several.
+        project: Option<String>,
+    },
+    /// A Steel session (BE-7): the cloud (`https://api.steel.dev`) with a key, or a
+    /// self-hosted steel-browser without one.
+    Steel {
+        /// The API's address.
+        base: String,
+        /// The API key; `None` for a self-hosted steel-browser.
+        key: Option<SecretText>,
+    },
+}
+
+impl Remote {
+    /// What the person reads about it: never a key, a path or a query.
+    pub fn shown(&self) -> String {
+        match self {
+            Remote::Cdp(address) => format!("the browser at {}", shown(address)),
+            Remote::Browserbase { .. } => "Browserbase".to_owned(),
+            Remote::Steel { base, key: Some(_) } => format!("Steel at {}", shown(base)),
+            Remote::Steel { base, key: None } => {
+                format!("the steel-browser at {}", shown(base))
+            }
+        }
+    }
+}
+
+/// A provider's session, to release when Conch lets go (BE-5).
+#[derive(Debug, Clone)]
+pub(crate) struct CloudSession {
+    url: String,
+    header: Option<(&'static str, SecretText)>,
+    body: Value,
+}
+
+/// A connected remote browser.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) connection: Connection,
+    pub(crate) session: Option<CloudSession>,
+}
 
 /// Why a DevTools address could not be used. Each is a phrase for "Conch couldn't reach
 /// the browser at … (phrase)".
@@ -37,6 +102,9 @@ pub enum RemoteError {
     /// The WebSocket did not open.
     #[error("its DevTools socket did not open: {0}")]
     Socket(#[source] conch_cdp::Error),
+    /// The provider refused or failed to make a session.
+    #[error("{0}")]
+    Provider(String),
 }
 
 #[derive(Deserialize)]
@@ -92,15 +160,154 @@ pub async fn socket_address(address: &str) -> Result<String, RemoteError> {
     Ok(socket.into())
 }
 
-/// Connects to the browser at `address` (BE-8).
+/// Opens `remote`: makes the provider's session when there is one, then connects.
 ///
 /// # Errors
-/// As [`socket_address`], or [`RemoteError::Socket`].
-pub(crate) async fn connect(address: &str) -> Result<Connection, RemoteError> {
-    let socket = socket_address(address).await?;
+/// [`RemoteError`]: the address, the provider or the socket.
+pub(crate) async fn open(remote: &Remote) -> Result<Opened, RemoteError> {
+    let (socket, session) = match remote {
+        Remote::Cdp(address) => (socket_address(address).await?, None),
+        Remote::Browserbase { base, key, project } => {
+            let mut body = json!({
+                "browserSettings": { "viewport": { "width": 1280, "height": 800 } },
+            });
+            if let Some(project) = project {
+                body["projectId"] = json!(project);
+            }
+            let base = base.trim_end_matches('/');
+            let made = post(
+                &format!("{base}/v1/sessions"),
+                Some(("X-BB-API-Key", key)),
+                &body,
+            )
+            .await?;
+            let id = field(&made, "id")?;
+            let socket = field(&made, "connectUrl")?;
+            let session = CloudSession {
+                url: format!("{base}/v1/sessions/{id}"),
+                header: Some(("X-BB-API-Key", key.clone())),
+                body: json!({ "status": "REQUEST_RELEASE" }),
+            };
+            (socket, Some(session))
+        }
+        Remote::Steel { base, key } => {
+            let base = base.trim_end_matches('/');
+            let header = key.as_ref().map(|k| ("steel-api-key", k.clone()));
+            let made = post(
+                &format!("{base}/v1/sessions"),
+                header.as_ref().map(|(name, k)| (*name, k)),
+                &json!({ "dimensions": { "width": 1280, "height": 800 } }),
+            )
+            .await?;
+            let id = field(&made, "id")?;
+            let mut socket = Url::parse(&field(&made, "websocketUrl")?).map_err(|_| {
+                RemoteError::Provider("Steel named no usable DevTools socket".to_owned())
+            })?;
+            // A self-hosted steel-browser names itself as it listens (`0.0.0.0`).
+            if socket.host_str() == Some("0.0.0.0")
+                && let Some(host) = Url::parse(base)
+                    .ok()
+                    .and_then(|b| b.host_str().map(str::to_owned))
+            {
+                let _ = socket.set_host(Some(&host));
+            }
+            if let Some(key) = key
+                && !socket.query_pairs().any(|(k, _)| k == "apiKey")
+            {
+                socket.query_pairs_mut().append_pair("apiKey", key.expose());
+            }
+            let session = CloudSession {
+                url: format!("{base}/v1/sessions/{id}/release"),
+                header,
+                body: json!({}),
+            };
+            (socket.into(), Some(session))
+        }
+    };
+    let connection = connect_socket(&socket).await;
+    match connection {
+        Ok(connection) => Ok(Opened {
+            connection,
+            session,
+        }),
+        Err(e) => {
+            if let Some(session) = &session {
+                release(session).await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Releases a provider's session (BE-5); a failure is logged, not fatal: the provider's
+/// own timeout ends it.
+pub(crate) async fn release(session: &CloudSession) {
+    let header = session.header.as_ref().map(|(name, k)| (*name, k));
+    if let Err(e) = post(&session.url, header, &session.body).await {
+        tracing::warn!(target: "conch_browser", error = %e, "the cloud session could not be released");
+    }
+}
+
+/// A string field of a provider's answer.
+fn field(answer: &Value, name: &str) -> Result<String, RemoteError> {
+    answer[name]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| RemoteError::Provider(format!("the provider's answer has no {name}")))
+}
+
+/// POSTs `body` as JSON to `url` with the key header; the answer's JSON.
+async fn post(
+    url: &str,
+    key: Option<(&str, &SecretText)>,
+    body: &Value,
+) -> Result<Value, RemoteError> {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(REACH_WITHIN)
+        .timeout(REACH_WITHIN * 3)
+        .user_agent(concat!("conch/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| RemoteError::Provider(format!("no HTTP client ({e})")))?;
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some((name, key)) = key {
+        request = request.header(name, key.expose());
+    }
+    let shown_url = shown(url);
+    let answer = request.send().await.map_err(|e| {
+        RemoteError::Provider(format!("{shown_url} did not answer ({})", e.without_url()))
+    })?;
+    let status = answer.status();
+    let bytes = answer.bytes().await.map_err(|e| {
+        RemoteError::Provider(format!("{shown_url} broke off ({})", e.without_url()))
+    })?;
+    if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+        return Err(RemoteError::Provider(format!(
+            "{shown_url} refused the saved key (HTTP {}); set it again with conch-gateway backend set",
+            status.as_u16()
+        )));
+    }
+    if !status.is_success() {
+        return Err(RemoteError::Provider(format!(
+            "{shown_url} answered HTTP {}",
+            status.as_u16()
+        )));
+    }
+    serde_json::from_slice(&bytes).map_err(|_| {
+        RemoteError::Provider(format!("{shown_url} answered something other than JSON"))
+    })
+}
+
+/// Connects to the DevTools socket `socket`.
+async fn connect_socket(socket: &str) -> Result<Connection, RemoteError> {
     let mut config = CdpConfig::default();
     config.connect_timeout = REACH_WITHIN;
-    Connection::connect_with(&socket, config)
+    Connection::connect_with(socket, config)
         .await
         .map_err(RemoteError::Socket)
 }

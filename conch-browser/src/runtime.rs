@@ -86,12 +86,12 @@ pub struct BrowserConfig {
     /// the CDP rules (schemes, service workers) apply, so every embedder that lets an agent
     /// browse must set it (the gateway does, with its own port).
     pub guard: Option<GuardConfig>,
-    /// A browser at this DevTools address instead of a local one (the `cdp` backend,
-    /// BE-8): `http://host:port`, `ws://…` or `wss://…`. Conch opens and closes only its
+    /// A browser Conch does not launch, instead of a local one (BE-1): a DevTools address
+    /// (BE-8) or a cloud provider's session (BE-6, BE-7). Conch opens and closes only its
     /// own tabs there, and the guard runs in CDP-only mode (no proxy can be put in front
     /// of it). When it can't be reached, Conch uses its own local browser and says why
     /// in the status (BE-4).
-    pub remote: Option<String>,
+    pub remote: Option<remote::Remote>,
 }
 
 impl BrowserConfig {
@@ -228,6 +228,8 @@ struct Running {
     connection: Connection,
     /// The process Conch launched; `None` for a remote browser (BE-8).
     child: Option<tokio::process::Child>,
+    /// The provider's session to release when Conch lets go (BE-5).
+    cloud: Option<remote::CloudSession>,
     /// Page targets that are conversations' tabs.
     pages: HashMap<TargetId, PageRef>,
     watcher: tokio::task::JoinHandle<()>,
@@ -533,9 +535,9 @@ impl Browser {
         // Pages of a browser that went away are never handed over.
         lock(&self.inner.ready).clear();
         lock(&self.inner.dialogs).clear();
-        let launched = match self.inner.config.remote.as_deref() {
-            Some(address) => self.reach(address).await?,
-            None => self.launch().await?,
+        let (launched, cloud) = match self.inner.config.remote.as_ref() {
+            Some(remote) => self.reach(remote).await?,
+            None => (self.launch().await?, None),
         };
         self.inner.remote_now.store(
             launched.child.is_none(),
@@ -564,6 +566,7 @@ impl Browser {
         state.running = Some(Running {
             connection,
             child: launched.child,
+            cloud,
             pages: HashMap::new(),
             watcher,
         });
@@ -582,10 +585,16 @@ impl Browser {
 
     /// Connects to the browser at `address` (BE-8); when it can't be reached, launches the
     /// local one and says why in the status (BE-4).
-    async fn reach(&self, address: &str) -> Result<Launched, BrowserError> {
-        let shown = remote::shown(address);
-        let why = match remote::connect(address).await {
-            Ok(connection) => {
+    async fn reach(
+        &self,
+        remote: &remote::Remote,
+    ) -> Result<(Launched, Option<remote::CloudSession>), BrowserError> {
+        let shown = remote.shown();
+        let why = match remote::open(remote).await {
+            Ok(remote::Opened {
+                connection,
+                session,
+            }) => {
                 let version = connection
                     .browser()
                     .call(&conch_cdp::protocol::browser::GetVersion {})
@@ -593,20 +602,24 @@ impl Browser {
                 match version {
                     Ok(version) => {
                         let mut status = lock(&self.inner.status);
-                        status.browser = Some(format!("the browser at {shown}"));
+                        status.browser = Some(shown.clone());
                         status.version = Some(version.product.clone());
                         status.executable = None;
                         status.user_agent = Some(version.user_agent.clone());
                         status.why = None;
-                        return Ok(Launched {
+                        let launched = Launched {
                             connection,
                             child: None,
                             product: version.product,
                             user_agent: version.user_agent,
-                        });
+                        };
+                        return Ok((launched, session));
                     }
                     Err(e) => {
                         connection.close();
+                        if let Some(session) = &session {
+                            remote::release(session).await;
+                        }
                         format!("it did not answer as a browser ({e})")
                     }
                 }
@@ -614,11 +627,19 @@ impl Browser {
             Err(e) => e.to_string(),
         };
         tracing::warn!(target: "conch_browser", address = %shown, why = %why, "the remote browser can't be reached; using the local one");
-        let launched = self.launch().await?;
+        let launched = match self.launch().await {
+            Ok(launched) => launched,
+            Err(BrowserError::Unavailable(local)) => {
+                let sentence = format!("Conch couldn't reach {shown} ({why}). {local}");
+                lock(&self.inner.status).why = Some(sentence.clone());
+                return Err(BrowserError::Unavailable(sentence));
+            }
+            Err(e) => return Err(e),
+        };
         lock(&self.inner.status).why = Some(format!(
-            "Conch couldn't reach the browser at {shown} ({why}), so it uses its own local browser."
+            "Conch couldn't reach {shown} ({why}), so it uses its own local browser."
         ));
-        Ok(launched)
+        Ok((launched, None))
     }
 
     /// Tries every browser found, in order, then a download, and says why when it had to
@@ -822,6 +843,9 @@ async fn shut_down(inner: &Inner, state: &mut State) {
             .await;
         }
         running.connection.close();
+        if let Some(session) = running.cloud.take() {
+            remote::release(&session).await;
+        }
         lock(&inner.status).state = RunState::Idle;
         return;
     };

@@ -3,15 +3,15 @@
 //! `browser.json`; a key or an address goes to `browser.secrets.json`, sealed (DATA-6,
 //! BE-3), and is printed nowhere: `set` says only "key saved".
 //!
-//! At start, [`remote_for`] turns the choice into the runtime's DevTools address. This
-//! build drives the local browser and a DevTools address (`cdp`); for the others the choice
-//! and key are kept, and the gateway says it uses the local browser instead (BE-4).
+//! At start, [`remote_for`] turns the choice into the runtime's remote browser: a DevTools
+//! address (`cdp`), a Browserbase or a Steel session. Your own Chrome is not driven by this
+//! build: the choice is kept, and the gateway says it uses the local browser (BE-4).
 //!
 //! Deliberately absent: any way to read a key back.
 
 use std::io::BufRead as _;
 
-use conch_browser::remote::shown;
+use conch_browser::remote::{Remote, shown};
 use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
 use conch_browser::store::{Backend, BrowserSettings};
 use conch_browser::{Home, SystemClock};
@@ -163,18 +163,29 @@ fn set(
             said.push("address saved".to_owned());
         }
         Backend::Browserbase | Backend::Steel => {
+            let name = secret_name(backend);
             if let Some(url) = url {
-                let host = shown(&url);
-                file.set("steel-address", "address", &host, SecretText::new(url));
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!(
+                        "{} is not an API address: use https://…",
+                        shown(&url)
+                    ));
+                }
+                file.set(
+                    &format!("{name}-base"),
+                    "address",
+                    &shown(&url),
+                    SecretText::new(url),
+                );
                 said.push("address saved".to_owned());
             }
-            if needs_key {
+            if needs_key || key_env.is_some() {
                 let key = read_key(key_env)?;
                 let host = match backend {
                     Backend::Browserbase => "api.browserbase.com",
                     _ => "api.steel.dev",
                 };
-                file.set(secret_name(backend), "api key", host, SecretText::new(key));
+                file.set(name, "api key", host, SecretText::new(key));
                 said.push("key saved".to_owned());
             }
             if let Some(project) = project {
@@ -203,7 +214,7 @@ fn set(
 
 /// Whether this build drives `backend`.
 fn drivable(backend: Backend) -> bool {
-    matches!(backend, Backend::Local | Backend::Cdp)
+    !matches!(backend, Backend::Chrome)
 }
 
 /// The key from the environment variable `name`, else one line of standard input.
@@ -229,33 +240,61 @@ fn read_key(name: Option<&str>) -> Result<String, String> {
     Ok(key)
 }
 
-/// The DevTools address the chosen backend gives the runtime, if any, and a sentence for
+/// The remote browser the chosen backend gives the runtime, if any, and a sentence for
 /// standard error when the choice can't be driven (BE-4).
-pub(crate) fn remote_for(home: &Home) -> (Option<String>, Option<String>) {
+pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
+    let local = "Conch uses its own local browser.";
     let backend = match settings(home) {
         Ok(settings) => settings.backend,
         Err(e) => {
             return (
                 None,
-                Some(format!(
-                    "the browser settings can't be read ({e}); Conch uses its own local browser."
-                )),
+                Some(format!("the browser settings can't be read ({e}); {local}")),
             );
         }
     };
-    match backend {
-        Backend::Local => (None, None),
-        Backend::Cdp => match sealed(home) {
-            Ok((_, file)) => match file.get(secret_name(backend)) {
-                Some(address) => (Some(address.expose().to_owned()), None),
-                None => (None, Some("the cdp backend has no saved address (conch-gateway backend set cdp --url …); Conch uses its own local browser.".to_owned())),
-            },
-            Err(e) => (None, Some(format!("{e} Conch uses its own local browser."))),
-        },
-        other => (
+    if backend == Backend::Local {
+        return (None, None);
+    }
+    if !drivable(backend) {
+        return (
             None,
             Some(format!(
-                "this build of Conch cannot drive {other} yet, so it uses its own local browser."
+                "this build of Conch cannot drive {backend} yet, so it uses its own local browser."
+            )),
+        );
+    }
+    let file = match sealed(home) {
+        Ok((_, file)) => file,
+        Err(e) => return (None, Some(format!("{e} {local}"))),
+    };
+    let name = secret_name(backend);
+    let value = |key: &str| file.get(key).cloned();
+    let base = |default: &str| {
+        value(&format!("{name}-base")).map_or_else(|| default.to_owned(), |b| b.expose().to_owned())
+    };
+    let remote = match backend {
+        Backend::Cdp => value(name).map(|a| Remote::Cdp(a.expose().to_owned())),
+        Backend::Browserbase => value(name).map(|key| Remote::Browserbase {
+            base: base("https://api.browserbase.com"),
+            key,
+            project: value("browserbase-project").map(|p| p.expose().to_owned()),
+        }),
+        _ => {
+            let key = value(name);
+            let base_saved = value(&format!("{name}-base")).is_some();
+            (key.is_some() || base_saved).then(|| Remote::Steel {
+                base: base("https://api.steel.dev"),
+                key,
+            })
+        }
+    };
+    match remote {
+        Some(remote) => (Some(remote), None),
+        None => (
+            None,
+            Some(format!(
+                "the {backend} backend has nothing saved to reach it with (conch-gateway backend set {backend} …); {local}"
             )),
         ),
     }

@@ -7,10 +7,12 @@
 use conch_browser::discover::FolderProbe;
 use conch_browser::guard::GuardConfig;
 use conch_browser::page::act::{self, ActOptions, How};
-use conch_browser::remote::socket_address;
+use conch_browser::remote::{Remote, socket_address};
+use conch_browser::seal::SecretText;
 use conch_browser::{Browser, BrowserConfig, Home};
 use conch_fixtures::FixtureServer;
 use conch_fixtures::browser::Standalone;
+use conch_fixtures::cloud::{Flavour, PretendCloud};
 use conch_policy::{AllowedHost, NetSettings};
 
 use crate::act::css;
@@ -25,7 +27,7 @@ fn remote_only(dir: &tempfile::TempDir, address: &str) -> BrowserConfig {
     config.probe = std::sync::Arc::new(FolderProbe { dir: empty });
     config.download = None;
     config.guard = None;
-    config.remote = Some(address.to_owned());
+    config.remote = Some(Remote::Cdp(address.to_owned()));
     config
 }
 
@@ -98,7 +100,9 @@ async fn be_4_an_unreachable_address_falls_back_to_the_local_browser_and_says_wh
     let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
     config.download = None;
     config.guard = None;
-    config.remote = Some(format!("http://127.0.0.1:{port}/?token=SECRET"));
+    config.remote = Some(Remote::Cdp(format!(
+        "http://127.0.0.1:{port}/?token=SECRET"
+    )));
     let browser = Browser::new(config);
     let chat = browser.conversation("c1");
     chat.open(&server.url("basic.html"))
@@ -156,4 +160,137 @@ async fn be_8_the_cdp_only_guard_keeps_a_remote_browsers_pages_off_local_apps() 
         "the guard logged no refusal"
     );
     browser.shutdown().await;
+}
+
+/// A runtime on `remote` whose local browser can't start, on a manual clock.
+fn cloud_only(
+    dir: &tempfile::TempDir,
+    remote: Remote,
+) -> (BrowserConfig, std::sync::Arc<conch_browser::ManualClock>) {
+    let mut config = remote_only(dir, "http://unused");
+    config.remote = Some(remote);
+    let clock = std::sync::Arc::new(conch_browser::ManualClock::new(
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000),
+    ));
+    config.clock = clock.clone();
+    (config, clock)
+}
+
+/// Opens the many-page in `browser` and clicks Add once; gives the click count.
+async fn open_and_click(browser: &Browser, server: &FixtureServer) -> serde_json::Value {
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("many.html"))
+        .await
+        .expect("the cloud browser opens the page");
+    let page = chat.page().await.expect("a page");
+    act::click(
+        &css(&page, "#add").await,
+        How::Click,
+        &ActOptions::default(),
+    )
+    .await
+    .expect("the click lands");
+    chat.evaluate("document.getElementById('clicks').textContent")
+        .await
+        .expect("evaluate")
+}
+
+/// BE-6, BE-5: a Browserbase session is made with the key header and the desktop
+/// viewport, driven over its connectUrl, and released when Conch lets go after 10 idle
+/// minutes.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_6_a_browserbase_session_is_made_driven_and_released_when_idle() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(Flavour::Browserbase("bb-key".to_owned()), standalone.port())
+        .await
+        .expect("the pretend provider");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, clock) = cloud_only(
+        &dir,
+        Remote::Browserbase {
+            base: cloud.base(),
+            key: SecretText::new("bb-key".to_owned()),
+            project: Some("proj-1".to_owned()),
+        },
+    );
+    let browser = Browser::new(config);
+    assert_eq!(open_and_click(&browser, &server).await, "1");
+    assert_eq!(
+        browser.status().await.browser.as_deref(),
+        Some("Browserbase")
+    );
+    let created = cloud.created();
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(created[0]["projectId"], "proj-1");
+    assert_eq!(created[0]["browserSettings"]["viewport"]["width"], 1280);
+    assert_eq!(cloud.sockets(), 1);
+    assert!(cloud.released().is_empty(), "released while in use");
+    // BE-5: ten idle minutes let the session go.
+    clock.advance(std::time::Duration::from_secs(10 * 60 + 1));
+    assert!(browser.tick().await, "the idle cloud browser was kept");
+    for _ in 0..100 {
+        if !cloud.released().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(cloud.released(), ["sess-1"]);
+    assert_eq!(cloud.refused(), 0);
+}
+
+/// BE-6: a wrong key is refused by the provider, and the sentence says to set it again
+/// without showing it.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_6_a_refused_key_says_so_and_never_shows_the_key() {
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(Flavour::Browserbase("right".to_owned()), standalone.port())
+        .await
+        .expect("the pretend provider");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = cloud_only(
+        &dir,
+        Remote::Browserbase {
+            base: cloud.base(),
+            key: SecretText::new("WRONG-KEY-CANARY".to_owned()),
+            project: None,
+        },
+    );
+    let browser = Browser::new(config);
+    let error = browser.ensure_running().await.expect_err("no browser");
+    let why = browser.status().await.why.unwrap_or_default();
+    assert!(why.contains("refused the saved key"), "{why}");
+    assert!(!why.contains("WRONG-KEY-CANARY") && !error.to_string().contains("WRONG-KEY-CANARY"));
+    assert_eq!(cloud.refused(), 1);
+}
+
+/// BE-7: Steel's cloud gets its key as a header, the socket gets it in its query, and
+/// letting go releases the session; a self-hosted steel-browser needs no key and its
+/// `ws://0.0.0.0:…` is reached at the address the API was.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_steel_cloud_and_self_hosted_sessions() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    for (flavour, key) in [
+        (Flavour::SteelCloud("st-key".to_owned()), Some("st-key")),
+        (Flavour::SteelSelfHosted, None),
+    ] {
+        let cloud = PretendCloud::start(flavour.clone(), standalone.port())
+            .await
+            .expect("the pretend provider");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (config, _) = cloud_only(
+            &dir,
+            Remote::Steel {
+                base: cloud.base(),
+                key: key.map(|k| SecretText::new(k.to_owned())),
+            },
+        );
+        let browser = Browser::new(config);
+        assert_eq!(open_and_click(&browser, &server).await, "1", "{flavour:?}");
+        assert_eq!(cloud.created()[0]["dimensions"]["width"], 1280);
+        assert_eq!(cloud.refused(), 0, "{flavour:?}");
+        browser.shutdown().await;
+        assert_eq!(cloud.released(), ["sess-1"], "{flavour:?}");
+    }
 }

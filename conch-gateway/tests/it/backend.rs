@@ -71,7 +71,6 @@ async fn be_3_a_saved_key_appears_nowhere_in_plain_text() {
     .await;
     assert!(ok, "{out} {err}");
     assert!(out.contains("key saved"), "{out}");
-    assert!(out.contains("cannot drive browserbase yet"), "{out}");
     let (ok, shown, err) = backend(home.path(), &["show"], &[]).await;
     assert!(ok, "{err}");
     assert!(shown.contains("backend: browserbase"), "{shown}");
@@ -99,6 +98,62 @@ async fn be_3_a_saved_key_appears_nowhere_in_plain_text() {
     assert!(!ok && err.contains("holds no key"), "{err}");
     let (ok, _, err) = backend(home.path(), &["set", "opera"], &[]).await;
     assert!(!ok && err.contains("is not a backend"), "{err}");
+    let (ok, out, _) = backend(home.path(), &["set", "chrome"], &[]).await;
+    assert!(ok && out.contains("cannot drive chrome yet"), "{out}");
+}
+
+/// BE-6, BE-5: with Browserbase chosen (a pretend provider speaking its API), `mcp` makes
+/// a session with the sealed key, drives it, and releases it when the gateway stops.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_6_mcp_drives_a_browserbase_session_and_releases_it() {
+    use conch_fixtures::cloud::{Flavour, PretendCloud};
+    let server = FixtureServer::start().await.unwrap();
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(Flavour::Browserbase(CANARY.to_owned()), standalone.port())
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "browserbase",
+            "--url",
+            &cloud.base(),
+            "--key-env",
+            "BB_KEY",
+        ],
+        &[("BB_KEY", CANARY)],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    assert!(page.contains("Hello from the fixtures"), "{page}");
+    assert_eq!(cloud.created().len(), 1);
+    assert_eq!(cloud.refused(), 0);
+    client.finish().await;
+    for _ in 0..100 {
+        if !cloud.released().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(cloud.released(), ["sess-1"]);
+    for (path, bytes) in everything_in(home.path()) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{} holds the key in plain text",
+            path.display()
+        );
+    }
 }
 
 /// BE-8, BE-1: `backend set cdp --url` makes the next `mcp` drive the browser at that
