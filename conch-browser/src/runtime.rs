@@ -513,6 +513,14 @@ impl Browser {
         }
     }
 
+    /// Whether the running browser is one Conch did not launch (a DevTools address or a
+    /// cloud session): its disk is not this machine's, so its downloads are refused (DL-5).
+    pub fn is_remote(&self) -> bool {
+        self.inner
+            .remote_now
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Who has the wheel of conversation `id` (HAND-8): shared by its agent side and the
     /// person's side.
     pub fn wheel(&self, id: &str) -> Arc<Wheel> {

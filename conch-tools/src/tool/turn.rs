@@ -192,9 +192,14 @@ impl<'a> Turn<'a> {
         let Ok(page) = self.conv().page().await else {
             return;
         };
-        let places = DownloadPlaces::Local {
-            staging: self.home().browser_dir().join("downloads-staging"),
-            downloads,
+        // A remote browser's files are on its own disk: refused with a sentence (DL-5).
+        let places = if inner.browser.is_remote() {
+            DownloadPlaces::Remote
+        } else {
+            DownloadPlaces::Local {
+                staging: self.home().browser_dir().join("downloads-staging"),
+                downloads,
+            }
         };
         let hook = Arc::new(DownloadAsk {
             config: Arc::downgrade(&inner.config),

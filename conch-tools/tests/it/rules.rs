@@ -817,6 +817,73 @@ async fn dl_1_downloads_ask_and_land_only_after_yes() {
     tools.browser().shutdown().await;
 }
 
+/// DL-5: a browser Conch did not launch keeps its files on its own disk, so a download
+/// there is refused with a sentence and nothing is asked or kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn dl_5_a_remote_browsers_download_is_refused_with_a_sentence() {
+    let server = FixtureServer::start().await.unwrap();
+    server.route(
+        "/files/report.txt",
+        conch_fixtures::Response {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/plain".into()),
+                (
+                    "Content-Disposition".into(),
+                    "attachment; filename=\"report.txt\"".into(),
+                ),
+            ],
+            body: b"quarterly numbers".to_vec(),
+        },
+    );
+    let standalone = conch_fixtures::browser::Standalone::start().expect("a standalone Chromium");
+    let setup = setup();
+    let downloads = setup.work.join("Downloads");
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.downloads = Some(downloads.clone());
+    let mut browser_config = setup.config.clone();
+    browser_config.remote = Some(conch_browser::remote::Remote::Cdp(standalone.http()));
+    let tools = conch_tools::Tools::new(conch_browser::Browser::new(browser_config), config);
+    let chat = tools.chat("downloads", Mode::FullTrust);
+    let page = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("tools-download.html") }),
+        )
+        .await
+        .text();
+    assert!(
+        tools.browser().is_remote(),
+        "the remote browser was not used"
+    );
+    let link = ref_of(&page, "Get the report");
+    let first = chat
+        .call("browser_click", &json!({ "ref": link }))
+        .await
+        .text();
+    let mut all = first;
+    for _ in 0..30 {
+        if all.contains("was refused") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        all.push_str(&chat.call("browser_read", &json!({})).await.text());
+    }
+    assert!(
+        all.contains("The download “report.txt” was refused: this browser runs on another machine"),
+        "{all}"
+    );
+    assert!(
+        !asker.kinds().contains(&QuestionKind::Download),
+        "{:?}",
+        asker.kinds()
+    );
+    assert!(!downloads.join("report.txt").exists());
+    tools.browser().shutdown().await;
+}
+
 /// PERM-16: clicking in a cross-site frame asks about the top-level site and names the
 /// frame's site too; the frame's "Place order" still confirms.
 #[tokio::test(flavor = "multi_thread")]
