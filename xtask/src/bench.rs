@@ -9,6 +9,8 @@
 //! - `real` (see `bench_real`): Conch against Playwright MCP on real web applications
 //!   installed from the registries, journey by journey. Not part of the default run: it
 //!   installs the apps first.
+//! - `backends` (see `bench_backends`): first read and step time on a DevTools address and
+//!   pretend Browserbase and Steel providers, against the local browser.
 //! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
 //!   through playwright-core's CDP session, on the same browser executable and flags.
 //!
@@ -33,7 +35,7 @@ const ITERATIONS: &str = "2000";
 /// Runs the named benchmarks (all when none is named).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let names: Vec<&str> = if args.is_empty() {
-        vec!["cdp", "snapshot", "guard", "mcp", "load"]
+        vec!["cdp", "snapshot", "guard", "mcp", "load", "backends"]
     } else {
         args.iter().map(String::as_str).collect()
     };
@@ -44,10 +46,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "snapshot" => crate::bench_snapshot::run()?,
             "guard" => crate::bench_guard::run()?,
             "load" => crate::bench_load::run()?,
+            "backends" => crate::bench_backends::run()?,
             "real" => crate::bench_real::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real, backends"
                 ));
             }
         }

@@ -15,6 +15,7 @@
 
 mod bench;
 mod bench_agent;
+mod bench_backends;
 mod bench_guard;
 mod bench_load;
 mod bench_mcp;
