@@ -22,6 +22,8 @@ pub mod settle;
 pub mod upload;
 mod world;
 
+pub(crate) use world::forget_session;
+
 pub use element::Element;
 pub use error::PageError;
 pub use read::{

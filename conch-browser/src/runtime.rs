@@ -495,7 +495,9 @@ impl Browser {
                 .collect();
             for target_id in targets {
                 // Forgotten first, so the watcher does not report the close as the page's.
-                running.pages.remove(&target_id);
+                if let Some(page) = running.pages.remove(&target_id) {
+                    crate::page::forget_session(&page.session);
+                }
                 let _ = browser.call(&CloseTarget { target_id }).await;
             }
         }
@@ -962,7 +964,9 @@ async fn close_tab(state: &mut State, conversation: &str, tab: &str) -> Result<(
             .map(|(id, _)| id.clone());
         if let Some(target) = target {
             // Forgotten first, so the watcher does not report the close as the page's.
-            running.pages.remove(&target);
+            if let Some(page) = running.pages.remove(&target) {
+                crate::page::forget_session(&page.session);
+            }
             running
                 .connection
                 .browser()
@@ -1192,6 +1196,7 @@ async fn page_destroyed(inner: &Inner, target: &TargetId) {
     let Some(page) = state.running.as_mut().and_then(|r| r.pages.remove(target)) else {
         return;
     };
+    crate::page::forget_session(&page.session);
     let tabs = state.tabs.conversation_mut(&page.conversation);
     let opener = tabs.tab(&page.tab).and_then(|t| t.opener.clone());
     tabs.tabs.retain(|t| t.id != page.tab);

@@ -111,12 +111,32 @@ impl ClientChannel for Outbound {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id);
         }
+        // Whoever stops waiting (the answer's timeout, a cancelled call) drops the
+        // future, and with it the entry: a question never answered leaves nothing behind.
+        let forget = ForgetOnDrop { outbound: self, id };
         Box::pin(async move {
+            let _forget = forget;
             if !sent {
                 return None;
             }
             rx.await.ok().flatten()
         })
+    }
+}
+
+/// Removes a request's waiting entry when its future ends or is dropped unanswered.
+struct ForgetOnDrop<'a> {
+    outbound: &'a Outbound,
+    id: i64,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.outbound
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
     }
 }
 
@@ -174,5 +194,32 @@ impl Asker for ElicitAsker {
                 _ => Answer::Person(Choice::No),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tokio::sync::mpsc;
+
+    use super::{ClientChannel, Outbound};
+
+    #[tokio::test]
+    async fn issue_12_an_unanswered_elicitation_leaves_no_pending_entry() {
+        let (sink, mut sent) = mpsc::unbounded_channel();
+        let outbound = Outbound::new(Some(sink));
+        let waited = tokio::time::timeout(
+            Duration::from_millis(50),
+            outbound.request("elicitation/create", json!({})),
+        )
+        .await;
+        assert!(waited.is_err(), "the client never answers");
+        assert!(sent.recv().await.is_some(), "the question was sent");
+        assert!(
+            outbound.pending.lock().expect("lock").is_empty(),
+            "the timed-out question is still pending"
+        );
     }
 }

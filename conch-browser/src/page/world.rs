@@ -37,8 +37,37 @@ struct Tables {
     worlds: HashMap<(String, String), i64>,
     /// Session id -> the frame id of its top frame.
     top_frames: HashMap<String, String>,
-    /// Frame target id -> the session attached to it.
-    frame_sessions: HashMap<String, Session>,
+    /// Frame target id -> (the key of the session it was found from, the session attached
+    /// to it).
+    frame_sessions: HashMap<String, (String, Session)>,
+}
+
+impl Tables {
+    /// Drops every entry of the session `key` (a page that closed or detached), and of
+    /// the out-of-process frames found from it, so the tables hold live pages only.
+    fn forget(&mut self, key: &str) {
+        let frames: Vec<String> = self
+            .frame_sessions
+            .iter()
+            .filter(|(_, (parent, _))| parent == key)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut gone = vec![key.to_owned()];
+        for id in frames {
+            if let Some((_, session)) = self.frame_sessions.remove(&id) {
+                gone.push(session_key(&session));
+            }
+        }
+        self.worlds
+            .retain(|(session, _), _| !gone.contains(session));
+        self.top_frames.retain(|session, _| !gone.contains(session));
+    }
+}
+
+/// Forgets everything remembered about `session` (called when its page is closed or
+/// destroyed); without it the tables would grow with every page ever opened.
+pub(crate) fn forget_session(session: &Session) {
+    tables().forget(&session_key(session));
 }
 
 fn tables() -> std::sync::MutexGuard<'static, Tables> {
@@ -284,7 +313,11 @@ impl Frame {
 /// The sessions of the out-of-process frames attached so far (for finding which one holds
 /// a nested frame's owner).
 pub(crate) fn frame_sessions() -> Vec<Session> {
-    tables().frame_sessions.values().cloned().collect()
+    tables()
+        .frame_sessions
+        .values()
+        .map(|(_, s)| s.clone())
+        .collect()
 }
 
 fn is_lost_context(kind: &ErrorKind) -> bool {
@@ -295,7 +328,10 @@ fn is_lost_context(kind: &ErrorKind) -> bool {
 /// The session of the out-of-process frame `frame_id`, attaching to it on first need;
 /// `None` when the frame lives in `parent`'s process (no target of its own).
 async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Session>, PageError> {
-    let known = tables().frame_sessions.get(frame_id).cloned();
+    let known = tables()
+        .frame_sessions
+        .get(frame_id)
+        .map(|(_, s)| s.clone());
     if let Some(session) = known {
         // Still attached? A cheap call answers.
         match session
@@ -331,6 +367,32 @@ async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Sessio
         .await;
     tables()
         .frame_sessions
-        .insert(frame_id.to_owned(), session.clone());
+        .insert(frame_id.to_owned(), (session_key(parent), session.clone()));
     Ok(Some(session))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tables;
+
+    #[test]
+    fn issue_12_world_tables_forget_a_closed_session() {
+        let mut tables = Tables::default();
+        for session in ["A", "B"] {
+            tables
+                .worlds
+                .insert((session.to_owned(), "frame".to_owned()), 1);
+            tables
+                .top_frames
+                .insert(session.to_owned(), "frame".to_owned());
+        }
+        tables.forget("A");
+        assert_eq!(tables.worlds.len(), 1);
+        assert!(
+            tables
+                .worlds
+                .contains_key(&("B".to_owned(), "frame".to_owned()))
+        );
+        assert_eq!(tables.top_frames.keys().collect::<Vec<_>>(), ["B"]);
+    }
 }
