@@ -150,13 +150,12 @@ impl Settle {
 
     fn drain(&mut self) {
         while let Some(Some(event)) = self.sent.next().now_or_never() {
-            if let Ok(request) = event.parse::<RequestEvent>() {
-                if request.changes_the_page()
-                    && !request.is_worker_script()
-                    && !self.ended_early.remove(&request.request_id)
-                {
-                    self.in_flight.insert(request.request_id);
-                }
+            if let Ok(request) = event.parse::<RequestEvent>()
+                && request.changes_the_page()
+                && !request.is_worker_script()
+                && !self.ended_early.remove(&request.request_id)
+            {
+                self.in_flight.insert(request.request_id);
             }
         }
         let mut ended = Vec::new();
