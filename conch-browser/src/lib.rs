@@ -29,6 +29,7 @@ pub mod home;
 mod launch;
 pub mod page;
 pub mod process;
+pub mod protocol;
 mod runtime;
 mod saver;
 pub mod store;
