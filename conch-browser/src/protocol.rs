@@ -86,6 +86,80 @@ pub struct BrowserStatus {
     pub message: String,
 }
 
+/// What a permission question is about (PROTO-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionKind {
+    /// Acting on a site.
+    Site,
+    /// A high-stakes action (paying, sending, deleting).
+    HighStakes,
+    /// Uploading a file.
+    Upload,
+    /// Acting in the person's own Chrome.
+    OwnChrome,
+}
+
+/// A question to the person before the agent acts (`permission.requested.browser`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserPermission {
+    /// What the question is about.
+    pub kind: PermissionKind,
+    /// The site it concerns.
+    pub site: String,
+    /// Whether allowing lends another site's sign-in to an errand (ERR-4).
+    pub lends_sign_in: bool,
+}
+
+/// A dialog the page opened (alert, confirm, prompt, beforeunload).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserPageDialog {
+    /// Which kind of dialog.
+    pub kind: String,
+    /// Its text.
+    pub message: String,
+}
+
+/// Why a person's session is open, and on which sites (PROTO-6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserSession {
+    /// Why.
+    pub reason: String,
+    /// The sites it covers.
+    pub sites: Vec<String>,
+}
+
+/// One tab as the panel shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserTabSummary {
+    /// The tab's id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its address.
+    pub url: String,
+    /// Whether it is the active tab.
+    pub active: bool,
+}
+
+/// A conversation's browser as the panel shows it (PROTO-6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserTab {
+    /// The conversation's tabs.
+    pub tabs: Vec<BrowserTabSummary>,
+    /// The backend it runs on.
+    pub backend: String,
+    /// The dialog the active page shows, if any.
+    pub dialog: Option<BrowserPageDialog>,
+    /// The person's session, if one is open.
+    pub session: Option<BrowserSession>,
+}
+
 /// One event of the protocol, tagged by its `type` (PROTO-2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type")]
@@ -99,6 +173,9 @@ pub enum BrowserEvent {
     /// The browser's status.
     #[serde(rename = "browser.status")]
     Status(BrowserStatus),
+    /// A question before the agent acts.
+    #[serde(rename = "permission.requested.browser")]
+    PermissionRequested(BrowserPermission),
 }
 
 /// Receives the protocol's events: the chat log and transcript (PROTO-2).
@@ -218,5 +295,50 @@ mod tests {
         );
         let error = read_events("not json").unwrap_err();
         assert_eq!(error.line, 1);
+    }
+
+    #[test]
+    fn proto_5_permission_golden_json() {
+        let permission = BrowserEvent::PermissionRequested(BrowserPermission {
+            kind: PermissionKind::OwnChrome,
+            site: "bank.test".into(),
+            lends_sign_in: true,
+        });
+        assert_eq!(
+            serde_json::to_value(permission).unwrap(),
+            json!({"type": "permission.requested.browser", "kind": "ownChrome", "site": "bank.test",
+                   "lendsSignIn": true})
+        );
+        assert_eq!(
+            serde_json::to_value(PermissionKind::Upload).unwrap(),
+            json!("upload")
+        );
+    }
+
+    #[test]
+    fn proto_6_browser_tab_golden_json() {
+        let tab = BrowserTab {
+            tabs: vec![BrowserTabSummary {
+                id: "t1".into(),
+                title: "Shop".into(),
+                url: "http://shop.test/".into(),
+                active: true,
+            }],
+            backend: "local".into(),
+            dialog: Some(BrowserPageDialog {
+                kind: "confirm".into(),
+                message: "Leave?".into(),
+            }),
+            session: Some(BrowserSession {
+                reason: "Sign in".into(),
+                sites: vec!["shop.test".into()],
+            }),
+        };
+        assert_eq!(
+            serde_json::to_value(tab).unwrap(),
+            json!({"tabs": [{"id": "t1", "title": "Shop", "url": "http://shop.test/", "active": true}],
+                   "backend": "local", "dialog": {"kind": "confirm", "message": "Leave?"},
+                   "session": {"reason": "Sign in", "sites": ["shop.test"]}})
+        );
     }
 }
