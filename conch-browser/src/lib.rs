@@ -30,6 +30,7 @@ pub mod home;
 mod launch;
 pub mod page;
 pub mod process;
+pub mod protocol;
 pub mod remote;
 mod runtime;
 mod saver;

@@ -1,0 +1,285 @@
+//! The live socket's commands and events (PROTO-8, PROTO-9).
+//!
+//! [`Command::parse`] reads one text message. Anything it cannot read (an unknown type,
+//! malformed JSON, more than [`MAX_COMMAND_BYTES`], binary junk) is a [`CommandError`],
+//! never a panic, and every one is answered with the same [`Event::invalid_command`].
+//! Errors never quote the message: it may carry the person's typing (SEC-7).
+
+use serde::{Deserialize, Serialize};
+
+/// The largest command accepted, in bytes.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// One command from the panel.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+pub enum Command {
+    /// The panel's size in CSS pixels and its device pixel ratio.
+    Size {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// Device pixel ratio.
+        #[serde(default = "one")]
+        dpr: f64,
+    },
+    /// The person takes over.
+    Takeover,
+    /// The person hands the browser back.
+    Handback,
+    /// A pointer event at a panel position.
+    #[serde(rename_all = "camelCase")]
+    Pointer {
+        /// `down`, `up`, `move` or `wheel`.
+        action: String,
+        /// Panel x.
+        x: f64,
+        /// Panel y.
+        y: f64,
+        /// The button, if any.
+        #[serde(default)]
+        button: Option<String>,
+        /// Wheel delta x.
+        #[serde(default)]
+        delta_x: f64,
+        /// Wheel delta y.
+        #[serde(default)]
+        delta_y: f64,
+    },
+    /// A key going down or up.
+    Key {
+        /// `down` or `up`.
+        action: String,
+        /// The DOM key.
+        key: String,
+        /// The DOM code.
+        #[serde(default)]
+        code: String,
+        /// Modifier bits.
+        #[serde(default)]
+        modifiers: u32,
+    },
+    /// Text inserted whole (IME, paste, "é日本").
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// Switch to a tab.
+    Tab {
+        /// Its id.
+        id: String,
+    },
+    /// Answer the page's dialog.
+    Dialog {
+        /// Accept or dismiss.
+        accept: bool,
+        /// A prompt's answer.
+        #[serde(default)]
+        text: Option<String>,
+    },
+    /// Find in the page; an empty query clears.
+    Find {
+        /// What to find.
+        query: String,
+        /// Go backwards.
+        #[serde(default)]
+        previous: bool,
+    },
+    /// Stop the agent.
+    Stop,
+    /// Ask for the session's state.
+    Session,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Why a message from the panel is not a command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The message is longer than [`MAX_COMMAND_BYTES`].
+    #[error("The command is longer than 64 KiB; send a shorter one.")]
+    TooLong,
+    /// The message is binary, not UTF-8 text.
+    #[error("The command is not text; send JSON text.")]
+    NotText,
+    /// The message is not a known command.
+    #[error("Invalid command")]
+    Invalid,
+}
+
+impl Command {
+    /// Reads one text message from the panel.
+    pub fn parse(message: &str) -> Result<Self, CommandError> {
+        Self::parse_bytes(message.as_bytes())
+    }
+
+    /// Reads one message from the panel as it came off the socket.
+    pub fn parse_bytes(message: &[u8]) -> Result<Self, CommandError> {
+        if message.len() > MAX_COMMAND_BYTES {
+            return Err(CommandError::TooLong);
+        }
+        let text = std::str::from_utf8(message).map_err(|_| CommandError::NotText)?;
+        serde_json::from_str(text).map_err(|_| CommandError::Invalid)
+    }
+}
+
+/// One event to the panel; frames travel as binary JPEG messages instead.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Event {
+    /// Who drives, and whether it is watched.
+    Status {
+        /// `agent` or `person`.
+        driver: String,
+    },
+    /// The page's cursor.
+    Cursor {
+        /// The CSS cursor name.
+        cursor: String,
+    },
+    /// An agent's step.
+    Step(conch_browser::protocol::BrowserStep),
+    /// A handoff.
+    Handoff(conch_browser::protocol::BrowserHandoff),
+    /// Find's result.
+    Found {
+        /// Matches in the page.
+        count: u32,
+        /// The current one, 1-based; 0 when none.
+        index: u32,
+    },
+    /// The page's dialog, or none.
+    Dialog {
+        /// The dialog.
+        dialog: Option<conch_browser::protocol::BrowserPageDialog>,
+    },
+    /// The conversation's tabs.
+    Tabs(conch_browser::protocol::BrowserTab),
+    /// Something went wrong.
+    Error {
+        /// One sentence.
+        message: String,
+    },
+}
+
+impl Event {
+    /// The answer to any message that is not a command (PROTO-9).
+    pub fn invalid_command() -> Self {
+        Self::Error {
+            message: "Invalid command".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn proto_9_unknown_command_gets_invalid_command() {
+        assert_eq!(
+            Command::parse(r#"{"type":"nope"}"#),
+            Err(CommandError::Invalid)
+        );
+        assert_eq!(
+            serde_json::to_value(Event::invalid_command()).unwrap(),
+            json!({"type": "error", "message": "Invalid command"})
+        );
+    }
+
+    #[test]
+    fn proto_9_malformed_oversized_and_binary_are_errors_not_panics() {
+        assert_eq!(Command::parse("{\"type\":"), Err(CommandError::Invalid));
+        assert_eq!(Command::parse("[]"), Err(CommandError::Invalid));
+        assert_eq!(
+            Command::parse(r#"{"type":"size","width":-1,"height":2}"#),
+            Err(CommandError::Invalid)
+        );
+        let long = format!(
+            r#"{{"type":"text","text":"{}"}}"#,
+            "a".repeat(MAX_COMMAND_BYTES)
+        );
+        assert_eq!(Command::parse(&long), Err(CommandError::TooLong));
+        assert_eq!(
+            Command::parse_bytes(&[0xff, 0xfe, 0x00, 0x80]),
+            Err(CommandError::NotText)
+        );
+    }
+
+    #[test]
+    fn proto_8_each_command_parses() {
+        let cases = [
+            (
+                r#"{"type":"size","width":800,"height":600,"dpr":2}"#,
+                Command::Size {
+                    width: 800,
+                    height: 600,
+                    dpr: 2.0,
+                },
+            ),
+            (r#"{"type":"takeover"}"#, Command::Takeover),
+            (r#"{"type":"handback"}"#, Command::Handback),
+            (
+                r#"{"type":"text","text":"é日本"}"#,
+                Command::Text {
+                    text: "é日本".into(),
+                },
+            ),
+            (
+                r#"{"type":"tab","id":"t2"}"#,
+                Command::Tab { id: "t2".into() },
+            ),
+            (
+                r#"{"type":"dialog","accept":true}"#,
+                Command::Dialog {
+                    accept: true,
+                    text: None,
+                },
+            ),
+            (
+                r#"{"type":"find","query":"apple"}"#,
+                Command::Find {
+                    query: "apple".into(),
+                    previous: false,
+                },
+            ),
+            (r#"{"type":"stop"}"#, Command::Stop),
+            (r#"{"type":"session"}"#, Command::Session),
+        ];
+        for (text, command) in cases {
+            assert_eq!(Command::parse(text), Ok(command), "{text}");
+        }
+        assert!(matches!(
+            Command::parse(r#"{"type":"pointer","action":"down","x":100,"y":100,"button":"left"}"#),
+            Ok(Command::Pointer {
+                x: 100.0,
+                y: 100.0,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Command::parse(r#"{"type":"key","action":"down","key":"Enter"}"#),
+            Ok(Command::Key { modifiers: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn proto_8_found_event_golden_json() {
+        assert_eq!(
+            serde_json::to_value(Event::Found { count: 3, index: 1 }).unwrap(),
+            json!({"type": "found", "count": 3, "index": 1})
+        );
+    }
+
+    #[test]
+    fn sec_7_errors_never_quote_the_message() {
+        let canary = "CANARY-7f3a";
+        let error =
+            Command::parse(&format!(r#"{{"type":"text","text":"{canary}","x":1}}"#)).unwrap_err();
+        assert!(!error.to_string().contains(canary));
+    }
+}
