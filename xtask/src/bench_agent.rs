@@ -79,6 +79,17 @@ impl Cost {
     }
 }
 
+/// What must be on the page when a scenario ends, checked outside its costs so that a
+/// server is never timed on a step it did not finish.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Proof {
+    /// The text shows somewhere on the page (a field's value counts).
+    Shows(&'static str),
+    /// `first` shows before the last `then`: an item now stands inside a container that
+    /// the page lists above it (a card dropped into a column).
+    Before(&'static str, &'static str),
+}
+
 /// Which server, and how it names things.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Server {
@@ -265,6 +276,52 @@ impl Agent {
         self.outcome.push_str(&result.text);
         self.outcome.push('\n');
         Ok(result.text)
+    }
+
+    /// The whole page as this server reads it, not counted: Conch's parts one after
+    /// another, Playwright MCP's snapshot.
+    fn page_text(&mut self) -> Result<String, String> {
+        let mut scratch = Cost::default();
+        match self.server {
+            Server::Playwright => self.call(&mut scratch, "browser_snapshot", json!({})),
+            Server::Conch => {
+                let mut text = String::new();
+                for part in 1..=64 {
+                    let answer =
+                        self.call(&mut scratch, "browser_read", json!({ "part": part }))?;
+                    let more = answer.contains(&format!("browser_read part {}", part + 1));
+                    text.push_str(&answer);
+                    if !more {
+                        break;
+                    }
+                }
+                Ok(text)
+            }
+        }
+    }
+
+    /// Fails unless every proof holds on the page as the server reads it now.
+    pub(crate) fn prove(&mut self, proofs: &[Proof]) -> Result<(), String> {
+        if proofs.is_empty() {
+            return Ok(());
+        }
+        let text = self.page_text()?;
+        for proof in proofs {
+            let holds = match *proof {
+                Proof::Shows(shown) => text.contains(shown),
+                Proof::Before(first, then) => match (text.find(first), text.rfind(then)) {
+                    (Some(a), Some(b)) => a < b,
+                    _ => false,
+                },
+            };
+            if !holds {
+                return Err(format!(
+                    "{}: the page does not show what the scenario should have done: {proof:?}",
+                    self.server.label()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Playwright MCP: the act, then a snapshot to see its outcome.

@@ -7,8 +7,10 @@
 //! their snapshot to a file, so its step is the act plus `browser_snapshot`.
 //!
 //! A run starts a fresh server, reads a first page (cold start), plays every scenario and
-//! reads the memory. One warm-up run per server comes first; then runs alternate between
-//! the servers and the figures kept are medians. Ratios are Conch / Playwright.
+//! reads the memory. A scenario counts only when its proof shows on the page afterwards,
+//! read by the same server outside the scenario's costs. One warm-up run per server comes
+//! first; then runs alternate between the servers, and which of them goes first alternates
+//! from run to run; the figures kept are medians. Ratios are Conch / Playwright.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::bench_agent::{Agent, Cost, Server, Step, ms, t, tempdir};
+use crate::bench_agent::{Agent, Cost, Proof, Server, Step, ms, t, tempdir};
 use crate::mcp::{McpClient, peak_rss_kib, tree_pss_kib};
 use crate::pages::Pages;
 use crate::{bench, browser, cmd};
@@ -29,6 +31,8 @@ const RUNS: usize = 3;
 struct Scenario {
     name: &'static str,
     steps: Vec<Step>,
+    /// What the page shows once the steps have done their work, for both servers.
+    proof: Vec<Proof>,
 }
 
 const SIGNUP: [(&str, &str); 12] = [
@@ -58,12 +62,22 @@ fn scenarios() -> Vec<Scenario> {
             steps: std::iter::once(Step::Open("bench-signup.html"))
                 .chain(signup_fields().map(|(target, value)| Step::Type(target, value)))
                 .collect(),
+            proof: vec![
+                Proof::Shows("Lovelace"),
+                Proof::Shows("Engines Ltd"),
+                Proof::Shows("https://ada.example.test"),
+            ],
         },
         Scenario {
             name: "sign-up form, one step",
             steps: vec![
                 Step::Open("bench-signup.html"),
                 Step::Form(signup_fields().collect()),
+            ],
+            proof: vec![
+                Proof::Shows("Lovelace"),
+                Proof::Shows("Engines Ltd"),
+                Proof::Shows("https://ada.example.test"),
             ],
         },
         Scenario {
@@ -72,6 +86,7 @@ fn scenarios() -> Vec<Scenario> {
                 Step::Open("products.html"),
                 Step::Click(t("button", "Add to cart")),
             ],
+            proof: vec![Proof::Shows("Cart: 1 items")],
         },
         Scenario {
             name: "long article, parts and find",
@@ -81,6 +96,7 @@ fn scenarios() -> Vec<Scenario> {
                 Step::ReadPart(3),
                 Step::Find("needle"),
             ],
+            proof: vec![Proof::Shows("zebra-needle-42")],
         },
         Scenario {
             name: "a confirm and an alert",
@@ -89,6 +105,7 @@ fn scenarios() -> Vec<Scenario> {
                 Step::DialogClick(t("button", "Remove item")),
                 Step::DialogClick(t("button", "Show notice")),
             ],
+            proof: vec![Proof::Shows("Notice shown")],
         },
         Scenario {
             name: "a link that opens a new tab",
@@ -96,6 +113,7 @@ fn scenarios() -> Vec<Scenario> {
                 Step::Open("tabs.html"),
                 Step::NewTabClick(t("link", "Open A in a new tab")),
             ],
+            proof: vec![Proof::Shows("The first of two pages for tab tests.")],
         },
         Scenario {
             name: "hover and drag",
@@ -104,6 +122,7 @@ fn scenarios() -> Vec<Scenario> {
                 Step::Hover(t("button", "Menu")),
                 Step::Drag(t("listitem", "Card one"), t("list", "Done")),
             ],
+            proof: vec![Proof::Before("\"Done\"", "Card one")],
         },
     ]
 }
@@ -146,6 +165,9 @@ fn run_once(
             total.absorb(cost);
             steps.push(cost);
         }
+        agent
+            .prove(&scenario.proof)
+            .map_err(|e| format!("{} in \"{}\": {e}", server.label(), scenario.name))?;
         report.scenarios.insert(scenario.name, total);
         report.steps.insert(scenario.name, steps);
     }
@@ -185,7 +207,13 @@ pub(crate) fn run() -> Result<(), String> {
     }
     let mut runs: BTreeMap<&str, Vec<RunReport>> = BTreeMap::new();
     for run in 1..=RUNS {
-        for server in [Server::Conch, Server::Playwright] {
+        // Which server goes first alternates, so neither always meets a warmer machine.
+        let order = if run % 2 == 1 {
+            [Server::Conch, Server::Playwright]
+        } else {
+            [Server::Playwright, Server::Conch]
+        };
+        for server in order {
             eprintln!("xtask: bench mcp, run {run} of {RUNS}, {}", server.label());
             let report = run_once(server, &browser, &pages, &node_dir)?;
             runs.entry(server.label()).or_default().push(report);
