@@ -347,28 +347,11 @@ fn venv_dir(app: &App) -> PathBuf {
     bench::bench_dir().join(format!("venv-{}", app.name))
 }
 
-/// Installs what is missing: a venv with the pinned packages (a mark file remembers what
-/// was installed), or the npm package.
+/// Installs what is missing: a venv with the pinned packages, or the npm package.
 fn install(app: &App) -> Result<(), String> {
     match app.install {
         Install::Npm(spec) => bench::install_node_packages(&[spec]).map(|_| ()),
-        Install::Pip(specs) => {
-            let venv = venv_dir(app);
-            let mark = venv.join("conch-bench-installed");
-            let wanted = specs.join(" ");
-            if std::fs::read_to_string(&mark).ok().as_deref() == Some(wanted.as_str()) {
-                return Ok(());
-            }
-            eprintln!("xtask: installing {wanted} into {}", venv.display());
-            cmd::run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-            cmd::run(
-                Command::new(venv.join("bin/pip"))
-                    .args(["install", "--quiet", "--disable-pip-version-check"])
-                    .args(specs),
-            )?;
-            std::fs::write(&mark, wanted)
-                .map_err(|e| format!("could not write {}: {e}", mark.display()))
-        }
+        Install::Pip(specs) => cmd::pip_venv(&venv_dir(app), specs),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Running cargo and other programs, with their output passed through.
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The workspace root (xtask lives one folder below it).
@@ -59,6 +59,22 @@ pub(crate) fn output(command: &mut Command) -> Result<String, String> {
     } else {
         Err(format!("{shown} failed ({})", out.status))
     }
+}
+
+/// Makes sure the venv at `venv` holds exactly the pinned `specs` from PyPI: made and
+/// installed when missing or pinned otherwise (a mark file remembers what was installed).
+pub(crate) fn pip_venv(venv: &Path, specs: &[&str]) -> Result<(), String> {
+    let mark = venv.join("conch-installed");
+    let wanted = specs.join(" ");
+    if std::fs::read_to_string(&mark).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(());
+    }
+    eprintln!("xtask: installing {wanted} into {}", venv.display());
+    run(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+    run(Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(specs))?;
+    std::fs::write(&mark, wanted).map_err(|e| format!("could not write {}: {e}", mark.display()))
 }
 
 /// Whether `cargo nextest` is installed.

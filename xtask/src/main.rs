@@ -2,7 +2,10 @@
 //!
 //! - `cargo xtask test`: finds a browser with the product's own discovery (installing
 //!   Debian's `chromium` when run as root on Debian and none is found), then runs the
-//!   whole suite: format check, clippy with warnings denied, and every test.
+//!   whole suite: format check, clippy with warnings denied, every test, and the
+//!   conformance run.
+//! - `cargo xtask conformance`: the MCP door through the official MCP Python SDK (pinned,
+//!   from PyPI into `target/conformance/`), over stdio and over HTTP.
 //! - `cargo xtask gateway ARGS…`: the same browser set-up, then `conch-gateway ARGS…`
 //!   (for example `mcp`), built in release. Its standard output is the gateway's alone,
 //!   so an MCP client can spawn it.
@@ -23,6 +26,7 @@ mod bench_real;
 mod bench_snapshot;
 mod browser;
 mod cmd;
+mod conformance;
 mod mcp;
 mod pages;
 #[cfg(test)]
@@ -30,12 +34,13 @@ mod tidy;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <gateway ARGS… | test | demo | bench [cdp | snapshot | mcp | guard | real]...>";
+const USAGE: &str = "usage: cargo xtask <gateway ARGS… | test | conformance | demo | bench [cdp | snapshot | mcp | guard | real]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
+        Some("conformance") => browser::ensure().and_then(|b| conformance::run(&b)),
         Some("demo") => demo(),
         Some("gateway") => gateway(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
@@ -78,10 +83,11 @@ fn test() -> Result<(), String> {
                 "--no-fail-fast",
             ],
             &env,
-        )
+        )?;
     } else {
-        cmd::cargo(&["test", "--workspace", "--locked", "--no-fail-fast"], &env)
+        cmd::cargo(&["test", "--workspace", "--locked", "--no-fail-fast"], &env)?;
     }
+    conformance::run(&browser)
 }
 
 /// The gateway, after making sure there is a browser for it.
