@@ -92,6 +92,7 @@ fn sentence(e: &PageError) -> ToolError {
             ToolError::StaleRef(r.clone())
         }
         PageError::NoSuchPart { parts, .. } => ToolError::NoSuchPart { parts: *parts },
+        PageError::Busy { seconds } => ToolError::Busy { seconds: *seconds },
         other => ToolError::Page(other.to_string()),
     }
 }
@@ -125,12 +126,16 @@ pub(crate) async fn need_tab(conv: &Conversation) -> Result<TabInfo, ToolError> 
 pub(crate) async fn evaluate(conv: &Conversation, expression: &str) -> Result<Value, ToolError> {
     let page = conv.page().await?;
     let answer = page
-        .call_raw(
+        .call_raw_with_timeout(
             "Runtime.evaluate",
             json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
+            act::PAGE_SCRIPT_TIMEOUT,
         )
         .await
-        .map_err(conch_browser::BrowserError::from)?;
+        .map_err(|e| match PageError::of_script_call(e) {
+            PageError::Cdp(e) => ToolError::from(conch_browser::BrowserError::from(e)),
+            busy => busy.into(),
+        })?;
     if let Some(details) = answer.get("exceptionDetails") {
         let text = details["text"].as_str().unwrap_or("an exception");
         return Err(ToolError::Page(text.to_owned()));

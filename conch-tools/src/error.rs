@@ -61,6 +61,14 @@ pub enum ToolError {
     /// The browser failed; its sentence says what to do (LAUNCH-16).
     #[error("{0}")]
     Browser(#[from] BrowserError),
+    /// A script of the page's own keeps it from answering (SNAP-12).
+    #[error(
+        "The page did not answer within {seconds} s: a script of its own is keeping it busy. Wait, or open another page."
+    )]
+    Busy {
+        /// How long Conch waited.
+        seconds: u64,
+    },
     /// A page script or DevTools answer was not as expected.
     #[error("The page did not answer as expected ({0}); call browser_read and try again.")]
     Page(String),

@@ -29,7 +29,30 @@ pub enum PageError {
     /// The screenshot could not be decoded or encoded.
     #[error("the screenshot could not be prepared ({0}); try again")]
     Image(String),
+    /// A script of the page's own keeps it from answering (a loop that never ends): no
+    /// read or script of Conch's can run there until it stops (SNAP-12).
+    #[error(
+        "the page did not answer within {seconds} s: a script of its own is keeping it busy; wait, or open another page"
+    )]
+    Busy {
+        /// How long Conch waited.
+        seconds: u64,
+    },
     /// The browser did not answer as expected.
     #[error("the browser did not answer ({0}); try again")]
     Cdp(#[from] conch_cdp::Error),
+}
+
+impl PageError {
+    /// The failure of one of Conch's own scripts, bounded by
+    /// [`PAGE_SCRIPT_TIMEOUT`](super::act::PAGE_SCRIPT_TIMEOUT): running out of time means
+    /// the page is busy with a script of its own, not that the browser failed.
+    pub fn of_script_call(e: conch_cdp::Error) -> PageError {
+        match e.kind() {
+            conch_cdp::ErrorKind::Timeout { after } => PageError::Busy {
+                seconds: after.as_secs(),
+            },
+            _ => PageError::Cdp(e),
+        }
+    }
 }

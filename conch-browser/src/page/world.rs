@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use conch_cdp::TargetId;
 use conch_cdp::protocol::runtime::{Evaluate, EvaluateResponse};
@@ -21,6 +22,11 @@ use conch_cdp::{ErrorKind, Session};
 use serde_json::{Value, json};
 
 use super::error::PageError;
+
+/// How long one of Conch's own scripts may take in the page. They finish in
+/// milliseconds; a page whose script never ends (`for(;;){}`) holds them, and the step
+/// should say so rather than wait for the browser-wide call timeout.
+pub const PAGE_SCRIPT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The reader script: defines `__conch` in the world it runs in.
 const SCRIPT: &str = include_str!("snapshot.js");
@@ -158,7 +164,13 @@ impl Frame {
                 silent: Some(true),
                 ..Evaluate::default()
             };
-            match self.session.call(&call).await {
+            // A page whose own script never ends answers nothing: the bound keeps a read
+            // from waiting out the browser's whole call timeout (SNAP-12).
+            match self
+                .session
+                .call_with_timeout(&call, PAGE_SCRIPT_TIMEOUT)
+                .await
+            {
                 Ok(answer) => {
                     if let Some(details) = answer.exception_details {
                         let text = details
@@ -170,7 +182,7 @@ impl Frame {
                     return Ok(answer);
                 }
                 Err(e) if !fresh && is_lost_context(e.kind()) => fresh = true,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(PageError::of_script_call(e)),
             }
         }
     }

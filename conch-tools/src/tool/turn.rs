@@ -217,11 +217,17 @@ impl<'a> Turn<'a> {
             lines,
             ..Reply::default()
         };
-        match self.pages().changes(self.conv()).await? {
-            Some(body) => reply.page = Some(body),
-            None => reply
+        match self.pages().changes(self.conv()).await {
+            Ok(Some(body)) => reply.page = Some(body),
+            Ok(None) => reply
                 .lines
                 .push("Nothing on the page changed that a read shows.".to_owned()),
+            // The act was done; the page it left runs a script that never ends, so its
+            // outcome can't be read. Say so rather than fail an act that happened.
+            Err(ToolError::Busy { seconds }) => reply.lines.push(format!(
+                "Done, but the page then stopped answering: a script of its own has kept it busy for {seconds} s, so what changed can't be read. Wait and call browser_read, or open another page."
+            )),
+            Err(other) => return Err(other),
         }
         Ok(reply)
     }

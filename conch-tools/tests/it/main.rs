@@ -6,6 +6,7 @@ mod calls;
 mod embed;
 mod flow;
 mod handoff;
+mod many;
 mod rules;
 mod schemas;
 mod support;

@@ -1,8 +1,6 @@
 //! Calling the act scripts on an element: their answers, the element's description
 //! (role, name, field facts) and the errors a gone element gives.
 
-use std::time::Duration;
-
 use conch_cdp::{Error as CdpError, Session};
 use conch_policy::{FieldFacts, classify_field};
 use serde::Deserialize;
@@ -114,10 +112,7 @@ pub(super) fn is_gone(e: &CdpError) -> bool {
             || message.contains("does not belong"))
 }
 
-/// How long one of Conch's own scripts may take in the page. They finish in
-/// milliseconds; a page whose script never ends (`for(;;){}`) holds them, and the act
-/// should say so rather than wait for the browser-wide call timeout.
-pub const PAGE_SCRIPT_TIMEOUT: Duration = Duration::from_secs(10);
+pub use crate::page::world::PAGE_SCRIPT_TIMEOUT;
 
 /// Calls `function` on `object_id` in `session` with `args`, returning its JSON value.
 pub(crate) async fn call_on(
