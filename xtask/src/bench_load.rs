@@ -6,8 +6,9 @@
 //! cart", type a note, press Enter, read. Every step is one `tools/call`; a step fails when
 //! the server flags an error or the page's outcome is wrong (the cart count and the notes
 //! are checked from the last read). The figures per level: failed steps, p50 and p95 step
-//! time, and the gateway's resident memory after the level. The targets: no failed step at
-//! any level, p95 at 4 conversations at most twice the single conversation's, memory flat.
+//! time, and the gateway's resident memory after the level and at its peak during it
+//! (sampled every 100 ms). The targets: no failed step at any level, p95 at 4
+//! conversations at most twice the single conversation's, memory flat.
 //!
 //! Deliberately small: a std-only HTTP/1.1 client, one connection per request, JSON
 //! answers only (the journey sends no progress token, so no event stream is needed).
@@ -16,6 +17,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -286,6 +289,57 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Reads a process's resident memory every 100 ms on a thread of its own, keeping the
+/// peak since the last reset and over the whole run.
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    overall: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    fn start(pid: u32) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicU64::new(0));
+        let overall = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, peak, overall) = (stop.clone(), peak.clone(), overall.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let now = rss_kib(pid);
+                    peak.fetch_max(now, Ordering::Relaxed);
+                    overall.fetch_max(now, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        };
+        Sampler {
+            stop,
+            peak,
+            overall,
+            thread: Some(thread),
+        }
+    }
+
+    fn reset_peak(&self) {
+        self.peak.store(0, Ordering::Relaxed);
+    }
+
+    fn peak_kib(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Stops sampling; the peak over the whole run.
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.overall.load(Ordering::Relaxed)
+    }
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -370,10 +424,14 @@ pub(crate) fn run() -> Result<(), String> {
         return Err(format!("the warm-up journey failed: {failure}"));
     }
     let rss_start = rss_kib(gateway.0.id());
+    // The gateway's memory is sampled all through the run, not only between levels, so
+    // a level that holds memory while it runs shows as its peak.
+    let sampler = Sampler::start(gateway.0.id());
     let mut levels = Vec::new();
-    println!("conversations  steps  failed    p50 ms    p95 ms  gateway RSS MiB");
+    println!("conversations  steps  failed    p50 ms    p95 ms  RSS after  RSS peak MiB");
     for level in LEVELS {
         let started = Instant::now();
+        sampler.reset_peak();
         let threads: Vec<_> = (0..level)
             .map(|who| {
                 let url = url.clone();
@@ -390,8 +448,9 @@ pub(crate) fn run() -> Result<(), String> {
         steps.sort();
         let (p50, p95) = (percentile(&steps, 0.5), percentile(&steps, 0.95));
         let rss = rss_kib(gateway.0.id()) as f64 / 1024.0;
+        let peak = sampler.peak_kib() as f64 / 1024.0;
         println!(
-            "{level:>13}  {:>5}  {:>6}  {p50:>8.1}  {p95:>8.1}  {rss:>15.1}",
+            "{level:>13}  {:>5}  {:>6}  {p50:>8.1}  {p95:>8.1}  {rss:>9.1}  {peak:>12.1}",
             steps.len(),
             failures.len()
         );
@@ -406,9 +465,11 @@ pub(crate) fn run() -> Result<(), String> {
             "p95_ms": p95,
             "wall_s": started.elapsed().as_secs_f64(),
             "gateway_rss_mib": rss,
+            "gateway_rss_peak_mib": peak,
         }));
     }
     let rss_end = rss_kib(gateway.0.id());
+    let rss_peak = sampler.stop();
     drop(gateway);
     let _ = std::fs::remove_dir_all(&home);
 
@@ -427,15 +488,19 @@ pub(crate) fn run() -> Result<(), String> {
     println!("failed steps, all levels                {failed:>7}  0");
     println!("p95 at 4 conversations / p95 at 1       {ratio:>7.2}  <= 2.00");
     println!("gateway RSS after / before the levels   {growth:>7.2}  flat");
+    println!(
+        "gateway RSS peak / before the levels    {:>7.2}  flat",
+        rss_peak as f64 / rss_start.max(1) as f64
+    );
     let report = json!({
         "browser": browser.display().to_string(),
         "rounds_per_conversation": ROUNDS,
         "levels": levels,
         "p95_ratio_4_to_1": ratio,
         "failed_steps": failed,
-        "gateway_rss_kib": { "before": rss_start, "after": rss_end },
+        "gateway_rss_kib": { "before": rss_start, "after": rss_end, "peak": rss_peak },
     });
-    write_report(&cmd::root().join("target/bench/load.json"), &report)?;
+    write_report(&cmd::target().join("bench/load.json"), &report)?;
     if failed > 0 {
         return Err(format!("{failed} steps failed"));
     }
