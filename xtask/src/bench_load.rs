@@ -29,8 +29,9 @@ use crate::{browser, cmd};
 
 /// Journeys per conversation.
 const ROUNDS: usize = 20;
-/// The levels measured.
-const LEVELS: [usize; 4] = [1, 2, 4, 8];
+/// The levels, in order; 8 comes twice, so memory that a level keeps after it ends
+/// (a leak) shows apart from memory the process keeps once it has needed it.
+const LEVELS: [usize; 5] = [1, 2, 4, 8, 8];
 /// How long one HTTP request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// The token the bench gives the gateway (`CONCH_GATEWAY_TOKEN`).
@@ -492,11 +493,19 @@ pub(crate) fn run() -> Result<(), String> {
         "gateway RSS peak / before the levels    {:>7.2}  flat",
         rss_peak as f64 / rss_start.max(1) as f64
     );
+    // The second pass of 8 against the first: memory a level leaves behind grows again.
+    let rss_of = |i: usize| levels.get(i).and_then(|l| l["gateway_rss_mib"].as_f64());
+    let repeat = match (rss_of(LEVELS.len() - 2), rss_of(LEVELS.len() - 1)) {
+        (Some(first), Some(second)) => second / first,
+        _ => f64::NAN,
+    };
+    println!("gateway RSS after 8 again / after 8     {repeat:>7.2}  1.00");
     let report = json!({
         "browser": browser.display().to_string(),
         "rounds_per_conversation": ROUNDS,
         "levels": levels,
         "p95_ratio_4_to_1": ratio,
+        "rss_ratio_second_8_to_first": repeat,
         "failed_steps": failed,
         "gateway_rss_kib": { "before": rss_start, "after": rss_end, "peak": rss_peak },
     });
