@@ -30,7 +30,7 @@ use conch_cdp::protocol::target::{
     ActivateTarget, CloseTarget, CreateTarget, GetTargets, SetAutoAttach, SetDiscoverTargets,
     TargetDestroyed, TargetInfo, TargetType,
 };
-use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
+use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session, SessionId};
 use conch_policy::{NetSettings, TabUse};
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -41,7 +41,7 @@ use crate::discover::{BrowserKind, Found, Probe, SystemProbe, find_all};
 use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress, fetch};
 use crate::guard::rules::{After, Rules};
-use crate::guard::{self, BLOCKED_PAGE_SENTENCE, GuardConfig, GuardLog};
+use crate::guard::{self, BLOCKED_PAGE_SENTENCE, Blocked, GuardConfig, GuardLog};
 use crate::home::{Home, Ownership};
 use crate::launch::{LaunchSpec, Launched, start};
 use crate::page::dialog::{self, DialogWatch};
@@ -203,6 +203,10 @@ struct Inner {
     saver: TabsSaver,
     /// Who has the wheel, per conversation (HAND-8).
     wheels: StdMutex<HashMap<String, Arc<Wheel>>>,
+    /// The session each attached child target (frame, worker, popup) was announced on,
+    /// while it lives: a blocked request of a frame is its page's, so its conversation's
+    /// (issue 12).
+    parents: StdMutex<HashMap<SessionId, SessionId>>,
 }
 
 #[derive(Debug)]
@@ -335,6 +339,7 @@ impl Browser {
                 dialogs: StdMutex::new(HashMap::new()),
                 saver: TabsSaver::new(config.home.clone()),
                 wheels: StdMutex::default(),
+                parents: StdMutex::default(),
                 owner,
                 config,
             }),
@@ -545,6 +550,7 @@ impl Browser {
         // Pages of a browser that went away are never handed over.
         lock(&self.inner.ready).clear();
         lock(&self.inner.dialogs).clear();
+        lock(&self.inner.parents).clear();
         let (launched, cloud) = match self.inner.config.remote.as_ref() {
             Some(remote) => self.reach(remote).await?,
             None => (self.launch().await?, None),
@@ -1078,10 +1084,38 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     if page && info.opener_id.is_some() {
         popup_created(&inner, &target).await;
     }
-    let resume = async {
-        if after == After::Resume && target.waiting_for_debugger {
-            let _ = target.resume().await;
+    // Whose its blocked requests are (issue 12): its own session's, claimed from its
+    // network events, and through its parent its page's. Subscribed before it runs.
+    let network = matches!(
+        info.target_type,
+        TargetType::Page | TargetType::Iframe | TargetType::Worker | TargetType::SharedWorker
+    );
+    if network && let Some(id) = target.session.id().cloned() {
+        if let Some(parent) = target.parent.clone() {
+            lock(&inner.parents).insert(id.clone(), parent);
         }
+        let claims = guard::claims::watch(&target.session, Arc::clone(&inner.guard_log));
+        let weak = Arc::downgrade(&inner);
+        tokio::spawn(async move {
+            claims.await;
+            // The session ended: it has no children any more.
+            if let Some(inner) = weak.upgrade() {
+                lock(&inner.parents).remove(&id);
+            }
+        });
+    }
+    let resume = async {
+        if network {
+            // Sent before the resume, so its first request is seen.
+            guard::claims::enable(&target.session).await;
+        }
+    };
+    let resume = async {
+        tokio::join!(resume, async {
+            if after == After::Resume && target.waiting_for_debugger {
+                let _ = target.resume().await;
+            }
+        });
     };
     if page || info.target_type == TargetType::Iframe {
         // The dialog watch goes in with the rules, before the target runs (DLG-1,
@@ -1393,6 +1427,35 @@ impl Conversation {
         Ok(())
     }
 
+    /// Where the guard's log stands now: give it to [`Conversation::blocked_since`] after
+    /// a step (NET-10).
+    pub fn blocked_cursor(&self) -> u64 {
+        self.browser.inner.guard_log.cursor()
+    }
+
+    /// The requests the guard refused after `cursor` that this conversation's own tabs
+    /// made (their pages, frames and workers), never another conversation's (NET-10,
+    /// issue 12). Waits a moment for the pages to hear of the proxy's refusals.
+    pub async fn blocked_since(&self, cursor: u64) -> Vec<Blocked> {
+        let inner = &self.browser.inner;
+        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        let tabs: std::collections::HashSet<SessionId> = {
+            let state = inner.state.lock().await;
+            state
+                .running
+                .as_ref()
+                .map(|r| {
+                    r.pages
+                        .values()
+                        .filter(|p| p.conversation == self.id)
+                        .filter_map(|p| p.session.id().cloned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        whose(inner, inner.guard_log.since(cursor), &tabs)
+    }
+
     /// Notes that came up since the last call ("That opened a new tab, t2"), taken once.
     pub async fn take_notes(&self) -> Vec<String> {
         self.browser
@@ -1571,7 +1634,10 @@ impl Conversation {
     /// for, or the one a redirect led to (where the tab now is). If so, the conversation
     /// gets the NET-10 note.
     async fn main_document_blocked(&self, session: &Session, url: &str, cursor: u64) -> bool {
-        let since = self.browser.inner.guard_log.since(cursor);
+        let inner = &self.browser.inner;
+        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        let tab: std::collections::HashSet<SessionId> = session.id().cloned().into_iter().collect();
+        let since = whose(inner, inner.guard_log.since(cursor), &tab);
         if since.is_empty() {
             return false;
         }
@@ -1588,14 +1654,11 @@ impl Conversation {
             let Some(host) = url.host_str() else {
                 return false;
             };
-            let host = host
-                .trim_matches(['[', ']'])
-                .trim_end_matches('.')
-                .to_ascii_lowercase();
+            let host = guard::canonical_host(host);
             let port = url.port_or_known_default().unwrap_or(0);
             since
                 .iter()
-                .any(|b| b.host.trim_end_matches('.') == host && b.port == port)
+                .any(|b| guard::canonical_host(&b.host) == host && b.port == port)
         });
         if blocked {
             self.browser
@@ -1732,6 +1795,38 @@ async fn wait_until_loaded(session: &Session, within: Duration) -> bool {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// How long a step's end waits for pages to claim the proxy's refusals (they hear of them
+/// a moment after the proxy logs them).
+const CLAIMS_WAIT: Duration = Duration::from_millis(300);
+
+/// The entries of `blocked` made by one of `roots`' sessions or a session under them.
+fn whose(
+    inner: &Inner,
+    blocked: Vec<Blocked>,
+    roots: &std::collections::HashSet<SessionId>,
+) -> Vec<Blocked> {
+    if roots.is_empty() {
+        return Vec::new();
+    }
+    let parents = lock(&inner.parents);
+    let under = |session: &SessionId| {
+        let mut at = Some(session);
+        // Bounded: frames nest, but never without end.
+        for _ in 0..64 {
+            let Some(now) = at else { return false };
+            if roots.contains(now) {
+                return true;
+            }
+            at = parents.get(now);
+        }
+        false
+    };
+    blocked
+        .into_iter()
+        .filter(|b| b.by.iter().any(under))
+        .collect()
 }
 
 fn session_of(state: &State, conversation: &str, tab: &str) -> Option<Session> {
