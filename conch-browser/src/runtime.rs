@@ -520,6 +520,13 @@ impl Browser {
         }
     }
 
+    /// How many conversations the runtime holds a lock and a wheel for: every one that
+    /// was asked for and has not ended ([`Browser::end_conversation`]). For status and
+    /// tests: it must not grow with conversations that are over (issue 12).
+    pub fn conversations_held(&self) -> usize {
+        lock(&self.inner.conversation_locks).len()
+    }
+
     /// Whether the running browser is one Conch did not launch (a DevTools address or a
     /// cloud session): its disk is not this machine's, so its downloads are refused (DL-5).
     pub fn is_remote(&self) -> bool {
