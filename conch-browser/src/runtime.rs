@@ -827,6 +827,7 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         if let Some(running) = state.running.take() {
             running.watcher.abort();
             running.connection.close();
+            forget_pages(inner, &running);
         }
         tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");
         lock(&inner.status).state = RunState::Idle;
@@ -850,11 +851,21 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// Forgets what the runtime and the page readers remembered about `running`'s pages (their
+/// isolated worlds, frames, dialog watches, attach order), once that browser is gone.
+fn forget_pages(inner: &Inner, running: &Running) {
+    crate::page::forget_browser(running.pages.values().map(|p| &p.session));
+    lock(&inner.ready).clear();
+    lock(&inner.dialogs).clear();
+    lock(&inner.parents).clear();
+}
+
 async fn shut_down(inner: &Inner, state: &mut State) {
     let Some(mut running) = state.running.take() else {
         return;
     };
     running.watcher.abort();
+    forget_pages(inner, &running);
     let browser = running.connection.browser();
     let Some(mut child) = running.child.take() else {
         // A browser Conch did not launch is not Conch's to close: only its own tabs go.

@@ -535,7 +535,10 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert!(closed, "the expired session's tab still runs");
-        assert!(channels.lock().unwrap().is_empty(), "its elicitation channel stays");
+        assert!(
+            channels.lock().unwrap().is_empty(),
+            "its elicitation channel stays"
+        );
         assert!(stream.recv().await.is_none(), "its event stream stays open");
         assert_eq!(browser.conversations_held(), held - 1, "its lock stays");
         browser.shutdown().await;
