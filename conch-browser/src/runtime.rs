@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, PoisonError, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::browser::Close as CloseBrowser;
@@ -72,6 +72,9 @@ pub struct BrowserConfig {
     pub navigation_timeout: Duration,
     /// How long the retry waits for DOMContentLoaded (AMB-22).
     pub retry_timeout: Duration,
+    /// How long a new page may take to be attached, ruled and resumed before its creation
+    /// fails with [`BrowserError::PageNotReady`] (and the page is closed): 10 s.
+    pub attach_timeout: Duration,
     /// Extra browser flags (the guard's proxy, for instance).
     pub extra_args: Vec<String>,
     /// Give the browser the person's HOME instead of its own (AMB-24).
@@ -92,6 +95,10 @@ pub struct BrowserConfig {
     /// of it). When it can't be reached, Conch uses its own local browser and says why
     /// in the status (BE-4).
     pub remote: Option<remote::Remote>,
+    /// Tests: pages whose address holds this text are handed over only after this long,
+    /// as by a browser too busy to attach them in time.
+    #[cfg(test)]
+    pub(crate) hold_pages: Option<(String, Duration)>,
 }
 
 impl BrowserConfig {
@@ -105,6 +112,7 @@ impl BrowserConfig {
             idle_after: Duration::from_secs(10 * 60),
             navigation_timeout: Duration::from_secs(30),
             retry_timeout: Duration::from_secs(15),
+            attach_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
             share_home: false,
             headless: true,
@@ -113,6 +121,8 @@ impl BrowserConfig {
             // allowed. An embedder names its gateway and allowed local origins here.
             guard: Some(GuardConfig::new(NetSettings::default())),
             remote: None,
+            #[cfg(test)]
+            hold_pages: None,
         }
     }
 }
@@ -194,7 +204,7 @@ struct Inner {
     /// The guard's proxy, started before the first launch and kept across relaunches.
     guard: Mutex<Option<guard::Running>>,
     /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
-    ready: StdMutex<HashMap<TargetId, Session>>,
+    ready: StdMutex<Ready>,
     ready_changed: tokio::sync::Notify,
     /// The dialog watch of every page and out-of-process frame, installed as it attaches
     /// (DLG-1): a dialog is answered whether or not an agent step is on its page.
@@ -334,7 +344,7 @@ impl Browser {
                 remote_rules,
                 remote_now: std::sync::atomic::AtomicBool::new(false),
                 guard: Mutex::new(None),
-                ready: StdMutex::new(HashMap::new()),
+                ready: StdMutex::default(),
                 ready_changed: tokio::sync::Notify::new(),
                 dialogs: StdMutex::new(HashMap::new()),
                 saver: TabsSaver::new(config.home.clone()),
@@ -894,8 +904,58 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     lock(&inner.status).state = RunState::Idle;
 }
 
-/// How long a new page may take to be attached, ruled and resumed.
-const ATTACH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Pages attached, ruled and resumed, waiting for the `create_page` that made them.
+#[derive(Debug, Default)]
+struct Ready {
+    /// Each with when it was filed.
+    pages: HashMap<TargetId, (Session, Instant)>,
+    /// Pages whose `create_page` gave up waiting (and closed them), and since when: one
+    /// that attaches after all is dropped, not kept until the next launch (issue 12).
+    abandoned: HashMap<TargetId, Instant>,
+}
+
+/// How long a page given up on is remembered, should it attach after all.
+const ABANDONED_KEPT: Duration = Duration::from_secs(120);
+
+impl Ready {
+    fn clear(&mut self) {
+        self.pages.clear();
+        self.abandoned.clear();
+    }
+
+    /// Files a page for its `create_page`; gives it back when that one gave up on it.
+    /// Pages filed longer than `unclaimed_after` ago that nobody took (the browser's own
+    /// first tab, or one whose creator failed) are dropped: no creator waits that long.
+    fn file(
+        &mut self,
+        target: TargetId,
+        session: Session,
+        unclaimed_after: Duration,
+    ) -> Option<Session> {
+        self.abandoned
+            .retain(|_, since| since.elapsed() < ABANDONED_KEPT);
+        self.pages
+            .retain(|_, (_, filed)| filed.elapsed() < unclaimed_after);
+        if self.abandoned.remove(&target).is_some() {
+            return Some(session);
+        }
+        self.pages.insert(target, (session, Instant::now()));
+        None
+    }
+
+    /// The page `target`, for the `create_page` that made it.
+    fn take(&mut self, target: &TargetId) -> Option<Session> {
+        self.pages.remove(target).map(|(session, _)| session)
+    }
+
+    /// `create_page` gives up on `target`: whether it was filed meanwhile or comes later,
+    /// it is not kept.
+    fn abandon(&mut self, target: &TargetId) {
+        if self.pages.remove(target).is_none() {
+            self.abandoned.insert(target.clone(), Instant::now());
+        }
+    }
+}
 
 /// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
 /// target watcher installs the guard's rules and resumes it (LAUNCH-19), then hands its
@@ -926,14 +986,16 @@ async fn create_page(
         })
         .await?;
     let Some(session) = take_ready(inner, &created.target_id).await else {
-        // Never left behind: a page nobody files would live on unseen.
+        // Never left behind: a page nobody files would live on unseen, and one that is
+        // handed over late is dropped (issue 12).
+        lock(&inner.ready).abandon(&created.target_id);
         let _ = browser
             .call(&CloseTarget {
                 target_id: created.target_id,
             })
             .await;
         return Err(BrowserError::PageNotReady {
-            seconds: ATTACH_TIMEOUT.as_secs(),
+            seconds: inner.config.attach_timeout.as_secs().max(1),
         });
     };
     let mut state = inner.state.lock().await;
@@ -1023,12 +1085,12 @@ struct TargetInfoChanged {
 
 /// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
 async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
-    let deadline = tokio::time::Instant::now() + ATTACH_TIMEOUT;
+    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
     loop {
         let notified = inner.ready_changed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        if let Some(session) = lock(&inner.ready).remove(target) {
+        if let Some(session) = lock(&inner.ready).take(target) {
             return Some(session);
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {
@@ -1162,7 +1224,27 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         let _ = target.session.call(&PageEnable {}).await;
     }
     if page && info.opener_id.is_none() {
-        lock(&inner.ready).insert(info.target_id.clone(), target.session.clone());
+        #[cfg(test)]
+        if let Some((marker, hold)) = &inner.config.hold_pages
+            && info.url.contains(marker.as_str())
+        {
+            tokio::time::sleep(*hold).await;
+        }
+        // A creator waits at most the attach timeout from its CreateTarget's answer.
+        let unclaimed_after = inner.config.attach_timeout * 2 + Duration::from_secs(5);
+        let late = lock(&inner.ready).file(
+            info.target_id.clone(),
+            target.session.clone(),
+            unclaimed_after,
+        );
+        if late.is_some() {
+            tracing::debug!(target: "conch_browser", "a page attached after its creation gave up; closed");
+            let close = CloseTarget {
+                target_id: info.target_id.clone(),
+            };
+            let _ = target.session.connection().browser().call(&close).await;
+            return;
+        }
         inner.ready_changed.notify_waiters();
     }
 }
@@ -1869,4 +1951,135 @@ fn tab_list(state: &State, conversation: &str) -> Vec<TabInfo> {
             active: tabs.active.as_deref() == Some(t.id.as_str()),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(dir: &tempfile::TempDir) -> BrowserConfig {
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        // The fixtures are on loopback; containment has its own tests.
+        config.guard = None;
+        config
+    }
+
+    /// The page targets the browser has, by address.
+    async fn pages(browser: &Browser) -> Vec<String> {
+        let session = {
+            let state = browser.inner.state.lock().await;
+            state.running.as_ref().map(|r| r.connection.browser())
+        };
+        let Some(session) = session else {
+            return Vec::new();
+        };
+        let targets = session.call(&GetTargets {}).await.unwrap();
+        targets
+            .target_infos
+            .into_iter()
+            .filter(|t| t.target_type == TargetType::Page)
+            .map(|t| t.url)
+            .collect()
+    }
+
+    /// Issue 12: a page the browser does not attach and rule in time fails its creation
+    /// with `PageNotReady` (not "the browser is not running"); when it is handed over
+    /// after all, it is dropped and closed, not kept for a later creation.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_12_a_page_ready_too_late_fails_as_not_ready_and_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir);
+        config.attach_timeout = Duration::from_millis(400);
+        config.hold_pages = Some((String::new(), Duration::from_millis(1500)));
+        let browser = Browser::new(config);
+        browser.ensure_running().await.unwrap();
+        // The browser's own first tab is filed too (held like any page), and nobody takes it.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        let before = pages(&browser).await;
+        let filed = || {
+            let mut ids: Vec<TargetId> = lock(&browser.inner.ready).pages.keys().cloned().collect();
+            ids.sort_by(|a, b| a.0.cmp(&b.0));
+            ids
+        };
+        let first = filed();
+        let chat = browser.conversation("c1");
+
+        let failed = chat.open("about:blank").await.unwrap_err();
+        assert!(
+            matches!(failed, BrowserError::PageNotReady { seconds: 1 }),
+            "{failed:?}"
+        );
+        assert_ne!(failed.to_string(), BrowserError::NotRunning.to_string());
+        // Past the hold: the late page was handed over, and dropped.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        assert_eq!(filed(), first, "the late page is kept");
+        assert!(lock(&browser.inner.ready).abandoned.is_empty());
+        assert_eq!(pages(&browser).await, before, "the late page is left open");
+        assert!(chat.tabs().await.unwrap().is_empty());
+        browser.shutdown().await;
+    }
+
+    /// LAUNCH-8, issue 12: after a crash each saved tab reopens on its own: one that the
+    /// browser does not ready in time is dropped with a note naming it, and the others
+    /// come back at their addresses under their ids.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn launch_8_a_tab_that_fails_to_reopen_is_a_note_and_the_rest_come_back() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir);
+        config.attach_timeout = Duration::from_millis(1500);
+        config.hold_pages = Some(("never-reopens".to_owned(), Duration::from_secs(4)));
+        let browser = Browser::new(config);
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        chat.new_tab(&server.url("tabs-a.html?never-reopens"))
+            .await
+            .unwrap();
+        chat.new_tab(&server.url("tabs-b.html")).await.unwrap();
+        let before = chat.tabs().await.unwrap();
+        assert_eq!(before.len(), 3);
+
+        let pid = browser.pid().await.unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let mut gone = false;
+        for _ in 0..100 {
+            if browser.status().await.state != RunState::Running {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "the browser did not die");
+
+        let after = chat.tabs().await.unwrap();
+        let ids: Vec<(&str, &str)> = after
+            .iter()
+            .map(|t| (t.id.as_str(), t.url.as_str()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("t1", before[0].url.as_str()),
+                ("t3", before[2].url.as_str())
+            ]
+        );
+        let notes = chat.take_notes().await;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("Tab t2 could not be reopened after the browser restarted")),
+            "{notes:?}"
+        );
+        assert_eq!(
+            chat.evaluate("document.title").await.unwrap(),
+            "Tab B",
+            "the active tab is back"
+        );
+        browser.shutdown().await;
+    }
 }
