@@ -1106,24 +1106,43 @@ async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
 async fn watch_targets(inner: Weak<Inner>, connection: Connection, attached: AttachedTargets) {
     // Attachments never wait behind the state lock: create_page holds it while it waits
     // for its own page to be ruled, and the events below may need it.
-    let _attaching = AbortOnDrop(tokio::spawn(watch_attached(inner.clone(), attached)));
+    let _attaching = AbortOnDrop(tokio::spawn(watch_attached(
+        inner.clone(),
+        connection.clone(),
+        attached,
+    )));
     let browser = connection.browser();
     let mut destroyed = browser.subscribe::<TargetDestroyed>();
     let mut changed = browser.events("Target.targetInfoChanged");
     loop {
         tokio::select! {
-            Some(event) = destroyed.next() => {
+            event = destroyed.next() => {
+                let Some(event) = event else { break };
                 let Ok(event) = event else { continue };
                 let Some(inner) = inner.upgrade() else { return };
                 page_destroyed(&inner, &event.target_id).await;
             }
-            Some(event) = changed.next() => {
+            event = changed.next() => {
+                let Some(event) = event else { break };
                 let Ok(event) = event.parse::<TargetInfoChanged>() else { continue };
                 let Some(inner) = inner.upgrade() else { return };
                 page_changed(&inner, &event.target_info).await;
             }
-            else => return,
         }
+    }
+    lost_events(&connection, "target changes").await;
+}
+
+/// A stream the runtime must never miss an event of ended while the browser still runs:
+/// it fell too far behind (conch-cdp ends such a stream rather than skip events). The
+/// runtime's view of the browser can no longer be trusted, so the connection is closed:
+/// the browser relaunches on the next call and the tabs are restored.
+async fn lost_events(connection: &Connection, what: &str) {
+    // Streams end a moment before the connection says it closed.
+    let closing = tokio::time::timeout(Duration::from_millis(500), connection.closed()).await;
+    if closing.is_err() {
+        tracing::warn!(target: "conch_browser", what, "lost the browser's events; restarting it");
+        connection.close();
     }
 }
 
@@ -1138,12 +1157,15 @@ impl Drop for AbortOnDrop {
 
 /// Hands every attached target, at any depth, to [`target_attached`], each on its own task
 /// (a popup waits for the state lock).
-async fn watch_attached(inner: Weak<Inner>, mut attached: AttachedTargets) {
+async fn watch_attached(inner: Weak<Inner>, connection: Connection, mut attached: AttachedTargets) {
     while let Some(target) = attached.next().await {
         let Ok(target) = target else { continue };
         let Some(inner) = inner.upgrade() else { return };
         tokio::spawn(target_attached(inner, target));
     }
+    // Targets attached from now on would stay held for good: never unguarded, but never
+    // running either.
+    lost_events(&connection, "attached targets").await;
 }
 
 /// Rules a newly attached target, then lets it run (or holds it for good: a service
