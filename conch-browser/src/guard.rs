@@ -2,6 +2,7 @@
 //!
 #![doc = include_str!("../docs/containment.md")]
 
+pub(crate) mod claims;
 mod http;
 mod log;
 mod proxy;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 use conch_policy::NetSettings;
 
+pub(crate) use log::canonical as canonical_host;
 pub use log::{BLOCKED_PAGE_SENTENCE, BLOCKED_SENTENCE, Blocked, GuardLog, Layer};
 pub use resolve::{MapResolver, Resolve, Resolved, Resolving, SystemResolver};
 

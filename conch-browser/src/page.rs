@@ -22,7 +22,7 @@ pub mod settle;
 pub mod upload;
 mod world;
 
-pub(crate) use world::forget_session;
+pub(crate) use world::{forget_browser, forget_session};
 
 pub use element::Element;
 pub use error::PageError;

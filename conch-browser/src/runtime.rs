@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, PoisonError, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::browser::Close as CloseBrowser;
@@ -30,7 +30,7 @@ use conch_cdp::protocol::target::{
     ActivateTarget, CloseTarget, CreateTarget, GetTargets, SetAutoAttach, SetDiscoverTargets,
     TargetDestroyed, TargetInfo, TargetType,
 };
-use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
+use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session, SessionId};
 use conch_policy::{NetSettings, TabUse};
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -41,7 +41,7 @@ use crate::discover::{BrowserKind, Found, Probe, SystemProbe, find_all};
 use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress, fetch};
 use crate::guard::rules::{After, Rules};
-use crate::guard::{self, BLOCKED_PAGE_SENTENCE, GuardConfig, GuardLog};
+use crate::guard::{self, BLOCKED_PAGE_SENTENCE, Blocked, GuardConfig, GuardLog};
 use crate::home::{Home, Ownership};
 use crate::launch::{LaunchSpec, Launched, start};
 use crate::page::dialog::{self, DialogWatch};
@@ -72,6 +72,9 @@ pub struct BrowserConfig {
     pub navigation_timeout: Duration,
     /// How long the retry waits for DOMContentLoaded (AMB-22).
     pub retry_timeout: Duration,
+    /// How long a new page may take to be attached, ruled and resumed before its creation
+    /// fails with [`BrowserError::PageNotReady`] (and the page is closed): 10 s.
+    pub attach_timeout: Duration,
     /// Extra browser flags (the guard's proxy, for instance).
     pub extra_args: Vec<String>,
     /// Give the browser the person's HOME instead of its own (AMB-24).
@@ -92,6 +95,10 @@ pub struct BrowserConfig {
     /// of it). When it can't be reached, Conch uses its own local browser and says why
     /// in the status (BE-4).
     pub remote: Option<remote::Remote>,
+    /// Tests: pages whose address holds this text are handed over only after this long,
+    /// as by a browser too busy to attach them in time.
+    #[cfg(test)]
+    pub(crate) hold_pages: Option<(String, Duration)>,
 }
 
 impl BrowserConfig {
@@ -105,6 +112,7 @@ impl BrowserConfig {
             idle_after: Duration::from_secs(10 * 60),
             navigation_timeout: Duration::from_secs(30),
             retry_timeout: Duration::from_secs(15),
+            attach_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
             share_home: false,
             headless: true,
@@ -113,6 +121,8 @@ impl BrowserConfig {
             // allowed. An embedder names its gateway and allowed local origins here.
             guard: Some(GuardConfig::new(NetSettings::default())),
             remote: None,
+            #[cfg(test)]
+            hold_pages: None,
         }
     }
 }
@@ -194,7 +204,7 @@ struct Inner {
     /// The guard's proxy, started before the first launch and kept across relaunches.
     guard: Mutex<Option<guard::Running>>,
     /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
-    ready: StdMutex<HashMap<TargetId, Session>>,
+    ready: StdMutex<Ready>,
     ready_changed: tokio::sync::Notify,
     /// The dialog watch of every page and out-of-process frame, installed as it attaches
     /// (DLG-1): a dialog is answered whether or not an agent step is on its page.
@@ -203,6 +213,10 @@ struct Inner {
     saver: TabsSaver,
     /// Who has the wheel, per conversation (HAND-8).
     wheels: StdMutex<HashMap<String, Arc<Wheel>>>,
+    /// The session each attached child target (frame, worker, popup) was announced on,
+    /// while it lives: a blocked request of a frame is its page's, so its conversation's
+    /// (issue 12).
+    parents: StdMutex<HashMap<SessionId, SessionId>>,
 }
 
 #[derive(Debug)]
@@ -330,11 +344,12 @@ impl Browser {
                 remote_rules,
                 remote_now: std::sync::atomic::AtomicBool::new(false),
                 guard: Mutex::new(None),
-                ready: StdMutex::new(HashMap::new()),
+                ready: StdMutex::default(),
                 ready_changed: tokio::sync::Notify::new(),
                 dialogs: StdMutex::new(HashMap::new()),
                 saver: TabsSaver::new(config.home.clone()),
                 wheels: StdMutex::default(),
+                parents: StdMutex::default(),
                 owner,
                 config,
             }),
@@ -515,6 +530,13 @@ impl Browser {
         }
     }
 
+    /// How many conversations the runtime holds a lock and a wheel for: every one that
+    /// was asked for and has not ended ([`Browser::end_conversation`]). For status and
+    /// tests: it must not grow with conversations that are over (issue 12).
+    pub fn conversations_held(&self) -> usize {
+        lock(&self.inner.conversation_locks).len()
+    }
+
     /// Whether the running browser is one Conch did not launch (a DevTools address or a
     /// cloud session): its disk is not this machine's, so its downloads are refused (DL-5).
     pub fn is_remote(&self) -> bool {
@@ -545,6 +567,7 @@ impl Browser {
         // Pages of a browser that went away are never handed over.
         lock(&self.inner.ready).clear();
         lock(&self.inner.dialogs).clear();
+        lock(&self.inner.parents).clear();
         let (launched, cloud) = match self.inner.config.remote.as_ref() {
             Some(remote) => self.reach(remote).await?,
             None => (self.launch().await?, None),
@@ -814,6 +837,7 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         if let Some(running) = state.running.take() {
             running.watcher.abort();
             running.connection.close();
+            forget_pages(inner, &running);
         }
         tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");
         lock(&inner.status).state = RunState::Idle;
@@ -837,11 +861,21 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// Forgets what the runtime and the page readers remembered about `running`'s pages (their
+/// isolated worlds, frames, dialog watches, attach order), once that browser is gone.
+fn forget_pages(inner: &Inner, running: &Running) {
+    crate::page::forget_browser(running.pages.values().map(|p| &p.session));
+    lock(&inner.ready).clear();
+    lock(&inner.dialogs).clear();
+    lock(&inner.parents).clear();
+}
+
 async fn shut_down(inner: &Inner, state: &mut State) {
     let Some(mut running) = state.running.take() else {
         return;
     };
     running.watcher.abort();
+    forget_pages(inner, &running);
     let browser = running.connection.browser();
     let Some(mut child) = running.child.take() else {
         // A browser Conch did not launch is not Conch's to close: only its own tabs go.
@@ -870,8 +904,58 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     lock(&inner.status).state = RunState::Idle;
 }
 
-/// How long a new page may take to be attached, ruled and resumed.
-const ATTACH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Pages attached, ruled and resumed, waiting for the `create_page` that made them.
+#[derive(Debug, Default)]
+struct Ready {
+    /// Each with when it was filed.
+    pages: HashMap<TargetId, (Session, Instant)>,
+    /// Pages whose `create_page` gave up waiting (and closed them), and since when: one
+    /// that attaches after all is dropped, not kept until the next launch (issue 12).
+    abandoned: HashMap<TargetId, Instant>,
+}
+
+/// How long a page given up on is remembered, should it attach after all.
+const ABANDONED_KEPT: Duration = Duration::from_secs(120);
+
+impl Ready {
+    fn clear(&mut self) {
+        self.pages.clear();
+        self.abandoned.clear();
+    }
+
+    /// Files a page for its `create_page`; gives it back when that one gave up on it.
+    /// Pages filed longer than `unclaimed_after` ago that nobody took (the browser's own
+    /// first tab, or one whose creator failed) are dropped: no creator waits that long.
+    fn file(
+        &mut self,
+        target: TargetId,
+        session: Session,
+        unclaimed_after: Duration,
+    ) -> Option<Session> {
+        self.abandoned
+            .retain(|_, since| since.elapsed() < ABANDONED_KEPT);
+        self.pages
+            .retain(|_, (_, filed)| filed.elapsed() < unclaimed_after);
+        if self.abandoned.remove(&target).is_some() {
+            return Some(session);
+        }
+        self.pages.insert(target, (session, Instant::now()));
+        None
+    }
+
+    /// The page `target`, for the `create_page` that made it.
+    fn take(&mut self, target: &TargetId) -> Option<Session> {
+        self.pages.remove(target).map(|(session, _)| session)
+    }
+
+    /// `create_page` gives up on `target`: whether it was filed meanwhile or comes later,
+    /// it is not kept.
+    fn abandon(&mut self, target: &TargetId) {
+        if self.pages.remove(target).is_none() {
+            self.abandoned.insert(target.clone(), Instant::now());
+        }
+    }
+}
 
 /// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
 /// target watcher installs the guard's rules and resumes it (LAUNCH-19), then hands its
@@ -902,14 +986,16 @@ async fn create_page(
         })
         .await?;
     let Some(session) = take_ready(inner, &created.target_id).await else {
-        // Never left behind: a page nobody files would live on unseen.
+        // Never left behind: a page nobody files would live on unseen, and one that is
+        // handed over late is dropped (issue 12).
+        lock(&inner.ready).abandon(&created.target_id);
         let _ = browser
             .call(&CloseTarget {
                 target_id: created.target_id,
             })
             .await;
         return Err(BrowserError::PageNotReady {
-            seconds: ATTACH_TIMEOUT.as_secs(),
+            seconds: inner.config.attach_timeout.as_secs().max(1),
         });
     };
     let mut state = inner.state.lock().await;
@@ -999,12 +1085,12 @@ struct TargetInfoChanged {
 
 /// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
 async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
-    let deadline = tokio::time::Instant::now() + ATTACH_TIMEOUT;
+    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
     loop {
         let notified = inner.ready_changed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        if let Some(session) = lock(&inner.ready).remove(target) {
+        if let Some(session) = lock(&inner.ready).take(target) {
             return Some(session);
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {
@@ -1020,24 +1106,43 @@ async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
 async fn watch_targets(inner: Weak<Inner>, connection: Connection, attached: AttachedTargets) {
     // Attachments never wait behind the state lock: create_page holds it while it waits
     // for its own page to be ruled, and the events below may need it.
-    let _attaching = AbortOnDrop(tokio::spawn(watch_attached(inner.clone(), attached)));
+    let _attaching = AbortOnDrop(tokio::spawn(watch_attached(
+        inner.clone(),
+        connection.clone(),
+        attached,
+    )));
     let browser = connection.browser();
     let mut destroyed = browser.subscribe::<TargetDestroyed>();
     let mut changed = browser.events("Target.targetInfoChanged");
     loop {
         tokio::select! {
-            Some(event) = destroyed.next() => {
+            event = destroyed.next() => {
+                let Some(event) = event else { break };
                 let Ok(event) = event else { continue };
                 let Some(inner) = inner.upgrade() else { return };
                 page_destroyed(&inner, &event.target_id).await;
             }
-            Some(event) = changed.next() => {
+            event = changed.next() => {
+                let Some(event) = event else { break };
                 let Ok(event) = event.parse::<TargetInfoChanged>() else { continue };
                 let Some(inner) = inner.upgrade() else { return };
                 page_changed(&inner, &event.target_info).await;
             }
-            else => return,
         }
+    }
+    lost_events(&connection, "target changes").await;
+}
+
+/// A stream the runtime must never miss an event of ended while the browser still runs:
+/// it fell too far behind (conch-cdp ends such a stream rather than skip events). The
+/// runtime's view of the browser can no longer be trusted, so the connection is closed:
+/// the browser relaunches on the next call and the tabs are restored.
+async fn lost_events(connection: &Connection, what: &str) {
+    // Streams end a moment before the connection says it closed.
+    let closing = tokio::time::timeout(Duration::from_millis(500), connection.closed()).await;
+    if closing.is_err() {
+        tracing::warn!(target: "conch_browser", what, "lost the browser's events; restarting it");
+        connection.close();
     }
 }
 
@@ -1052,12 +1157,15 @@ impl Drop for AbortOnDrop {
 
 /// Hands every attached target, at any depth, to [`target_attached`], each on its own task
 /// (a popup waits for the state lock).
-async fn watch_attached(inner: Weak<Inner>, mut attached: AttachedTargets) {
+async fn watch_attached(inner: Weak<Inner>, connection: Connection, mut attached: AttachedTargets) {
     while let Some(target) = attached.next().await {
         let Ok(target) = target else { continue };
         let Some(inner) = inner.upgrade() else { return };
         tokio::spawn(target_attached(inner, target));
     }
+    // Targets attached from now on would stay held for good: never unguarded, but never
+    // running either.
+    lost_events(&connection, "attached targets").await;
 }
 
 /// Rules a newly attached target, then lets it run (or holds it for good: a service
@@ -1078,10 +1186,38 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     if page && info.opener_id.is_some() {
         popup_created(&inner, &target).await;
     }
-    let resume = async {
-        if after == After::Resume && target.waiting_for_debugger {
-            let _ = target.resume().await;
+    // Whose its blocked requests are (issue 12): its own session's, claimed from its
+    // network events, and through its parent its page's. Subscribed before it runs.
+    let network = matches!(
+        info.target_type,
+        TargetType::Page | TargetType::Iframe | TargetType::Worker | TargetType::SharedWorker
+    );
+    if network && let Some(id) = target.session.id().cloned() {
+        if let Some(parent) = target.parent.clone() {
+            lock(&inner.parents).insert(id.clone(), parent);
         }
+        let claims = guard::claims::watch(&target.session, Arc::clone(&inner.guard_log));
+        let weak = Arc::downgrade(&inner);
+        tokio::spawn(async move {
+            claims.await;
+            // The session ended: it has no children any more.
+            if let Some(inner) = weak.upgrade() {
+                lock(&inner.parents).remove(&id);
+            }
+        });
+    }
+    let resume = async {
+        if network {
+            // Sent before the resume, so its first request is seen.
+            guard::claims::enable(&target.session).await;
+        }
+    };
+    let resume = async {
+        tokio::join!(resume, async {
+            if after == After::Resume && target.waiting_for_debugger {
+                let _ = target.resume().await;
+            }
+        });
     };
     if page || info.target_type == TargetType::Iframe {
         // The dialog watch goes in with the rules, before the target runs (DLG-1,
@@ -1110,7 +1246,27 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         let _ = target.session.call(&PageEnable {}).await;
     }
     if page && info.opener_id.is_none() {
-        lock(&inner.ready).insert(info.target_id.clone(), target.session.clone());
+        #[cfg(test)]
+        if let Some((marker, hold)) = &inner.config.hold_pages
+            && info.url.contains(marker.as_str())
+        {
+            tokio::time::sleep(*hold).await;
+        }
+        // A creator waits at most the attach timeout from its CreateTarget's answer.
+        let unclaimed_after = inner.config.attach_timeout * 2 + Duration::from_secs(5);
+        let late = lock(&inner.ready).file(
+            info.target_id.clone(),
+            target.session.clone(),
+            unclaimed_after,
+        );
+        if late.is_some() {
+            tracing::debug!(target: "conch_browser", "a page attached after its creation gave up; closed");
+            let close = CloseTarget {
+                target_id: info.target_id.clone(),
+            };
+            let _ = target.session.connection().browser().call(&close).await;
+            return;
+        }
         inner.ready_changed.notify_waiters();
     }
 }
@@ -1393,6 +1549,35 @@ impl Conversation {
         Ok(())
     }
 
+    /// Where the guard's log stands now: give it to [`Conversation::blocked_since`] after
+    /// a step (NET-10).
+    pub fn blocked_cursor(&self) -> u64 {
+        self.browser.inner.guard_log.cursor()
+    }
+
+    /// The requests the guard refused after `cursor` that this conversation's own tabs
+    /// made (their pages, frames and workers), never another conversation's (NET-10,
+    /// issue 12). Waits a moment for the pages to hear of the proxy's refusals.
+    pub async fn blocked_since(&self, cursor: u64) -> Vec<Blocked> {
+        let inner = &self.browser.inner;
+        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        let tabs: std::collections::HashSet<SessionId> = {
+            let state = inner.state.lock().await;
+            state
+                .running
+                .as_ref()
+                .map(|r| {
+                    r.pages
+                        .values()
+                        .filter(|p| p.conversation == self.id)
+                        .filter_map(|p| p.session.id().cloned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        whose(inner, inner.guard_log.since(cursor), &tabs)
+    }
+
     /// Notes that came up since the last call ("That opened a new tab, t2"), taken once.
     pub async fn take_notes(&self) -> Vec<String> {
         self.browser
@@ -1571,7 +1756,10 @@ impl Conversation {
     /// for, or the one a redirect led to (where the tab now is). If so, the conversation
     /// gets the NET-10 note.
     async fn main_document_blocked(&self, session: &Session, url: &str, cursor: u64) -> bool {
-        let since = self.browser.inner.guard_log.since(cursor);
+        let inner = &self.browser.inner;
+        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        let tab: std::collections::HashSet<SessionId> = session.id().cloned().into_iter().collect();
+        let since = whose(inner, inner.guard_log.since(cursor), &tab);
         if since.is_empty() {
             return false;
         }
@@ -1588,14 +1776,11 @@ impl Conversation {
             let Some(host) = url.host_str() else {
                 return false;
             };
-            let host = host
-                .trim_matches(['[', ']'])
-                .trim_end_matches('.')
-                .to_ascii_lowercase();
+            let host = guard::canonical_host(host);
             let port = url.port_or_known_default().unwrap_or(0);
             since
                 .iter()
-                .any(|b| b.host.trim_end_matches('.') == host && b.port == port)
+                .any(|b| guard::canonical_host(&b.host) == host && b.port == port)
         });
         if blocked {
             self.browser
@@ -1734,6 +1919,38 @@ async fn wait_until_loaded(session: &Session, within: Duration) -> bool {
     }
 }
 
+/// How long a step's end waits for pages to claim the proxy's refusals (they hear of them
+/// a moment after the proxy logs them).
+const CLAIMS_WAIT: Duration = Duration::from_millis(300);
+
+/// The entries of `blocked` made by one of `roots`' sessions or a session under them.
+fn whose(
+    inner: &Inner,
+    blocked: Vec<Blocked>,
+    roots: &std::collections::HashSet<SessionId>,
+) -> Vec<Blocked> {
+    if roots.is_empty() {
+        return Vec::new();
+    }
+    let parents = lock(&inner.parents);
+    let under = |session: &SessionId| {
+        let mut at = Some(session);
+        // Bounded: frames nest, but never without end.
+        for _ in 0..64 {
+            let Some(now) = at else { return false };
+            if roots.contains(now) {
+                return true;
+            }
+            at = parents.get(now);
+        }
+        false
+    };
+    blocked
+        .into_iter()
+        .filter(|b| b.by.iter().any(under))
+        .collect()
+}
+
 fn session_of(state: &State, conversation: &str, tab: &str) -> Option<Session> {
     state.running.as_ref().and_then(|r| {
         r.pages
@@ -1756,4 +1973,135 @@ fn tab_list(state: &State, conversation: &str) -> Vec<TabInfo> {
             active: tabs.active.as_deref() == Some(t.id.as_str()),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(dir: &tempfile::TempDir) -> BrowserConfig {
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        // The fixtures are on loopback; containment has its own tests.
+        config.guard = None;
+        config
+    }
+
+    /// The page targets the browser has, by address.
+    async fn pages(browser: &Browser) -> Vec<String> {
+        let session = {
+            let state = browser.inner.state.lock().await;
+            state.running.as_ref().map(|r| r.connection.browser())
+        };
+        let Some(session) = session else {
+            return Vec::new();
+        };
+        let targets = session.call(&GetTargets {}).await.unwrap();
+        targets
+            .target_infos
+            .into_iter()
+            .filter(|t| t.target_type == TargetType::Page)
+            .map(|t| t.url)
+            .collect()
+    }
+
+    /// Issue 12: a page the browser does not attach and rule in time fails its creation
+    /// with `PageNotReady` (not "the browser is not running"); when it is handed over
+    /// after all, it is dropped and closed, not kept for a later creation.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_12_a_page_ready_too_late_fails_as_not_ready_and_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir);
+        config.attach_timeout = Duration::from_millis(400);
+        config.hold_pages = Some((String::new(), Duration::from_millis(1500)));
+        let browser = Browser::new(config);
+        browser.ensure_running().await.unwrap();
+        // The browser's own first tab is filed too (held like any page), and nobody takes it.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        let before = pages(&browser).await;
+        let filed = || {
+            let mut ids: Vec<TargetId> = lock(&browser.inner.ready).pages.keys().cloned().collect();
+            ids.sort_by(|a, b| a.0.cmp(&b.0));
+            ids
+        };
+        let first = filed();
+        let chat = browser.conversation("c1");
+
+        let failed = chat.open("about:blank").await.unwrap_err();
+        assert!(
+            matches!(failed, BrowserError::PageNotReady { seconds: 1 }),
+            "{failed:?}"
+        );
+        assert_ne!(failed.to_string(), BrowserError::NotRunning.to_string());
+        // Past the hold: the late page was handed over, and dropped.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        assert_eq!(filed(), first, "the late page is kept");
+        assert!(lock(&browser.inner.ready).abandoned.is_empty());
+        assert_eq!(pages(&browser).await, before, "the late page is left open");
+        assert!(chat.tabs().await.unwrap().is_empty());
+        browser.shutdown().await;
+    }
+
+    /// LAUNCH-8, issue 12: after a crash each saved tab reopens on its own: one that the
+    /// browser does not ready in time is dropped with a note naming it, and the others
+    /// come back at their addresses under their ids.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn launch_8_a_tab_that_fails_to_reopen_is_a_note_and_the_rest_come_back() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir);
+        config.attach_timeout = Duration::from_millis(1500);
+        config.hold_pages = Some(("never-reopens".to_owned(), Duration::from_secs(4)));
+        let browser = Browser::new(config);
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        chat.new_tab(&server.url("tabs-a.html?never-reopens"))
+            .await
+            .unwrap();
+        chat.new_tab(&server.url("tabs-b.html")).await.unwrap();
+        let before = chat.tabs().await.unwrap();
+        assert_eq!(before.len(), 3);
+
+        let pid = browser.pid().await.unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let mut gone = false;
+        for _ in 0..100 {
+            if browser.status().await.state != RunState::Running {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "the browser did not die");
+
+        let after = chat.tabs().await.unwrap();
+        let ids: Vec<(&str, &str)> = after
+            .iter()
+            .map(|t| (t.id.as_str(), t.url.as_str()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("t1", before[0].url.as_str()),
+                ("t3", before[2].url.as_str())
+            ]
+        );
+        let notes = chat.take_notes().await;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("Tab t2 could not be reopened after the browser restarted")),
+            "{notes:?}"
+        );
+        assert_eq!(
+            chat.evaluate("document.title").await.unwrap(),
+            "Tab B",
+            "the active tab is back"
+        );
+        browser.shutdown().await;
+    }
 }

@@ -49,7 +49,7 @@ pub(crate) enum Request {
     /// A subscriber is gone.
     Unsubscribe { key: SubKey, id: u64 },
     /// Send reports of dropped incoming messages here.
-    WatchErrors(mpsc::UnboundedSender<Error>),
+    WatchErrors(mpsc::Sender<Error>),
     /// Close the connection.
     Close,
 }
@@ -85,13 +85,34 @@ pub(crate) enum SessionFilter {
 pub(crate) struct Subscription {
     pub(crate) key: SubKey,
     pub(crate) id: u64,
-    pub(crate) tx: mpsc::UnboundedSender<RawEvent>,
+    pub(crate) tx: mpsc::Sender<RawEvent>,
 }
 
 #[derive(Debug)]
 struct Subscriber {
     id: u64,
-    tx: mpsc::UnboundedSender<RawEvent>,
+    tx: mpsc::Sender<RawEvent>,
+}
+
+impl Subscriber {
+    /// Hands `event` over; false when the subscriber is gone, or so far behind that its
+    /// buffer is full: it is then dropped (its stream ends, so it can tell), never made
+    /// to skip an event silently, and never allowed to grow the actor's memory.
+    fn deliver(&self, event: &RawEvent) -> bool {
+        match self.tx.try_send(event.clone()) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::warn!(
+                    target: "conch_cdp",
+                    method = event.method(),
+                    session = event.session_id().map_or("", SessionId::as_str),
+                    "an event subscriber fell too far behind; its stream is ended"
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -155,7 +176,7 @@ pub(crate) struct Actor {
     /// browser that opens and closes many pages does not grow this without end.
     detached: HashSet<SessionId>,
     detached_order: std::collections::VecDeque<SessionId>,
-    error_watchers: Vec<mpsc::UnboundedSender<Error>>,
+    error_watchers: Vec<mpsc::Sender<Error>>,
     limit: usize,
     /// The number of pending calls, published for [`crate::Connection::pending_calls`].
     gauge: Arc<AtomicUsize>,
@@ -462,7 +483,7 @@ impl Actor {
         let event = RawEvent::new(session.map(SessionId::from), Arc::from(method), params);
         if has_exact && let Some(methods) = self.exact.get_mut(session_key) {
             if let Some(subscribers) = methods.get_mut(method) {
-                subscribers.retain(|s| s.tx.send(event.clone()).is_ok());
+                subscribers.retain(|s| s.deliver(&event));
                 if subscribers.is_empty() {
                     methods.remove(method);
                 }
@@ -472,7 +493,7 @@ impl Actor {
             }
         }
         if has_any && let Some(subscribers) = self.any.get_mut(method) {
-            subscribers.retain(|s| s.tx.send(event.clone()).is_ok());
+            subscribers.retain(|s| s.deliver(&event));
             if subscribers.is_empty() {
                 self.any.remove(method);
             }
@@ -531,8 +552,9 @@ impl Actor {
     /// An incoming message was dropped: say so in the traces and to error watchers.
     fn report(&mut self, error: &Error) {
         tracing::warn!(target: "conch_cdp", %error, "dropped an incoming devtools message");
+        // A watcher that fell behind is dropped, as an event subscriber is.
         self.error_watchers
-            .retain(|tx| tx.send(error.clone()).is_ok());
+            .retain(|tx| tx.try_send(error.clone()).is_ok());
     }
 }
 

@@ -1,4 +1,5 @@
-//! [`Config`]: the knobs of a connection (timeouts, message size limit).
+//! [`Config`]: the knobs of a connection (timeouts, message size limit, how far an event
+//! subscriber may fall behind).
 
 use std::time::Duration;
 
@@ -20,6 +21,11 @@ pub struct Config {
     /// WebSocket cannot skip part of a frame, so it reads messages up to twice this size
     /// whole before refusing them; a WebSocket message larger than that ends the connection.
     pub max_message_size: usize,
+    /// How many events may wait for one subscriber that has not read them (default
+    /// 8192). A subscriber that falls that far behind is dropped with a logged warning:
+    /// its stream ends, so it can tell it missed events, and it never silently loses
+    /// one, nor holds the connection's memory without bound.
+    pub event_buffer: usize,
 }
 
 impl Default for Config {
@@ -28,6 +34,7 @@ impl Default for Config {
             call_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(30),
             max_message_size: 256 << 20,
+            event_buffer: 8192,
         }
     }
 }
@@ -51,6 +58,13 @@ impl Config {
     #[must_use]
     pub fn with_max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes;
+        self
+    }
+
+    /// Sets [`Config::event_buffer`] (at least 1).
+    #[must_use]
+    pub fn with_event_buffer(mut self, events: usize) -> Self {
+        self.event_buffer = events.max(1);
         self
     }
 

@@ -180,7 +180,7 @@ impl Connection {
 
     /// Reports of incoming messages dropped from now on (see [`Errors`]).
     pub fn errors(&self) -> Errors {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(self.inner.config.event_buffer.max(1));
         let _ = self.inner.actor.send(Request::WatchErrors(tx));
         Errors::new(rx)
     }
@@ -215,7 +215,8 @@ impl Connection {
     }
 
     fn subscribe_raw(&self, session: SessionFilter, method: &str) -> RawEvents {
-        let (tx, rx) = mpsc::unbounded_channel();
+        // Bounded: a subscriber that falls behind is dropped, and its stream ends.
+        let (tx, rx) = mpsc::channel(self.inner.config.event_buffer.max(1));
         let id = self.inner.next_subscription.fetch_add(1, Ordering::Relaxed);
         let key = SubKey {
             session,

@@ -5,6 +5,9 @@
 //! A stream is registered with the connection when it is created, so subscribe first and
 //! then send the command that triggers the event: nothing is missed. Streams end when the
 //! session is detached or the connection closes, and unregister themselves when dropped.
+//! A stream whose reader falls [`crate::Config::event_buffer`] events behind ends too
+//! (with a logged warning): it never skips an event silently, so a reader that must see
+//! every event knows when it did not.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -82,13 +85,13 @@ impl fmt::Debug for RawEvent {
 
 /// The events of one method (on one session, or on every session), raw.
 pub struct RawEvents {
-    rx: mpsc::UnboundedReceiver<RawEvent>,
+    rx: mpsc::Receiver<RawEvent>,
     registration: Option<(mpsc::UnboundedSender<Request>, SubKey, u64)>,
 }
 
 impl RawEvents {
     pub(crate) fn new(
-        rx: mpsc::UnboundedReceiver<RawEvent>,
+        rx: mpsc::Receiver<RawEvent>,
         actor: mpsc::UnboundedSender<Request>,
         key: SubKey,
         id: u64,
@@ -235,11 +238,11 @@ impl fmt::Debug for AttachedTargets {
 /// closed, if it failed. Ends when the connection closes.
 #[derive(Debug)]
 pub struct Errors {
-    rx: mpsc::UnboundedReceiver<Error>,
+    rx: mpsc::Receiver<Error>,
 }
 
 impl Errors {
-    pub(crate) fn new(rx: mpsc::UnboundedReceiver<Error>) -> Self {
+    pub(crate) fn new(rx: mpsc::Receiver<Error>) -> Self {
         Errors { rx }
     }
 }

@@ -111,8 +111,8 @@ impl Door {
         tokio::spawn(async move { browser.end_conversation(&conversation).await });
     }
 
-    /// Closes the sessions unused for longer than the idle time, forgetting their
-    /// conversations.
+    /// Closes the sessions unused for longer than the idle time, ending their
+    /// conversations for good.
     pub(crate) fn sweep(&self) {
         let expired: Vec<Open> = {
             let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
@@ -128,7 +128,9 @@ impl Door {
                 conversation = open.session.chat().id(),
                 "MCP session closed after idle"
             );
-            self.server.tools().forget(open.session.chat().id());
+            // Expired is ended, as a DELETE is: its tabs, lock, elicitation channel and
+            // event stream go too (issue 12).
+            self.close(&open);
         }
     }
 
@@ -457,5 +459,88 @@ async fn delete_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
             StatusCode::NO_CONTENT.into_response()
         }
         None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use conch_browser::guard::GuardConfig;
+    use conch_browser::{Browser, BrowserConfig, Home};
+    use conch_policy::{Mode, NetSettings};
+    use conch_tools::{Tools, ToolsConfig, Unattended};
+
+    use super::*;
+
+    /// Issue 12: a session that expires ends its conversation for good, as closing it
+    /// does: its tab is closed in the browser, its elicitation channel and its event
+    /// stream are gone, and the runtime holds no lock for it any more.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_12_an_expired_http_session_ends_its_conversation_for_good() {
+        let pages = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        config.guard = Some(GuardConfig::new(NetSettings {
+            allow_localhost: true,
+            ..NetSettings::default()
+        }));
+        let browser = Browser::new(config);
+        let tools = Tools::new(browser.clone(), ToolsConfig::new(Arc::new(Unattended)));
+        let server = McpServer::new(tools, Mode::Ask);
+        let channels: Channels = Arc::default();
+        let door = Door::new(
+            server.clone(),
+            "token".to_owned(),
+            1,
+            Duration::from_millis(50),
+            Some(Arc::clone(&channels)),
+        );
+        let conversation = "mcp-http-expires";
+        let session = server.session(conversation);
+        let (sink, mut stream) = mpsc::unbounded_channel();
+        let outbound = Arc::new(Outbound::new(Some(sink)));
+        channels
+            .lock()
+            .unwrap()
+            .insert(conversation.to_owned(), outbound.clone());
+        door.sessions.lock().unwrap().insert(
+            "expires".to_owned(),
+            Open {
+                session,
+                outbound,
+                last_used: Instant::now(),
+                busy: 0,
+            },
+        );
+        let chat = browser.conversation(conversation);
+        chat.open(&pages.url("basic.html")).await.unwrap();
+        let page = chat.page().await.unwrap();
+        let held = browser.conversations_held();
+
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        door.sweep();
+        assert!(door.sessions.lock().unwrap().is_empty());
+        // The tab closes: its page answers no more.
+        let mut closed = false;
+        for _ in 0..50 {
+            let answer = page
+                .call_raw("Runtime.evaluate", json!({ "expression": "1" }))
+                .await;
+            if answer.is_err() {
+                closed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(closed, "the expired session's tab still runs");
+        assert!(
+            channels.lock().unwrap().is_empty(),
+            "its elicitation channel stays"
+        );
+        assert!(stream.recv().await.is_none(), "its event stream stays open");
+        assert_eq!(browser.conversations_held(), held - 1, "its lock stays");
+        browser.shutdown().await;
     }
 }

@@ -132,12 +132,15 @@ impl Chat {
         // HAND-8: while the person drives or a handoff waits, the agent's call waits for
         // the wheel instead of failing.
         self.state.conversation.wheel().agents_turn().await;
-        let guard_log = self.tools.inner.browser.guard_log();
-        let cursor = guard_log.cursor();
+        let cursor = self.state.conversation.blocked_cursor();
         let outcome = self.dispatch(call).await;
-        // NET-10: requests the guard refused during the step, without their address.
-        let blocked = guard_log
-            .since(cursor)
+        // NET-10: requests the guard refused during the step, without their address; only
+        // those this conversation's own tabs made (issue 12), never another's.
+        let blocked = self
+            .state
+            .conversation
+            .blocked_since(cursor)
+            .await
             .iter()
             .filter(|b| b.code != "page-scheme-cancelled")
             .count();

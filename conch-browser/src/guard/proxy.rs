@@ -255,7 +255,7 @@ async fn refuse(
     respond(
         client,
         403,
-        "Blocked by Conch",
+        super::claims::REASON,
         Some(code),
         BLOCKED_SENTENCE,
     )

@@ -28,6 +28,7 @@
 
 use std::sync::Arc;
 
+use conch_cdp::protocol::SessionId;
 use conch_cdp::protocol::fetch::{
     ContinueRequest, Enable as FetchEnable, ErrorReason, FailRequest, RequestPattern, RequestPaused,
 };
@@ -37,7 +38,7 @@ use conch_policy::{NavigationBy, NetSettings, Verdict, navigation_verdict, verdi
 use futures_util::StreamExt;
 use url::Url;
 
-use super::log::{GuardLog, Layer};
+use super::log::GuardLog;
 
 /// The refusal code logged for a target kept from running because its rules are not in.
 pub(crate) const UNGUARDED: &str = "unguarded-target";
@@ -125,7 +126,8 @@ async fn try_install(target: &AttachedTarget, rules: &Rules) -> Result<After, No
     match &target.target_info.target_type {
         TargetType::ServiceWorker => {
             let (host, port) = host_port(&target.target_info.url);
-            rules.log.record(&host, port, "service-worker", Layer::Cdp);
+            let by = session.id();
+            rules.log.record_for(by, &host, port, "service-worker");
             return Ok(After::Hold);
         }
         TargetType::Page | TargetType::Iframe => {
@@ -186,7 +188,9 @@ async fn try_install(target: &AttachedTarget, rules: &Rules) -> Result<After, No
 async fn keep_from_running(target: &AttachedTarget, rules: &Rules, why: &NotGuarded) {
     let info = &target.target_info;
     let (host, port) = host_port(&info.url);
-    rules.log.record(&host, port, UNGUARDED, Layer::Cdp);
+    rules
+        .log
+        .record_for(target.session.id(), &host, port, UNGUARDED);
     tracing::warn!(
         target: "conch_browser::guard",
         kind = info.target_type.as_str(),
@@ -235,7 +239,7 @@ async fn watch_requests(session: &Session, rules: &Rules) -> Result<(), NotGuard
 async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>, rules: Rules) {
     while let Some(event) = paused.next().await {
         let Ok(event) = event else { continue };
-        let verdict = judge(&event, &rules);
+        let verdict = judge(&event, &rules, session.id());
         let session = session.clone();
         // Answered off the loop, so one slow answer does not hold the others.
         tokio::spawn(async move {
@@ -257,9 +261,10 @@ async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>
 }
 
 /// `None` to let the request go, or the refusal code (already logged).
-fn judge(event: &RequestPaused, rules: &Rules) -> Option<&'static str> {
+/// The refusal is logged as `by`'s: the session whose request was paused.
+fn judge(event: &RequestPaused, rules: &Rules, by: Option<&SessionId>) -> Option<&'static str> {
     let Ok(url) = Url::parse(&event.request.url) else {
-        rules.log.record("", 0, "unreadable-address", Layer::Cdp);
+        rules.log.record_for(by, "", 0, "unreadable-address");
         return Some("unreadable-address");
     };
     let mut verdict = Verdict::Allow;
@@ -280,7 +285,7 @@ fn judge(event: &RequestPaused, rules: &Rules) -> Option<&'static str> {
         ),
         None => (format!("{}:", url.scheme()), 0),
     };
-    rules.log.record(&host, port, code, Layer::Cdp);
+    rules.log.record_for(by, &host, port, code);
     Some(code)
 }
 

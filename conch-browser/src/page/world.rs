@@ -9,7 +9,8 @@
 //!
 //! Out-of-process frames are their own targets: their sessions are attached here with
 //! `Target.attachToTarget` and kept in the same table by target id (a frame target's id is
-//! its frame id). Deliberately absent: listening to execution-context events; the table
+//! its frame id). A page's entries go when it closes, and a whole browser's when it shuts
+//! down or dies (issue 12). Deliberately absent: listening to execution-context events; the table
 //! is checked lazily instead.
 
 use std::collections::HashMap;
@@ -52,16 +53,21 @@ impl Tables {
     /// Drops every entry of the session `key` (a page that closed or detached), and of
     /// the out-of-process frames found from it, so the tables hold live pages only.
     fn forget(&mut self, key: &str) {
-        let frames: Vec<String> = self
-            .frame_sessions
-            .iter()
-            .filter(|(_, (parent, _))| parent == key)
-            .map(|(id, _)| id.clone())
-            .collect();
+        // The frames found from it, and the frames found from those, at any depth.
         let mut gone = vec![key.to_owned()];
-        for id in frames {
-            if let Some((_, session)) = self.frame_sessions.remove(&id) {
-                gone.push(session_key(&session));
+        let mut at = 0;
+        while let Some(parent) = gone.get(at).cloned() {
+            at += 1;
+            let frames: Vec<String> = self
+                .frame_sessions
+                .iter()
+                .filter(|(_, (found_from, _))| *found_from == parent)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in frames {
+                if let Some((_, session)) = self.frame_sessions.remove(&id) {
+                    gone.push(session_key(&session));
+                }
             }
         }
         self.worlds
@@ -74,6 +80,28 @@ impl Tables {
 /// destroyed); without it the tables would grow with every page ever opened.
 pub(crate) fn forget_session(session: &Session) {
     tables().forget(&session_key(session));
+}
+
+/// Forgets every page of a browser that died or shut down (`pages`), their out-of-process
+/// frames, and any frame session left whose connection is closed: a dead browser's worlds
+/// and sessions are never used again, and must not stay for the life of the process.
+pub(crate) fn forget_browser<'a>(pages: impl IntoIterator<Item = &'a Session>) {
+    let mut tables = tables();
+    for page in pages {
+        tables.forget(&session_key(page));
+    }
+    let dead: Vec<String> = tables
+        .frame_sessions
+        .iter()
+        .filter(|(_, (_, session))| session.connection().is_closed())
+        .map(|(_, (_, session))| session_key(session))
+        .collect();
+    for key in dead {
+        tables.forget(&key);
+    }
+    tables
+        .frame_sessions
+        .retain(|_, (_, session)| !session.connection().is_closed());
 }
 
 fn tables() -> std::sync::MutexGuard<'static, Tables> {
@@ -385,7 +413,61 @@ async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Sessio
 
 #[cfg(test)]
 mod tests {
-    use super::Tables;
+    use super::{Tables, session_key, tables};
+    use crate::page::{Reader, read};
+    use crate::{Browser, BrowserConfig, Home, RunState};
+
+    /// Whether the tables remember anything of `session`.
+    fn remembers(session: &conch_cdp::Session) -> bool {
+        let key = session_key(session);
+        let tables = tables();
+        tables.top_frames.contains_key(&key) || tables.worlds.keys().any(|(s, _)| *s == key)
+    }
+
+    /// Issue 12 (unbounded growth): the isolated-world tables forget a browser's pages
+    /// when it shuts down, and when it dies under the runtime (found by the next look).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_12_world_tables_forget_a_browser_that_shut_down_or_died() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        config.guard = None;
+        let browser = Browser::new(config);
+        let chat = browser.conversation("c1");
+
+        chat.open(&server.url("basic.html")).await.unwrap();
+        let page = chat.page().await.unwrap();
+        read(&page, &mut Reader::new()).await.unwrap();
+        assert!(remembers(&page), "the read left nothing to forget");
+        browser.shutdown().await;
+        assert!(
+            !remembers(&page),
+            "a shut-down browser's page is remembered"
+        );
+
+        chat.open(&server.url("basic.html")).await.unwrap();
+        let page = chat.page().await.unwrap();
+        read(&page, &mut Reader::new()).await.unwrap();
+        assert!(remembers(&page));
+        let pid = browser.pid().await.unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let mut noticed = false;
+        for _ in 0..100 {
+            if browser.status().await.state != RunState::Running {
+                noticed = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(noticed, "the runtime never noticed the browser died");
+        assert!(!remembers(&page), "a dead browser's page is remembered");
+        assert!(tables().frame_sessions.is_empty());
+    }
 
     #[test]
     fn issue_12_world_tables_forget_a_closed_session() {

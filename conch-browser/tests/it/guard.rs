@@ -373,6 +373,95 @@ async fn net_10_a_blocked_page_says_so_without_a_port() {
     env.browser.shutdown().await;
 }
 
+/// NET-10 (issue 12): every route a page can take to a refused address (each on its own,
+/// plain http and a tunnel for https, in the page and in a cross-site frame) is told to
+/// the conversation whose tab made it, and never to another conversation working at the
+/// same time on a page of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn net_10_each_refusal_is_the_conversation_whose_tab_made_it() {
+    let env = Env::start(|_, _| {}).await;
+    let asker = env.browser.conversation("asker");
+    let bystander = env.browser.conversation("bystander");
+    asker
+        .open("http://shop.test/probe-gateway.html")
+        .await
+        .unwrap();
+    bystander
+        .open("http://other.test/basic.html")
+        .await
+        .unwrap();
+    let routes = [
+        "fetch",
+        "xhr",
+        "img",
+        "iframe",
+        "form",
+        "websocket",
+        "eventsource",
+        "beacon",
+        "worker",
+        "redirect",
+    ];
+    let all = routes.join("','");
+    let mut cases: Vec<(String, String)> = Vec::new();
+    for route in routes {
+        let skip = routes
+            .iter()
+            .filter(|r| **r != route)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("','");
+        cases.push((
+            format!("probe('http://rebind.test:8080', ['{skip}'])"),
+            format!("http {route}"),
+        ));
+    }
+    let https_skip = routes
+        .iter()
+        .filter(|r| !matches!(**r, "fetch" | "websocket"))
+        .copied()
+        .collect::<Vec<_>>()
+        .join("','");
+    cases.push((
+        format!("probe('https://rebind.test:8443', ['{https_skip}'])"),
+        "https fetch and wss".to_owned(),
+    ));
+    let frame = format!(
+        "http://other.test/probe-gateway.html?auto=http://rebind.test:8080&skip={}",
+        all.replace("','", ",").replace("fetch,", "")
+    );
+    cases.push((
+        format!("probeInFrame({frame:?})"),
+        "a cross-site frame's fetch".to_owned(),
+    ));
+    for (script, what) in cases {
+        let cursor = asker.blocked_cursor();
+        let seen = asker.evaluate(&script).await.unwrap();
+        // A beacon goes out after the page is done with it.
+        let mut told = asker.blocked_since(cursor).await;
+        for _ in 0..30 {
+            if !told.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            told = asker.blocked_since(cursor).await;
+        }
+        assert!(
+            !told.is_empty(),
+            "{what}: the asker was not told; the page saw {seen}, the guard logged {:?}",
+            refused_hosts(&env.browser.guard_log().since(cursor))
+        );
+        let wrong = bystander.blocked_since(cursor).await;
+        assert!(
+            wrong.is_empty(),
+            "{what}: the bystander was told {:?}",
+            refused_hosts(&wrong)
+        );
+    }
+    assert_eq!(env.breaches(), 0);
+    env.browser.shutdown().await;
+}
+
 /// NET-7: file:, chrome:, data:, javascript:, view-source: and blob: links clicked on a
 /// page leave the tab where it was.
 #[tokio::test(flavor = "multi_thread")]
@@ -513,6 +602,8 @@ async fn amb_1_the_cdp_layer_stands_on_its_own() {
     let browser = Browser::new(config);
     let chat = browser.conversation("c1");
     chat.open(&server.url("probe-gateway.html")).await.unwrap();
+    let bystander = browser.conversation("c2");
+    bystander.open(&server.url("basic.html")).await.unwrap();
     let log = browser.guard_log();
     let cursor = log.cursor();
     let g = gateway.port();
@@ -531,6 +622,11 @@ async fn amb_1_the_cdp_layer_stands_on_its_own() {
     assert_ne!(seen["worker"], "pending", "the worker never ran: {seen}");
     let hosts = refused_hosts(&log.since(cursor));
     assert!(hosts.len() >= 6, "{hosts:?}");
+    // NET-10 (issue 12): each CDP refusal carries the session that made it, so it is
+    // told to this conversation and to no other.
+    let told = refused_hosts(&chat.blocked_since(cursor).await);
+    assert_eq!(told, hosts);
+    assert!(bystander.blocked_since(cursor).await.is_empty());
     no_request_reached(&gateway, &seen).await;
 
     // A cross-site (out-of-process) frame's own requests are judged on its own session,

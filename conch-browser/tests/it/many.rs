@@ -305,3 +305,29 @@ async fn tab_9_an_ended_conversation_leaves_no_tabs_behind() {
     assert_eq!(tab.id, "t1");
     assert_eq!(stays.tabs().await.expect("tabs").len(), 1);
 }
+
+/// Issue 12 (unbounded growth): the runtime's per-conversation locks shrink as
+/// conversations end, with a tab or without one, so a gateway that serves many short
+/// sessions holds only those still going.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_12_the_conversation_locks_shrink_when_conversations_end() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let browser = browser(&dir);
+    let stays = browser.conversation("stays");
+    stays.open(&server.url("basic.html")).await.expect("opens");
+    let before = browser.conversations_held();
+    for round in 0..20 {
+        let id = format!("short-{round}");
+        let chat = browser.conversation(&id);
+        if round % 5 == 0 {
+            chat.open(&server.url("basic.html")).await.expect("opens");
+        }
+        browser.end_conversation(&id).await;
+    }
+    assert_eq!(browser.conversations_held(), before);
+    assert_eq!(stays.tabs().await.expect("tabs").len(), 1);
+    browser.end_conversation("stays").await;
+    assert_eq!(browser.conversations_held(), before - 1);
+    browser.shutdown().await;
+}

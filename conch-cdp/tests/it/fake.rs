@@ -582,3 +582,44 @@ async fn the_detached_sessions_remembered_are_bounded() {
         .expect("the oldest detached session is forgotten");
     assert_eq!(oldest, json!({ "n": 0 }));
 }
+
+/// Issue 12 (unbounded growth): a subscriber that falls `event_buffer` events behind is
+/// dropped with a warning: its stream gives what it had buffered and then ends, so it can
+/// tell it missed events (it is never made to skip one silently). A subscriber that keeps
+/// up gets every event, and the connection goes on.
+#[tokio::test]
+async fn issue_12_a_subscriber_that_falls_behind_is_ended_not_grown() {
+    let fake = FakeCdp::start().await.expect("fake");
+    let connection = connect(&fake, Config::default().with_event_buffer(4)).await;
+    let browser = connection.browser();
+    let mut behind = browser.events("Test.ping");
+    let mut keeping_up = browser.events("Test.ping");
+    let n = |e: conch_cdp::RawEvent| {
+        let v: Value = e.parse().expect("params");
+        v["n"].as_u64().expect("n")
+    };
+    let mut kept = Vec::new();
+    for batch in 0..3u64 {
+        let events: Vec<Value> = (0..3)
+            .map(|i| json!({ "method": "Test.ping", "params": { "n": batch * 3 + i } }))
+            .collect();
+        browser
+            .call_raw("Fake.emit", json!({ "events": events }))
+            .await
+            .expect("emit");
+        for _ in 0..3 {
+            kept.push(n(next(&mut keeping_up).await));
+        }
+    }
+    assert_eq!(kept, (0..9).collect::<Vec<_>>());
+    let mut got = Vec::new();
+    while let Some(event) = within(5, "the end of the stream", behind.next()).await {
+        got.push(n(event));
+    }
+    assert_eq!(
+        got,
+        [0, 1, 2, 3],
+        "the first events, in order, then the end"
+    );
+    assert_alive(&connection, 7).await;
+}
