@@ -23,6 +23,9 @@ use std::time::Duration;
 use conch_cdp::{Config as CdpConfig, Connection};
 use serde_json::{Value, json};
 
+use crate::backend::Backend;
+use crate::discover::Probe;
+use crate::own_chrome::{self, OwnChrome, OwnChromeError};
 use crate::seal::SecretText;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -57,6 +60,8 @@ pub enum Remote {
         /// The API key; `None` for a self-hosted steel-browser.
         key: Option<SecretText>,
     },
+    /// The person's own Chrome, through its consented remote-debugging door (BE-10).
+    Chrome(OwnChrome),
 }
 
 impl Remote {
@@ -69,6 +74,17 @@ impl Remote {
             Remote::Steel { base, key: None } => {
                 format!("the steel-browser at {}", shown(base))
             }
+            Remote::Chrome(_) => "your Chrome".to_owned(),
+        }
+    }
+
+    /// Which backend it is (for the status, BE-1).
+    pub fn backend(&self) -> Backend {
+        match self {
+            Remote::Cdp(_) => Backend::Cdp,
+            Remote::Browserbase { .. } => Backend::Browserbase,
+            Remote::Steel { .. } => Backend::Steel,
+            Remote::Chrome(_) => Backend::Chrome,
         }
     }
 }
@@ -105,6 +121,14 @@ pub enum RemoteError {
     /// The provider refused or failed to make a session.
     #[error("{0}")]
     Provider(String),
+    /// The person's own Chrome: no door, or one Conch won't use (BE-10).
+    #[error("{0}")]
+    OwnChrome(#[from] OwnChromeError),
+    /// The person's own Chrome did not let Conch in within the wait (BE-10).
+    #[error(
+        "Chrome did not let Conch in within {0} s: answer “Allow” in its “Allow remote debugging?” dialog, then repair"
+    )]
+    NotAllowed(u64),
 }
 
 #[derive(Deserialize)]
@@ -164,8 +188,30 @@ pub async fn socket_address(address: &str) -> Result<String, RemoteError> {
 ///
 /// # Errors
 /// [`RemoteError`]: the address, the provider or the socket.
-pub(crate) async fn open(remote: &Remote) -> Result<Opened, RemoteError> {
+pub(crate) async fn open(
+    remote: &Remote,
+    probe: &(dyn Probe + Send + Sync),
+) -> Result<Opened, RemoteError> {
     let (socket, session) = match remote {
+        Remote::Chrome(own) => {
+            // One connection, one dialog: no probe of /json/* first, no retry (BE-10).
+            let socket = own_chrome::find_socket(own, probe)?;
+            let mut config = CdpConfig::default();
+            config.connect_timeout = own.allow_within;
+            let connection =
+                Connection::connect_with(&socket, config)
+                    .await
+                    .map_err(|e| match e.kind() {
+                        conch_cdp::ErrorKind::Timeout { .. } => {
+                            RemoteError::NotAllowed(own.allow_within.as_secs())
+                        }
+                        _ => RemoteError::Socket(e),
+                    })?;
+            return Ok(Opened {
+                connection,
+                session: None,
+            });
+        }
         Remote::Cdp(address) => (socket_address(address).await?, None),
         Remote::Browserbase { base, key, project } => {
             let mut body = json!({
@@ -352,7 +398,7 @@ async fn get(host: &str, port: u16, path: &str) -> Result<Vec<u8>, RemoteError> 
                 break;
             }
         }
-        Ok(answer)
+        Ok::<_, RemoteError>(answer)
     };
     let answer = tokio::time::timeout(REACH_WITHIN, exchange)
         .await

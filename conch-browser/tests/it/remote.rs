@@ -294,3 +294,70 @@ async fn be_7_steel_cloud_and_self_hosted_sessions() {
         assert_eq!(cloud.released(), ["sess-1"], "{flavour:?}");
     }
 }
+
+/// The core scenario every backend passes (BE-1): open, read, click, type, form and tabs,
+/// in conversation `c1` of `browser`.
+pub(crate) async fn core_scenario(browser: &Browser, server: &FixtureServer, label: &str) {
+    use conch_browser::page::{Reader, form, read};
+    let chat = browser.conversation("c1");
+    // Open.
+    let opened = chat
+        .open(&server.url("many.html"))
+        .await
+        .unwrap_or_else(|e| panic!("{label}: open: {e}"));
+    assert_eq!(opened.title, "Many", "{label}");
+    // Read.
+    let page = chat.page().await.expect("a page");
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.expect("read");
+    assert!(snap.text.contains("Notes"), "{label}: {}", snap.text);
+    // Click, by the ref the reading gave.
+    let add = crate::act::ref_of(&snap.text, "button \"Add\"");
+    let add = act::element(&page, &add).await.expect("the ref resolves");
+    act::click(&add, How::Click, &ActOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{label}: click: {e}"));
+    let clicks = chat
+        .evaluate("document.getElementById('clicks').textContent")
+        .await
+        .expect("evaluate");
+    assert_eq!(clicks, "1", "{label}: the click did not land");
+    // Type.
+    let note = crate::act::ref_of(&snap.text, "textbox \"Note\"");
+    let field = act::element(&page, &note).await.expect("the ref resolves");
+    act::type_text(&field, "milk", &ActOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{label}: type: {e}"));
+    let typed = chat
+        .evaluate("document.getElementById('note').value")
+        .await
+        .expect("evaluate");
+    assert_eq!(typed, "milk", "{label}: the typing did not land");
+    // Form.
+    let snap = read(&page, &mut reader).await.expect("read");
+    let note = crate::act::ref_of(&snap.text, "textbox \"Note\"");
+    let outcome = form::fill_refs(&page, &[(note, "eggs".to_owned())], &ActOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{label}: form: {e}"));
+    assert_eq!(outcome.filled.len(), 1, "{label}: {:?}", outcome.skipped);
+    let filled = chat
+        .evaluate("document.getElementById('note').value")
+        .await
+        .expect("evaluate");
+    assert_eq!(filled, "eggs", "{label}: the form was not filled");
+    // Tabs.
+    let second = chat
+        .new_tab(&server.url("basic.html"))
+        .await
+        .unwrap_or_else(|e| panic!("{label}: new tab: {e}"));
+    let tabs = chat.tabs().await.expect("tabs");
+    assert_eq!(
+        tabs.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(),
+        ["Many", "Basic page"],
+        "{label}: {tabs:?}"
+    );
+    chat.close(&second.id).await.expect("close");
+    let tabs = chat.tabs().await.expect("tabs");
+    assert_eq!(tabs.len(), 1, "{label}: {tabs:?}");
+    assert!(tabs[0].active, "{label}: {tabs:?}");
+}
