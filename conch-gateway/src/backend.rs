@@ -4,13 +4,15 @@
 //! BE-3), and is printed nowhere: `set` says only "key saved".
 //!
 //! At start, [`remote_for`] turns the choice into the runtime's remote browser: a DevTools
-//! address (`cdp`), a Browserbase or a Steel session. Your own Chrome is not driven by this
-//! build: the choice is kept, and the gateway says it uses the local browser (BE-4).
+//! address (`cdp`), a Browserbase or a Steel session, or the person's own Chrome, found by
+//! its `DevToolsActivePort` in its usual profile folder (or the folder
+//! `CONCH_CHROME_PROFILE` names), and connected to once, at start (BE-10).
 //!
 //! Deliberately absent: any way to read a key back.
 
 use std::io::BufRead as _;
 
+use conch_browser::own_chrome::OwnChrome;
 use conch_browser::remote::{Remote, shown};
 use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
 use conch_browser::store::{Backend, BrowserSettings};
@@ -204,17 +206,12 @@ fn set(
     settings.backend = backend;
     settings.save(home).map_err(|e| format!("{e}."))?;
     said.push(format!("backend: {backend}"));
-    if !drivable(backend) {
-        said.push(format!(
-            "this build of Conch cannot drive {backend} yet, so it keeps using its own local browser until it can"
-        ));
+    if backend == Backend::Chrome {
+        said.push(
+            "turn on remote debugging at chrome://inspect/#remote-debugging in your Chrome; when Conch starts, Chrome asks you once to allow it".to_owned(),
+        );
     }
     Ok(said.join("\n") + "\n")
-}
-
-/// Whether this build drives `backend`.
-fn drivable(backend: Backend) -> bool {
-    !matches!(backend, Backend::Chrome)
 }
 
 /// The key from the environment variable `name`, else one line of standard input.
@@ -256,13 +253,13 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
     if backend == Backend::Local {
         return (None, None);
     }
-    if !drivable(backend) {
-        return (
-            None,
-            Some(format!(
-                "this build of Conch cannot drive {backend} yet, so it uses its own local browser."
-            )),
-        );
+    if backend == Backend::Chrome {
+        // No key and no address: Chrome's own file says where its door is (BE-10).
+        let mut own = OwnChrome::default();
+        own.folder = std::env::var_os("CONCH_CHROME_PROFILE")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from);
+        return (Some(Remote::Chrome(own)), None);
     }
     let file = match sealed(home) {
         Ok((_, file)) => file,
