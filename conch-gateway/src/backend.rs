@@ -166,28 +166,31 @@ fn set(
         }
         Backend::Browserbase | Backend::Steel => {
             let name = secret_name(backend);
-            if let Some(url) = url {
+            if let Some(url) = &url {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!(
                         "{} is not an API address: use https://…",
-                        shown(&url)
+                        shown(url)
                     ));
                 }
                 file.set(
                     &format!("{name}-base"),
                     "address",
-                    &shown(&url),
-                    SecretText::new(url),
+                    &shown(url),
+                    SecretText::new(url.clone()),
                 );
                 said.push("address saved".to_owned());
             }
             if needs_key || key_env.is_some() {
                 let key = read_key(key_env)?;
-                let host = match backend {
-                    Backend::Browserbase => "api.browserbase.com",
-                    _ => "api.steel.dev",
+                // The key is for the API it was given with: a configured one, else the
+                // provider's own.
+                let host = match (backend, &url) {
+                    (_, Some(url)) => shown(url),
+                    (Backend::Browserbase, None) => "api.browserbase.com".to_owned(),
+                    _ => "api.steel.dev".to_owned(),
                 };
-                file.set(name, "api key", host, SecretText::new(key));
+                file.set(name, "api key", &host, SecretText::new(key));
                 said.push("key saved".to_owned());
             }
             if let Some(project) = project {
@@ -283,6 +286,7 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
             (key.is_some() || base_saved).then(|| Remote::Steel {
                 base: base("https://api.steel.dev"),
                 key,
+                connect: None,
             })
         }
     };

@@ -284,11 +284,18 @@ async fn be_7_steel_cloud_and_self_hosted_sessions() {
             Remote::Steel {
                 base: cloud.base(),
                 key: key.map(|k| SecretText::new(k.to_owned())),
+                connect: None,
             },
         );
         let browser = Browser::new(config);
         assert_eq!(open_and_click(&browser, &server).await, "1", "{flavour:?}");
         assert_eq!(cloud.created()[0]["dimensions"]["width"], 1280);
+        // The cloud gets a lifetime in ms; a self-hosted steel-browser has none.
+        let timeout = &cloud.created()[0]["timeout"];
+        match key {
+            Some(_) => assert_eq!(*timeout, 30 * 60 * 1000, "{flavour:?}"),
+            None => assert!(timeout.is_null(), "{flavour:?}: {timeout}"),
+        }
         assert_eq!(cloud.refused(), 0, "{flavour:?}");
         browser.shutdown().await;
         assert_eq!(cloud.released(), ["sess-1"], "{flavour:?}");
@@ -360,4 +367,75 @@ pub(crate) async fn core_scenario(browser: &Browser, server: &FixtureServer, lab
     let tabs = chat.tabs().await.expect("tabs");
     assert_eq!(tabs.len(), 1, "{label}: {tabs:?}");
     assert!(tabs[0].active, "{label}: {tabs:?}");
+}
+
+/// BE-7: when Steel's answer names no `websocketUrl`, Conch connects at Steel's connect
+/// address with `?apiKey=…&sessionId=…` (here the pretend server's, configured as the
+/// API base is; the real default, wss://connect.steel.dev, is checked without dialling it
+/// in the unit tests of `steel_socket`).
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_steel_cloud_without_a_websocket_url_is_reached_at_its_connect_address() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(
+        Flavour::SteelCloudBare("st-key".to_owned()),
+        standalone.port(),
+    )
+    .await
+    .expect("the pretend provider");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = cloud_only(
+        &dir,
+        Remote::Steel {
+            base: cloud.base(),
+            key: Some(SecretText::new("st-key".to_owned())),
+            connect: Some(cloud.socket_base()),
+        },
+    );
+    let browser = Browser::new(config);
+    assert_eq!(open_and_click(&browser, &server).await, "1");
+    assert_eq!(cloud.created()[0]["timeout"], 30 * 60 * 1000);
+    assert_eq!(cloud.sockets(), 1);
+    assert_eq!(
+        cloud.refused(),
+        0,
+        "the socket lacked the key or the session"
+    );
+    browser.shutdown().await;
+    assert_eq!(cloud.released(), ["sess-1"]);
+}
+
+/// BE-5: a Steel session is released after 10 idle minutes on the injected clock, and
+/// not before.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_5_a_steel_session_is_released_after_ten_idle_minutes() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(Flavour::SteelCloud("st-key".to_owned()), standalone.port())
+        .await
+        .expect("the pretend provider");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, clock) = cloud_only(
+        &dir,
+        Remote::Steel {
+            base: cloud.base(),
+            key: Some(SecretText::new("st-key".to_owned())),
+            connect: None,
+        },
+    );
+    let browser = Browser::new(config);
+    assert_eq!(open_and_click(&browser, &server).await, "1");
+    clock.advance(std::time::Duration::from_secs(9 * 60));
+    assert!(!browser.tick().await, "released before 10 idle minutes");
+    assert!(cloud.released().is_empty());
+    clock.advance(std::time::Duration::from_secs(60 + 1));
+    assert!(browser.tick().await, "the idle Steel session was kept");
+    for _ in 0..100 {
+        if !cloud.released().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(cloud.released(), ["sess-1"]);
+    assert_eq!(browser.status().await.state, conch_browser::RunState::Idle);
 }

@@ -247,3 +247,34 @@ async fn http_get(port: u16, path: &str) -> String {
     }
     String::from_utf8_lossy(&body).into_owned()
 }
+
+/// BE-3, BE-7: a key saved with a Steel address (a self-hosted steel-browser, or any API
+/// base the person gave) is listed for that host, not for Steel's cloud.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_a_key_saved_with_a_steel_address_is_listed_for_that_host() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "steel",
+            "--url",
+            "http://127.0.0.1:3000",
+            "--key-env",
+            "ST_KEY",
+        ],
+        &[("ST_KEY", CANARY)],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let (ok, shown, err) = backend(home.path(), &["show"], &[]).await;
+    assert!(ok, "{err}");
+    assert!(
+        shown.contains("steel (api key) for http://127.0.0.1:3000"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("api.steel.dev") && !shown.contains(CANARY),
+        "{shown}"
+    );
+}
