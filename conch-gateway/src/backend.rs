@@ -83,18 +83,7 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
 }
 
 fn parse_backend(name: &str) -> Result<Backend, String> {
-    Ok(match name {
-        "local" => Backend::Local,
-        "chrome" => Backend::Chrome,
-        "browserbase" => Backend::Browserbase,
-        "steel" => Backend::Steel,
-        "cdp" => Backend::Cdp,
-        other => {
-            return Err(format!(
-                "“{other}” is not a backend: use local, chrome, browserbase, steel or cdp"
-            ));
-        }
-    })
+    name.parse()
 }
 
 fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), String> {

@@ -116,6 +116,8 @@ async fn be_4_an_unreachable_address_falls_back_to_the_local_browser_and_says_wh
         "{why}"
     );
     assert!(!why.contains("SECRET"), "the address's query leaked: {why}");
+    // The status names the backend actually driving: the local one it fell back to.
+    assert_eq!(browser.status().await.backend, "local");
     assert!(browser.pid().await.is_some(), "no local browser runs");
     browser.shutdown().await;
 }
@@ -438,4 +440,52 @@ async fn be_5_a_steel_session_is_released_after_ten_idle_minutes() {
     }
     assert_eq!(cloud.released(), ["sess-1"]);
     assert_eq!(browser.status().await.state, conch_browser::RunState::Idle);
+}
+
+/// BE-1: the same core scenario (open, read, click, type, form, tabs) passes on cdp, on
+/// the pretend Browserbase and on the pretend Steel, and the status names the backend
+/// actually driving each time (not "local").
+#[tokio::test(flavor = "multi_thread")]
+async fn be_1_the_core_scenario_passes_on_cdp_browserbase_and_steel_and_status_names_each() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let bb = PretendCloud::start(Flavour::Browserbase("bb-key".to_owned()), standalone.port())
+        .await
+        .expect("the pretend Browserbase");
+    let steel = PretendCloud::start(Flavour::SteelCloud("st-key".to_owned()), standalone.port())
+        .await
+        .expect("the pretend Steel");
+    let backends = [
+        ("cdp", Remote::Cdp(standalone.http())),
+        (
+            "browserbase",
+            Remote::Browserbase {
+                base: bb.base(),
+                key: SecretText::new("bb-key".to_owned()),
+                project: None,
+            },
+        ),
+        (
+            "steel",
+            Remote::Steel {
+                base: steel.base(),
+                key: Some(SecretText::new("st-key".to_owned())),
+                connect: None,
+            },
+        ),
+    ];
+    for (name, remote) in backends {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (config, _) = cloud_only(&dir, remote);
+        let browser = Browser::new(config);
+        core_scenario(&browser, &server, name).await;
+        let status = browser.status().await;
+        assert_eq!(status.backend, name, "{status:?}");
+        assert_eq!(
+            browser.pid().await,
+            None,
+            "{name}: Conch launched a browser"
+        );
+        browser.shutdown().await;
+    }
 }
