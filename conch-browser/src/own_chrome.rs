@@ -264,27 +264,42 @@ pub(crate) async fn show_badge(session: &Session) {
     }
 }
 
-/// Hides the badge for a screenshot the model sees, if the page has one; gives whether it
-/// did (then [`unhide_badge`] after the capture).
-pub(crate) async fn hide_badge(page: &Session) -> bool {
+/// Hides the badge for a screenshot the model sees, if the page has one, from an
+/// isolated world (the page's own script never sees Conch look); gives that world's
+/// context when it did, for [`unhide_badge`] after the capture.
+pub(crate) async fn hide_badge(page: &Session) -> Option<i64> {
     const HIDE: &str = "(() => { const b = document.querySelector('conch-badge'); \
         if (!b) return false; b.style.setProperty('visibility', 'hidden', 'important'); \
         return new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(() => r(true))); setTimeout(() => r(true), 200); }); })()";
+    let tree = page.call_raw("Page.getFrameTree", json!({})).await.ok()?;
+    let frame = tree["frameTree"]["frame"]["id"].as_str()?.to_owned();
+    let world = page
+        .call_raw(
+            "Page.createIsolatedWorld",
+            json!({ "frameId": frame, "worldName": "conch-badge-shot" }),
+        )
+        .await
+        .ok()?;
+    let context = world["executionContextId"].as_i64()?;
     let answer = page
         .call_raw(
             "Runtime.evaluate",
-            json!({ "expression": HIDE, "awaitPromise": true, "returnByValue": true }),
+            json!({ "expression": HIDE, "contextId": context, "awaitPromise": true, "returnByValue": true }),
         )
-        .await;
-    answer.is_ok_and(|a| a["result"]["value"] == json!(true))
+        .await
+        .ok()?;
+    (answer["result"]["value"] == json!(true)).then_some(context)
 }
 
-/// Shows the badge again after [`hide_badge`].
-pub(crate) async fn unhide_badge(page: &Session) {
+/// Shows the badge again after [`hide_badge`], in the same world.
+pub(crate) async fn unhide_badge(page: &Session, context: i64) {
     const SHOW: &str = "(() => { const b = document.querySelector('conch-badge'); \
         if (b) b.style.removeProperty('visibility'); })()";
     let _ = page
-        .call_raw("Runtime.evaluate", json!({ "expression": SHOW }))
+        .call_raw(
+            "Runtime.evaluate",
+            json!({ "expression": SHOW, "contextId": context }),
+        )
         .await;
 }
 

@@ -156,8 +156,8 @@ pub async fn screenshot_for_model(
     let shot = page
         .call_raw("Page.captureScreenshot", json!({ "format": "png" }))
         .await;
-    if badge {
-        crate::own_chrome::unhide_badge(page).await;
+    if let Some(context) = badge {
+        crate::own_chrome::unhide_badge(page, context).await;
     }
     let shot = shot?;
     let (after, css_width) = fields_and_width(page, reader).await?;
