@@ -124,6 +124,7 @@ async fn run() -> Result<serde_json::Value, String> {
             Some(Remote::Steel {
                 base: steel.base(),
                 key: None,
+                connect: None,
             }),
         ),
     ];

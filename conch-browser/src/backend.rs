@@ -38,8 +38,57 @@ impl Backend {
     }
 }
 
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    /// The backend a person names; anything else is refused with one sentence. Browser
+    /// Use Cloud is not offered (BE-9), and says so.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Ok(match name {
+            "local" => Backend::Local,
+            "chrome" => Backend::Chrome,
+            "browserbase" => Backend::Browserbase,
+            "steel" => Backend::Steel,
+            "cdp" => Backend::Cdp,
+            "browser-use" | "browseruse" | "browser-use-cloud" => {
+                return Err(
+                    "Browser Use Cloud is not offered as a backend: use local, chrome, browserbase, steel or cdp"
+                        .to_owned(),
+                );
+            }
+            other => {
+                return Err(format!(
+                    "“{other}” is not a backend: use local, chrome, browserbase, steel or cdp"
+                ));
+            }
+        })
+    }
+}
+
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// BE-9: there is no Browser Use Cloud backend; naming it is refused with a sentence
+    /// that says so, in the settings file as on the command line.
+    #[test]
+    fn be_9_browser_use_is_refused_as_a_backend_with_a_sentence() {
+        let e = "browser-use".parse::<Backend>().expect_err("not offered");
+        assert!(e.contains("Browser Use Cloud is not offered"), "{e}");
+        assert!(serde_json::from_str::<Backend>("\"browser-use\"").is_err());
+        for name in ["local", "chrome", "browserbase", "steel", "cdp"] {
+            assert_eq!(name.parse::<Backend>().map(Backend::as_str), Ok(name));
+        }
+        assert!(
+            "opera"
+                .parse::<Backend>()
+                .is_err_and(|e| e.contains("is not a backend"))
+        );
     }
 }

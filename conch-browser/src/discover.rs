@@ -88,6 +88,18 @@ pub trait Probe: std::fmt::Debug {
     fn is_file(&self, path: &Path) -> bool;
     /// The names of the entries of directory `path` (empty when it cannot be read).
     fn list_dir(&self, path: &Path) -> Vec<String>;
+    /// The text of the small file `path` (a browser's `DevToolsActivePort`), `None` when
+    /// it cannot be read. Reads the real file unless a probe says otherwise.
+    fn read_text(&self, path: &Path) -> Option<String> {
+        use std::io::Read as _;
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .ok()?
+            .take(64 * 1024)
+            .read_to_string(&mut text)
+            .ok()?;
+        Some(text)
+    }
 }
 
 /// The real computer: this process's environment and file system.

@@ -28,6 +28,7 @@ pub mod guard;
 pub mod handoff;
 pub mod home;
 mod launch;
+pub mod own_chrome;
 pub mod page;
 pub mod process;
 pub mod protocol;

@@ -23,6 +23,9 @@ use std::time::Duration;
 use conch_cdp::{Config as CdpConfig, Connection};
 use serde_json::{Value, json};
 
+use crate::backend::Backend;
+use crate::discover::Probe;
+use crate::own_chrome::{self, OwnChrome, OwnChromeError};
 use crate::seal::SecretText;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -33,6 +36,14 @@ const MAX_VERSION_ANSWER: u64 = 64 * 1024;
 
 /// How long reaching the address may take, all told.
 pub(crate) const REACH_WITHIN: Duration = Duration::from_secs(10);
+
+/// Where Steel's cloud takes DevTools connections (`?apiKey=…&sessionId=…`, BE-7).
+pub const STEEL_CONNECT: &str = "wss://connect.steel.dev";
+
+/// How long a Steel cloud session may live at most, in milliseconds (`timeout` on create;
+/// Steel's own default is 5 minutes, shorter than Conch's 10 idle minutes). Conch
+/// releases it sooner when it lets go.
+pub const STEEL_TIMEOUT_MS: u64 = 30 * 60 * 1000;
 
 /// A browser Conch does not launch (BE-1).
 #[derive(Debug, Clone)]
@@ -56,7 +67,12 @@ pub enum Remote {
         base: String,
         /// The API key; `None` for a self-hosted steel-browser.
         key: Option<SecretText>,
+        /// Where the cloud takes DevTools connections when a session's answer names no
+        /// `websocketUrl`; `None` is [`STEEL_CONNECT`]. (Configurable for tests, as `base`.)
+        connect: Option<String>,
     },
+    /// The person's own Chrome, through its consented remote-debugging door (BE-10).
+    Chrome(OwnChrome),
 }
 
 impl Remote {
@@ -65,10 +81,25 @@ impl Remote {
         match self {
             Remote::Cdp(address) => format!("the browser at {}", shown(address)),
             Remote::Browserbase { .. } => "Browserbase".to_owned(),
-            Remote::Steel { base, key: Some(_) } => format!("Steel at {}", shown(base)),
-            Remote::Steel { base, key: None } => {
+            Remote::Steel {
+                base, key: Some(_), ..
+            } => format!("Steel at {}", shown(base)),
+            Remote::Steel {
+                base, key: None, ..
+            } => {
                 format!("the steel-browser at {}", shown(base))
             }
+            Remote::Chrome(_) => "your Chrome".to_owned(),
+        }
+    }
+
+    /// Which backend it is (for the status, BE-1).
+    pub fn backend(&self) -> Backend {
+        match self {
+            Remote::Cdp(_) => Backend::Cdp,
+            Remote::Browserbase { .. } => Backend::Browserbase,
+            Remote::Steel { .. } => Backend::Steel,
+            Remote::Chrome(_) => Backend::Chrome,
         }
     }
 }
@@ -105,12 +136,29 @@ pub enum RemoteError {
     /// The provider refused or failed to make a session.
     #[error("{0}")]
     Provider(String),
+    /// The person's own Chrome: no door, or one Conch won't use (BE-10).
+    #[error("{0}")]
+    OwnChrome(#[from] OwnChromeError),
+    /// The person's own Chrome did not let Conch in within the wait (BE-10).
+    #[error(
+        "Chrome did not let Conch in within {0} s: answer “Allow” in its “Allow remote debugging?” dialog, then repair"
+    )]
+    NotAllowed(u64),
 }
 
 #[derive(Deserialize)]
 struct Version {
     #[serde(rename = "webSocketDebuggerUrl")]
-    socket: String,
+    socket: Option<String>,
+}
+
+/// One entry of `/json/list`.
+#[derive(Deserialize)]
+struct Listed {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(rename = "webSocketDebuggerUrl")]
+    socket: Option<String>,
 }
 
 /// The address as a person may show it: scheme, host and port, never a path or a query
@@ -140,13 +188,52 @@ pub async fn socket_address(address: &str) -> Result<String, RemoteError> {
         _ => return Err(not_one()),
     }
     let port = url.port_or_known_default().ok_or_else(not_one)?;
-    let body = get(&host, port, "/json/version").await?;
-    let version: Version = serde_json::from_slice(&body).map_err(|_| {
-        RemoteError::Unreachable("what answered there is not a browser's DevTools".to_owned())
-    })?;
-    let mut socket = Url::parse(&version.socket).map_err(|_| {
+    // The person's query (a proxy's token) goes with every request and onto the socket.
+    let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+    let version = get(&host, port, &format!("/json/version{query}")).await;
+    let named = match version {
+        Ok(body) => serde_json::from_slice::<Version>(&body)
+            .ok()
+            .and_then(|v| v.socket),
+        // An answer, but not one naming a socket (a 404): /json/list may.
+        Err(RemoteError::Unreachable(why)) if why.starts_with("it answered") => None,
+        Err(e) => return Err(e),
+    };
+    let named = match named {
+        Some(socket) => socket,
+        // No socket named there: the browser's, else a page's, from /json/list (BE-8).
+        None => {
+            let listed = get(&host, port, &format!("/json/list{query}")).await;
+            let listed: Vec<Listed> = listed
+                .ok()
+                .and_then(|body| serde_json::from_slice(&body).ok())
+                .unwrap_or_default();
+            let pick = |kind: &str| {
+                listed
+                    .iter()
+                    .find(|l| l.kind == kind && l.socket.is_some())
+                    .and_then(|l| l.socket.clone())
+            };
+            pick("browser").or_else(|| pick("page")).ok_or_else(|| {
+                RemoteError::Unreachable(
+                    "what answered there named no DevTools socket in /json/version or /json/list"
+                        .to_owned(),
+                )
+            })?
+        }
+    };
+    let mut socket = Url::parse(&named).map_err(|_| {
         RemoteError::Unreachable("the browser named no usable DevTools socket".to_owned())
     })?;
+    let have: Vec<String> = socket.query_pairs().map(|(k, _)| k.into_owned()).collect();
+    let extra: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| !have.iter().any(|h| h == k))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    if !extra.is_empty() {
+        socket.query_pairs_mut().extend_pairs(extra);
+    }
     // The browser names itself as it sees itself; the address that reached it is the one
     // that works from here.
     socket
@@ -164,8 +251,30 @@ pub async fn socket_address(address: &str) -> Result<String, RemoteError> {
 ///
 /// # Errors
 /// [`RemoteError`]: the address, the provider or the socket.
-pub(crate) async fn open(remote: &Remote) -> Result<Opened, RemoteError> {
+pub(crate) async fn open(
+    remote: &Remote,
+    probe: &(dyn Probe + Send + Sync),
+) -> Result<Opened, RemoteError> {
     let (socket, session) = match remote {
+        Remote::Chrome(own) => {
+            // One connection, one dialog: no probe of /json/* first, no retry (BE-10).
+            let socket = own_chrome::find_socket(own, probe)?;
+            let mut config = CdpConfig::default();
+            config.connect_timeout = own.allow_within;
+            let connection =
+                Connection::connect_with(&socket, config)
+                    .await
+                    .map_err(|e| match e.kind() {
+                        conch_cdp::ErrorKind::Timeout { .. } => {
+                            RemoteError::NotAllowed(own.allow_within.as_secs())
+                        }
+                        _ => RemoteError::Socket(e),
+                    })?;
+            return Ok(Opened {
+                connection,
+                session: None,
+            });
+        }
         Remote::Cdp(address) => (socket_address(address).await?, None),
         Remote::Browserbase { base, key, project } => {
             let mut body = json!({
@@ -190,32 +299,22 @@ pub(crate) async fn open(remote: &Remote) -> Result<Opened, RemoteError> {
             };
             (socket, Some(session))
         }
-        Remote::Steel { base, key } => {
+        Remote::Steel { base, key, connect } => {
             let base = base.trim_end_matches('/');
             let header = key.as_ref().map(|k| ("steel-api-key", k.clone()));
+            let mut body = json!({ "dimensions": { "width": 1280, "height": 800 } });
+            if key.is_some() {
+                // The cloud's lifetime in ms; a self-hosted steel-browser has none.
+                body["timeout"] = json!(STEEL_TIMEOUT_MS);
+            }
             let made = post(
                 &format!("{base}/v1/sessions"),
                 header.as_ref().map(|(name, k)| (*name, k)),
-                &json!({ "dimensions": { "width": 1280, "height": 800 } }),
+                &body,
             )
             .await?;
             let id = field(&made, "id")?;
-            let mut socket = Url::parse(&field(&made, "websocketUrl")?).map_err(|_| {
-                RemoteError::Provider("Steel named no usable DevTools socket".to_owned())
-            })?;
-            // A self-hosted steel-browser names itself as it listens (`0.0.0.0`).
-            if socket.host_str() == Some("0.0.0.0")
-                && let Some(host) = Url::parse(base)
-                    .ok()
-                    .and_then(|b| b.host_str().map(str::to_owned))
-            {
-                let _ = socket.set_host(Some(&host));
-            }
-            if let Some(key) = key
-                && !socket.query_pairs().any(|(k, _)| k == "apiKey")
-            {
-                socket.query_pairs_mut().append_pair("apiKey", key.expose());
-            }
+            let socket = steel_socket(&made, &id, base, key.as_ref(), connect.as_deref())?;
             let session = CloudSession {
                 url: format!("{base}/v1/sessions/{id}/release"),
                 header,
@@ -237,6 +336,63 @@ pub(crate) async fn open(remote: &Remote) -> Result<Opened, RemoteError> {
             Err(e)
         }
     }
+}
+
+/// The DevTools socket of the Steel session `made` (id `id`) made at `base` (BE-7): its
+/// `websocketUrl` (a self-hosted steel-browser's `0.0.0.0` replaced by the host reached),
+/// else the cloud's `{connect}?apiKey=…&sessionId=…`, else, self-hosted, the API's own
+/// address as `ws://`. The key is added as `apiKey` where it is missing.
+///
+/// # Errors
+/// [`RemoteError::Provider`] when no usable address results.
+pub fn steel_socket(
+    made: &Value,
+    id: &str,
+    base: &str,
+    key: Option<&SecretText>,
+    connect: Option<&str>,
+) -> Result<Url, RemoteError> {
+    let unusable = || RemoteError::Provider("Steel named no usable DevTools socket".to_owned());
+    let mut socket = match made["websocketUrl"].as_str().filter(|s| !s.is_empty()) {
+        Some(named) => {
+            let mut socket = Url::parse(named).map_err(|_| unusable())?;
+            // A self-hosted steel-browser names itself as it listens (`0.0.0.0`).
+            if socket.host_str() == Some("0.0.0.0")
+                && let Some(host) = Url::parse(base)
+                    .ok()
+                    .and_then(|b| b.host_str().map(str::to_owned))
+            {
+                let _ = socket.set_host(Some(&host));
+            }
+            socket
+        }
+        None if key.is_some() => {
+            let mut socket =
+                Url::parse(connect.unwrap_or(STEEL_CONNECT)).map_err(|_| unusable())?;
+            socket.query_pairs_mut().append_pair("sessionId", id);
+            socket
+        }
+        None => {
+            let mut socket = Url::parse(base).map_err(|_| unusable())?;
+            let scheme = if socket.scheme() == "https" {
+                "wss"
+            } else {
+                "ws"
+            };
+            socket.set_scheme(scheme).map_err(|()| unusable())?;
+            socket.set_path("/");
+            socket
+        }
+    };
+    if !matches!(socket.scheme(), "ws" | "wss") {
+        return Err(unusable());
+    }
+    if let Some(key) = key
+        && !socket.query_pairs().any(|(k, _)| k == "apiKey")
+    {
+        socket.query_pairs_mut().append_pair("apiKey", key.expose());
+    }
+    Ok(socket)
 }
 
 /// Releases a provider's session (BE-5); a failure is logged, not fatal: the provider's
@@ -352,7 +508,7 @@ async fn get(host: &str, port: u16, path: &str) -> Result<Vec<u8>, RemoteError> 
                 break;
             }
         }
-        Ok(answer)
+        Ok::<_, RemoteError>(answer)
     };
     let answer = tokio::time::timeout(REACH_WITHIN, exchange)
         .await
@@ -380,6 +536,136 @@ async fn get(host: &str, port: u16, path: &str) -> Result<Vec<u8>, RemoteError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tiny DevTools HTTP stand-in: `version` and `list` are the bodies of
+    /// `/json/version` and `/json/list` (`None`: 404); gives its port and the request
+    /// lines it saw.
+    async fn devtools_http(
+        version: Option<&'static str>,
+        list: &'static str,
+    ) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("addr").port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let lines = std::sync::Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let n = stream.read(&mut buf).await.unwrap_or(0);
+                let line = String::from_utf8_lossy(&buf[..n])
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                let body = if line.contains("/json/version") {
+                    version
+                } else if line.contains("/json/list") {
+                    Some(list)
+                } else {
+                    None
+                };
+                lines.lock().expect("lines").push(line);
+                let answer = match body {
+                    Some(body) => format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    ),
+                    None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_owned(),
+                };
+                let _ = stream.write_all(answer.as_bytes()).await;
+            }
+        });
+        (port, seen)
+    }
+
+    #[tokio::test]
+    async fn be_8_without_a_socket_in_json_version_json_list_names_it_and_the_query_is_kept() {
+        let list = r#"[{"type":"page","webSocketDebuggerUrl":"ws://127.0.0.1:1/devtools/page/P"},
+            {"type":"browser","webSocketDebuggerUrl":"ws://0.0.0.0:1/devtools/browser/B"}]"#;
+        let (port, seen) = devtools_http(Some(r#"{"Browser":"Chrome/150"}"#), list).await;
+        let socket = socket_address(&format!("http://127.0.0.1:{port}/?token=T"))
+            .await
+            .expect("a socket");
+        assert_eq!(
+            socket,
+            format!("ws://127.0.0.1:{port}/devtools/browser/B?token=T")
+        );
+        let lines = seen.lock().expect("lines").clone();
+        assert!(
+            lines[0].starts_with("GET /json/version?token=T ")
+                && lines[1].starts_with("GET /json/list?token=T "),
+            "{lines:?}"
+        );
+        // A 404 at /json/version, and only pages listed: a page's socket.
+        let pages =
+            r#"[{"type":"page","webSocketDebuggerUrl":"ws://127.0.0.1:1/devtools/page/P"}]"#;
+        let (port, _) = devtools_http(None, pages).await;
+        let socket = socket_address(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("a socket");
+        assert_eq!(socket, format!("ws://127.0.0.1:{port}/devtools/page/P"));
+        // Nothing named anywhere: one sentence.
+        let (port, _) = devtools_http(None, "[]").await;
+        let e = socket_address(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect_err("no socket");
+        assert!(e.to_string().contains("/json/list"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn be_8_the_query_of_an_http_address_is_kept_on_the_socket_json_version_names() {
+        let (port, _) = devtools_http(
+            Some(r#"{"webSocketDebuggerUrl":"ws://127.0.0.1:1/devtools/browser/B"}"#),
+            "[]",
+        )
+        .await;
+        let socket = socket_address(&format!("http://127.0.0.1:{port}/?token=T&x=1"))
+            .await
+            .expect("a socket");
+        assert_eq!(
+            socket,
+            format!("ws://127.0.0.1:{port}/devtools/browser/B?token=T&x=1")
+        );
+    }
+
+    #[test]
+    fn be_7_without_a_websocket_url_steel_cloud_is_reached_at_connect_steel_dev() {
+        let key = SecretText::new("st-key".to_owned());
+        let made = json!({ "id": "s-1", "status": "live" });
+        let socket = steel_socket(&made, "s-1", "https://api.steel.dev", Some(&key), None)
+            .expect("an address");
+        assert_eq!(
+            socket.as_str(),
+            "wss://connect.steel.dev/?sessionId=s-1&apiKey=st-key"
+        );
+        let socket = steel_socket(
+            &made,
+            "s-1",
+            "https://api.steel.dev",
+            Some(&key),
+            Some("ws://127.0.0.1:9/"),
+        )
+        .expect("an address");
+        assert_eq!(
+            socket.as_str(),
+            "ws://127.0.0.1:9/?sessionId=s-1&apiKey=st-key"
+        );
+        // Self-hosted, no key: the API's own address, as a socket.
+        let socket =
+            steel_socket(&made, "s-1", "http://10.1.2.3:3000", None, None).expect("an address");
+        assert_eq!(socket.as_str(), "ws://10.1.2.3:3000/");
+        // A named socket wins, its key added once.
+        let named =
+            json!({ "id": "s-1", "websocketUrl": "wss://x.example/?sessionId=s-1&apiKey=st-key" });
+        let socket = steel_socket(&named, "s-1", "https://api.steel.dev", Some(&key), None)
+            .expect("an address");
+        assert_eq!(
+            socket.as_str(),
+            "wss://x.example/?sessionId=s-1&apiKey=st-key"
+        );
+    }
 
     #[test]
     fn be_8_an_address_is_shown_without_its_path_or_query() {

@@ -143,7 +143,9 @@ pub enum RunState {
 /// What runs and why (LAUNCH-13).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
-    /// Always `"local"` for this runtime.
+    /// The backend actually driving: `local`, `chrome`, `browserbase`, `steel` or `cdp`
+    /// (BE-1). `local` when the chosen one could not be reached, and [`Status::why`] says
+    /// why (BE-4).
     pub backend: &'static str,
     /// Running, idle or unavailable.
     pub state: RunState,
@@ -201,6 +203,9 @@ struct Inner {
     remote_rules: Rules,
     /// Whether the running browser is a remote one (its targets get `remote_rules`).
     remote_now: std::sync::atomic::AtomicBool,
+    /// Whether it is the person's own Chrome: only Conch's pages are attached, and they
+    /// carry the badge (BE-13, BE-14).
+    own_now: std::sync::atomic::AtomicBool,
     /// The guard's proxy, started before the first launch and kept across relaunches.
     guard: Mutex<Option<guard::Running>>,
     /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
@@ -343,6 +348,7 @@ impl Browser {
                 rules,
                 remote_rules,
                 remote_now: std::sync::atomic::AtomicBool::new(false),
+                own_now: std::sync::atomic::AtomicBool::new(false),
                 guard: Mutex::new(None),
                 ready: StdMutex::default(),
                 ready_changed: tokio::sync::Notify::new(),
@@ -576,13 +582,22 @@ impl Browser {
             launched.child.is_none(),
             std::sync::atomic::Ordering::SeqCst,
         );
+        let own = launched.child.is_none()
+            && matches!(self.inner.config.remote, Some(remote::Remote::Chrome(_)));
+        self.inner
+            .own_now
+            .store(own, std::sync::atomic::Ordering::SeqCst);
         let connection = launched.connection.clone();
         let browser = connection.browser();
         // Every new target, at any depth, is held until the guard's rules are in
         // (LAUNCH-19, NET-8). Subscribed before asking, so none slips past.
         let attached = connection.attached_targets();
-        browser.call(&SetAutoAttach::held()).await?;
-        browser.call(&SetDiscoverTargets { discover: true }).await?;
+        // In the person's own Chrome nothing but Conch's own pages is attached or
+        // discovered: its tabs are never listed, read or ruled (BE-13, NET-9).
+        if !own {
+            browser.call(&SetAutoAttach::held()).await?;
+            browser.call(&SetDiscoverTargets { discover: true }).await?;
+        }
         let watcher = tokio::spawn(watch_targets(
             Arc::downgrade(&self.inner),
             connection.clone(),
@@ -623,7 +638,11 @@ impl Browser {
         remote: &remote::Remote,
     ) -> Result<(Launched, Option<remote::CloudSession>), BrowserError> {
         let shown = remote.shown();
-        let why = match remote::open(remote).await {
+        if matches!(remote, remote::Remote::Chrome(_)) {
+            // Chrome asks the person; the one connection waits for the answer (BE-10).
+            lock(&self.inner.status).why = Some(crate::own_chrome::WAITING_SENTENCE.to_owned());
+        }
+        let why = match remote::open(remote, self.inner.config.probe.as_ref()).await {
             Ok(remote::Opened {
                 connection,
                 session,
@@ -635,6 +654,7 @@ impl Browser {
                 match version {
                     Ok(version) => {
                         let mut status = lock(&self.inner.status);
+                        status.backend = remote.backend().as_str();
                         status.browser = Some(shown.clone());
                         status.version = Some(version.product.clone());
                         status.executable = None;
@@ -660,6 +680,7 @@ impl Browser {
             Err(e) => e.to_string(),
         };
         tracing::warn!(target: "conch_browser", address = %shown, why = %why, "the remote browser can't be reached; using the local one");
+        lock(&self.inner.status).backend = "local";
         let launched = match self.launch().await {
             Ok(launched) => launched,
             Err(BrowserError::Unavailable(local)) => {
@@ -977,14 +998,31 @@ async fn create_page(
     // conversation's tab is in front of its window and takes input at the same time as
     // every other's.
     let viewport = conch_policy::DEFAULT_VIEWPORT;
+    // In the person's own Chrome nothing is auto-attached: the page is made blank,
+    // attached by name, ruled, and only then sent to `url` (BE-13, NET-9).
+    let own = inner.own_now.load(std::sync::atomic::Ordering::SeqCst);
     let created = browser
         .call(&CreateTarget {
             new_window: Some(true),
             width: Some(viewport.width),
             height: Some(viewport.height),
-            ..CreateTarget::new(url)
+            ..CreateTarget::new(if own { "about:blank" } else { url })
         })
         .await?;
+    if own
+        && let Err(e) = browser
+            .call(&conch_cdp::protocol::target::AttachToTarget::flat(
+                created.target_id.clone(),
+            ))
+            .await
+    {
+        let _ = browser
+            .call(&CloseTarget {
+                target_id: created.target_id,
+            })
+            .await;
+        return Err(e.into());
+    }
     let Some(session) = take_ready(inner, &created.target_id).await else {
         // Never left behind: a page nobody files would live on unseen, and one that is
         // handed over late is dropped (issue 12).
@@ -1010,6 +1048,11 @@ async fn create_page(
                     session: session.clone(),
                 },
             );
+            drop(state);
+            if own && url != "about:blank" {
+                // Its load is waited for by the caller, as a new target's is.
+                session.call(&Navigate::new(url)).await?;
+            }
             Ok(session)
         }
         _ => Err(BrowserError::NotRunning),
@@ -1114,6 +1157,9 @@ async fn watch_targets(inner: Weak<Inner>, connection: Connection, attached: Att
     let browser = connection.browser();
     let mut destroyed = browser.subscribe::<TargetDestroyed>();
     let mut changed = browser.events("Target.targetInfoChanged");
+    // Without discovery (the person's own Chrome) a closed page of Conch's says so by
+    // its session ending.
+    let mut detached_raw = browser.events("Target.detachedFromTarget");
     loop {
         tokio::select! {
             event = destroyed.next() => {
@@ -1121,6 +1167,14 @@ async fn watch_targets(inner: Weak<Inner>, connection: Connection, attached: Att
                 let Ok(event) = event else { continue };
                 let Some(inner) = inner.upgrade() else { return };
                 page_destroyed(&inner, &event.target_id).await;
+            }
+            event = detached_raw.next() => {
+                let Some(event) = event else { break };
+                let Ok(event) = event.parse::<TargetDestroyed>() else { continue };
+                let Some(inner) = inner.upgrade() else { return };
+                if inner.own_now.load(std::sync::atomic::Ordering::SeqCst) {
+                    page_destroyed(&inner, &event.target_id).await;
+                }
             }
             event = changed.next() => {
                 let Some(event) = event else { break };
@@ -1244,6 +1298,9 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         // Page.enable until it runs.
         shape_page(&target.session).await;
         let _ = target.session.call(&PageEnable {}).await;
+        if inner.own_now.load(std::sync::atomic::Ordering::SeqCst) {
+            crate::own_chrome::show_badge(&target.session).await;
+        }
     }
     if page && info.opener_id.is_none() {
         #[cfg(test)]
@@ -1470,23 +1527,56 @@ impl Conversation {
     /// (one browser-level call: a page frozen by its dialog is not asked, SNAP-12), so a
     /// tab's title follows its page even where no change event came.
     async fn refresh_titles(&self) {
-        let browser = {
+        let (browser, mine) = {
             let state = self.browser.inner.state.lock().await;
-            state.running.as_ref().map(|r| r.connection.browser())
+            let mine: Vec<TargetId> = state.running.as_ref().map_or_else(Vec::new, |r| {
+                r.pages
+                    .iter()
+                    .filter(|(_, p)| p.conversation == self.id)
+                    .map(|(id, _)| id.clone())
+                    .collect()
+            });
+            (state.running.as_ref().map(|r| r.connection.browser()), mine)
         };
         let Some(browser) = browser else { return };
-        let Ok(targets) = browser
-            .call_with_timeout(&GetTargets {}, Duration::from_secs(2))
-            .await
-        else {
-            return;
+        let targets = if self
+            .browser
+            .inner
+            .own_now
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            // The person's own Chrome: each of Conch's pages by name, never the list of
+            // every tab (BE-13).
+            let mut infos = Vec::new();
+            for target_id in mine {
+                let answer = browser
+                    .call_raw_with_timeout(
+                        "Target.getTargetInfo",
+                        serde_json::json!({ "targetId": target_id }),
+                        Duration::from_secs(2),
+                    )
+                    .await;
+                if let Some(info) = answer.ok().and_then(|a| {
+                    serde_json::from_value::<TargetInfo>(a["targetInfo"].clone()).ok()
+                }) {
+                    infos.push(info);
+                }
+            }
+            infos
+        } else {
+            match browser
+                .call_with_timeout(&GetTargets {}, Duration::from_secs(2))
+                .await
+            {
+                Ok(targets) => targets.target_infos,
+                Err(_) => return,
+            }
         };
         let mut state = self.browser.inner.state.lock().await;
         let Some(running) = state.running.as_ref() else {
             return;
         };
         let fresh: Vec<(String, TargetInfo)> = targets
-            .target_infos
             .into_iter()
             .filter_map(|info| {
                 let page = running.pages.get(&info.target_id)?;

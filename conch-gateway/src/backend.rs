@@ -4,13 +4,15 @@
 //! BE-3), and is printed nowhere: `set` says only "key saved".
 //!
 //! At start, [`remote_for`] turns the choice into the runtime's remote browser: a DevTools
-//! address (`cdp`), a Browserbase or a Steel session. Your own Chrome is not driven by this
-//! build: the choice is kept, and the gateway says it uses the local browser (BE-4).
+//! address (`cdp`), a Browserbase or a Steel session, or the person's own Chrome, found by
+//! its `DevToolsActivePort` in its usual profile folder (or the folder
+//! `CONCH_CHROME_PROFILE` names), and connected to once, at start (BE-10).
 //!
 //! Deliberately absent: any way to read a key back.
 
 use std::io::BufRead as _;
 
+use conch_browser::own_chrome::OwnChrome;
 use conch_browser::remote::{Remote, shown};
 use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
 use conch_browser::store::{Backend, BrowserSettings};
@@ -81,18 +83,7 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
 }
 
 fn parse_backend(name: &str) -> Result<Backend, String> {
-    Ok(match name {
-        "local" => Backend::Local,
-        "chrome" => Backend::Chrome,
-        "browserbase" => Backend::Browserbase,
-        "steel" => Backend::Steel,
-        "cdp" => Backend::Cdp,
-        other => {
-            return Err(format!(
-                "“{other}” is not a backend: use local, chrome, browserbase, steel or cdp"
-            ));
-        }
-    })
+    name.parse()
 }
 
 fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), String> {
@@ -164,28 +155,31 @@ fn set(
         }
         Backend::Browserbase | Backend::Steel => {
             let name = secret_name(backend);
-            if let Some(url) = url {
+            if let Some(url) = &url {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!(
                         "{} is not an API address: use https://…",
-                        shown(&url)
+                        shown(url)
                     ));
                 }
                 file.set(
                     &format!("{name}-base"),
                     "address",
-                    &shown(&url),
-                    SecretText::new(url),
+                    &shown(url),
+                    SecretText::new(url.clone()),
                 );
                 said.push("address saved".to_owned());
             }
             if needs_key || key_env.is_some() {
                 let key = read_key(key_env)?;
-                let host = match backend {
-                    Backend::Browserbase => "api.browserbase.com",
-                    _ => "api.steel.dev",
+                // The key is for the API it was given with: a configured one, else the
+                // provider's own.
+                let host = match (backend, &url) {
+                    (_, Some(url)) => shown(url),
+                    (Backend::Browserbase, None) => "api.browserbase.com".to_owned(),
+                    _ => "api.steel.dev".to_owned(),
                 };
-                file.set(name, "api key", host, SecretText::new(key));
+                file.set(name, "api key", &host, SecretText::new(key));
                 said.push("key saved".to_owned());
             }
             if let Some(project) = project {
@@ -204,17 +198,12 @@ fn set(
     settings.backend = backend;
     settings.save(home).map_err(|e| format!("{e}."))?;
     said.push(format!("backend: {backend}"));
-    if !drivable(backend) {
-        said.push(format!(
-            "this build of Conch cannot drive {backend} yet, so it keeps using its own local browser until it can"
-        ));
+    if backend == Backend::Chrome {
+        said.push(
+            "turn on remote debugging at chrome://inspect/#remote-debugging in your Chrome; when Conch starts, Chrome asks you once to allow it".to_owned(),
+        );
     }
     Ok(said.join("\n") + "\n")
-}
-
-/// Whether this build drives `backend`.
-fn drivable(backend: Backend) -> bool {
-    !matches!(backend, Backend::Chrome)
 }
 
 /// The key from the environment variable `name`, else one line of standard input.
@@ -256,13 +245,13 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
     if backend == Backend::Local {
         return (None, None);
     }
-    if !drivable(backend) {
-        return (
-            None,
-            Some(format!(
-                "this build of Conch cannot drive {backend} yet, so it uses its own local browser."
-            )),
-        );
+    if backend == Backend::Chrome {
+        // No key and no address: Chrome's own file says where its door is (BE-10).
+        let mut own = OwnChrome::default();
+        own.folder = std::env::var_os("CONCH_CHROME_PROFILE")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from);
+        return (Some(Remote::Chrome(own)), None);
     }
     let file = match sealed(home) {
         Ok((_, file)) => file,
@@ -286,6 +275,7 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
             (key.is_some() || base_saved).then(|| Remote::Steel {
                 base: base("https://api.steel.dev"),
                 key,
+                connect: None,
             })
         }
     };

@@ -185,6 +185,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         tracing::warn!("{sentence}");
         eprintln!("conch-gateway: {sentence}");
     }
+    let own_chrome = matches!(remote, Some(conch_browser::remote::Remote::Chrome(_)));
     config.remote = remote;
     if let Some(path) = &cli.browser {
         config.probe = Arc::new(ChosenBrowser { path: path.clone() });
@@ -198,6 +199,16 @@ async fn run(cli: Cli) -> Result<(), String> {
     // A new gateway is a new session: its conversations start with no tabs of their own
     // (the last process's tabs are not reopened, and new ones are numbered from t1).
     browser.forget_saved_tabs().await;
+    if own_chrome {
+        // Chrome asks the person for each connection: connect once, now, so the dialog
+        // comes while they are here, not inside an agent's timed call (BE-10).
+        let browser = browser.clone();
+        tokio::spawn(async move {
+            if let Err(e) = browser.ensure_running().await {
+                tracing::warn!("your Chrome can't be used: {e}");
+            }
+        });
+    }
 
     let mut tools_config = ToolsConfig::new(asker);
     // Uploads come from the work folder, `<home>/work` (UP-2, UP-6).

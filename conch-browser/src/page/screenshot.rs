@@ -3,7 +3,8 @@
 //! The fields' boxes come from Conch's world in each frame (never their values), are
 //! classified by conch-policy's `classify_field`, and are painted as opaque boxes of
 //! [`MASK_COLOUR`] on the captured PNG. Boxes are read before and after the capture and
-//! both are painted, so a field that moves in between is still covered. Deliberately
+//! both are painted, so a field that moves in between is still covered. The badge Conch
+//! shows on its pages in the person's own Chrome is hidden for the capture. Deliberately
 //! absent: the person's live view, which is never masked.
 
 use std::collections::HashMap;
@@ -149,9 +150,16 @@ pub async fn screenshot_for_model(
     reader: &mut Reader,
 ) -> Result<Vec<u8>, PageError> {
     let (mut boxes, _) = fields_and_width(page, reader).await?;
+    // The badge on Conch's pages in the person's own Chrome is for the person, never
+    // for the model (BE-14).
+    let badge = crate::own_chrome::hide_badge(page).await;
     let shot = page
         .call_raw("Page.captureScreenshot", json!({ "format": "png" }))
-        .await?;
+        .await;
+    if let Some(context) = badge {
+        crate::own_chrome::unhide_badge(page, context).await;
+    }
+    let shot = shot?;
     let (after, css_width) = fields_and_width(page, reader).await?;
     boxes.extend(after);
     let data = shot["data"]

@@ -680,7 +680,7 @@ async fn up_1_upload_input_and_picker_button() {
 }
 
 /// The ref of the first snapshot line containing `needle`.
-fn ref_of(snapshot: &str, needle: &str) -> String {
+pub(crate) fn ref_of(snapshot: &str, needle: &str) -> String {
     let line = snapshot
         .lines()
         .find(|l| l.contains(needle))

@@ -10,6 +10,7 @@ mod handoff;
 mod heal;
 mod home;
 mod many;
+mod own_chrome;
 mod remote;
 mod runtime;
 mod settle;

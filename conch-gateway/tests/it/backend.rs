@@ -98,8 +98,40 @@ async fn be_3_a_saved_key_appears_nowhere_in_plain_text() {
     assert!(!ok && err.contains("holds no key"), "{err}");
     let (ok, _, err) = backend(home.path(), &["set", "opera"], &[]).await;
     assert!(!ok && err.contains("is not a backend"), "{err}");
-    let (ok, out, _) = backend(home.path(), &["set", "chrome"], &[]).await;
-    assert!(ok && out.contains("cannot drive chrome yet"), "{out}");
+}
+
+/// BE-10, BE-1: `backend set chrome` is real: the next `mcp` finds the person's Chrome by
+/// the DevToolsActivePort in its profile folder (here a stand-in's, named by
+/// `CONCH_CHROME_PROFILE`), connects at start, and the page opens there; the person's tab
+/// is never shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_10_mcp_drives_your_own_chrome_after_backend_set_chrome() {
+    let server = FixtureServer::start().await.unwrap();
+    let standalone = Standalone::start_on(&server.url("person-tab.html")).expect("a stand-in");
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(home.path(), &["set", "chrome"], &[]).await;
+    assert!(ok, "{out} {err}");
+    assert!(out.contains("backend: chrome"), "{out}");
+    assert!(!out.contains("cannot drive"), "{out}");
+    assert!(out.contains("chrome://inspect/#remote-debugging"), "{out}");
+    let mut command = gateway(home.path(), &["mcp", "--unattended", "--allow-localhost"]);
+    command.env("CONCH_CHROME_PROFILE", standalone.profile());
+    let mut client = StdioClient::start(command).await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    assert!(page.contains("Hello from the fixtures"), "{page}");
+    let (tabs, error) = client
+        .call("browser_tabs", json!({ "action": "list" }))
+        .await;
+    assert!(!error, "{tabs}");
+    assert!(!tabs.contains("CANARY-7731"), "{tabs}");
+    let targets = http_get(standalone.port(), "/json/list").await;
+    assert!(targets.contains(&server.url("basic.html")), "{targets}");
+    client.finish().await;
+    let targets = http_get(standalone.port(), "/json/list").await;
+    assert!(targets.contains("CANARY-7731"), "{targets}");
 }
 
 /// BE-6, BE-5: with Browserbase chosen (a pretend provider speaking its API), `mcp` makes
@@ -214,4 +246,35 @@ async fn http_get(port: u16, path: &str) -> String {
         body.extend_from_slice(&chunk[..n]);
     }
     String::from_utf8_lossy(&body).into_owned()
+}
+
+/// BE-3, BE-7: a key saved with a Steel address (a self-hosted steel-browser, or any API
+/// base the person gave) is listed for that host, not for Steel's cloud.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_a_key_saved_with_a_steel_address_is_listed_for_that_host() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "steel",
+            "--url",
+            "http://127.0.0.1:3000",
+            "--key-env",
+            "ST_KEY",
+        ],
+        &[("ST_KEY", CANARY)],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let (ok, shown, err) = backend(home.path(), &["show"], &[]).await;
+    assert!(ok, "{err}");
+    assert!(
+        shown.contains("steel (api key) for http://127.0.0.1:3000"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("api.steel.dev") && !shown.contains(CANARY),
+        "{shown}"
+    );
 }
