@@ -15,6 +15,7 @@ mod error;
 pub mod form;
 pub mod gate;
 pub mod input;
+mod look;
 mod read;
 mod resolve;
 mod screenshot;
