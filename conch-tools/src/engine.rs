@@ -163,7 +163,28 @@ fn whole(tab: &str, snapshot: &Snapshot, n: usize) -> Result<PageBody, ToolError
     })
 }
 
+/// The first look at a new page, under its header (SNAP-6, SNAP-13, issue 11): the whole
+/// snapshot when it is short, else what can be acted on and the top of its text.
+fn first_look(tab: &str, snapshot: &Snapshot) -> PageBody {
+    PageBody::bounded(&format!(
+        "{}\n{}",
+        header(tab, snapshot),
+        snapshot.first_look()
+    ))
+}
+
 impl Pages {
+    /// Reads the active tab and gives its first look (SNAP-6, SNAP-13): what a new page,
+    /// a new tab or a new document shows first.
+    pub(crate) async fn first_look(&self, conv: &Conversation) -> Result<PageBody, ToolError> {
+        let tab = need_tab(conv).await?;
+        let page = conv.page().await?;
+        let mut readers = self.readers.lock().await;
+        let reader = readers.entry(tab.id.clone()).or_default();
+        let snapshot = read(&page, reader).await?;
+        Ok(first_look(&tab.id, &snapshot))
+    }
+
     /// Reads the active tab whole and gives part `n` (SNAP-1, SNAP-8, SNAP-13).
     pub(crate) async fn read_part(
         &self,
@@ -208,7 +229,7 @@ impl Pages {
     }
 
     /// What changed on the active tab since the agent last read it (SNAP-5, SNAP-6): a
-    /// diff, the whole first part, or `None` when nothing changed.
+    /// diff, the new page's first look, or `None` when nothing changed.
     pub(crate) async fn changes(&self, conv: &Conversation) -> Result<Option<PageBody>, ToolError> {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
@@ -217,7 +238,7 @@ impl Pages {
         match changes_since(&page, reader, Who::Agent).await? {
             Change::Nothing => Ok(None),
             Change::Diff(text) => Ok(Some(PageBody::bounded(&text))),
-            Change::Whole(snapshot) => whole(&tab.id, &snapshot, 1).map(Some),
+            Change::Whole(snapshot) => Ok(Some(first_look(&tab.id, &snapshot))),
         }
     }
 
