@@ -24,6 +24,7 @@ pub mod upload;
 mod world;
 
 pub(crate) use world::forget_session;
+pub use world::{evaluate_in_world, page_address};
 
 pub use element::Element;
 pub use error::PageError;

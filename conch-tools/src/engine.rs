@@ -19,8 +19,8 @@ use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
 use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
 use conch_browser::page::settle::{Settle, SettleOptions};
 use conch_browser::page::{
-    Change, Element, PageError, Reader, Snapshot, Who, changes_since, read, resolve,
-    screenshot_for_model,
+    Change, Element, PageError, Reader, Snapshot, Who, changes_since, evaluate_in_world,
+    page_address, read, resolve, screenshot_for_model,
 };
 use conch_browser::{Conversation, TabInfo};
 use conch_policy::{FieldFacts, Mode, Point, Size};
@@ -121,27 +121,19 @@ pub(crate) async fn need_tab(conv: &Conversation) -> Result<TabInfo, ToolError> 
     active_tab(conv).await?.ok_or(ToolError::NoPage)
 }
 
-/// Evaluates one of Conch's own expressions in the active tab, without a user gesture.
+/// Evaluates one of Conch's own expressions in the active tab, without a user gesture, in
+/// Conch's isolated world: a wait or a check reads the page where the page cannot
+/// redefine `innerText`, `textContent` or `readyState` (issue 11 review).
 pub(crate) async fn evaluate(conv: &Conversation, expression: &str) -> Result<Value, ToolError> {
     let page = conv.page().await?;
-    let answer = page
-        .call_raw(
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-        )
-        .await
-        .map_err(conch_browser::BrowserError::from)?;
-    if let Some(details) = answer.get("exceptionDetails") {
-        let text = details["text"].as_str().unwrap_or("an exception");
-        return Err(ToolError::Page(text.to_owned()));
-    }
-    Ok(answer["result"]["value"].clone())
+    Ok(evaluate_in_world(&page, expression).await?)
 }
 
-/// The active tab's address, read from the page itself.
+/// The active tab's address, from the browser's frame tree, not from a script the page
+/// could answer: it names the site for the permit flow and the secret filler.
 pub(crate) async fn current_url(conv: &Conversation) -> Result<String, ToolError> {
-    let value = evaluate(conv, "location.href").await?;
-    Ok(value.as_str().unwrap_or_default().to_owned())
+    let page = conv.page().await?;
+    Ok(page_address(&page).await?)
 }
 
 /// The header line of a whole snapshot (SNAP-13).

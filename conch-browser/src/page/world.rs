@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use conch_cdp::TargetId;
 use conch_cdp::protocol::runtime::{Evaluate, EvaluateResponse};
@@ -21,6 +22,34 @@ use conch_cdp::{ErrorKind, Session};
 use serde_json::{Value, json};
 
 use super::error::PageError;
+
+/// Evaluates one of Conch's own expressions in Conch's isolated world of `page`'s top
+/// frame and gives its JSON value: a check that guards a rule reads the page there, where
+/// the page cannot redefine the globals and getters it uses (issue 11 review).
+///
+/// # Errors
+/// [`PageError::Cdp`] when the browser does not answer, [`PageError::Script`] when the
+/// expression throws.
+pub async fn evaluate_in_world(page: &Session, expression: &str) -> Result<Value, PageError> {
+    let answer = Frame::top(page).await?.evaluate(expression, true).await?;
+    Ok(answer.result.value.unwrap_or(Value::Null))
+}
+
+/// The address of `page`'s top document, from the browser (`Page.getFrameTree`), not from
+/// a script the page could answer: the site the permit flow and the secret filler use.
+///
+/// # Errors
+/// [`PageError::Cdp`] when the browser does not answer.
+pub async fn page_address(page: &Session) -> Result<String, PageError> {
+    let tree = page.call_raw("Page.getFrameTree", Value::Null).await?;
+    let frame = &tree["frameTree"]["frame"];
+    let url = frame["url"].as_str().unwrap_or_default();
+    // The fragment is reported apart from the URL.
+    Ok(match frame["urlFragment"].as_str() {
+        Some(fragment) if !fragment.is_empty() && !url.contains('#') => format!("{url}{fragment}"),
+        _ => url.to_owned(),
+    })
+}
 
 /// The reader script: defines `__conch` in the world it runs in.
 const SCRIPT: &str = include_str!("snapshot.js");
@@ -148,6 +177,25 @@ impl Frame {
         expression: &str,
         by_value: bool,
     ) -> Result<EvaluateResponse, PageError> {
+        self.evaluate_with(expression, by_value, None).await
+    }
+
+    /// [`Frame::evaluate`] by value, awaiting the promise `expression` gives, with the
+    /// call's own `timeout` (a wait that runs in the world for a while).
+    pub(crate) async fn evaluate_awaiting(
+        &self,
+        expression: &str,
+        timeout: Duration,
+    ) -> Result<EvaluateResponse, PageError> {
+        self.evaluate_with(expression, true, Some(timeout)).await
+    }
+
+    async fn evaluate_with(
+        &self,
+        expression: &str,
+        by_value: bool,
+        awaiting: Option<Duration>,
+    ) -> Result<EvaluateResponse, PageError> {
         let mut fresh = false;
         loop {
             let context = self.context(fresh).await?;
@@ -156,9 +204,14 @@ impl Frame {
                 context_id: Some(context),
                 return_by_value: Some(by_value),
                 silent: Some(true),
+                await_promise: awaiting.map(|_| true),
                 ..Evaluate::default()
             };
-            match self.session.call(&call).await {
+            let answer = match awaiting {
+                Some(timeout) => self.session.call_with_timeout(&call, timeout).await,
+                None => self.session.call(&call).await,
+            };
+            match answer {
                 Ok(answer) => {
                     if let Some(details) = answer.exception_details {
                         let text = details

@@ -376,3 +376,38 @@ async fn tool_18_a_model_that_cant_see_gets_a_description() {
     assert!(shot.text().contains("pixels"), "{}", shot.text());
     tools.browser().shutdown().await;
 }
+
+/// Issue 11 review (TOOL-20): browser_wait reads the page's text in Conch's isolated
+/// world. A page whose own `innerText` claims "Order placed" does not end a wait for it;
+/// its true text does.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_20_a_wait_for_text_reads_the_page_where_it_cannot_lie() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("waits", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("lies-text.html") }),
+        )
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    let lie = chat
+        .call(
+            "browser_wait",
+            &json!({ "text": "Order placed", "seconds": 1 }),
+        )
+        .await
+        .text();
+    assert!(!lie.starts_with("Done waiting"), "{lie}");
+    let truth = chat
+        .call(
+            "browser_wait",
+            &json!({ "text": "not placed yet", "seconds": 1 }),
+        )
+        .await
+        .text();
+    assert!(truth.starts_with("Done waiting"), "{truth}");
+    tools.browser().shutdown().await;
+}
