@@ -15,6 +15,7 @@ mod error;
 pub mod form;
 pub mod gate;
 pub mod input;
+mod look;
 mod read;
 mod resolve;
 mod screenshot;
@@ -22,6 +23,7 @@ pub mod settle;
 pub mod upload;
 mod world;
 
+pub use world::{evaluate_in_world, page_address};
 pub(crate) use world::{forget_browser, forget_session};
 
 pub use element::Element;

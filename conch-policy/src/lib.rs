@@ -19,10 +19,11 @@
 //!   [`Chord`], [`typing_verdict`] (SEC-*).
 //! - Uploads: [`check_upload`] over [`FileFacts`] and [`UploadPlaces`] (UP-*).
 //! - Downloads: [`safe_join`], [`numbered_name`] (DL-2, DL-4).
-//! - Pages: [`page_parts`] (SNAP-8, SNAP-10), [`classify_page`] for bot checks (BOT-*),
-//!   [`HandoffWatch`] for handoffs that finish by themselves (HAND-*), [`dialog_answer`]
-//!   for the page's dialogs (DLG-*), [`wrap_untrusted`] for page text (TOOL-10),
-//!   [`is_reject_control`] for cookie banners (LAUNCH-11).
+//! - Pages: [`page_parts`] (SNAP-8, SNAP-10), [`FIRST_LOOK_CHARS`] (SNAP-6),
+//!   [`classify_page`] for bot checks (BOT-*), [`HandoffWatch`] for handoffs that finish
+//!   by themselves (HAND-*), [`dialog_answer`] for the page's dialogs (DLG-*),
+//!   [`wrap_untrusted`] for page text (TOOL-10), [`is_reject_control`] for cookie banners
+//!   (LAUNCH-11).
 //! - Shapes and limits: [`viewport_for_panel`] and [`click_at_point`] (LIVE-4, GES-11),
 //!   [`may_open_tab`] and [`tab_to_close_for_popup`] (TAB-5), [`errand_limit`],
 //!   [`make_room`] and [`lends_cookie`] (ERR-3, ERR-15, ERR-16).
@@ -72,7 +73,7 @@ pub use net::{
     agent_navigation_verdict, classify, classify_name, embedded_ipv4, navigation_verdict,
     special_ranges, verdict_for_connection, verdict_for_resolved_url, verdict_for_url,
 };
-pub use parts::{PART_CHARS, page_parts, page_parts_within};
+pub use parts::{FIRST_LOOK_CHARS, PART_CHARS, page_parts, page_parts_within};
 pub use permit::{
     ActClass, ActKind, AutoAnswer, BrowserKind, CARRIES_CHARS, Mode, PermitFacts, SiteAllowance,
     carries, decide,

@@ -8,6 +8,13 @@
 /// At most this many characters of page content in one part (SNAP-8, TOOL-12).
 pub const PART_CHARS: usize = 16_000;
 
+/// At most this many characters in the first look at a new page (SNAP-6, issue 11): what
+/// an open, a new tab or an act that loads a new document returns instead of a whole
+/// part. A page whose snapshot fits is shown whole; a longer one is shaped to its
+/// controls, links, headings and the top of its text. Most of what an agent reads is
+/// these first looks, so this bound is most of what a journey costs in model context.
+pub const FIRST_LOOK_CHARS: usize = 5_000;
+
 /// Cuts `text` into parts of at most [`PART_CHARS`] characters. See [`page_parts_within`].
 pub fn page_parts(text: &str) -> Vec<&str> {
     page_parts_within(text, PART_CHARS)

@@ -19,8 +19,8 @@ use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
 use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
 use conch_browser::page::settle::{Settle, SettleOptions};
 use conch_browser::page::{
-    Change, Element, PageError, Reader, Snapshot, Who, changes_since, read, resolve,
-    screenshot_for_model,
+    Change, Element, PageError, Reader, Snapshot, Who, changes_since, evaluate_in_world,
+    page_address, read, resolve, screenshot_for_model,
 };
 use conch_browser::{Conversation, TabInfo};
 use conch_policy::{FieldFacts, Mode, Point, Size};
@@ -122,31 +122,19 @@ pub(crate) async fn need_tab(conv: &Conversation) -> Result<TabInfo, ToolError> 
     active_tab(conv).await?.ok_or(ToolError::NoPage)
 }
 
-/// Evaluates one of Conch's own expressions in the active tab, without a user gesture.
+/// Evaluates one of Conch's own expressions in the active tab, without a user gesture, in
+/// Conch's isolated world: a wait or a check reads the page where the page cannot
+/// redefine `innerText`, `textContent` or `readyState` (issue 11 review).
 pub(crate) async fn evaluate(conv: &Conversation, expression: &str) -> Result<Value, ToolError> {
     let page = conv.page().await?;
-    let answer = page
-        .call_raw_with_timeout(
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-            act::PAGE_SCRIPT_TIMEOUT,
-        )
-        .await
-        .map_err(|e| match PageError::of_script_call(e) {
-            PageError::Cdp(e) => ToolError::from(conch_browser::BrowserError::from(e)),
-            busy => busy.into(),
-        })?;
-    if let Some(details) = answer.get("exceptionDetails") {
-        let text = details["text"].as_str().unwrap_or("an exception");
-        return Err(ToolError::Page(text.to_owned()));
-    }
-    Ok(answer["result"]["value"].clone())
+    Ok(evaluate_in_world(&page, expression).await?)
 }
 
-/// The active tab's address, read from the page itself.
+/// The active tab's address, from the browser's frame tree, not from a script the page
+/// could answer: it names the site for the permit flow and the secret filler.
 pub(crate) async fn current_url(conv: &Conversation) -> Result<String, ToolError> {
-    let value = evaluate(conv, "location.href").await?;
-    Ok(value.as_str().unwrap_or_default().to_owned())
+    let page = conv.page().await?;
+    Ok(page_address(&page).await?)
 }
 
 /// The header line of a whole snapshot (SNAP-13).
@@ -168,7 +156,28 @@ fn whole(tab: &str, snapshot: &Snapshot, n: usize) -> Result<PageBody, ToolError
     })
 }
 
+/// The first look at a new page, under its header (SNAP-6, SNAP-13, issue 11): the whole
+/// snapshot when it is short, else what can be acted on and the top of its text.
+fn first_look(tab: &str, snapshot: &Snapshot) -> PageBody {
+    PageBody::bounded(&format!(
+        "{}\n{}",
+        header(tab, snapshot),
+        snapshot.first_look()
+    ))
+}
+
 impl Pages {
+    /// Reads the active tab and gives its first look (SNAP-6, SNAP-13): what a new page,
+    /// a new tab or a new document shows first.
+    pub(crate) async fn first_look(&self, conv: &Conversation) -> Result<PageBody, ToolError> {
+        let tab = need_tab(conv).await?;
+        let page = conv.page().await?;
+        let mut readers = self.readers.lock().await;
+        let reader = readers.entry(tab.id.clone()).or_default();
+        let snapshot = read(&page, reader).await?;
+        Ok(first_look(&tab.id, &snapshot))
+    }
+
     /// Reads the active tab whole and gives part `n` (SNAP-1, SNAP-8, SNAP-13).
     pub(crate) async fn read_part(
         &self,
@@ -213,7 +222,7 @@ impl Pages {
     }
 
     /// What changed on the active tab since the agent last read it (SNAP-5, SNAP-6): a
-    /// diff, the whole first part, or `None` when nothing changed.
+    /// diff, the new page's first look, or `None` when nothing changed.
     pub(crate) async fn changes(&self, conv: &Conversation) -> Result<Option<PageBody>, ToolError> {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
@@ -222,7 +231,7 @@ impl Pages {
         match changes_since(&page, reader, Who::Agent).await? {
             Change::Nothing => Ok(None),
             Change::Diff(text) => Ok(Some(PageBody::bounded(&text))),
-            Change::Whole(snapshot) => whole(&tab.id, &snapshot, 1).map(Some),
+            Change::Whole(snapshot) => Ok(Some(first_look(&tab.id, &snapshot))),
         }
     }
 

@@ -11,13 +11,13 @@
 
 use std::time::Duration;
 
+use super::world::evaluate_in_world;
 use conch_cdp::Session;
 use conch_policy::{
     BotCheck, CHALLENGE_WAIT, ChallengeWait, GateLook, PageFacts, bot_note, challenge_wait,
     classify_page, is_captcha_frame, is_captcha_token,
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::act::ActError;
@@ -83,16 +83,8 @@ struct Facts {
 /// # Errors
 /// A DevTools failure, or a script failure while the page is being replaced.
 pub async fn page_facts(page: &Session, status: Option<u16>) -> Result<PageFacts, ActError> {
-    let answer = page
-        .call_raw(
-            "Runtime.evaluate",
-            json!({ "expression": FACTS, "returnByValue": true, "silent": true }),
-        )
-        .await?;
-    let value = answer
-        .pointer("/result/value")
-        .cloned()
-        .unwrap_or(Value::Null);
+    // In Conch's isolated world: the page cannot redefine the getters the look reads.
+    let value = evaluate_in_world(page, FACTS).await?;
     let facts: Facts = serde_json::from_value(value)
         .map_err(|_| ActError::Script("the page is being replaced".to_owned()))?;
     Ok(PageFacts {
@@ -189,16 +181,8 @@ struct Gate {
 /// # Errors
 /// A DevTools failure, or a script failure while the page is being replaced.
 pub async fn gate_look(page: &Session) -> Result<GateLook, ActError> {
-    let answer = page
-        .call_raw(
-            "Runtime.evaluate",
-            json!({ "expression": GATE, "returnByValue": true, "silent": true }),
-        )
-        .await?;
-    let value = answer
-        .pointer("/result/value")
-        .cloned()
-        .unwrap_or(Value::Null);
+    // In Conch's isolated world: the page cannot redefine the getters the look reads.
+    let value = evaluate_in_world(page, GATE).await?;
     let gate: Gate = serde_json::from_value(value)
         .map_err(|_| ActError::Script("the page is being replaced".to_owned()))?;
     let captcha_frame = gate

@@ -12,10 +12,11 @@
 use conch_cdp::Session;
 use conch_policy::is_reject_control;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Element;
 use super::act::{self, ActError, ActOptions, How};
+use super::world::Frame;
 
 /// What was declined.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,13 +96,13 @@ pub async fn decline_banner(
 ) -> Result<Option<ConsentNote>, ActError> {
     let banners = serde_json::to_string(BANNERS)
         .map_err(|_| ActError::Script("the banner list".to_owned()))?;
-    let answer = page
-        .call_raw(
-            "Runtime.evaluate",
-            json!({ "expression": format!("({FIND})({banners})"), "silent": true }),
-        )
+    // In Conch's isolated world: the page cannot redefine `innerText`, `querySelectorAll`
+    // or the style getters to steer which control is pressed.
+    let answer = Frame::top(page)
+        .await?
+        .evaluate(&format!("({FIND})({banners})"), false)
         .await?;
-    let Some(found) = answer.pointer("/result/objectId").and_then(Value::as_str) else {
+    let Some(found) = answer.result.object_id.as_deref() else {
         return Ok(None);
     };
     let info = act::call_on(page, found, "function() { return this[1]; }", &[], "banner").await?;

@@ -86,9 +86,7 @@ pub async fn look(page: &Session) -> Result<GateLook, PageError> {
         .value
         .and_then(|v| serde_json::from_value(v).ok())
         .ok_or_else(|| PageError::Script("the gate look did not answer".to_owned()))?;
-    let tree = page
-        .call_raw("Page.getFrameTree", serde_json::json!({}))
-        .await?;
+    let tree = super::world::page_call(page, "Page.getFrameTree", serde_json::json!({})).await?;
     let loader = tree["frameTree"]["frame"]["loaderId"]
         .as_str()
         .unwrap_or_default();

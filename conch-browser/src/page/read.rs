@@ -162,9 +162,31 @@ impl Snapshot {
         Ok(format!("{header}\n{text}"))
     }
 
-    /// The first part, with its header when there are more (what a whole result shows).
+    /// The first part, with its header when there are more (what `browser_read` shows;
+    /// a new page's first result is [`Snapshot::first_look`]).
     pub fn first_part(&self) -> String {
         self.part(1).unwrap_or_default()
+    }
+
+    /// The part (from 1) that holds the byte `offset` of the text.
+    pub(crate) fn part_of(&self, offset: usize) -> usize {
+        let base = self.text.as_ptr() as usize;
+        self.parts()
+            .iter()
+            .take_while(|p| p.as_ptr() as usize - base <= offset)
+            .count()
+            .max(1)
+    }
+
+    /// A snapshot of `text` alone, for tests of its shaping.
+    #[cfg(test)]
+    pub(crate) fn of_text(title: &str, url: &str, text: String) -> Snapshot {
+        Snapshot {
+            title: title.to_owned(),
+            url: url.to_owned(),
+            text,
+            items: Vec::new(),
+        }
     }
 
     /// The lines holding `needle` (case-insensitive) anywhere in the whole snapshot, with
@@ -289,7 +311,7 @@ pub enum Change {
     /// says whose change it is.
     Diff(String),
     /// A new document, or a change too big for a diff: the whole snapshot (show its
-    /// [`Snapshot::first_part`]).
+    /// [`Snapshot::first_look`]).
     Whole(Snapshot),
 }
 

@@ -7,7 +7,8 @@
 //!
 //! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket), on
 //! requests that change no text (images, fonts, media, icons, pings), and any
-//! script left in the page: the observer disconnects when the window closes. While a dialog
+//! script left in the page: the observer runs in Conch's isolated world and disconnects
+//! when the window closes. While a dialog
 //! waits, nothing is sent to the frozen page (DLG-14).
 
 use std::collections::HashSet;
@@ -19,6 +20,7 @@ use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::dialog;
+use super::world::Frame;
 
 /// How quiet is quiet, and how long to wait for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,28 +231,28 @@ impl Settle {
         }
     }
 
-    /// Runs the in-page wait; `None` when the page could not run it (navigating).
+    /// Runs the in-page wait in Conch's isolated world, where the page cannot redefine
+    /// `MutationObserver`, `performance.now` or `setTimeout` to look quiet or busy; `None`
+    /// when the page could not run it (navigating).
     async fn dom_quiet(&self, quiet: Duration, left: Duration) -> Option<bool> {
         let quiet_ms = quiet.as_millis();
         let max_ms = left.as_millis();
         let expression = format!("({QUIET_JS})({quiet_ms}, {max_ms})");
-        let answer = self
-            .page
-            .call_raw_with_timeout(
-                "Runtime.evaluate",
-                serde_json::json!({
-                    "expression": expression,
-                    "awaitPromise": true,
-                    "returnByValue": true,
-                    "silent": true,
-                }),
-                left + Duration::from_millis(500),
-            )
+        let top = Frame::top(&self.page).await.ok()?;
+        match top
+            .evaluate_awaiting(&expression, left + Duration::from_millis(500))
             .await
-            .ok()?;
-        answer
-            .get("result")
-            .and_then(|r| r.get("value"))
-            .and_then(serde_json::Value::as_bool)
+        {
+            Ok(answer) => answer
+                .result
+                .value
+                .as_ref()
+                .and_then(serde_json::Value::as_bool),
+            Err(_) => {
+                // The top frame may have been replaced (a swap of browsing context).
+                Frame::forget_top(&self.page);
+                None
+            }
+        }
     }
 }

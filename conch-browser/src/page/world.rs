@@ -29,6 +29,57 @@ use super::error::PageError;
 /// should say so rather than wait for the browser-wide call timeout.
 pub const PAGE_SCRIPT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Evaluates one of Conch's own expressions in Conch's isolated world of `page`'s top
+/// frame and gives its JSON value: a check that guards a rule reads the page there, where
+/// the page cannot redefine the globals and getters it uses (issue 11 review).
+///
+/// # Errors
+/// [`PageError::Cdp`] when the browser does not answer, [`PageError::Script`] when the
+/// expression throws.
+pub async fn evaluate_in_world(page: &Session, expression: &str) -> Result<Value, PageError> {
+    let answer = Frame::top(page).await?.evaluate(expression, true).await?;
+    Ok(answer.result.value.unwrap_or(Value::Null))
+}
+
+/// A DevTools call that the page's own process answers, bounded like Conch's scripts: a
+/// page whose own script never ends makes it fail as [`PageError::Busy`] instead of
+/// waiting out the browser's whole call timeout (SNAP-12).
+pub(crate) async fn page_call(
+    session: &Session,
+    method: &str,
+    params: Value,
+) -> Result<Value, PageError> {
+    session
+        .call_raw_with_timeout(method, params, PAGE_SCRIPT_TIMEOUT)
+        .await
+        .map_err(PageError::of_script_call)
+}
+
+/// The address of `page`'s top document, from the browser, not from a script the page
+/// could answer: the site the permit flow and the secret filler use. The browser process
+/// answers `Target.getTargetInfo` itself, so a page whose own script never ends cannot
+/// hold it up (SNAP-12); the frame tree, which the page's process answers, is asked only
+/// when that fails, and only for as long as one of Conch's scripts may take.
+///
+/// # Errors
+/// [`PageError::Cdp`] when the browser does not answer, [`PageError::Busy`] when only the
+/// page could and it is busy.
+pub async fn page_address(page: &Session) -> Result<String, PageError> {
+    if let Ok(info) = page.call_raw("Target.getTargetInfo", json!({})).await
+        && let Some(url) = info["targetInfo"]["url"].as_str()
+    {
+        return Ok(url.to_owned());
+    }
+    let tree = page_call(page, "Page.getFrameTree", Value::Null).await?;
+    let frame = &tree["frameTree"]["frame"];
+    let url = frame["url"].as_str().unwrap_or_default();
+    // The fragment is reported apart from the URL.
+    Ok(match frame["urlFragment"].as_str() {
+        Some(fragment) if !fragment.is_empty() && !url.contains('#') => format!("{url}{fragment}"),
+        _ => url.to_owned(),
+    })
+}
+
 /// The reader script: defines `__conch` in the world it runs in.
 const SCRIPT: &str = include_str!("snapshot.js");
 
@@ -133,7 +184,7 @@ impl Frame {
         let frame_id = match known {
             Some(id) => id,
             None => {
-                let tree = session.call_raw("Page.getFrameTree", Value::Null).await?;
+                let tree = page_call(session, "Page.getFrameTree", Value::Null).await?;
                 let id = tree["frameTree"]["frame"]["id"]
                     .as_str()
                     .ok_or_else(|| PageError::Script("the frame tree has no frame".to_owned()))?
@@ -161,13 +212,12 @@ impl Frame {
         if !fresh && let Some(id) = tables().worlds.get(&self.key()) {
             return Ok(*id);
         }
-        let made = self
-            .session
-            .call_raw(
-                "Page.createIsolatedWorld",
-                json!({ "frameId": self.frame_id, "worldName": WORLD_NAME }),
-            )
-            .await?;
+        let made = page_call(
+            &self.session,
+            "Page.createIsolatedWorld",
+            json!({ "frameId": self.frame_id, "worldName": WORLD_NAME }),
+        )
+        .await?;
         let id = made["executionContextId"]
             .as_i64()
             .ok_or_else(|| PageError::Script("no execution context for the frame".to_owned()))?;
@@ -182,6 +232,25 @@ impl Frame {
         expression: &str,
         by_value: bool,
     ) -> Result<EvaluateResponse, PageError> {
+        self.evaluate_with(expression, by_value, None).await
+    }
+
+    /// [`Frame::evaluate`] by value, awaiting the promise `expression` gives, with the
+    /// call's own `timeout` (a wait that runs in the world for a while).
+    pub(crate) async fn evaluate_awaiting(
+        &self,
+        expression: &str,
+        timeout: Duration,
+    ) -> Result<EvaluateResponse, PageError> {
+        self.evaluate_with(expression, true, Some(timeout)).await
+    }
+
+    async fn evaluate_with(
+        &self,
+        expression: &str,
+        by_value: bool,
+        awaiting: Option<Duration>,
+    ) -> Result<EvaluateResponse, PageError> {
         let mut fresh = false;
         loop {
             let context = self.context(fresh).await?;
@@ -190,15 +259,16 @@ impl Frame {
                 context_id: Some(context),
                 return_by_value: Some(by_value),
                 silent: Some(true),
+                await_promise: awaiting.map(|_| true),
                 ..Evaluate::default()
             };
             // A page whose own script never ends answers nothing: the bound keeps a read
             // from waiting out the browser's whole call timeout (SNAP-12).
-            match self
+            let answer = self
                 .session
-                .call_with_timeout(&call, PAGE_SCRIPT_TIMEOUT)
-                .await
-            {
+                .call_with_timeout(&call, awaiting.unwrap_or(PAGE_SCRIPT_TIMEOUT))
+                .await;
+            match answer {
                 Ok(answer) => {
                     if let Some(details) = answer.exception_details {
                         let text = details
@@ -281,10 +351,12 @@ impl Frame {
         let Some(object_id) = answer.result.object_id else {
             return Ok(None);
         };
-        let node = self
-            .session
-            .call_raw("DOM.describeNode", json!({ "objectId": object_id }))
-            .await?;
+        let node = page_call(
+            &self.session,
+            "DOM.describeNode",
+            json!({ "objectId": object_id }),
+        )
+        .await?;
         let Some(frame_id) = node["node"]["frameId"].as_str().map(str::to_owned) else {
             return Ok(None);
         };
@@ -302,9 +374,12 @@ impl Frame {
         session: &Session,
         object_id: &str,
     ) -> Result<Option<Frame>, PageError> {
-        let node = session
-            .call_raw("DOM.describeNode", json!({ "objectId": object_id }))
-            .await?;
+        let node = page_call(
+            session,
+            "DOM.describeNode",
+            json!({ "objectId": object_id }),
+        )
+        .await?;
         let Some(frame_id) = node["node"]["frameId"].as_str().map(str::to_owned) else {
             return Ok(None);
         };
@@ -374,10 +449,7 @@ async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Sessio
         .map(|(_, s)| s.clone());
     if let Some(session) = known {
         // Still attached? A cheap call answers.
-        match session
-            .call_raw("Runtime.evaluate", json!({"expression": "1"}))
-            .await
-        {
+        match page_call(&session, "Runtime.evaluate", json!({"expression": "1"})).await {
             Ok(_) => return Ok(Some(session)),
             Err(_) => {
                 tables().frame_sessions.remove(frame_id);

@@ -180,3 +180,40 @@ async fn amb_20_captcha_token_finishes_the_handoff() {
     assert_eq!(watch.observe(&look, HANDS_OFF), HandoffState::Finished);
     lab.browser.shutdown().await;
 }
+
+/// Issue 11 review (LAUNCH-11): the banner probe picks its control in Conch's isolated
+/// world. A page whose own `innerText` says its accept button is "Reject all" would get
+/// its cookies accepted by a probe run in its realm; Conch presses the true reject.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_11_a_banner_that_lies_about_its_buttons_is_still_declined() {
+    let lab = lab().await;
+    let session = lab.open("lies-banner.html").await;
+    let note = consent::decline_banner(&session, &quick())
+        .await
+        .unwrap()
+        .expect("a banner declined");
+    assert_eq!(note.control, "Reject All");
+    assert_eq!(
+        lab.eval("document.body.dataset.consent").await,
+        json!("rejected")
+    );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 11 review (BOT-1, HAND-3): the bot-check and gate probes read the page in
+/// Conch's isolated world. A page whose realm says its title is a Cloudflare challenge and
+/// hides its password box from `querySelectorAll` is neither taken for a bot check nor
+/// for a page with no gate.
+#[tokio::test(flavor = "multi_thread")]
+async fn bot_1_probes_read_the_page_where_it_cannot_lie() {
+    let lab = lab().await;
+    let session = lab.open("lies-text.html").await;
+    assert_eq!(lab.eval("document.title").await, json!("Just a moment..."));
+    let facts = botcheck::page_facts(&session, None).await.unwrap();
+    assert_eq!(facts.title, "Welcome");
+    assert!(!facts.text.contains("Order placed"), "{}", facts.text);
+    assert_eq!(conch_policy::classify_page(&facts), BotCheck::None);
+    let gate = botcheck::gate_look(&session).await.unwrap();
+    assert!(gate.password_visible, "{gate:?}");
+    lab.browser.shutdown().await;
+}

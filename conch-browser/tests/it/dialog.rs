@@ -321,3 +321,46 @@ async fn dlg_12_notes_nobody_takes_are_bounded() {
         Some("alert 30")
     );
 }
+
+/// DLG-1, LAUNCH-19 (issue 11): a tab opened with `new_tab` (browser_tabs open) that
+/// confirms while it loads, with no step on it, has its confirm cancelled by the rules.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_1_a_dialog_in_a_tab_opened_with_browser_tabs_is_answered() {
+    let lab = lab().await;
+    lab.open("basic.html").await;
+    let url = lab.server.url("dialog-on-load.html?confirm=1");
+    let opened = tokio::time::timeout(Duration::from_secs(20), lab.chat.new_tab(&url)).await;
+    opened
+        .expect("the new tab does not hang on the confirm")
+        .expect("the tab opens");
+    let mut log = json!(null);
+    for _ in 0..50 {
+        log = lab.eval("window.log").await;
+        if log == json!(["confirm:false"]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(log, json!(["confirm:false"]), "the new tab's confirm");
+}
+
+/// DLG-1, LAUNCH-19 (issue 11): a confirm in an out-of-process frame (a frame of another
+/// site) raised while the page loads is cancelled by the rules, and the open goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_1_a_dialog_in_an_out_of_process_frame_is_answered() {
+    let lab = lab().await;
+    let url = lab.server.url("xo-dialog.html");
+    let opened = tokio::time::timeout(Duration::from_secs(20), lab.chat.open(&url)).await;
+    opened
+        .expect("the open does not hang on the frame's confirm")
+        .expect("the page opens");
+    let mut log = json!(null);
+    for _ in 0..50 {
+        log = lab.eval("window.log").await;
+        if log == json!(["confirm:false"]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(log, json!(["confirm:false"]), "the frame's confirm");
+}

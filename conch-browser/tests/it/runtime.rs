@@ -176,6 +176,44 @@ async fn launch_8_killed_browser_comes_back_with_its_tabs() {
     browser.shutdown().await;
 }
 
+/// AMB-11, LAUNCH-8 (issue 11): the tabs a crashed browser comes back with are 1280×800
+/// at scale 1 too, the active one and the others, so a restored site keeps its desktop
+/// layout.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_11_tabs_restored_after_a_crash_are_desktop_sized() {
+    const SHAPE: &str =
+        "[innerWidth, innerHeight, devicePixelRatio, matchMedia('(min-width: 1200px)').matches]";
+    let desktop = serde_json::json!([1280, 800, 1, true]);
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    chat.new_tab(&server.url("tabs-a.html")).await.unwrap();
+    let pid = browser.pid().await.unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(
+        wait_until(async || !pid_alive(pid)).await,
+        "the browser did not die"
+    );
+    assert_eq!(
+        chat.evaluate(SHAPE).await.unwrap(),
+        desktop,
+        "the active tab"
+    );
+    assert_ne!(browser.pid().await.unwrap(), pid);
+    chat.switch("t1").await.unwrap();
+    assert_eq!(
+        chat.evaluate(SHAPE).await.unwrap(),
+        desktop,
+        "the other tab"
+    );
+    browser.shutdown().await;
+}
+
 /// TAB-3, TAB-6: a target=_blank link and a popup become tabs by themselves and are made
 /// active, with a note; a popup that closes itself gives the front back to its opener.
 #[tokio::test(flavor = "multi_thread")]

@@ -80,3 +80,22 @@ async fn settle_a_slow_picture_is_not_waited_for() {
         "settling waited its whole bound for a picture: {done:?}"
     );
 }
+
+/// Issue 11 review (HS-5: a step's outcome is read once the page settled): the quiet check
+/// runs in Conch's isolated world. A page that replaces `MutationObserver` and makes
+/// `performance.now` leap in its own realm would be judged quiet at the first look while
+/// it still builds; the act must return only once the page is done.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_5_settling_ignores_a_page_that_redefines_mutation_observer() {
+    let lab = lab().await;
+    let page = lab.open("lies-settle.html").await;
+    let done = act::click(&css(&page, "#go").await, How::Click, &ActOptions::default())
+        .await
+        .expect("the click lands");
+    let state = lab
+        .eval("document.getElementById('state').textContent")
+        .await;
+    assert_eq!(state, "Done", "settled before the page was done: {done:?}");
+    assert!(done.settled.quiet, "{done:?}");
+    lab.browser.shutdown().await;
+}

@@ -1,5 +1,5 @@
 //! browser_open: judges the address before anything starts (NET-6), opens it in the
-//! active tab (or a first one) and reads the first part of the page.
+//! active tab (or a first one) and gives the first look at the page (SNAP-6).
 
 use crate::error::ToolError;
 use crate::result::Reply;
@@ -14,7 +14,7 @@ pub(crate) async fn run(turn: &Turn<'_>, url: &str) -> Result<Reply, ToolError> 
     let tab = conv.open(url.as_str()).await?;
     pages.forget(&tab.id).await;
     let notes = turn.after_open().await;
-    let mut reply = Reply::page(pages.read_part(conv, 1).await?);
+    let mut reply = Reply::page(pages.first_look(conv).await?);
     reply.lines = notes;
     Ok(reply)
 }

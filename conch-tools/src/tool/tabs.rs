@@ -49,7 +49,7 @@ pub(crate) async fn run(
             let url = turn.check_address(&address)?;
             let opened = conv.new_tab(url.as_str()).await?;
             let notes = turn.after_open().await;
-            let mut reply = Reply::page(turn.pages().read_part(conv, 1).await?);
+            let mut reply = Reply::page(turn.pages().first_look(conv).await?);
             reply.lines = notes;
             reply
                 .lines

@@ -3,11 +3,11 @@
 //! SNAP-13, PERM-2).
 
 use conch_fixtures::FixtureServer;
-use conch_policy::marker_count;
+use conch_policy::{FIRST_LOOK_CHARS, marker_count};
 use conch_tools::{Choice, Content, Mode};
 use serde_json::json;
 
-use crate::support::{Recorder, setup, tools};
+use crate::support::{Recorder, ref_of, setup, tools};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_19_to_21_reading_tools_on_fixture_pages() {
@@ -233,40 +233,49 @@ async fn launch_16_without_a_browser_every_tool_says_why() {
     assert_eq!(sentences.len(), 1, "{sentences:?}");
 }
 
+/// The characters between the untrusted wrapper's markers.
+fn body(text: &str) -> usize {
+    let start = text
+        .find("<<<CONCH PAGE TEXT BEGIN>>>")
+        .expect("the begin marker");
+    let end = text
+        .find("<<<CONCH PAGE TEXT END>>>")
+        .expect("the end marker");
+    text[start..end].chars().count()
+}
+
 /// SNAP-8, SNAP-9, SNAP-11, TOOL-12: a long page comes in parts of at most 16,000
-/// characters, each saying where the next is; find searches them all.
+/// characters, each saying where the next is; find searches them all. Opening it gives
+/// its first look (SNAP-6), which names the parts.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_9_long_pages_come_in_parts() {
     let server = FixtureServer::start().await.unwrap();
     let setup = setup();
     let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
     let chat = tools.chat("long", Mode::Ask);
-    let first = chat
+    let look = chat
         .call(
             "browser_open",
             &json!({ "url": server.url("long-page.html") }),
         )
         .await
         .text();
-    assert!(
-        first.contains("part 1 of"),
-        "{}",
-        &first[..500.min(first.len())]
-    );
-    assert!(first.contains("next: browser_read part 2"));
-    let body = |text: &str| {
-        let start = text.find("<<<CONCH PAGE TEXT BEGIN>>>").unwrap();
-        let end = text.find("<<<CONCH PAGE TEXT END>>>").unwrap();
-        text[start..end].chars().count()
-    };
-    assert!(body(&first) <= 16_000 + 300, "{}", body(&first));
-    let count: usize = first
-        .split("part 1 of ")
+    assert!(look.contains("First look: "), "{look}");
+    assert!(body(&look) <= FIRST_LOOK_CHARS + 300, "{}", body(&look));
+    let count: usize = look
+        .split("The rest: browser_read part 1 of ")
         .nth(1)
         .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|n| n.parse().ok())
-        .unwrap();
+        .unwrap_or_else(|| panic!("no part count in {look}"));
     assert!(count >= 3, "{count}");
+    let first = chat.call("browser_read", &json!({})).await.text();
+    assert!(
+        first.contains(&format!("part 1 of {count} — next: browser_read part 2")),
+        "{}",
+        &first[..500.min(first.len())]
+    );
+    assert!(body(&first) <= 16_000 + 300, "{}", body(&first));
     let last = chat
         .call("browser_read", &json!({ "part": count }))
         .await
@@ -282,6 +291,50 @@ async fn snap_9_long_pages_come_in_parts() {
         .await
         .text();
     assert!(found.contains(&format!("(part {count})")), "{found}");
+    tools.browser().shutdown().await;
+}
+
+/// SNAP-6, issue 11: a new page's first look is much smaller than its first part, yet
+/// holds every control and link the agent acts on next: a product grid's "Add to cart"
+/// is clicked from the open's result with no read between.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_6_a_new_pages_first_look_lists_what_can_be_acted_on() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::ThisChat, Choice::No));
+    let chat = tools.chat("shop", Mode::Ask);
+    let look = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("products.html") }),
+        )
+        .await
+        .text();
+    assert!(look.contains("Tab t1: \"Products\""), "{look}");
+    assert!(body(&look) <= FIRST_LOOK_CHARS + 300, "{}", body(&look));
+    for control in [
+        "link \"Deals\"",
+        "heading \"All products\"",
+        "button \"Add to cart\"",
+    ] {
+        assert!(look.contains(control), "{control} missing:\n{look}");
+    }
+    assert!(look.contains("First look: "), "{look}");
+    let part = chat.call("browser_read", &json!({})).await.text();
+    assert!(
+        body(&part) > 2 * body(&look),
+        "{} vs {}",
+        body(&part),
+        body(&look)
+    );
+    let add = ref_of(&look, "button \"Add to cart\"");
+    let clicked = chat.call("browser_click", &json!({ "ref": add })).await;
+    assert!(!clicked.is_error, "{}", clicked.text());
+    let cart = chat
+        .call("browser_read", &json!({ "find": "Cart:" }))
+        .await
+        .text();
+    assert!(cart.contains("Cart: 1 items"), "{cart}");
     tools.browser().shutdown().await;
 }
 
@@ -321,5 +374,40 @@ async fn tool_18_a_model_that_cant_see_gets_a_description() {
     );
     assert!(shot.text().contains("A picture of"), "{}", shot.text());
     assert!(shot.text().contains("pixels"), "{}", shot.text());
+    tools.browser().shutdown().await;
+}
+
+/// Issue 11 review (TOOL-20): browser_wait reads the page's text in Conch's isolated
+/// world. A page whose own `innerText` claims "Order placed" does not end a wait for it;
+/// its true text does.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_20_a_wait_for_text_reads_the_page_where_it_cannot_lie() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("waits", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("lies-text.html") }),
+        )
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    let lie = chat
+        .call(
+            "browser_wait",
+            &json!({ "text": "Order placed", "seconds": 1 }),
+        )
+        .await
+        .text();
+    assert!(!lie.starts_with("Done waiting"), "{lie}");
+    let truth = chat
+        .call(
+            "browser_wait",
+            &json!({ "text": "not placed yet", "seconds": 1 }),
+        )
+        .await
+        .text();
+    assert!(truth.starts_with("Done waiting"), "{truth}");
     tools.browser().shutdown().await;
 }

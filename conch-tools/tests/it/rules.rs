@@ -1083,3 +1083,61 @@ async fn dlg_6_a_significant_page_confirm_is_high_stakes() {
     assert_eq!(item, Value::String("Kept".to_owned()));
     tools.browser().shutdown().await;
 }
+
+/// A vault that notes the address each request names.
+#[derive(Debug, Default)]
+struct NotingVault {
+    urls: std::sync::Mutex<Vec<String>>,
+}
+
+impl SecretFiller for NotingVault {
+    fn secret_for<'a>(&'a self, request: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
+        self.urls
+            .lock()
+            .expect("the vault's notes")
+            .push(request.url.clone());
+        Box::pin(async { Some(SecretValue::new("s3cret")) })
+    }
+}
+
+/// Issue 11 review (GES-8, SEC-2): the secret filler checks the focus in Conch's world
+/// right before the secret goes in. A sign-in page that moves the focus to a field of its
+/// own on the first key gets nothing typed, neither there nor in the password box; the
+/// vault was asked for the page's true address.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_8_the_secret_filler_types_nothing_when_the_page_moves_the_focus() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let vault = Arc::new(NotingVault::default());
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(vault.clone());
+    let tools = tools(&setup, asker.clone());
+    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let chat = vaulted.chat("thief", Mode::Ask);
+    let url = server.url("secret-thief.html");
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    let password = ref_of(&opened.text(), "Password");
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(typed.is_error, "{}", typed.text());
+    assert!(
+        typed.text().contains("nothing was typed"),
+        "{}",
+        typed.text()
+    );
+    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    let values = chat
+        .conversation()
+        .evaluate("[password.value, capture.value]")
+        .await
+        .unwrap();
+    assert_eq!(values, json!(["", ""]));
+    assert_eq!(*vault.urls.lock().unwrap(), vec![url]);
+    tools.browser().shutdown().await;
+}
