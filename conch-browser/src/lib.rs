@@ -39,6 +39,7 @@ pub mod seal;
 pub mod store;
 pub mod wheel;
 
+pub use backend::Abilities;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::BrowserError;
 pub use home::Home;

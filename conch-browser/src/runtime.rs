@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex as StdMutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use conch_cdp::protocol::TargetId;
-use conch_cdp::protocol::browser::Close as CloseBrowser;
 use conch_cdp::protocol::emulation::{SetDeviceMetricsOverride, SetFocusEmulationEnabled};
 use conch_cdp::protocol::page::{
     DomContentEventFired, Enable as PageEnable, LoadEventFired, Navigate,
@@ -36,14 +35,15 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
+use crate::backend::local::Local;
+use crate::backend::{Abilities, Backend, ConnectError, Connected, Driver, Facts, Held};
 use crate::clock::{Clock, SystemClock};
-use crate::discover::{BrowserKind, Found, Probe, SystemProbe, find_all};
+use crate::discover::{Probe, SystemProbe};
 use crate::error::BrowserError;
-use crate::fetch::{FetchConfig, Progress, fetch};
+use crate::fetch::{FetchConfig, Progress};
 use crate::guard::rules::{After, Rules};
 use crate::guard::{self, BLOCKED_PAGE_SENTENCE, Blocked, GuardConfig, GuardLog};
 use crate::home::{Home, Ownership};
-use crate::launch::{LaunchSpec, Launched, start};
 use crate::page::dialog::{self, DialogWatch};
 use crate::process::{ProcessTable, SystemProcessTable};
 use crate::remote;
@@ -191,23 +191,26 @@ struct Inner {
     owner: Ownership,
     state: Mutex<State>,
     /// Kept apart from the state so it can be read while a launch or download holds that.
-    status: StdMutex<Status>,
+    status: Arc<StdMutex<Status>>,
+    /// The backend the person chose (BE-1).
+    chosen: Arc<dyn Driver>,
+    /// Conch's own local browser: the chosen one, or the stand-in when the chosen one
+    /// can't be reached (BE-4).
+    local: Arc<dyn Driver>,
+    /// What the running backend can do: its guard, whether its targets are discovered,
+    /// whether its downloads land here (BE-1).
+    abilities: StdMutex<Abilities>,
     /// One lock per conversation: its calls run one at a time (TOOL-11).
     conversation_locks: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
     /// Every refusal of the guard, proxy and CDP rules alike.
     guard_log: Arc<GuardLog>,
     /// The CDP rules every held target gets.
     rules: Rules,
-    /// The rules on a browser Conch did not launch: no proxy stands in front of it, so
-    /// every request's address is judged here (CDP-only mode).
+    /// The rules on a browser no proxy stands in front of: every request's address is
+    /// judged here (CDP-only mode).
     remote_rules: Rules,
-    /// Whether the running browser is a remote one (its targets get `remote_rules`).
-    remote_now: std::sync::atomic::AtomicBool,
-    /// Whether it is the person's own Chrome: only Conch's pages are attached, and they
-    /// carry the badge (BE-13, BE-14).
-    own_now: std::sync::atomic::AtomicBool,
     /// The guard's proxy, started before the first launch and kept across relaunches.
-    guard: Mutex<Option<guard::Running>>,
+    guard: Arc<Mutex<Option<guard::Running>>>,
     /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
     ready: StdMutex<Ready>,
     ready_changed: tokio::sync::Notify,
@@ -245,10 +248,8 @@ struct State {
 #[derive(Debug)]
 struct Running {
     connection: Connection,
-    /// The process Conch launched; `None` for a remote browser (BE-8).
-    child: Option<tokio::process::Child>,
-    /// The provider's session to release when Conch lets go (BE-5).
-    cloud: Option<remote::CloudSession>,
+    /// What to let go of: the process Conch launched, or a remote browser's session.
+    held: Box<dyn Held>,
     /// Page targets that are conversations' tabs.
     pages: HashMap<TargetId, PageRef>,
     watcher: tokio::task::JoinHandle<()>,
@@ -320,19 +321,45 @@ impl Browser {
                 .as_ref(),
             Arc::clone(&guard_log),
         );
+        let status = Arc::new(StdMutex::new(Status {
+            backend: "local",
+            state: RunState::Idle,
+            browser: None,
+            version: None,
+            executable: None,
+            user_agent: None,
+            why,
+            launches: 0,
+            download: None,
+        }));
+        let guard = Arc::new(Mutex::new(None));
+        let sink = Arc::clone(&status);
+        let local: Arc<dyn Driver> = Arc::new(Local {
+            home: config.home.clone(),
+            probe: Arc::clone(&config.probe),
+            processes: Arc::clone(&config.processes),
+            extra_args: config.extra_args.clone(),
+            share_home: config.share_home,
+            headless: config.headless,
+            download: config.download.clone(),
+            guard_config: config.guard.clone(),
+            guard: Arc::clone(&guard),
+            guard_log: Arc::clone(&guard_log),
+            on_download: Arc::new(move |progress| match progress {
+                None => lock(&sink).state = RunState::Downloading,
+                Some(progress) => lock(&sink).download = Some(progress),
+            }),
+        });
+        let chosen = match config.remote.as_ref() {
+            Some(remote) => crate::backend::reached::driver_for(remote, Arc::clone(&config.probe)),
+            None => Arc::clone(&local),
+        };
         Browser {
             inner: Arc::new(Inner {
-                status: StdMutex::new(Status {
-                    backend: "local",
-                    state: RunState::Idle,
-                    browser: None,
-                    version: None,
-                    executable: None,
-                    user_agent: None,
-                    why,
-                    launches: 0,
-                    download: None,
-                }),
+                status,
+                chosen,
+                local,
+                abilities: StdMutex::new(Abilities::LOCAL),
                 state: Mutex::new(State {
                     running: None,
                     tabs,
@@ -347,9 +374,7 @@ impl Browser {
                 guard_log,
                 rules,
                 remote_rules,
-                remote_now: std::sync::atomic::AtomicBool::new(false),
-                own_now: std::sync::atomic::AtomicBool::new(false),
-                guard: Mutex::new(None),
+                guard,
                 ready: StdMutex::default(),
                 ready_changed: tokio::sync::Notify::new(),
                 dialogs: StdMutex::new(HashMap::new()),
@@ -546,9 +571,13 @@ impl Browser {
     /// Whether the running browser is one Conch did not launch (a DevTools address or a
     /// cloud session): its disk is not this machine's, so its downloads are refused (DL-5).
     pub fn is_remote(&self) -> bool {
-        self.inner
-            .remote_now
-            .load(std::sync::atomic::Ordering::SeqCst)
+        !self.abilities().downloads_to_disk
+    }
+
+    /// What the running backend can do (BE-1): Conch's own local browser's abilities
+    /// until another one runs.
+    pub fn abilities(&self) -> Abilities {
+        *lock(&self.inner.abilities)
     }
 
     /// Who has the wheel of conversation `id` (HAND-8): shared by its agent side and the
@@ -560,7 +589,7 @@ impl Browser {
     /// The browser process's id, while it runs (for status and tests).
     pub async fn pid(&self) -> Option<u32> {
         let state = self.inner.state.lock().await;
-        state.running.as_ref().and_then(|r| r.child.as_ref()?.id())
+        state.running.as_ref().and_then(|r| r.held.pid())
     }
 
     async fn ensure_running_locked(&self, state: &mut State) -> Result<(), BrowserError> {
@@ -574,27 +603,17 @@ impl Browser {
         lock(&self.inner.ready).clear();
         lock(&self.inner.dialogs).clear();
         lock(&self.inner.parents).clear();
-        let (launched, cloud) = match self.inner.config.remote.as_ref() {
-            Some(remote) => self.reach(remote).await?,
-            None => (self.launch().await?, None),
-        };
-        self.inner.remote_now.store(
-            launched.child.is_none(),
-            std::sync::atomic::Ordering::SeqCst,
-        );
-        let own = launched.child.is_none()
-            && matches!(self.inner.config.remote, Some(remote::Remote::Chrome(_)));
-        self.inner
-            .own_now
-            .store(own, std::sync::atomic::Ordering::SeqCst);
-        let connection = launched.connection.clone();
+        let (driver, connected) = self.reach().await?;
+        let abilities = driver.abilities();
+        *lock(&self.inner.abilities) = abilities;
+        let connection = connected.connection.clone();
         let browser = connection.browser();
         // Every new target, at any depth, is held until the guard's rules are in
         // (LAUNCH-19, NET-8). Subscribed before asking, so none slips past.
         let attached = connection.attached_targets();
         // In the person's own Chrome nothing but Conch's own pages is attached or
         // discovered: its tabs are never listed, read or ruled (BE-13, NET-9).
-        if !own {
+        if abilities.discovers_targets {
             browser.call(&SetAutoAttach::held()).await?;
             browser.call(&SetDiscoverTargets { discover: true }).await?;
         }
@@ -613,8 +632,7 @@ impl Browser {
         }
         state.running = Some(Running {
             connection,
-            child: launched.child,
-            cloud,
+            held: connected.held,
             pages: HashMap::new(),
             watcher,
         });
@@ -631,176 +649,60 @@ impl Browser {
         Ok(())
     }
 
-    /// Connects to the browser at `address` (BE-8); when it can't be reached, launches the
-    /// local one and says why in the status (BE-4).
-    async fn reach(
-        &self,
-        remote: &remote::Remote,
-    ) -> Result<(Launched, Option<remote::CloudSession>), BrowserError> {
-        let shown = remote.shown();
-        if matches!(remote, remote::Remote::Chrome(_)) {
-            // Chrome asks the person; the one connection waits for the answer (BE-10).
-            lock(&self.inner.status).why = Some(crate::own_chrome::WAITING_SENTENCE.to_owned());
+    /// Connects to the chosen backend; when it can't be reached, launches the local one
+    /// and says why in the status (BE-4). Gives the driver that connected.
+    async fn reach(&self) -> Result<(Arc<dyn Driver>, Connected), BrowserError> {
+        let chosen = Arc::clone(&self.inner.chosen);
+        if let Some(waiting) = chosen.waiting() {
+            lock(&self.inner.status).why = Some(waiting.to_owned());
         }
-        let why = match remote::open(remote, self.inner.config.probe.as_ref()).await {
-            Ok(remote::Opened {
-                connection,
-                session,
-            }) => {
-                let version = connection
-                    .browser()
-                    .call(&conch_cdp::protocol::browser::GetVersion {})
-                    .await;
-                match version {
-                    Ok(version) => {
-                        let mut status = lock(&self.inner.status);
-                        status.backend = remote.backend().as_str();
-                        status.browser = Some(shown.clone());
-                        status.version = Some(version.product.clone());
-                        status.executable = None;
-                        status.user_agent = Some(version.user_agent.clone());
-                        status.why = None;
-                        let launched = Launched {
-                            connection,
-                            child: None,
-                            product: version.product,
-                            user_agent: version.user_agent,
-                        };
-                        return Ok((launched, session));
-                    }
-                    Err(e) => {
-                        connection.close();
-                        if let Some(session) = &session {
-                            remote::release(session).await;
-                        }
-                        format!("it did not answer as a browser ({e})")
-                    }
-                }
+        let why = match chosen.connect().await {
+            Ok(connected) => {
+                self.record(chosen.backend(), &connected.facts);
+                return Ok((chosen, connected));
             }
-            Err(e) => e.to_string(),
+            Err(ConnectError::Browser(e)) => {
+                if let BrowserError::Unavailable(sentence) = &e {
+                    let mut status = lock(&self.inner.status);
+                    status.state = RunState::Unavailable;
+                    status.why = Some(sentence.clone());
+                }
+                return Err(e);
+            }
+            Err(ConnectError::Unreachable(why)) => why,
         };
+        let shown = chosen.shown();
         tracing::warn!(target: "conch_browser", address = %shown, why = %why, "the remote browser can't be reached; using the local one");
         lock(&self.inner.status).backend = "local";
-        let launched = match self.launch().await {
-            Ok(launched) => launched,
-            Err(BrowserError::Unavailable(local)) => {
+        let local = Arc::clone(&self.inner.local);
+        let connected = match local.connect().await {
+            Ok(connected) => connected,
+            Err(ConnectError::Browser(BrowserError::Unavailable(local))) => {
                 let sentence = format!("Conch couldn't reach {shown} ({why}). {local}");
-                lock(&self.inner.status).why = Some(sentence.clone());
+                let mut status = lock(&self.inner.status);
+                status.state = RunState::Unavailable;
+                status.why = Some(sentence.clone());
                 return Err(BrowserError::Unavailable(sentence));
             }
-            Err(e) => return Err(e),
+            Err(ConnectError::Browser(e)) => return Err(e),
+            Err(ConnectError::Unreachable(e)) => return Err(BrowserError::Unavailable(e)),
         };
+        self.record(local.backend(), &connected.facts);
         lock(&self.inner.status).why = Some(format!(
             "Conch couldn't reach {shown} ({why}), so it uses its own local browser."
         ));
-        Ok((launched, None))
+        Ok((local, connected))
     }
 
-    /// Tries every browser found, in order, then a download, and says why when it had to
-    /// fall back (LAUNCH-1, LAUNCH-3, LAUNCH-4, LAUNCH-9).
-    async fn launch(&self) -> Result<Launched, BrowserError> {
-        let config = &self.inner.config;
-        let extra_args = self.guard_flags().await?;
-        let spec = LaunchSpec {
-            home: &config.home,
-            processes: &config.processes,
-            extra_args: &extra_args,
-            share_home: config.share_home,
-            headless: config.headless,
-        };
-        let mut failures: Vec<(Found, String)> = Vec::new();
-        for found in find_all(config.probe.as_ref()) {
-            match start(&spec, &found).await {
-                Ok(launched) => return Ok(self.launched(launched, &found, &failures)),
-                Err(failure) => {
-                    tracing::warn!(
-                        target: "conch_browser",
-                        browser = found.kind.name(),
-                        detail = failure.detail(),
-                        "browser did not start; trying the next one"
-                    );
-                    failures.push((found, failure.detail().to_owned()));
-                }
-            }
-        }
-        let sentence = match self.download().await {
-            Some(Ok(found)) => match start(&spec, &found).await {
-                Ok(launched) => return Ok(self.launched(launched, &found, &failures)),
-                Err(failure) => format!(
-                    "The browser is unavailable: the Chromium Conch downloaded didn't start ({}).",
-                    failure.detail()
-                ),
-            },
-            Some(Err(sentence)) => sentence,
-            None => match failures.first() {
-                None => "The browser is unavailable: no Chrome, Edge, Brave or Chromium was found on this computer; install one (on Debian: apt-get install chromium).".to_owned(),
-                Some((found, detail)) => format!(
-                    "The browser is unavailable: {} didn't start ({detail}), and no other browser was found.",
-                    found.kind.name()
-                ),
-            },
-        };
+    /// Records in the status which backend and browser run, and why.
+    fn record(&self, backend: Backend, facts: &Facts) {
         let mut status = lock(&self.inner.status);
-        status.state = RunState::Unavailable;
-        status.why = Some(sentence.clone());
-        Err(BrowserError::Unavailable(sentence))
-    }
-
-    /// The caller's extra flags plus the guard's: its proxy (started here on first need)
-    /// and no UDP around it (AMB-1, NET-13).
-    async fn guard_flags(&self) -> Result<Vec<String>, BrowserError> {
-        let config = &self.inner.config;
-        let mut args = config.extra_args.clone();
-        let Some(guard_config) = config.guard.as_ref() else {
-            return Ok(args);
-        };
-        let mut running = self.inner.guard.lock().await;
-        if running.is_none() {
-            let started = guard::Running::start(guard_config, Arc::clone(&self.inner.guard_log))
-                .await
-                .map_err(BrowserError::Guard)?;
-            *running = Some(started);
-        }
-        if let Some(running) = running.as_ref() {
-            args.extend(running.browser_flags());
-        }
-        Ok(args)
-    }
-
-    /// Downloads Chromium, publishing progress in the status without asking anyone
-    /// (LAUNCH-4). `None` when downloading is off; the error is the fetcher's sentence.
-    async fn download(&self) -> Option<Result<Found, String>> {
-        let fetch_config = self.inner.config.download.as_ref()?;
-        lock(&self.inner.status).state = RunState::Downloading;
-        let inner = Arc::clone(&self.inner);
-        let fetched = fetch(fetch_config, move |progress| {
-            lock(&inner.status).download = Some(progress);
-        })
-        .await;
-        Some(
-            fetched
-                .map(|path| Found {
-                    kind: BrowserKind::Downloaded,
-                    path,
-                })
-                .map_err(|e| e.sentence()),
-        )
-    }
-
-    /// Records in the status which browser runs and why.
-    fn launched(
-        &self,
-        launched: Launched,
-        found: &Found,
-        failures: &[(Found, String)],
-    ) -> Launched {
-        let mut status = lock(&self.inner.status);
-        status.browser = Some(found.kind.name().to_owned());
-        status.version = Some(launched.product.clone());
-        status.executable = Some(found.path.clone());
-        status.user_agent = Some(launched.user_agent.clone());
-        status.why = fallback_sentence(failures, found);
-        launched
+        status.backend = backend.as_str();
+        status.browser = Some(facts.browser.clone());
+        status.version = Some(facts.version.clone());
+        status.executable.clone_from(&facts.executable);
+        status.user_agent = Some(facts.user_agent.clone());
+        status.why.clone_from(&facts.why);
     }
 
     async fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
@@ -827,31 +729,11 @@ impl Drop for AwakeGuard {
     }
 }
 
-fn fallback_sentence(failures: &[(Found, String)], chosen: &Found) -> Option<String> {
-    match (failures.first(), chosen.kind) {
-        (Some((first, _)), _) => Some(format!(
-            "{} didn't start, so Conch uses {}.",
-            first.kind.name(),
-            chosen.kind.name()
-        )),
-        (None, BrowserKind::Downloaded) => {
-            Some("No browser was found on this computer, so Conch downloaded Chromium.".to_owned())
-        }
-        (None, _) => None,
-    }
-}
-
 /// Notices a browser that died since the last look: its state becomes "not running", so
 /// the next call relaunches it. Tabs stay saved.
 fn refresh_running(inner: &Inner, state: &mut State) {
     let dead = match state.running.as_mut() {
-        Some(running) => {
-            running.connection.is_closed()
-                || running.child.as_mut().is_some_and(|child| {
-                    matches!(child.try_wait(), Ok(Some(_)))
-                        || child.id().is_some_and(|pid| !process_alive(pid))
-                })
-        }
+        Some(running) => running.connection.is_closed() || running.held.gone(),
         None => false,
     };
     if dead {
@@ -865,23 +747,6 @@ fn refresh_running(inner: &Inner, state: &mut State) {
     }
 }
 
-/// Whether `pid` still runs. On Linux a killed browser can linger as a zombie whose
-/// helpers keep the DevTools pipe open for a moment, so `/proc` is asked directly.
-fn process_alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            // The state follows the command name, which is in parentheses.
-            Ok(stat) => stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                .is_some_and(|state| state != "Z" && state != "X"),
-            Err(_) => false,
-        }
-    } else {
-        true
-    }
-}
-
 /// Forgets what the runtime and the page readers remembered about `running`'s pages (their
 /// isolated worlds, frames, dialog watches, attach order), once that browser is gone.
 fn forget_pages(inner: &Inner, running: &Running) {
@@ -892,36 +757,13 @@ fn forget_pages(inner: &Inner, running: &Running) {
 }
 
 async fn shut_down(inner: &Inner, state: &mut State) {
-    let Some(mut running) = state.running.take() else {
+    let Some(running) = state.running.take() else {
         return;
     };
     running.watcher.abort();
     forget_pages(inner, &running);
-    let browser = running.connection.browser();
-    let Some(mut child) = running.child.take() else {
-        // A browser Conch did not launch is not Conch's to close: only its own tabs go.
-        for target_id in running.pages.keys().cloned() {
-            let _ = tokio::time::timeout(
-                Duration::from_secs(5),
-                browser.call(&CloseTarget { target_id }),
-            )
-            .await;
-        }
-        running.connection.close();
-        if let Some(session) = running.cloud.take() {
-            remote::release(&session).await;
-        }
-        lock(&inner.status).state = RunState::Idle;
-        return;
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(5), browser.call(&CloseBrowser {})).await;
-    running.connection.close();
-    if tokio::time::timeout(Duration::from_secs(5), child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.kill().await;
-    }
+    let ours: Vec<TargetId> = running.pages.keys().cloned().collect();
+    running.held.let_go(running.connection, ours).await;
     lock(&inner.status).state = RunState::Idle;
 }
 
@@ -1000,7 +842,7 @@ async fn create_page(
     let viewport = conch_policy::DEFAULT_VIEWPORT;
     // In the person's own Chrome nothing is auto-attached: the page is made blank,
     // attached by name, ruled, and only then sent to `url` (BE-13, NET-9).
-    let own = inner.own_now.load(std::sync::atomic::Ordering::SeqCst);
+    let own = !lock(&inner.abilities).discovers_targets;
     let created = browser
         .call(&CreateTarget {
             new_window: Some(true),
@@ -1172,7 +1014,7 @@ async fn watch_targets(inner: Weak<Inner>, connection: Connection, attached: Att
                 let Some(event) = event else { break };
                 let Ok(event) = event.parse::<TargetDestroyed>() else { continue };
                 let Some(inner) = inner.upgrade() else { return };
-                if inner.own_now.load(std::sync::atomic::Ordering::SeqCst) {
+                if !lock(&inner.abilities).discovers_targets {
                     page_destroyed(&inner, &event.target_id).await;
                 }
             }
@@ -1225,10 +1067,10 @@ async fn watch_attached(inner: Weak<Inner>, connection: Connection, mut attached
 /// Rules a newly attached target, then lets it run (or holds it for good: a service
 /// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
 async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
-    let rules = if inner.remote_now.load(std::sync::atomic::Ordering::SeqCst) {
-        &inner.remote_rules
-    } else {
-        &inner.rules
+    let abilities = *lock(&inner.abilities);
+    let rules = match abilities.guard {
+        guard::GuardMode::CdpOnly => &inner.remote_rules,
+        guard::GuardMode::Proxy => &inner.rules,
     };
     let after = guard::rules::install(&target, rules).await;
     if after == After::Refuse {
@@ -1298,7 +1140,7 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         // Page.enable until it runs.
         shape_page(&target.session).await;
         let _ = target.session.call(&PageEnable {}).await;
-        if inner.own_now.load(std::sync::atomic::Ordering::SeqCst) {
+        if abilities.badge {
             crate::own_chrome::show_badge(&target.session).await;
         }
     }
@@ -1539,12 +1381,7 @@ impl Conversation {
             (state.running.as_ref().map(|r| r.connection.browser()), mine)
         };
         let Some(browser) = browser else { return };
-        let targets = if self
-            .browser
-            .inner
-            .own_now
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
+        let targets = if !self.browser.abilities().discovers_targets {
             // The person's own Chrome: each of Conch's pages by name, never the list of
             // every tab (BE-13).
             let mut infos = Vec::new();
