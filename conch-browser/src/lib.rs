@@ -45,6 +45,7 @@ pub use error::BrowserError;
 pub use home::Home;
 pub use launch::browser_args;
 pub use runtime::{
-    AwakeGuard, Browser, BrowserConfig, Conversation, MAX_TABS, RunState, Status, TabInfo,
+    AwakeGuard, Browser, BrowserConfig, Conversation, HealthCheck, HealthItem, HealthState,
+    MAX_TABS, RunState, Status, TabInfo,
 };
 pub use wheel::Wheel;

@@ -166,6 +166,41 @@ pub struct Status {
     pub download: Option<Progress>,
 }
 
+/// Which health check an item is (BE-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HealthCheck {
+    /// Whether the chosen backend drives the browser (`browser-backend`).
+    BrowserBackend,
+}
+
+impl HealthCheck {
+    /// The check's stable id, as the health report names it.
+    pub fn id(self) -> &'static str {
+        match self {
+            HealthCheck::BrowserBackend => "browser-backend",
+        }
+    }
+}
+
+/// How a health check stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HealthState {
+    /// All is well.
+    Ok,
+    /// Something is wrong, in one sentence; [`Browser::repair`] may mend it.
+    Failing(String),
+}
+
+/// One item of the health check (BE-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthItem {
+    /// Which check.
+    pub check: HealthCheck,
+    /// How it stands.
+    pub state: HealthState,
+}
+
 /// A tab of a conversation, as the agent sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TabInfo {
@@ -198,6 +233,9 @@ struct Inner {
     /// Conch's own local browser: the chosen one, or the stand-in when the chosen one
     /// can't be reached (BE-4).
     local: Arc<dyn Driver>,
+    /// The sentence saying why Conch's own local browser stands in for the chosen
+    /// backend, while it does (BE-4).
+    stand_in: StdMutex<Option<String>>,
     /// What the running backend can do: its guard, whether its targets are discovered,
     /// whether its downloads land here (BE-1).
     abilities: StdMutex<Abilities>,
@@ -361,6 +399,7 @@ impl Browser {
                 chosen,
                 local,
                 abilities: StdMutex::new(Abilities::LOCAL),
+                stand_in: StdMutex::new(None),
                 state: Mutex::new(State {
                     running: None,
                     tabs,
@@ -426,6 +465,20 @@ impl Browser {
             refresh_running(&self.inner, &mut state);
         }
         lock(&self.inner.status).clone()
+    }
+
+    /// The health check (BE-4): `browser-backend` is ok, or says in one sentence why the
+    /// chosen backend can't be reached and Conch's own local browser stands in.
+    /// [`Browser::repair`] mends it.
+    pub fn health(&self) -> Vec<HealthItem> {
+        let backend = match lock(&self.inner.stand_in).clone() {
+            None => HealthState::Ok,
+            Some(why) => HealthState::Failing(why),
+        };
+        vec![HealthItem {
+            check: HealthCheck::BrowserBackend,
+            state: backend,
+        }]
     }
 
     /// One conversation's view of the browser. Its tabs are its own (TAB-9).

@@ -2,6 +2,7 @@
 //! the backend seam ([`crate::backend::Driver`]); when it can't be reached, Conch's own
 //! local browser stands in and the status says why in one sentence. What connected is
 //! then watched and its targets held until the guard's rules are in (LAUNCH-19).
+//! [`Browser::repair`] reconnects to the chosen one and ends the stand-in (BE-4).
 //!
 //! Deliberately absent: launching and reaching themselves, which are the backends'.
 
@@ -26,11 +27,64 @@ impl Browser {
         if state.running.is_some() {
             return Ok(());
         }
+        let (driver, connected) = self.reach().await?;
+        self.install(state, driver.as_ref(), connected).await
+    }
+
+    /// Repairs what the health check found (BE-4): when Conch's own local browser stands
+    /// in for the chosen backend, connects to the chosen one again and, once it answers,
+    /// ends the stand-in; the saved tabs reopen there on their conversations' next calls.
+    /// When it still can't be reached, the local browser stays and the sentence says why
+    /// as of now. Gives the health check after the repair.
+    ///
+    /// # Errors
+    /// [`BrowserError::HomeInUse`] when another process owns the home, or a DevTools
+    /// failure while the reached browser is being set up.
+    pub async fn repair(&self) -> Result<Vec<HealthItem>, BrowserError> {
+        self.owns_home()?;
+        let mut state = self.inner.state.lock().await;
+        refresh_running(&self.inner, &mut state);
+        if lock(&self.inner.stand_in).is_some() {
+            let chosen = Arc::clone(&self.inner.chosen);
+            if let Some(waiting) = chosen.waiting() {
+                lock(&self.inner.status).why = Some(waiting.to_owned());
+            }
+            match chosen.connect().await {
+                Ok(connected) => {
+                    // The stand-in goes: its tabs stay saved and reopen on the chosen one.
+                    shut_down(&self.inner, &mut state).await;
+                    self.record(chosen.backend(), &connected.facts);
+                    *lock(&self.inner.stand_in) = None;
+                    state.last_activity = self.inner.config.clock.now();
+                    self.install(&mut state, chosen.as_ref(), connected).await?;
+                }
+                Err(ConnectError::Unreachable(why)) => {
+                    let sentence = format!(
+                        "Conch couldn't reach {} ({why}), so it uses its own local browser.",
+                        chosen.shown()
+                    );
+                    tracing::warn!(target: "conch_browser", why = %why, "repair: the chosen browser still can't be reached");
+                    lock(&self.inner.status).why = Some(sentence.clone());
+                    *lock(&self.inner.stand_in) = Some(sentence);
+                }
+                Err(ConnectError::Browser(e)) => return Err(e),
+            }
+        }
+        drop(state);
+        Ok(self.health())
+    }
+
+    /// Starts watching what `driver` connected, and makes it the running browser.
+    async fn install(
+        &self,
+        state: &mut State,
+        driver: &dyn Driver,
+        connected: Connected,
+    ) -> Result<(), BrowserError> {
         // Pages of a browser that went away are never handed over.
         lock(&self.inner.ready).clear();
         lock(&self.inner.dialogs).clear();
         lock(&self.inner.parents).clear();
-        let (driver, connected) = self.reach().await?;
         let abilities = driver.abilities();
         *lock(&self.inner.abilities) = abilities;
         let connection = connected.connection.clone();
@@ -86,6 +140,7 @@ impl Browser {
         let why = match chosen.connect().await {
             Ok(connected) => {
                 self.record(chosen.backend(), &connected.facts);
+                *lock(&self.inner.stand_in) = None;
                 return Ok((chosen, connected));
             }
             Err(ConnectError::Browser(e)) => {
@@ -109,15 +164,17 @@ impl Browser {
                 let mut status = lock(&self.inner.status);
                 status.state = RunState::Unavailable;
                 status.why = Some(sentence.clone());
+                *lock(&self.inner.stand_in) = Some(sentence.clone());
                 return Err(BrowserError::Unavailable(sentence));
             }
             Err(ConnectError::Browser(e)) => return Err(e),
             Err(ConnectError::Unreachable(e)) => return Err(BrowserError::Unavailable(e)),
         };
         self.record(local.backend(), &connected.facts);
-        lock(&self.inner.status).why = Some(format!(
-            "Conch couldn't reach {shown} ({why}), so it uses its own local browser."
-        ));
+        let sentence =
+            format!("Conch couldn't reach {shown} ({why}), so it uses its own local browser.");
+        lock(&self.inner.status).why = Some(sentence.clone());
+        *lock(&self.inner.stand_in) = Some(sentence);
         Ok((local, connected))
     }
 
