@@ -1,12 +1,134 @@
-//! Which browser Conch drives: [`Backend`] (BE-1), as `browser.json` names it. Its own
-//! module so that both the home (whose backup manifest depends on it, DATA-11) and the
-//! store (which reads and writes it) can use it, while the store alone depends on the home.
+//! Which browser Conch drives, and the one seam every backend sits behind (BE-1).
+//!
+//! [`Backend`] names the choice, as `browser.json` keeps it: its own module so that both
+//! the home (whose backup manifest depends on it, DATA-11) and the store (which reads and
+//! writes it) can use it, while the store alone depends on the home.
+//!
+//! [`Driver`] is the seam: connect (giving the [`Connection`] and the [`Facts`] the status
+//! shows), what the backend can do ([`Abilities`]: the proxy guard or the CDP-only guard,
+//! new browser contexts, downloads on this disk, discovering targets), and, through the
+//! [`Held`] that connecting gave, letting go. Its implementations are [`local::Local`]
+//! (Conch's own browser, launched), and in [`reached`] your own Chrome, Browserbase, Steel
+//! and any DevTools address. The runtime asks the seam, never which backend it is.
 //!
 //! Deliberately absent: a backend's keys and addresses, which are sealed (DATA-6).
 
-use std::fmt;
+pub(crate) mod local;
+pub(crate) mod reached;
 
+use std::fmt;
+use std::path::PathBuf;
+
+use conch_cdp::Connection;
+use conch_cdp::protocol::TargetId;
+use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
+
+use crate::error::BrowserError;
+use crate::guard::GuardMode;
+
+/// What a backend can do (BE-1). The runtime asks these, not which backend runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Abilities {
+    /// How its pages are contained: the guard's proxy (a browser Conch launches) or the
+    /// CDP rules alone (a browser no proxy can be put in front of).
+    pub guard: GuardMode,
+    /// Whether Conch may make new browser contexts in it (errands; your own Chrome may
+    /// not, ERR-6).
+    pub new_contexts: bool,
+    /// Whether its downloads land on this machine's disk; where not, they are refused
+    /// with a sentence (DL-5).
+    pub downloads_to_disk: bool,
+    /// Whether Conch may auto-attach and discover its targets. In the person's own Chrome
+    /// it may not: only the pages Conch made are attached, by name (BE-13, NET-9).
+    pub discovers_targets: bool,
+    /// Whether Conch's tabs carry the visible badge "Conch is using this tab" (BE-14).
+    pub badge: bool,
+}
+
+impl Abilities {
+    /// Conch's own local browser: the proxy, every ability.
+    pub const LOCAL: Abilities = Abilities {
+        guard: GuardMode::Proxy,
+        new_contexts: true,
+        downloads_to_disk: true,
+        discovers_targets: true,
+        badge: false,
+    };
+}
+
+/// What connecting found, for the status.
+#[derive(Debug, Clone)]
+pub(crate) struct Facts {
+    /// The browser's name ("Chromium") or what the person reads about a remote one.
+    pub(crate) browser: String,
+    /// Product and version ("HeadlessChrome/156.0.8078.73").
+    pub(crate) version: String,
+    /// The executable, for a browser Conch launched.
+    pub(crate) executable: Option<PathBuf>,
+    /// The user agent the browser reports.
+    pub(crate) user_agent: String,
+    /// Why this browser and not the first one found, in a sentence.
+    pub(crate) why: Option<String>,
+}
+
+/// A browser connected through a [`Driver`].
+#[derive(Debug)]
+pub(crate) struct Connected {
+    pub(crate) connection: Connection,
+    pub(crate) facts: Facts,
+    /// What to let go of when Conch is done with it.
+    pub(crate) held: Box<dyn Held>,
+}
+
+/// Why a backend could not be connected.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConnectError {
+    /// The chosen browser could not be reached; a phrase for "Conch couldn't reach … (…)".
+    /// The runtime falls back to the local browser (BE-4).
+    #[error("{0}")]
+    Unreachable(String),
+    /// The local browser could not be had.
+    #[error(transparent)]
+    Browser(#[from] BrowserError),
+}
+
+/// One backend (BE-1): local, your own Chrome, Browserbase, Steel or a DevTools address.
+pub(crate) trait Driver: Send + Sync + fmt::Debug {
+    /// Which backend it is, for the status.
+    fn backend(&self) -> Backend;
+    /// What the person reads about it: never a key, a path or a query.
+    fn shown(&self) -> String;
+    /// What it can do.
+    fn abilities(&self) -> Abilities;
+    /// What the status says while connecting waits on the person, if anything.
+    fn waiting(&self) -> Option<&'static str> {
+        None
+    }
+    /// Connects: launches the local browser, or makes the provider's session and
+    /// reaches its socket.
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>>;
+}
+
+/// What connecting holds on to: the local process, or a remote browser (and its cloud
+/// session) of which only Conch's tabs are Conch's.
+pub(crate) trait Held: Send + fmt::Debug {
+    /// The process's id, for a browser Conch launched.
+    fn pid(&self) -> Option<u32> {
+        None
+    }
+    /// Whether the browser's process ended (a remote one says so by its connection).
+    fn gone(&mut self) -> bool {
+        false
+    }
+    /// Lets go: ends the local process, or closes only `ours` (Conch's tabs), disconnects
+    /// and releases the cloud session (BE-5, BE-15).
+    fn let_go(
+        self: Box<Self>,
+        connection: Connection,
+        ours: Vec<TargetId>,
+    ) -> BoxFuture<'static, ()>;
+}
 
 /// Which browser Conch drives (BE-1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -39,11 +39,13 @@ pub mod seal;
 pub mod store;
 pub mod wheel;
 
+pub use backend::Abilities;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::BrowserError;
 pub use home::Home;
 pub use launch::browser_args;
 pub use runtime::{
-    AwakeGuard, Browser, BrowserConfig, Conversation, MAX_TABS, RunState, Status, TabInfo,
+    AwakeGuard, Browser, BrowserConfig, Conversation, HealthCheck, HealthItem, HealthState,
+    MAX_TABS, RunState, Status, TabInfo,
 };
 pub use wheel::Wheel;

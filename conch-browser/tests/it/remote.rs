@@ -9,7 +9,7 @@ use conch_browser::guard::GuardConfig;
 use conch_browser::page::act::{self, ActOptions, How};
 use conch_browser::remote::{Remote, socket_address};
 use conch_browser::seal::SecretText;
-use conch_browser::{Browser, BrowserConfig, Home};
+use conch_browser::{Browser, BrowserConfig, HealthCheck, HealthItem, HealthState, Home};
 use conch_fixtures::FixtureServer;
 use conch_fixtures::browser::Standalone;
 use conch_fixtures::cloud::{Flavour, PretendCloud};
@@ -120,6 +120,105 @@ async fn be_4_an_unreachable_address_falls_back_to_the_local_browser_and_says_wh
     assert_eq!(browser.status().await.backend, "local");
     assert!(browser.pid().await.is_some(), "no local browser runs");
     browser.shutdown().await;
+}
+
+/// BE-4: with the chosen DevTools address dead, the local browser stands in and the
+/// health check `browser-backend` says why in one sentence; once a browser answers at
+/// that address, repair connects to it, ends the stand-in, and health is ok.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_4_a_dead_backend_falls_back_then_repair_reconnects() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let reserved = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = reserved.local_addr().expect("addr").port();
+    drop(reserved);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+    config.download = None;
+    config.guard = None;
+    config.remote = Some(Remote::Cdp(format!("http://127.0.0.1:{port}")));
+    let browser = Browser::new(config);
+    assert_eq!(
+        browser.health(),
+        [HealthItem {
+            check: HealthCheck::BrowserBackend,
+            state: HealthState::Ok
+        }],
+        "nothing was tried yet"
+    );
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html"))
+        .await
+        .expect("the local browser opens it");
+    assert_eq!(browser.status().await.backend, "local");
+    let stand_in = browser.pid().await.expect("a local browser stands in");
+    let health = browser.health();
+    assert_eq!(health.len(), 1, "{health:?}");
+    assert_eq!(health[0].check.id(), "browser-backend");
+    let HealthState::Failing(why) = &health[0].state else {
+        panic!("a dead backend is healthy: {health:?}");
+    };
+    assert!(
+        why.starts_with(&format!(
+            "Conch couldn't reach the browser at http://127.0.0.1:{port} ("
+        )) && why.ends_with("so it uses its own local browser."),
+        "{why}"
+    );
+    assert_eq!(browser.status().await.why.as_deref(), Some(why.as_str()));
+
+    // Repair while it is still dead: the stand-in stays, and health still says why.
+    let still = browser.repair().await.expect("repair");
+    assert!(
+        matches!(&still[0].state, HealthState::Failing(w) if w.starts_with("Conch couldn't reach")),
+        "{still:?}"
+    );
+    assert_eq!(
+        browser.pid().await,
+        Some(stand_in),
+        "the stand-in was ended"
+    );
+
+    let mut standalone = Standalone::start_at(port).expect("a Chromium on the reserved port");
+    let repaired = browser.repair().await.expect("repair");
+    assert_eq!(
+        repaired,
+        [HealthItem {
+            check: HealthCheck::BrowserBackend,
+            state: HealthState::Ok
+        }]
+    );
+    let status = browser.status().await;
+    assert_eq!(status.backend, "cdp", "{status:?}");
+    assert_eq!(status.why, None, "{status:?}");
+    assert!(
+        status
+            .browser
+            .as_deref()
+            .is_some_and(|b| b == format!("the browser at http://127.0.0.1:{port}")),
+        "{status:?}"
+    );
+    assert_eq!(browser.pid().await, None, "a local browser still drives");
+    let mut ended = false;
+    for _ in 0..100 {
+        if !std::path::Path::new(&format!("/proc/{stand_in}")).exists()
+            || std::fs::read_to_string(format!("/proc/{stand_in}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+        {
+            ended = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(ended, "the stand-in local browser still runs");
+    // The conversation's tab comes back on the chosen browser.
+    let tabs = chat.tabs().await.expect("tabs");
+    assert_eq!(tabs.len(), 1, "{tabs:?}");
+    assert!(tabs[0].url.ends_with("basic.html"), "{tabs:?}");
+    assert_eq!(browser.pid().await, None);
+    browser.shutdown().await;
+    assert!(
+        standalone.alive(),
+        "letting go closed a browser Conch did not launch"
+    );
 }
 
 /// BE-8 with the guard: no proxy can stand in front of a browser Conch did not launch, so

@@ -1,0 +1,205 @@
+//! The backends Conch reaches instead of launching (BE-1): your own Chrome (BE-10), a
+//! Browserbase session (BE-6), a Steel session (BE-7) and any DevTools address (BE-8).
+//! Each connects through [`crate::remote::open`], checks that a browser answers, and lets
+//! go by closing only Conch's tabs, disconnecting and releasing the cloud session (BE-5,
+//! BE-15). None can have the guard's proxy in front of it, so all get the CDP-only guard;
+//! none downloads to this disk (DL-5).
+//!
+//! Deliberately absent: the providers' API shapes and the `DevToolsActivePort` reading,
+//! which are [`crate::remote`]'s and [`crate::own_chrome`]'s.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use conch_cdp::Connection;
+use conch_cdp::protocol::TargetId;
+use conch_cdp::protocol::browser::GetVersion;
+use conch_cdp::protocol::target::CloseTarget;
+use futures_util::future::BoxFuture;
+
+use super::{Abilities, Backend, ConnectError, Connected, Driver, Facts, Held};
+use crate::discover::Probe;
+use crate::guard::GuardMode;
+use crate::remote::{self, CloudSession, Remote};
+
+/// What every browser Conch did not launch can do: no proxy, no downloads here.
+const REMOTE: Abilities = Abilities {
+    guard: GuardMode::CdpOnly,
+    new_contexts: true,
+    downloads_to_disk: false,
+    discovers_targets: true,
+    badge: false,
+};
+
+/// The driver for `remote`.
+pub(crate) fn driver_for(remote: &Remote, probe: Arc<dyn Probe + Send + Sync>) -> Arc<dyn Driver> {
+    let reach = Reach {
+        remote: remote.clone(),
+        probe,
+    };
+    match remote {
+        Remote::Chrome(_) => Arc::new(OwnChromeDriver(reach)),
+        Remote::Browserbase { .. } => Arc::new(BrowserbaseDriver(reach)),
+        Remote::Steel { .. } => Arc::new(SteelDriver(reach)),
+        Remote::Cdp(_) => Arc::new(CdpDriver(reach)),
+    }
+}
+
+/// What reaching a remote browser needs.
+#[derive(Debug)]
+struct Reach {
+    remote: Remote,
+    probe: Arc<dyn Probe + Send + Sync>,
+}
+
+impl Reach {
+    /// Opens the remote browser and asks its version: an answer that is not a browser's
+    /// lets the session go again.
+    async fn connect(&self) -> Result<Connected, ConnectError> {
+        let remote::Opened {
+            connection,
+            session,
+        } = remote::open(&self.remote, self.probe.as_ref())
+            .await
+            .map_err(|e| ConnectError::Unreachable(e.to_string()))?;
+        match connection.browser().call(&GetVersion {}).await {
+            Ok(version) => Ok(Connected {
+                connection,
+                facts: Facts {
+                    browser: self.remote.shown(),
+                    version: version.product,
+                    executable: None,
+                    user_agent: version.user_agent,
+                    why: None,
+                },
+                held: Box::new(NotOurs { cloud: session }),
+            }),
+            Err(e) => {
+                connection.close();
+                if let Some(session) = &session {
+                    remote::release(session).await;
+                }
+                Err(ConnectError::Unreachable(format!(
+                    "it did not answer as a browser ({e})"
+                )))
+            }
+        }
+    }
+}
+
+/// The person's own Chrome (BE-10 … BE-15): one connection, made once, that waits for the
+/// person's Allow; only Conch's pages are attached, and they carry the badge; no new
+/// contexts (errands run locally, ERR-6).
+#[derive(Debug)]
+struct OwnChromeDriver(Reach);
+
+impl Driver for OwnChromeDriver {
+    fn backend(&self) -> Backend {
+        Backend::Chrome
+    }
+    fn shown(&self) -> String {
+        self.0.remote.shown()
+    }
+    fn abilities(&self) -> Abilities {
+        Abilities {
+            new_contexts: false,
+            discovers_targets: false,
+            badge: true,
+            ..REMOTE
+        }
+    }
+    fn waiting(&self) -> Option<&'static str> {
+        // Chrome asks the person; the one connection waits for the answer (BE-10).
+        Some(crate::own_chrome::WAITING_SENTENCE)
+    }
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
+        Box::pin(self.0.connect())
+    }
+}
+
+/// A Browserbase session (BE-6), released through its API (BE-5).
+#[derive(Debug)]
+struct BrowserbaseDriver(Reach);
+
+impl Driver for BrowserbaseDriver {
+    fn backend(&self) -> Backend {
+        Backend::Browserbase
+    }
+    fn shown(&self) -> String {
+        self.0.remote.shown()
+    }
+    fn abilities(&self) -> Abilities {
+        REMOTE
+    }
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
+        Box::pin(self.0.connect())
+    }
+}
+
+/// A Steel session (BE-7), cloud or self-hosted, released on letting go (BE-5).
+#[derive(Debug)]
+struct SteelDriver(Reach);
+
+impl Driver for SteelDriver {
+    fn backend(&self) -> Backend {
+        Backend::Steel
+    }
+    fn shown(&self) -> String {
+        self.0.remote.shown()
+    }
+    fn abilities(&self) -> Abilities {
+        REMOTE
+    }
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
+        Box::pin(self.0.connect())
+    }
+}
+
+/// Any browser at a DevTools address (BE-8).
+#[derive(Debug)]
+struct CdpDriver(Reach);
+
+impl Driver for CdpDriver {
+    fn backend(&self) -> Backend {
+        Backend::Cdp
+    }
+    fn shown(&self) -> String {
+        self.0.remote.shown()
+    }
+    fn abilities(&self) -> Abilities {
+        REMOTE
+    }
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
+        Box::pin(self.0.connect())
+    }
+}
+
+/// A browser Conch did not launch: not Conch's to close, only its own tabs go; then the
+/// provider's session, if any, is released (BE-5).
+#[derive(Debug)]
+struct NotOurs {
+    cloud: Option<CloudSession>,
+}
+
+impl Held for NotOurs {
+    fn let_go(
+        self: Box<Self>,
+        connection: Connection,
+        ours: Vec<TargetId>,
+    ) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let browser = connection.browser();
+            for target_id in ours {
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(5),
+                    browser.call(&CloseTarget { target_id }),
+                )
+                .await;
+            }
+            connection.close();
+            if let Some(session) = self.cloud {
+                remote::release(&session).await;
+            }
+        })
+    }
+}

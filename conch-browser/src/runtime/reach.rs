@@ -1,0 +1,191 @@
+//! Choosing and reaching the backend (BE-1, BE-4): the chosen one is connected through
+//! the backend seam ([`crate::backend::Driver`]); when it can't be reached, Conch's own
+//! local browser stands in and the status says why in one sentence. What connected is
+//! then watched and its targets held until the guard's rules are in (LAUNCH-19).
+//! [`Browser::repair`] reconnects to the chosen one and ends the stand-in (BE-4).
+//!
+//! Deliberately absent: launching and reaching themselves, which are the backends'.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use conch_cdp::protocol::target::{SetAutoAttach, SetDiscoverTargets};
+
+use super::targets::watch_targets;
+use super::*;
+use crate::backend::{Backend, ConnectError, Connected, Driver, Facts};
+use crate::error::BrowserError;
+
+impl Browser {
+    pub(super) async fn ensure_running_locked(
+        &self,
+        state: &mut State,
+    ) -> Result<(), BrowserError> {
+        self.owns_home()?;
+        state.last_activity = self.inner.config.clock.now();
+        refresh_running(&self.inner, state);
+        if state.running.is_some() {
+            return Ok(());
+        }
+        let (driver, connected) = self.reach().await?;
+        self.install(state, driver.as_ref(), connected).await
+    }
+
+    /// Repairs what the health check found (BE-4): when Conch's own local browser stands
+    /// in for the chosen backend, connects to the chosen one again and, once it answers,
+    /// ends the stand-in; the saved tabs reopen there on their conversations' next calls.
+    /// When it still can't be reached, the local browser stays and the sentence says why
+    /// as of now. Gives the health check after the repair.
+    ///
+    /// # Errors
+    /// [`BrowserError::HomeInUse`] when another process owns the home, or a DevTools
+    /// failure while the reached browser is being set up.
+    pub async fn repair(&self) -> Result<Vec<HealthItem>, BrowserError> {
+        self.owns_home()?;
+        let mut state = self.inner.state.lock().await;
+        refresh_running(&self.inner, &mut state);
+        if lock(&self.inner.stand_in).is_some() {
+            let chosen = Arc::clone(&self.inner.chosen);
+            if let Some(waiting) = chosen.waiting() {
+                lock(&self.inner.status).why = Some(waiting.to_owned());
+            }
+            match chosen.connect().await {
+                Ok(connected) => {
+                    // The stand-in goes: its tabs stay saved and reopen on the chosen one.
+                    shut_down(&self.inner, &mut state).await;
+                    self.record(chosen.backend(), &connected.facts);
+                    *lock(&self.inner.stand_in) = None;
+                    state.last_activity = self.inner.config.clock.now();
+                    self.install(&mut state, chosen.as_ref(), connected).await?;
+                }
+                Err(ConnectError::Unreachable(why)) => {
+                    let sentence = format!(
+                        "Conch couldn't reach {} ({why}), so it uses its own local browser.",
+                        chosen.shown()
+                    );
+                    tracing::warn!(target: "conch_browser", why = %why, "repair: the chosen browser still can't be reached");
+                    lock(&self.inner.status).why = Some(sentence.clone());
+                    *lock(&self.inner.stand_in) = Some(sentence);
+                }
+                Err(ConnectError::Browser(e)) => return Err(e),
+            }
+        }
+        drop(state);
+        Ok(self.health())
+    }
+
+    /// Starts watching what `driver` connected, and makes it the running browser.
+    async fn install(
+        &self,
+        state: &mut State,
+        driver: &dyn Driver,
+        connected: Connected,
+    ) -> Result<(), BrowserError> {
+        // Pages of a browser that went away are never handed over.
+        lock(&self.inner.ready).clear();
+        lock(&self.inner.dialogs).clear();
+        lock(&self.inner.parents).clear();
+        let abilities = driver.abilities();
+        *lock(&self.inner.abilities) = abilities;
+        let connection = connected.connection.clone();
+        let browser = connection.browser();
+        // Every new target, at any depth, is held until the guard's rules are in
+        // (LAUNCH-19, NET-8). Subscribed before asking, so none slips past.
+        let attached = connection.attached_targets();
+        // In the person's own Chrome nothing but Conch's own pages is attached or
+        // discovered: its tabs are never listed, read or ruled (BE-13, NET-9).
+        if abilities.discovers_targets {
+            browser.call(&SetAutoAttach::held()).await?;
+            browser.call(&SetDiscoverTargets { discover: true }).await?;
+        }
+        let watcher = tokio::spawn(watch_targets(
+            Arc::downgrade(&self.inner),
+            connection.clone(),
+            attached,
+        ));
+        {
+            let mut status = lock(&self.inner.status);
+            if status.launches == 0 {
+                tokio::spawn(idle_ticker(Arc::downgrade(&self.inner)));
+            }
+            status.launches += 1;
+            status.state = RunState::Running;
+        }
+        state.running = Some(Running {
+            connection,
+            held: connected.held,
+            pages: HashMap::new(),
+            watcher,
+        });
+        state.generation += 1;
+        // Saved tabs reopen when their conversation next calls (LAUNCH-8), each on its
+        // own and never under this lock: one slow page must not hold every conversation.
+        state.unrestored = state
+            .tabs
+            .conversations
+            .iter()
+            .filter(|(_, tabs)| !tabs.tabs.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect();
+        Ok(())
+    }
+
+    /// Connects to the chosen backend; when it can't be reached, launches the local one
+    /// and says why in the status (BE-4). Gives the driver that connected.
+    async fn reach(&self) -> Result<(Arc<dyn Driver>, Connected), BrowserError> {
+        let chosen = Arc::clone(&self.inner.chosen);
+        if let Some(waiting) = chosen.waiting() {
+            lock(&self.inner.status).why = Some(waiting.to_owned());
+        }
+        let why = match chosen.connect().await {
+            Ok(connected) => {
+                self.record(chosen.backend(), &connected.facts);
+                *lock(&self.inner.stand_in) = None;
+                return Ok((chosen, connected));
+            }
+            Err(ConnectError::Browser(e)) => {
+                if let BrowserError::Unavailable(sentence) = &e {
+                    let mut status = lock(&self.inner.status);
+                    status.state = RunState::Unavailable;
+                    status.why = Some(sentence.clone());
+                }
+                return Err(e);
+            }
+            Err(ConnectError::Unreachable(why)) => why,
+        };
+        let shown = chosen.shown();
+        tracing::warn!(target: "conch_browser", address = %shown, why = %why, "the remote browser can't be reached; using the local one");
+        lock(&self.inner.status).backend = "local";
+        let local = Arc::clone(&self.inner.local);
+        let connected = match local.connect().await {
+            Ok(connected) => connected,
+            Err(ConnectError::Browser(BrowserError::Unavailable(local))) => {
+                let sentence = format!("Conch couldn't reach {shown} ({why}). {local}");
+                let mut status = lock(&self.inner.status);
+                status.state = RunState::Unavailable;
+                status.why = Some(sentence.clone());
+                *lock(&self.inner.stand_in) = Some(sentence.clone());
+                return Err(BrowserError::Unavailable(sentence));
+            }
+            Err(ConnectError::Browser(e)) => return Err(e),
+            Err(ConnectError::Unreachable(e)) => return Err(BrowserError::Unavailable(e)),
+        };
+        self.record(local.backend(), &connected.facts);
+        let sentence =
+            format!("Conch couldn't reach {shown} ({why}), so it uses its own local browser.");
+        lock(&self.inner.status).why = Some(sentence.clone());
+        *lock(&self.inner.stand_in) = Some(sentence);
+        Ok((local, connected))
+    }
+
+    /// Records in the status which backend and browser run, and why.
+    fn record(&self, backend: Backend, facts: &Facts) {
+        let mut status = lock(&self.inner.status);
+        status.backend = backend.as_str();
+        status.browser = Some(facts.browser.clone());
+        status.version = Some(facts.version.clone());
+        status.executable.clone_from(&facts.executable);
+        status.user_agent = Some(facts.user_agent.clone());
+        status.why.clone_from(&facts.why);
+    }
+}

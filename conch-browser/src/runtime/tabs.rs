@@ -1,0 +1,664 @@
+//! Tabs and conversations: [`Conversation`] (one conversation's tabs, its calls one at a
+//! time, TOOL-11), making a page for a tab, switching, closing and restoring tabs after
+//! the browser came back (TAB-2, TAB-5, TAB-6, TAB-9, LAUNCH-8, DATA-9).
+//!
+//! Deliberately absent: navigating and waiting for loads ([`super::navigate`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use conch_cdp::protocol::TargetId;
+use conch_cdp::protocol::page::Navigate;
+use conch_cdp::protocol::runtime::Evaluate;
+use conch_cdp::protocol::target::{
+    ActivateTarget, CloseTarget, CreateTarget, GetTargets, TargetInfo,
+};
+use conch_cdp::{Session, SessionId};
+use conch_policy::TabUse;
+use tokio::sync::Mutex;
+
+use super::navigate::wait_until_loaded;
+use super::targets::take_ready;
+use super::*;
+use crate::error::BrowserError;
+use crate::guard::Blocked;
+use crate::store::{ConversationTabs, SavedTab};
+use crate::wheel::Wheel;
+
+/// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
+/// target watcher installs the guard's rules and resumes it (LAUNCH-19), then hands its
+/// session over here. The browser-wide lock is not held while the page is made, so other
+/// conversations go on meanwhile.
+async fn create_page(
+    inner: &Inner,
+    conversation: &str,
+    tab: &str,
+    url: &str,
+) -> Result<Session, BrowserError> {
+    let (browser, generation) = {
+        let state = inner.state.lock().await;
+        let running = state.running.as_ref().ok_or(BrowserError::NotRunning)?;
+        (running.connection.browser(), state.generation)
+    };
+    // Each tab in a window of its own: a background tab of a shared window gets no frames,
+    // so trusted input to it waits until it times out (issue 18). In its own window every
+    // conversation's tab is in front of its window and takes input at the same time as
+    // every other's.
+    let viewport = conch_policy::DEFAULT_VIEWPORT;
+    // In the person's own Chrome nothing is auto-attached: the page is made blank,
+    // attached by name, ruled, and only then sent to `url` (BE-13, NET-9).
+    let own = !lock(&inner.abilities).discovers_targets;
+    let created = browser
+        .call(&CreateTarget {
+            new_window: Some(true),
+            width: Some(viewport.width),
+            height: Some(viewport.height),
+            ..CreateTarget::new(if own { "about:blank" } else { url })
+        })
+        .await?;
+    if own
+        && let Err(e) = browser
+            .call(&conch_cdp::protocol::target::AttachToTarget::flat(
+                created.target_id.clone(),
+            ))
+            .await
+    {
+        let _ = browser
+            .call(&CloseTarget {
+                target_id: created.target_id,
+            })
+            .await;
+        return Err(e.into());
+    }
+    let Some(session) = take_ready(inner, &created.target_id).await else {
+        // Never left behind: a page nobody files would live on unseen, and one that is
+        // handed over late is dropped (issue 12).
+        lock(&inner.ready).abandon(&created.target_id);
+        let _ = browser
+            .call(&CloseTarget {
+                target_id: created.target_id,
+            })
+            .await;
+        return Err(BrowserError::PageNotReady {
+            seconds: inner.config.attach_timeout.as_secs().max(1),
+        });
+    };
+    let mut state = inner.state.lock().await;
+    let same_browser = state.generation == generation;
+    match state.running.as_mut() {
+        Some(running) if same_browser => {
+            running.pages.insert(
+                created.target_id,
+                PageRef {
+                    conversation: conversation.to_owned(),
+                    tab: tab.to_owned(),
+                    session: session.clone(),
+                },
+            );
+            drop(state);
+            if own && url != "about:blank" {
+                // Its load is waited for by the caller, as a new target's is.
+                session.call(&Navigate::new(url)).await?;
+            }
+            Ok(session)
+        }
+        _ => Err(BrowserError::NotRunning),
+    }
+}
+
+pub(super) fn touch(state: &mut State, conversation: &str, tab: &str) {
+    state.use_counter += 1;
+    let counter = state.use_counter;
+    if let Some(saved) = state.tabs.conversation_mut(conversation).tab_mut(tab) {
+        saved.last_used = counter;
+    }
+}
+
+/// Removes `tab` from the saved tabs; if it was active, its opener comes back to the
+/// front (TAB-6), else the tab used most recently.
+fn forget_tab(tabs: &mut ConversationTabs, tab: &str) {
+    let opener = tabs.tab(tab).and_then(|t| t.opener.clone());
+    tabs.tabs.retain(|t| t.id != tab);
+    if tabs.active.as_deref() == Some(tab) {
+        tabs.active = opener.filter(|o| tabs.tab(o).is_some()).or_else(|| {
+            tabs.tabs
+                .iter()
+                .max_by_key(|t| t.last_used)
+                .map(|t| t.id.clone())
+        });
+    }
+}
+
+/// Closes `conversation`'s tab `tab`: its page, and its place in the saved tabs.
+pub(super) async fn close_tab(
+    state: &mut State,
+    conversation: &str,
+    tab: &str,
+) -> Result<(), BrowserError> {
+    forget_tab(state.tabs.conversation_mut(conversation), tab);
+    if let Some(running) = state.running.as_mut() {
+        let target = running
+            .pages
+            .iter()
+            .find(|(_, p)| p.conversation == conversation && p.tab == tab)
+            .map(|(id, _)| id.clone());
+        if let Some(target) = target {
+            // Forgotten first, so the watcher does not report the close as the page's.
+            if let Some(page) = running.pages.remove(&target) {
+                crate::page::forget_session(&page.session);
+            }
+            running
+                .connection
+                .browser()
+                .call(&CloseTarget { target_id: target })
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The tab a popup pushes out of a full conversation (TAB-5): conch-policy's choice, the
+/// tab unused longest.
+pub(super) fn tab_to_close_for_popup(tabs: &ConversationTabs) -> Option<String> {
+    let uses: Vec<TabUse> = tabs
+        .tabs
+        .iter()
+        .map(|t| TabUse {
+            id: t.id.clone(),
+            last_used: t.last_used,
+        })
+        .collect();
+    conch_policy::tab_to_close_for_popup(&uses).map(|t| t.id.clone())
+}
+
+/// One conversation's view of the browser: its own tabs, its calls one at a time.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    pub(super) browser: Browser,
+    pub(super) id: String,
+    pub(super) lock: Arc<Mutex<()>>,
+}
+
+impl Conversation {
+    /// The conversation's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Who has the wheel of this conversation (HAND-8).
+    pub fn wheel(&self) -> Arc<Wheel> {
+        self.browser.wheel(&self.id)
+    }
+
+    /// Opens `url` in the active tab, or in a new tab when the conversation has none.
+    /// Waits for the page to load, retrying once with a lighter wait (LAUNCH-10).
+    ///
+    /// # Errors
+    /// [`BrowserError::Unavailable`], [`BrowserError::NavigationTimeout`],
+    /// [`BrowserError::Navigation`], or a DevTools failure.
+    pub async fn open(&self, url: &str) -> Result<TabInfo, BrowserError> {
+        let _turn = self.lock.lock().await;
+        let active = self.active_or_new().await?;
+        self.navigate_tab(&active, url).await?;
+        self.tab_info(&active).await
+    }
+
+    /// Opens `url` in a new tab and makes it active. Refused past [`MAX_TABS`] (TAB-5).
+    ///
+    /// # Errors
+    /// [`BrowserError::TabLimit`], or as [`Conversation::open`].
+    pub async fn new_tab(&self, url: &str) -> Result<TabInfo, BrowserError> {
+        let _turn = self.lock.lock().await;
+        let id = self.create_tab("about:blank").await?;
+        self.navigate_tab(&id, url).await?;
+        self.tab_info(&id).await
+    }
+
+    /// The conversation's tabs, in the order they were opened.
+    ///
+    /// # Errors
+    /// As [`Browser::ensure_running`].
+    pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.ensure_ready().await?;
+        self.refresh_titles().await;
+        Ok(self
+            .browser
+            .with_state(|state| tab_list(state, &self.id))
+            .await)
+    }
+
+    /// Takes the titles and addresses of this conversation's tabs from the browser itself
+    /// (one browser-level call: a page frozen by its dialog is not asked, SNAP-12), so a
+    /// tab's title follows its page even where no change event came.
+    async fn refresh_titles(&self) {
+        let (browser, mine) = {
+            let state = self.browser.inner.state.lock().await;
+            let mine: Vec<TargetId> = state.running.as_ref().map_or_else(Vec::new, |r| {
+                r.pages
+                    .iter()
+                    .filter(|(_, p)| p.conversation == self.id)
+                    .map(|(id, _)| id.clone())
+                    .collect()
+            });
+            (state.running.as_ref().map(|r| r.connection.browser()), mine)
+        };
+        let Some(browser) = browser else { return };
+        let targets = if !self.browser.abilities().discovers_targets {
+            // The person's own Chrome: each of Conch's pages by name, never the list of
+            // every tab (BE-13).
+            let mut infos = Vec::new();
+            for target_id in mine {
+                let answer = browser
+                    .call_raw_with_timeout(
+                        "Target.getTargetInfo",
+                        serde_json::json!({ "targetId": target_id }),
+                        Duration::from_secs(2),
+                    )
+                    .await;
+                if let Some(info) = answer.ok().and_then(|a| {
+                    serde_json::from_value::<TargetInfo>(a["targetInfo"].clone()).ok()
+                }) {
+                    infos.push(info);
+                }
+            }
+            infos
+        } else {
+            match browser
+                .call_with_timeout(&GetTargets {}, Duration::from_secs(2))
+                .await
+            {
+                Ok(targets) => targets.target_infos,
+                Err(_) => return,
+            }
+        };
+        let mut state = self.browser.inner.state.lock().await;
+        let Some(running) = state.running.as_ref() else {
+            return;
+        };
+        let fresh: Vec<(String, TargetInfo)> = targets
+            .into_iter()
+            .filter_map(|info| {
+                let page = running.pages.get(&info.target_id)?;
+                (page.conversation == self.id).then(|| (page.tab.clone(), info))
+            })
+            .collect();
+        let tabs = state.tabs.conversation_mut(&self.id);
+        for (tab, info) in fresh {
+            if let Some(saved) = tabs.tab_mut(&tab) {
+                saved.url.clone_from(&info.url);
+                saved.title.clone_from(&info.title);
+            }
+        }
+    }
+
+    /// Makes `tab` the active tab.
+    ///
+    /// # Errors
+    /// [`BrowserError::NoSuchTab`].
+    pub async fn switch(&self, tab: &str) -> Result<TabInfo, BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.ensure_ready().await?;
+        self.browser
+            .with_state(|state| {
+                let tabs = state.tabs.conversation_mut(&self.id);
+                if tabs.tab(tab).is_none() {
+                    return Err(BrowserError::NoSuchTab(tab.to_owned()));
+                }
+                tabs.active = Some(tab.to_owned());
+                touch(state, &self.id, tab);
+                self.browser.inner.saver.save(&state.tabs);
+                Ok(())
+            })
+            .await?;
+        self.bring_to_front(tab).await;
+        self.tab_info(tab).await
+    }
+
+    /// Closes `tab`; its opener, or else the tab used most recently, becomes active.
+    ///
+    /// # Errors
+    /// [`BrowserError::NoSuchTab`], or a DevTools failure.
+    pub async fn close(&self, tab: &str) -> Result<(), BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.ensure_ready().await?;
+        let mut state = self.browser.inner.state.lock().await;
+        if state.tabs.conversation_mut(&self.id).tab(tab).is_none() {
+            return Err(BrowserError::NoSuchTab(tab.to_owned()));
+        }
+        close_tab(&mut state, &self.id, tab).await?;
+        self.browser.inner.saver.save(&state.tabs);
+        let active = state
+            .tabs
+            .conversation(&self.id)
+            .and_then(|t| t.active.clone());
+        drop(state);
+        if let Some(active) = active {
+            self.bring_to_front(&active).await;
+        }
+        Ok(())
+    }
+
+    /// Where the guard's log stands now: give it to [`Conversation::blocked_since`] after
+    /// a step (NET-10).
+    pub fn blocked_cursor(&self) -> u64 {
+        self.browser.inner.guard_log.cursor()
+    }
+
+    /// The requests the guard refused after `cursor` that this conversation's own tabs
+    /// made (their pages, frames and workers), never another conversation's (NET-10,
+    /// issue 12). Waits a moment for the pages to hear of the proxy's refusals.
+    pub async fn blocked_since(&self, cursor: u64) -> Vec<Blocked> {
+        let inner = &self.browser.inner;
+        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        let tabs: std::collections::HashSet<SessionId> = {
+            let state = inner.state.lock().await;
+            state
+                .running
+                .as_ref()
+                .map(|r| {
+                    r.pages
+                        .values()
+                        .filter(|p| p.conversation == self.id)
+                        .filter_map(|p| p.session.id().cloned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        whose(inner, inner.guard_log.since(cursor), &tabs)
+    }
+
+    /// Notes that came up since the last call ("That opened a new tab, t2"), taken once.
+    pub async fn take_notes(&self) -> Vec<String> {
+        self.browser
+            .with_state(|state| state.notes.remove(&self.id).unwrap_or_default())
+            .await
+    }
+
+    /// The DevTools session of the active tab, for reading and acting on the page.
+    ///
+    /// # Errors
+    /// As [`Browser::ensure_running`], or [`BrowserError::NoTab`].
+    pub async fn page(&self) -> Result<Session, BrowserError> {
+        self.ensure_ready().await?;
+        let state = self.browser.inner.state.lock().await;
+        let active = state
+            .tabs
+            .conversation(&self.id)
+            .and_then(|t| t.active.clone())
+            .ok_or(BrowserError::NoTab)?;
+        session_of(&state, &self.id, &active).ok_or(BrowserError::NoTab)
+    }
+
+    /// Evaluates `expression` in the active tab and gives its JSON value (for tests and
+    /// simple probes; the agent never runs script).
+    ///
+    /// # Errors
+    /// As [`Conversation::page`], or [`BrowserError::Script`] when it throws.
+    pub async fn evaluate(&self, expression: &str) -> Result<serde_json::Value, BrowserError> {
+        let _turn = self.lock.lock().await;
+        let page = self.page().await?;
+        // As if the person had clicked: a script that opens a popup is not blocked.
+        let mut evaluate = Evaluate::value(expression);
+        evaluate.user_gesture = Some(true);
+        let answer = page.call(&evaluate).await?;
+        if let Some(details) = answer.exception_details {
+            return Err(BrowserError::Script(details.text));
+        }
+        Ok(answer.result.value.unwrap_or(serde_json::Value::Null))
+    }
+
+    /// The conversation's active tab, if it has one.
+    async fn active_tab(&self) -> Option<String> {
+        self.browser
+            .with_state(|state| {
+                state
+                    .tabs
+                    .conversation(&self.id)
+                    .and_then(|t| t.active.clone())
+            })
+            .await
+    }
+
+    async fn active_or_new(&self) -> Result<String, BrowserError> {
+        self.ensure_ready().await?;
+        let active = self.active_tab().await;
+        match active {
+            Some(tab) => Ok(tab),
+            None => self.create_tab("about:blank").await,
+        }
+    }
+
+    async fn create_tab(&self, url: &str) -> Result<String, BrowserError> {
+        self.ensure_ready().await?;
+        let id = {
+            let mut state = self.browser.inner.state.lock().await;
+            let tabs = state.tabs.conversation_mut(&self.id);
+            if conch_policy::may_open_tab(tabs.tabs.len()) != conch_policy::Verdict::Allow {
+                return Err(BrowserError::TabLimit);
+            }
+            tabs.allocate_id()
+        };
+        create_page(&self.browser.inner, &self.id, &id, url).await?;
+        let mut state = self.browser.inner.state.lock().await;
+        let tabs = state.tabs.conversation_mut(&self.id);
+        tabs.tabs.push(SavedTab {
+            id: id.clone(),
+            url: url.to_owned(),
+            title: String::new(),
+            opener: None,
+            last_used: 0,
+        });
+        tabs.active = Some(id.clone());
+        touch(&mut state, &self.id, &id);
+        self.browser.inner.saver.save(&state.tabs);
+        Ok(id)
+    }
+
+    /// Starts the browser if needed, then reopens this conversation's saved tabs if the
+    /// browser that had them went away (LAUNCH-8): each tab on its own, their loads waited
+    /// for together and outside the browser-wide lock; a tab that cannot be reopened is
+    /// dropped with a note saying so.
+    async fn ensure_ready(&self) -> Result<(), BrowserError> {
+        self.browser.ensure_running().await?;
+        let saved: Vec<SavedTab> = {
+            let mut state = self.browser.inner.state.lock().await;
+            if !state.unrestored.remove(&self.id) {
+                return Ok(());
+            }
+            state
+                .tabs
+                .conversation(&self.id)
+                .map(|t| t.tabs.clone())
+                .unwrap_or_default()
+        };
+        let inner = &self.browser.inner;
+        let mut reopened = Vec::new();
+        for tab in saved {
+            let url = if tab.url.is_empty() {
+                "about:blank"
+            } else {
+                tab.url.as_str()
+            };
+            match create_page(inner, &self.id, &tab.id, url).await {
+                Ok(session) => reopened.push((tab.id.clone(), session)),
+                Err(BrowserError::NotRunning) => return Err(BrowserError::NotRunning),
+                Err(e) => {
+                    let mut state = inner.state.lock().await;
+                    forget_tab(state.tabs.conversation_mut(&self.id), &tab.id);
+                    inner.saver.save(&state.tabs);
+                    state.notes.entry(self.id.clone()).or_default().push(format!(
+                        "Tab {} could not be reopened after the browser restarted ({e}), so it is gone.",
+                        tab.id
+                    ));
+                }
+            }
+        }
+        // The pages load by themselves; wait for them (bounded) so the next read sees
+        // them. A page that no longer loads stays open on whatever it shows.
+        let within = inner.config.retry_timeout;
+        let waits = reopened.iter().map(|(id, session)| async move {
+            if !wait_until_loaded(session, within).await {
+                tracing::info!(target: "conch_browser", tab = %id, "a restored tab did not finish loading");
+            }
+        });
+        futures_util::future::join_all(waits).await;
+        if let Some(active) = self.active_tab().await {
+            self.bring_to_front(&active).await;
+        }
+        Ok(())
+    }
+
+    /// Brings `tab` to the front of its window: a popup opened from it sits in front of it
+    /// in the same window, and a page behind another gets no frames and no input.
+    async fn bring_to_front(&self, tab: &str) {
+        let target = {
+            let state = self.browser.inner.state.lock().await;
+            state.running.as_ref().and_then(|r| {
+                let target = r
+                    .pages
+                    .iter()
+                    .find(|(_, p)| p.conversation == self.id && p.tab == tab)
+                    .map(|(id, _)| id.clone())?;
+                Some((r.connection.browser(), target))
+            })
+        };
+        if let Some((browser, target_id)) = target
+            && let Err(e) = browser.call(&ActivateTarget { target_id }).await
+        {
+            tracing::debug!(target: "conch_browser", error = %e, "the tab could not be brought to the front");
+        }
+    }
+
+    async fn tab_info(&self, tab: &str) -> Result<TabInfo, BrowserError> {
+        // Titles and addresses arrive as events; read the page itself for a fresh answer.
+        let session = {
+            let state = self.browser.inner.state.lock().await;
+            session_of(&state, &self.id, tab)
+                .ok_or_else(|| BrowserError::NoSuchTab(tab.to_owned()))?
+        };
+        let answer = session
+            .call(&Evaluate::value("[document.title, location.href]"))
+            .await?;
+        let pair = answer.result.value.unwrap_or_default();
+        let title = pair[0].as_str().unwrap_or_default().to_owned();
+        let url = pair[1].as_str().unwrap_or_default().to_owned();
+        let mut state = self.browser.inner.state.lock().await;
+        let tabs = state.tabs.conversation_mut(&self.id);
+        let active = tabs.active.as_deref() == Some(tab);
+        if let Some(saved) = tabs.tab_mut(tab)
+            && (saved.url != url || saved.title != title)
+        {
+            saved.url.clone_from(&url);
+            saved.title.clone_from(&title);
+            self.browser.inner.saver.save(&state.tabs);
+        }
+        Ok(TabInfo {
+            id: tab.to_owned(),
+            title,
+            url,
+            active,
+        })
+    }
+}
+
+pub(super) fn session_of(state: &State, conversation: &str, tab: &str) -> Option<Session> {
+    state.running.as_ref().and_then(|r| {
+        r.pages
+            .values()
+            .find(|p| p.conversation == conversation && p.tab == tab)
+            .map(|p| p.session.clone())
+    })
+}
+
+fn tab_list(state: &State, conversation: &str) -> Vec<TabInfo> {
+    let Some(tabs) = state.tabs.conversation(conversation) else {
+        return Vec::new();
+    };
+    tabs.tabs
+        .iter()
+        .map(|t| TabInfo {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            url: t.url.clone(),
+            active: tabs.active.as_deref() == Some(t.id.as_str()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{BrowserConfig, Home, RunState};
+
+    fn config(dir: &tempfile::TempDir) -> BrowserConfig {
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        // The fixtures are on loopback; containment has its own tests.
+        config.guard = None;
+        config
+    }
+
+    /// LAUNCH-8, issue 12: after a crash each saved tab reopens on its own: one that the
+    /// browser does not ready in time is dropped with a note naming it, and the others
+    /// come back at their addresses under their ids.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn launch_8_a_tab_that_fails_to_reopen_is_a_note_and_the_rest_come_back() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir);
+        config.attach_timeout = Duration::from_millis(1500);
+        config.hold_pages = Some(("never-reopens".to_owned(), Duration::from_secs(4)));
+        let browser = Browser::new(config);
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        chat.new_tab(&server.url("tabs-a.html?never-reopens"))
+            .await
+            .unwrap();
+        chat.new_tab(&server.url("tabs-b.html")).await.unwrap();
+        let before = chat.tabs().await.unwrap();
+        assert_eq!(before.len(), 3);
+
+        let pid = browser.pid().await.unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let mut gone = false;
+        for _ in 0..100 {
+            if browser.status().await.state != RunState::Running {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "the browser did not die");
+
+        let after = chat.tabs().await.unwrap();
+        let ids: Vec<(&str, &str)> = after
+            .iter()
+            .map(|t| (t.id.as_str(), t.url.as_str()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("t1", before[0].url.as_str()),
+                ("t3", before[2].url.as_str())
+            ]
+        );
+        let notes = chat.take_notes().await;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("Tab t2 could not be reopened after the browser restarted")),
+            "{notes:?}"
+        );
+        assert_eq!(
+            chat.evaluate("document.title").await.unwrap(),
+            "Tab B",
+            "the active tab is back"
+        );
+        browser.shutdown().await;
+    }
+}

@@ -1,0 +1,491 @@
+//! Watching the browser's targets: every attached target gets the guard's rules before it
+//! runs (LAUNCH-19, NET-8) and a dialog watch (DLG-1); a page Conch made is handed to the
+//! `create_page` waiting for it; popups become tabs of their opener's conversation (TAB-3,
+//! TAB-5); destroyed pages leave their conversation (TAB-6); addresses and titles are
+//! saved as they change (DATA-9).
+//!
+//! Deliberately absent: choosing which tab a popup pushes out (conch-policy's).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use conch_cdp::protocol::TargetId;
+use conch_cdp::protocol::emulation::{SetDeviceMetricsOverride, SetFocusEmulationEnabled};
+use conch_cdp::protocol::page::Enable as PageEnable;
+use conch_cdp::protocol::target::{CloseTarget, TargetDestroyed, TargetInfo, TargetType};
+use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
+use futures_util::StreamExt;
+use serde::Deserialize;
+
+use super::tabs::{close_tab, tab_to_close_for_popup, touch};
+use super::*;
+use crate::guard::rules::After;
+use crate::guard::{self};
+use crate::page::dialog::{self};
+use crate::store::SavedTab;
+
+/// Pages attached, ruled and resumed, waiting for the `create_page` that made them.
+#[derive(Debug, Default)]
+pub(super) struct Ready {
+    /// Each with when it was filed.
+    pages: HashMap<TargetId, (Session, Instant)>,
+    /// Pages whose `create_page` gave up waiting (and closed them), and since when: one
+    /// that attaches after all is dropped, not kept until the next launch (issue 12).
+    abandoned: HashMap<TargetId, Instant>,
+}
+
+/// How long a page given up on is remembered, should it attach after all.
+const ABANDONED_KEPT: Duration = Duration::from_secs(120);
+
+impl Ready {
+    pub(super) fn clear(&mut self) {
+        self.pages.clear();
+        self.abandoned.clear();
+    }
+
+    /// Files a page for its `create_page`; gives it back when that one gave up on it.
+    /// Pages filed longer than `unclaimed_after` ago that nobody took (the browser's own
+    /// first tab, or one whose creator failed) are dropped: no creator waits that long.
+    fn file(
+        &mut self,
+        target: TargetId,
+        session: Session,
+        unclaimed_after: Duration,
+    ) -> Option<Session> {
+        self.abandoned
+            .retain(|_, since| since.elapsed() < ABANDONED_KEPT);
+        self.pages
+            .retain(|_, (_, filed)| filed.elapsed() < unclaimed_after);
+        if self.abandoned.remove(&target).is_some() {
+            return Some(session);
+        }
+        self.pages.insert(target, (session, Instant::now()));
+        None
+    }
+
+    /// The page `target`, for the `create_page` that made it.
+    fn take(&mut self, target: &TargetId) -> Option<Session> {
+        self.pages.remove(target).map(|(session, _)| session)
+    }
+
+    /// `create_page` gives up on `target`: whether it was filed meanwhile or comes later,
+    /// it is not kept.
+    pub(super) fn abandon(&mut self, target: &TargetId) {
+        if self.pages.remove(target).is_none() {
+            self.abandoned.insert(target.clone(), Instant::now());
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TargetInfoChanged {
+    target_info: TargetInfo,
+}
+
+/// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
+pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
+    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
+    loop {
+        let notified = inner.ready_changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(session) = lock(&inner.ready).take(target) {
+            return Some(session);
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            return None;
+        }
+    }
+}
+
+/// Follows the browser's targets: every attached target gets the guard's rules before it
+/// runs (LAUNCH-19), popups become tabs of their opener's conversation (TAB-3, TAB-5),
+/// closed pages leave their conversation and give the active tab back to the opener
+/// (TAB-6), and addresses and titles are saved as they change (DATA-9).
+pub(super) async fn watch_targets(
+    inner: Weak<Inner>,
+    connection: Connection,
+    attached: AttachedTargets,
+) {
+    // Attachments never wait behind the state lock: create_page holds it while it waits
+    // for its own page to be ruled, and the events below may need it.
+    let _attaching = AbortOnDrop(tokio::spawn(watch_attached(
+        inner.clone(),
+        connection.clone(),
+        attached,
+    )));
+    let browser = connection.browser();
+    let mut destroyed = browser.subscribe::<TargetDestroyed>();
+    let mut changed = browser.events("Target.targetInfoChanged");
+    // Without discovery (the person's own Chrome) a closed page of Conch's says so by
+    // its session ending.
+    let mut detached_raw = browser.events("Target.detachedFromTarget");
+    loop {
+        tokio::select! {
+            event = destroyed.next() => {
+                let Some(event) = event else { break };
+                let Ok(event) = event else { continue };
+                let Some(inner) = inner.upgrade() else { return };
+                page_destroyed(&inner, &event.target_id).await;
+            }
+            event = detached_raw.next() => {
+                let Some(event) = event else { break };
+                let Ok(event) = event.parse::<TargetDestroyed>() else { continue };
+                let Some(inner) = inner.upgrade() else { return };
+                if !lock(&inner.abilities).discovers_targets {
+                    page_destroyed(&inner, &event.target_id).await;
+                }
+            }
+            event = changed.next() => {
+                let Some(event) = event else { break };
+                let Ok(event) = event.parse::<TargetInfoChanged>() else { continue };
+                let Some(inner) = inner.upgrade() else { return };
+                page_changed(&inner, &event.target_info).await;
+            }
+        }
+    }
+    lost_events(&connection, "target changes").await;
+}
+
+/// A stream the runtime must never miss an event of ended while the browser still runs:
+/// it fell too far behind (conch-cdp ends such a stream rather than skip events). The
+/// runtime's view of the browser can no longer be trusted, so the connection is closed:
+/// the browser relaunches on the next call and the tabs are restored.
+async fn lost_events(connection: &Connection, what: &str) {
+    // Streams end a moment before the connection says it closed.
+    let closing = tokio::time::timeout(Duration::from_millis(500), connection.closed()).await;
+    if closing.is_err() {
+        tracing::warn!(target: "conch_browser", what, "lost the browser's events; restarting it");
+        connection.close();
+    }
+}
+
+/// Ends a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Hands every attached target, at any depth, to [`target_attached`], each on its own task
+/// (a popup waits for the state lock).
+async fn watch_attached(inner: Weak<Inner>, connection: Connection, mut attached: AttachedTargets) {
+    while let Some(target) = attached.next().await {
+        let Ok(target) = target else { continue };
+        let Some(inner) = inner.upgrade() else { return };
+        tokio::spawn(target_attached(inner, target));
+    }
+    // Targets attached from now on would stay held for good: never unguarded, but never
+    // running either.
+    lost_events(&connection, "attached targets").await;
+}
+
+/// Rules a newly attached target, then lets it run (or holds it for good: a service
+/// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
+async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
+    let abilities = *lock(&inner.abilities);
+    let rules = match abilities.guard {
+        guard::GuardMode::CdpOnly => &inner.remote_rules,
+        guard::GuardMode::Proxy => &inner.rules,
+    };
+    let after = guard::rules::install(&target, rules).await;
+    if after == After::Refuse {
+        // Its rules are not in: it never runs (NET-8). The guard logged it.
+        return;
+    }
+    let info = &target.target_info;
+    let page = info.target_type == TargetType::Page;
+    if page && info.opener_id.is_some() {
+        popup_created(&inner, &target).await;
+    }
+    // Whose its blocked requests are (issue 12): its own session's, claimed from its
+    // network events, and through its parent its page's. Subscribed before it runs.
+    let network = matches!(
+        info.target_type,
+        TargetType::Page | TargetType::Iframe | TargetType::Worker | TargetType::SharedWorker
+    );
+    if network && let Some(id) = target.session.id().cloned() {
+        if let Some(parent) = target.parent.clone() {
+            lock(&inner.parents).insert(id.clone(), parent);
+        }
+        let claims = guard::claims::watch(&target.session, Arc::clone(&inner.guard_log));
+        let weak = Arc::downgrade(&inner);
+        tokio::spawn(async move {
+            claims.await;
+            // The session ended: it has no children any more.
+            if let Some(inner) = weak.upgrade() {
+                lock(&inner.parents).remove(&id);
+            }
+        });
+    }
+    let resume = async {
+        if network {
+            // Sent before the resume, so its first request is seen.
+            guard::claims::enable(&target.session).await;
+        }
+    };
+    let resume = async {
+        tokio::join!(resume, async {
+            if after == After::Resume && target.waiting_for_debugger {
+                let _ = target.resume().await;
+            }
+        });
+    };
+    if page || info.target_type == TargetType::Iframe {
+        // The dialog watch goes in with the rules, before the target runs (DLG-1,
+        // LAUNCH-19): its `Page.enable` is sent before the resume, and answered after it.
+        let (watch, ()) = tokio::join!(
+            dialog::watch(&target.session, Arc::new(dialog::CancelConfirms)),
+            resume
+        );
+        match watch {
+            Ok(watch) => {
+                let mut dialogs = lock(&inner.dialogs);
+                dialogs.retain(|_, w| w.is_watching());
+                dialogs.insert(info.target_id.clone(), watch);
+            }
+            Err(e) => {
+                tracing::debug!(target: "conch_browser", error = %e, "no dialog watch on a target");
+            }
+        }
+    } else {
+        resume.await;
+    }
+    if page {
+        // After the resume: a held popup shares its opener's renderer and does not answer
+        // Page.enable until it runs.
+        shape_page(&target.session).await;
+        let _ = target.session.call(&PageEnable {}).await;
+        if abilities.badge {
+            crate::own_chrome::show_badge(&target.session).await;
+        }
+    }
+    if page && info.opener_id.is_none() {
+        #[cfg(test)]
+        if let Some((marker, hold)) = &inner.config.hold_pages
+            && info.url.contains(marker.as_str())
+        {
+            tokio::time::sleep(*hold).await;
+        }
+        // A creator waits at most the attach timeout from its CreateTarget's answer.
+        let unclaimed_after = inner.config.attach_timeout * 2 + Duration::from_secs(5);
+        let late = lock(&inner.ready).file(
+            info.target_id.clone(),
+            target.session.clone(),
+            unclaimed_after,
+        );
+        if late.is_some() {
+            tracing::debug!(target: "conch_browser", "a page attached after its creation gave up; closed");
+            let close = CloseTarget {
+                target_id: info.target_id.clone(),
+            };
+            let _ = target.session.connection().browser().call(&close).await;
+            return;
+        }
+        inner.ready_changed.notify_waiters();
+    }
+}
+
+/// Gives a page the desktop viewport with no panel (AMB-11: 1280×800 at scale 1, so
+/// responsive sites show their desktop layout) and emulated focus (its window is rarely
+/// the system's front one, yet focus events and typing must work as in front).
+async fn shape_page(session: &Session) {
+    let viewport = conch_policy::DEFAULT_VIEWPORT;
+    let metrics = SetDeviceMetricsOverride {
+        width: viewport.width,
+        height: viewport.height,
+        device_scale_factor: 1.0,
+        mobile: false,
+    };
+    if let Err(e) = session.call(&metrics).await {
+        tracing::debug!(target: "conch_browser", error = %e, "the page's viewport could not be set");
+    }
+    let focus = SetFocusEmulationEnabled { enabled: true };
+    if let Err(e) = session.call(&focus).await {
+        tracing::debug!(target: "conch_browser", error = %e, "the page's focus could not be emulated");
+    }
+}
+
+async fn popup_created(inner: &Inner, target: &AttachedTarget) {
+    let info = &target.target_info;
+    let Some(opener) = info.opener_id.as_ref() else {
+        return;
+    };
+    let mut state = inner.state.lock().await;
+    let Some(running) = state.running.as_ref() else {
+        return;
+    };
+    if running.pages.contains_key(&info.target_id) {
+        return;
+    }
+    let Some(opener_ref) = running.pages.get(opener).cloned() else {
+        return;
+    };
+    let conversation = opener_ref.conversation.clone();
+    let session = target.session.clone();
+    let mut notes = Vec::new();
+    // A ninth tab pushes out the one unused longest (TAB-5). The opener is in use: the
+    // popup came from it.
+    touch(&mut state, &conversation, &opener_ref.tab);
+    let tabs = state.tabs.conversation_mut(&conversation);
+    if let Some(victim) = tab_to_close_for_popup(tabs) {
+        notes.push(format!(
+            "This conversation keeps at most {MAX_TABS} tabs, so Conch closed {victim}, the tab unused longest."
+        ));
+        // The popup, not the victim, is about to be the front tab.
+        let _ = close_tab(&mut state, &conversation, &victim).await;
+    }
+    let tabs = state.tabs.conversation_mut(&conversation);
+    let id = tabs.allocate_id();
+    tabs.tabs.push(SavedTab {
+        id: id.clone(),
+        url: info.url.clone(),
+        title: info.title.clone(),
+        opener: Some(opener_ref.tab.clone()),
+        last_used: 0,
+    });
+    tabs.active = Some(id.clone());
+    touch(&mut state, &conversation, &id);
+    if let Some(running) = state.running.as_mut() {
+        running.pages.insert(
+            info.target_id.clone(),
+            PageRef {
+                conversation: conversation.clone(),
+                tab: id.clone(),
+                session,
+            },
+        );
+    }
+    notes.push(format!("That opened a new tab, {id}."));
+    state.notes.entry(conversation).or_default().extend(notes);
+    inner.saver.save(&state.tabs);
+}
+
+async fn page_destroyed(inner: &Inner, target: &TargetId) {
+    lock(&inner.dialogs).remove(target);
+    let mut state = inner.state.lock().await;
+    let Some(page) = state.running.as_mut().and_then(|r| r.pages.remove(target)) else {
+        return;
+    };
+    crate::page::forget_session(&page.session);
+    let tabs = state.tabs.conversation_mut(&page.conversation);
+    let opener = tabs.tab(&page.tab).and_then(|t| t.opener.clone());
+    tabs.tabs.retain(|t| t.id != page.tab);
+    if tabs.active.as_deref() == Some(page.tab.as_str()) {
+        // The opener comes back to the front (TAB-6), else the tab used most recently.
+        tabs.active = opener.filter(|o| tabs.tab(o).is_some()).or_else(|| {
+            tabs.tabs
+                .iter()
+                .max_by_key(|t| t.last_used)
+                .map(|t| t.id.clone())
+        });
+    }
+    let note = format!("Tab {} closed.", page.tab);
+    state.notes.entry(page.conversation).or_default().push(note);
+    inner.saver.save(&state.tabs);
+}
+
+async fn page_changed(inner: &Inner, info: &TargetInfo) {
+    let mut state = inner.state.lock().await;
+    let Some(page) = state
+        .running
+        .as_ref()
+        .and_then(|r| r.pages.get(&info.target_id))
+        .cloned()
+    else {
+        return;
+    };
+    let Some(tab) = state
+        .tabs
+        .conversation_mut(&page.conversation)
+        .tab_mut(&page.tab)
+    else {
+        return;
+    };
+    if tab.url == info.url && tab.title == info.title {
+        return;
+    }
+    let moved = tab.url != info.url;
+    tab.url.clone_from(&info.url);
+    tab.title.clone_from(&info.title);
+    // A title alone is not worth two fsyncs under the browser-wide lock: a page that
+    // changes its title in a loop would stall every conversation. It is written with the
+    // next change that matters.
+    if moved {
+        inner.saver.save(&state.tabs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{BrowserConfig, Home};
+    use conch_cdp::protocol::target::GetTargets;
+
+    fn config(dir: &tempfile::TempDir) -> BrowserConfig {
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        // The fixtures are on loopback; containment has its own tests.
+        config.guard = None;
+        config
+    }
+
+    /// The page targets the browser has, by address.
+    async fn pages(browser: &Browser) -> Vec<String> {
+        let session = {
+            let state = browser.inner.state.lock().await;
+            state.running.as_ref().map(|r| r.connection.browser())
+        };
+        let Some(session) = session else {
+            return Vec::new();
+        };
+        let targets = session.call(&GetTargets {}).await.unwrap();
+        targets
+            .target_infos
+            .into_iter()
+            .filter(|t| t.target_type == TargetType::Page)
+            .map(|t| t.url)
+            .collect()
+    }
+
+    /// Issue 12: a page the browser does not attach and rule in time fails its creation
+    /// with `PageNotReady` (not "the browser is not running"); when it is handed over
+    /// after all, it is dropped and closed, not kept for a later creation.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_12_a_page_ready_too_late_fails_as_not_ready_and_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir);
+        config.attach_timeout = Duration::from_millis(400);
+        config.hold_pages = Some((String::new(), Duration::from_millis(1500)));
+        let browser = Browser::new(config);
+        browser.ensure_running().await.unwrap();
+        // The browser's own first tab is filed too (held like any page), and nobody takes it.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        let before = pages(&browser).await;
+        let filed = || {
+            let mut ids: Vec<TargetId> = lock(&browser.inner.ready).pages.keys().cloned().collect();
+            ids.sort_by(|a, b| a.0.cmp(&b.0));
+            ids
+        };
+        let first = filed();
+        let chat = browser.conversation("c1");
+
+        let failed = chat.open("about:blank").await.unwrap_err();
+        assert!(
+            matches!(failed, BrowserError::PageNotReady { seconds: 1 }),
+            "{failed:?}"
+        );
+        assert_ne!(failed.to_string(), BrowserError::NotRunning.to_string());
+        // Past the hold: the late page was handed over, and dropped.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        assert_eq!(filed(), first, "the late page is kept");
+        assert!(lock(&browser.inner.ready).abandoned.is_empty());
+        assert_eq!(pages(&browser).await, before, "the late page is left open");
+        assert!(chat.tabs().await.unwrap().is_empty());
+        browser.shutdown().await;
+    }
+}
