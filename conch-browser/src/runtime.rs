@@ -48,6 +48,8 @@ mod navigate;
 mod reach;
 mod tabs;
 mod targets;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use tabs::Conversation;
 use targets::Ready;

@@ -39,9 +39,9 @@ pub(crate) fn driver_for(remote: &Remote, probe: Arc<dyn Probe + Send + Sync>) -
     };
     match remote {
         Remote::Chrome(_) => Arc::new(OwnChromeDriver(reach)),
-        Remote::Browserbase { .. } => Arc::new(BrowserbaseDriver(reach)),
-        Remote::Steel { .. } => Arc::new(SteelDriver(reach)),
-        Remote::Cdp(_) => Arc::new(CdpDriver(reach)),
+        Remote::Browserbase { .. } => Arc::new(ReachedDriver(Backend::Browserbase, reach)),
+        Remote::Steel { .. } => Arc::new(ReachedDriver(Backend::Steel, reach)),
+        Remote::Cdp(_) => Arc::new(ReachedDriver(Backend::Cdp, reach)),
     }
 }
 
@@ -117,60 +117,24 @@ impl Driver for OwnChromeDriver {
     }
 }
 
-/// A Browserbase session (BE-6), released through its API (BE-5).
+/// A Browserbase session (BE-6), a Steel session, cloud or self-hosted (BE-7), or any
+/// browser at a DevTools address (BE-8): they differ only in how they are reached, which
+/// is [`crate::remote`]'s, and in the session released on letting go (BE-5).
 #[derive(Debug)]
-struct BrowserbaseDriver(Reach);
+struct ReachedDriver(Backend, Reach);
 
-impl Driver for BrowserbaseDriver {
+impl Driver for ReachedDriver {
     fn backend(&self) -> Backend {
-        Backend::Browserbase
+        self.0
     }
     fn shown(&self) -> String {
-        self.0.remote.shown()
+        self.1.remote.shown()
     }
     fn abilities(&self) -> Abilities {
         REMOTE
     }
     fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
-        Box::pin(self.0.connect())
-    }
-}
-
-/// A Steel session (BE-7), cloud or self-hosted, released on letting go (BE-5).
-#[derive(Debug)]
-struct SteelDriver(Reach);
-
-impl Driver for SteelDriver {
-    fn backend(&self) -> Backend {
-        Backend::Steel
-    }
-    fn shown(&self) -> String {
-        self.0.remote.shown()
-    }
-    fn abilities(&self) -> Abilities {
-        REMOTE
-    }
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
-        Box::pin(self.0.connect())
-    }
-}
-
-/// Any browser at a DevTools address (BE-8).
-#[derive(Debug)]
-struct CdpDriver(Reach);
-
-impl Driver for CdpDriver {
-    fn backend(&self) -> Backend {
-        Backend::Cdp
-    }
-    fn shown(&self) -> String {
-        self.0.remote.shown()
-    }
-    fn abilities(&self) -> Abilities {
-        REMOTE
-    }
-    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
-        Box::pin(self.0.connect())
+        Box::pin(self.1.connect())
     }
 }
 

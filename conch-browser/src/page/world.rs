@@ -486,8 +486,8 @@ async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Sessio
 #[cfg(test)]
 mod tests {
     use super::{Tables, session_key, tables};
+    use crate::Browser;
     use crate::page::{Reader, read};
-    use crate::{Browser, BrowserConfig, Home, RunState};
 
     /// Whether the tables remember anything of `session`.
     fn remembers(session: &conch_cdp::Session) -> bool {
@@ -502,10 +502,7 @@ mod tests {
     async fn issue_12_world_tables_forget_a_browser_that_shut_down_or_died() {
         let server = conch_fixtures::FixtureServer::start().await.unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
-        config.download = None;
-        config.guard = None;
-        let browser = Browser::new(config);
+        let browser = Browser::new(crate::runtime::testing::config(&dir));
         let chat = browser.conversation("c1");
 
         chat.open(&server.url("basic.html")).await.unwrap();
@@ -522,21 +519,7 @@ mod tests {
         let page = chat.page().await.unwrap();
         read(&page, &mut Reader::new()).await.unwrap();
         assert!(remembers(&page));
-        let pid = browser.pid().await.unwrap();
-        let killed = std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let mut noticed = false;
-        for _ in 0..100 {
-            if browser.status().await.state != RunState::Running {
-                noticed = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        assert!(noticed, "the runtime never noticed the browser died");
+        crate::runtime::testing::kill_and_wait(&browser).await;
         assert!(!remembers(&page), "a dead browser's page is remembered");
         assert!(tables().frame_sessions.is_empty());
     }

@@ -589,15 +589,7 @@ fn tab_list(state: &State, conversation: &str) -> Vec<TabInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{BrowserConfig, Home, RunState};
-
-    fn config(dir: &tempfile::TempDir) -> BrowserConfig {
-        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
-        config.download = None;
-        // The fixtures are on loopback; containment has its own tests.
-        config.guard = None;
-        config
-    }
+    use crate::runtime::testing::{config, kill_and_wait};
 
     /// LAUNCH-8, issue 12: after a crash each saved tab reopens on its own: one that the
     /// browser does not ready in time is dropped with a note naming it, and the others
@@ -619,21 +611,7 @@ mod tests {
         let before = chat.tabs().await.unwrap();
         assert_eq!(before.len(), 3);
 
-        let pid = browser.pid().await.unwrap();
-        let killed = std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let mut gone = false;
-        for _ in 0..100 {
-            if browser.status().await.state != RunState::Running {
-                gone = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(gone, "the browser did not die");
+        kill_and_wait(&browser).await;
 
         let after = chat.tabs().await.unwrap();
         let ids: Vec<(&str, &str)> = after

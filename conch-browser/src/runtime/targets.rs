@@ -423,16 +423,8 @@ async fn page_changed(inner: &Inner, info: &TargetInfo) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{BrowserConfig, Home};
+    use crate::runtime::testing::config;
     use conch_cdp::protocol::target::GetTargets;
-
-    fn config(dir: &tempfile::TempDir) -> BrowserConfig {
-        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
-        config.download = None;
-        // The fixtures are on loopback; containment has its own tests.
-        config.guard = None;
-        config
-    }
 
     /// The page targets the browser has, by address.
     async fn pages(browser: &Browser) -> Vec<String> {
