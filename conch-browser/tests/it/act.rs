@@ -204,6 +204,30 @@ async fn ges_4_drag_html5_zone_and_pointer_list() {
     lab.browser.shutdown().await;
 }
 
+/// GES-4, GES-1: the pointer's arrival can move what it came for. On this board a hover
+/// menu pushes the cards down while it is open and closes as the pointer leaves for the
+/// card, so a press where the card was measured lands on the card below it. The drag (and
+/// a click) follows the element until it holds still under the pointer.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_4_a_drag_after_a_hover_menu_takes_the_card_it_was_given() {
+    let lab = lab().await;
+    let page = lab.open("bench-gestures.html").await;
+    let o = quick();
+    act::click(&css(&page, "#wrap button").await, How::Hover, &o)
+        .await
+        .unwrap();
+    act::drag(&css(&page, "#card1").await, &css(&page, "#done").await, &o)
+        .await
+        .unwrap();
+    assert_eq!(
+        lab.eval("[...document.querySelectorAll('#done li')].map(li => li.id).join()")
+            .await,
+        json!("card1"),
+        "the card named was dragged, not the one that slid under the pointer"
+    );
+    lab.browser.shutdown().await;
+}
+
 /// GES-5: keys and chords, on a ref or on whatever has focus, with key, code, keyCode and
 /// modifiers as a keyboard sends them.
 #[tokio::test(flavor = "multi_thread")]

@@ -17,7 +17,10 @@ use crate::page::input::{self, Press};
 /// [`ActError::Gone`], [`ActError::Hidden`], [`ActError::Disabled`] (not for a hover),
 /// [`ActError::Moving`], [`ActError::Covered`], or a DevTools failure.
 pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done, ActError> {
-    let (at, _) = actionable_point(el, options, how != How::Hover).await?;
+    let at = match how {
+        How::Hover => actionable_point(el, options, false).await?.0,
+        _ => arrive(el, options).await?,
+    };
     settled(&el.page, options, async {
         match how {
             How::Hover => input::move_to(&el.page, at).await?,
@@ -37,10 +40,30 @@ pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done,
 /// # Errors
 /// As [`click`], for either end.
 pub async fn drag(from: &Element, to: &Element, options: &ActOptions) -> Result<Done, ActError> {
-    let (start, _) = actionable_point(from, options, true).await?;
+    let start = arrive(from, options).await?;
     // The target may be covered by the dragged element's ghost later, not now.
     let (end, _) = actionable_point(to, options, false).await?;
     settled(&from.page, options, drag_points(&from.page, start, end)).await
+}
+
+/// How many times the pointer follows an element that moved when the pointer came.
+const ARRIVALS: usize = 3;
+
+/// Brings the pointer onto `el` and gives the point to press: the pointer's arrival can
+/// move the element (a hover menu that closes as the pointer leaves it, a row that grows
+/// under it), so the point is measured again after the move and followed until it holds.
+/// Pressing where the element was would press whatever took its place.
+async fn arrive(el: &Element, options: &ActOptions) -> Result<(f64, f64), ActError> {
+    let (mut at, _) = actionable_point(el, options, true).await?;
+    for _ in 0..ARRIVALS {
+        input::move_to(&el.page, at).await?;
+        let (now, _) = actionable_point(el, options, true).await?;
+        if (now.0 - at.0).abs() < 1.0 && (now.1 - at.1).abs() < 1.0 {
+            return Ok(now);
+        }
+        at = now;
+    }
+    Ok(at)
 }
 
 pub(super) async fn drag_points(
