@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 /// The largest command accepted, in bytes.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
-/// One command from the panel.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// One command from the panel. Its `Debug` never shows what the person typed or
+/// answered (SEC-7): keys, text, a prompt's answer and find's words print as `…`.
+#[derive(Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum Command {
     /// The panel's size in CSS pixels and its device pixel ratio.
@@ -65,10 +66,10 @@ pub enum Command {
         /// The text.
         text: String,
     },
-    /// Switch to a tab.
+    /// Make a tab the conversation's active tab (TAB-10).
     Tab {
-        /// Its id.
-        id: String,
+        /// Its id (`t2`).
+        tab: String,
     },
     /// Answer the page's dialog.
     Dialog {
@@ -78,18 +79,69 @@ pub enum Command {
         #[serde(default)]
         text: Option<String>,
     },
-    /// Find in the page; an empty query clears.
+    /// Find in the page (LIVE-11); empty text clears.
     Find {
         /// What to find.
-        query: String,
-        /// Go backwards.
+        text: String,
+        /// Which way from the current match.
         #[serde(default)]
-        previous: bool,
+        direction: Direction,
     },
     /// Stop the agent.
     Stop,
-    /// Ask for the session's state.
-    Session,
+    /// A command about the errand's session; its fields belong to errands, which have
+    /// not landed, so it is answered "not available yet" whatever it carries.
+    Session(serde_json::Map<String, serde_json::Value>),
+}
+
+/// Which way find goes (LIVE-11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Direction {
+    /// The next match, wrapping to the first.
+    #[default]
+    Next,
+    /// The match before, wrapping to the last.
+    Previous,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const HIDDEN: &str = "…";
+        match self {
+            Self::Size { width, height, dpr } => f
+                .debug_struct("Size")
+                .field("width", width)
+                .field("height", height)
+                .field("dpr", dpr)
+                .finish(),
+            Self::Takeover => f.write_str("Takeover"),
+            Self::Handback => f.write_str("Handback"),
+            Self::Pointer { action, .. } => f
+                .debug_struct("Pointer")
+                .field("action", action)
+                .finish_non_exhaustive(),
+            Self::Key { action, .. } => f
+                .debug_struct("Key")
+                .field("action", action)
+                .field("key", &HIDDEN)
+                .finish_non_exhaustive(),
+            Self::Text { .. } => f.debug_struct("Text").field("text", &HIDDEN).finish(),
+            Self::Tab { tab } => f.debug_struct("Tab").field("tab", tab).finish(),
+            Self::Dialog { accept, .. } => f
+                .debug_struct("Dialog")
+                .field("accept", accept)
+                .field("text", &HIDDEN)
+                .finish(),
+            Self::Find { direction, .. } => f
+                .debug_struct("Find")
+                .field("text", &HIDDEN)
+                .field("direction", direction)
+                .finish(),
+            Self::Stop => f.write_str("Stop"),
+            Self::Session(_) => f.write_str("Session"),
+        }
+    }
 }
 
 fn one() -> f64 {
@@ -230,8 +282,8 @@ mod tests {
                 },
             ),
             (
-                r#"{"type":"tab","id":"t2"}"#,
-                Command::Tab { id: "t2".into() },
+                r#"{"type":"tab","tab":"t2"}"#,
+                Command::Tab { tab: "t2".into() },
             ),
             (
                 r#"{"type":"dialog","accept":true}"#,
@@ -241,14 +293,24 @@ mod tests {
                 },
             ),
             (
-                r#"{"type":"find","query":"apple"}"#,
+                r#"{"type":"find","text":"apple"}"#,
                 Command::Find {
-                    query: "apple".into(),
-                    previous: false,
+                    text: "apple".into(),
+                    direction: Direction::Next,
+                },
+            ),
+            (
+                r#"{"type":"find","text":"apple","direction":"previous"}"#,
+                Command::Find {
+                    text: "apple".into(),
+                    direction: Direction::Previous,
                 },
             ),
             (r#"{"type":"stop"}"#, Command::Stop),
-            (r#"{"type":"session"}"#, Command::Session),
+            (
+                r#"{"type":"session"}"#,
+                Command::Session(serde_json::Map::new()),
+            ),
         ];
         for (text, command) in cases {
             assert_eq!(Command::parse(text), Ok(command), "{text}");
@@ -273,6 +335,45 @@ mod tests {
             serde_json::to_value(Event::Found { count: 3, index: 1 }).unwrap(),
             json!({"type": "found", "count": 3, "index": 1})
         );
+    }
+
+    /// PROTO-8: a session command is read whatever it carries (errands define its
+    /// fields), so the gateway can answer "not available yet" instead of "Invalid command".
+    #[test]
+    fn proto_8_a_session_command_with_fields_is_a_session() {
+        assert!(matches!(
+            Command::parse(r#"{"type":"session","own":true,"task":"t-1"}"#),
+            Ok(Command::Session(fields)) if fields.len() == 2
+        ));
+    }
+
+    /// TAB-10 and LIVE-11 name the fields `tab`, `text` and `direction`: the old names are
+    /// not commands.
+    #[test]
+    fn tab_10_and_live_11_use_the_requirements_field_names() {
+        for old in [
+            r#"{"type":"tab","id":"t2"}"#,
+            r#"{"type":"find","query":"apple"}"#,
+            r#"{"type":"find","text":"apple","direction":"sideways"}"#,
+        ] {
+            assert_eq!(Command::parse(old), Err(CommandError::Invalid), "{old}");
+        }
+    }
+
+    /// SEC-7: what the person typed never shows when a command is printed for a log.
+    #[test]
+    fn sec_7_a_printed_command_hides_the_persons_input() {
+        let canary = "CANARY-9b2e";
+        for message in [
+            format!(r#"{{"type":"text","text":"{canary}"}}"#),
+            format!(r#"{{"type":"key","action":"down","key":"{canary}","code":"{canary}"}}"#),
+            format!(r#"{{"type":"dialog","accept":true,"text":"{canary}"}}"#),
+            format!(r#"{{"type":"find","text":"{canary}"}}"#),
+        ] {
+            let command = Command::parse(&message).expect("a command");
+            let printed = format!("{command:?}");
+            assert!(!printed.contains(canary), "{printed}");
+        }
     }
 
     #[test]

@@ -7,5 +7,5 @@
 
 pub mod command;
 
-pub use command::{Command, CommandError, Event, MAX_COMMAND_BYTES};
+pub use command::{Command, CommandError, Direction, Event, MAX_COMMAND_BYTES};
 pub use conch_browser::protocol;
