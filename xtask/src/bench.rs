@@ -112,6 +112,23 @@ pub(crate) fn browser_flags() -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// Builds `package`'s example `name` in release and gives the path of its executable.
+pub(crate) fn release_example(package: &str, name: &str) -> Result<PathBuf, String> {
+    cmd::cargo(
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "--package",
+            package,
+            "--example",
+            name,
+        ],
+        &[],
+    )?;
+    Ok(cmd::target().join("release/examples").join(name))
+}
+
 pub(crate) fn parse_line(out: &str, who: &str) -> Result<Value, String> {
     out.lines()
         .rev()
@@ -127,19 +144,7 @@ pub(crate) fn median(values: &mut [f64]) -> f64 {
 fn cdp() -> Result<(), String> {
     let browser = browser::ensure()?;
     let node_dir = install_node_packages(&[&format!("playwright-core@{PLAYWRIGHT_CORE}")])?;
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-cdp",
-            "--example",
-            "roundtrip",
-        ],
-        &[],
-    )?;
-    let ours = cmd::target().join("release/examples/roundtrip");
+    let ours = release_example("conch-cdp", "roundtrip")?;
     let flags = serde_json::to_string(&browser_flags()?).map_err(|e| e.to_string())?;
     let script = cmd::root().join("xtask/bench/cdp-roundtrip.cjs");
 

@@ -21,19 +21,7 @@ const STEPS: &str = "10";
 /// Builds and runs the measurement, prints it, and writes the report.
 pub(crate) fn run() -> Result<(), String> {
     let executable = browser::ensure()?;
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-browser",
-            "--example",
-            "backend_steps",
-        ],
-        &[],
-    )?;
-    let example = cmd::target().join("release/examples/backend_steps");
+    let example = crate::bench::release_example("conch-browser", "backend_steps")?;
     eprintln!("xtask: bench backends, {ROUNDS} alternating rounds of {STEPS} steps");
     let out = cmd::output(
         Command::new(&example)

@@ -21,19 +21,7 @@ const TARGET: f64 = 1.15;
 /// Builds and runs the measurement, prints it, and writes the report.
 pub(crate) fn run() -> Result<(), String> {
     let executable = browser::ensure()?;
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-browser",
-            "--example",
-            "guard_load",
-        ],
-        &[],
-    )?;
-    let example = cmd::target().join("release/examples/guard_load");
+    let example = crate::bench::release_example("conch-browser", "guard_load")?;
     eprintln!("xtask: bench guard, {ROUNDS} alternating rounds of {LOADS} loads each");
     let out = cmd::output(
         Command::new(&example)

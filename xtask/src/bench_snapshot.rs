@@ -19,21 +19,9 @@ pub(crate) fn run() -> Result<(), String> {
     let browser = browser::ensure()?;
     let node_dir =
         bench::install_node_packages(&[&format!("playwright-core@{}", bench::PLAYWRIGHT_CORE)])?;
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-browser",
-            "--example",
-            "snapshot_bench",
-        ],
-        &[],
-    )?;
     let pages = Pages::start()?;
     let url = pages.url(PAGE);
-    let ours = cmd::target().join("release/examples/snapshot_bench");
+    let ours = bench::release_example("conch-browser", "snapshot_bench")?;
     let flags = serde_json::to_string(&bench::browser_flags()?).map_err(|e| e.to_string())?;
     let script = cmd::root().join("xtask/bench/snapshot.cjs");
 
