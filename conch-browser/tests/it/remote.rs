@@ -48,23 +48,12 @@ async fn be_8_a_browser_at_a_devtools_address_in_both_forms_runs_the_core_steps(
     for address in [standalone.http(), socket] {
         let dir = tempfile::tempdir().expect("temp dir");
         let browser = Browser::new(remote_only(&dir, &address));
+        assert_eq!(
+            open_and_click(&browser, &server).await,
+            "1",
+            "the click did not land on the remote page"
+        );
         let chat = browser.conversation("c1");
-        chat.open(&server.url("many.html"))
-            .await
-            .expect("the remote browser opens the page");
-        let page = chat.page().await.expect("a page");
-        act::click(
-            &css(&page, "#add").await,
-            How::Click,
-            &ActOptions::default(),
-        )
-        .await
-        .expect("the click lands");
-        let clicks = chat
-            .evaluate("document.getElementById('clicks').textContent")
-            .await
-            .expect("evaluate");
-        assert_eq!(clicks, "1", "the click did not land on the remote page");
         let tabs = chat.tabs().await.expect("tabs");
         assert_eq!(tabs.len(), 1, "{tabs:?}");
         let status = browser.status().await;
@@ -277,12 +266,13 @@ fn cloud_only(
     (config, clock)
 }
 
-/// Opens the many-page in `browser` and clicks Add once; gives the click count.
+/// Opens the many-page in `browser` (remote or cloud) and clicks Add once; gives the
+/// click count.
 async fn open_and_click(browser: &Browser, server: &FixtureServer) -> serde_json::Value {
     let chat = browser.conversation("c1");
     chat.open(&server.url("many.html"))
         .await
-        .expect("the cloud browser opens the page");
+        .expect("the remote browser opens the page");
     let page = chat.page().await.expect("a page");
     act::click(
         &css(&page, "#add").await,
