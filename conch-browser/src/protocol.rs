@@ -124,8 +124,14 @@ pub struct BrowserPermission {
 pub struct BrowserPageDialog {
     /// Which kind of dialog.
     pub kind: String,
-    /// Its text.
+    /// Its text (the page's words: the panel draws them under the site's name, DLG-15).
     pub message: String,
+    /// The site of the frame that raised it (DLG-9).
+    #[serde(default)]
+    pub site: String,
+    /// A prompt's default text.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub default_text: Option<String>,
 }
 
 /// Why a person's session is open, and on which sites (PROTO-6).
@@ -354,6 +360,8 @@ mod tests {
             dialog: Some(BrowserPageDialog {
                 kind: "confirm".into(),
                 message: "Leave?".into(),
+                site: "shop.test".into(),
+                default_text: None,
             }),
             session: Some(BrowserSession {
                 reason: "Sign in".into(),
@@ -363,7 +371,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(tab).unwrap(),
             json!({"tabs": [{"id": "t1", "title": "Shop", "url": "http://shop.test/", "active": true}],
-                   "backend": "local", "dialog": {"kind": "confirm", "message": "Leave?"},
+                   "backend": "local", "dialog": {"kind": "confirm", "message": "Leave?", "site": "shop.test"},
                    "session": {"reason": "Sign in", "sites": ["shop.test"]}})
         );
     }

@@ -269,6 +269,11 @@ impl Wheel {
         *lock(&self.panel) = Some(panel);
     }
 
+    /// The panel's most recent size, if one was reported.
+    pub fn panel(&self) -> Option<Size> {
+        *lock(&self.panel)
+    }
+
     /// The viewport the conversation's pages get: the panel's shape, or 1280×800 with no
     /// panel (LIVE-4, AMB-11).
     pub fn viewport(&self) -> Size {
