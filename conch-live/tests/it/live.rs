@@ -1,0 +1,241 @@
+//! Watching: frames only while watched, latest-frame-wins, each conversation its own
+//! frames, the panel's size shapes the viewport (LIVE-1 … LIVE-4, LIVE-15).
+
+use std::time::Duration;
+
+use conch_live::{Event, Outgoing};
+use serde_json::json;
+
+use crate::support::{FrameSpy, cmd, eval, lab, next_event, next_frame, page_of};
+
+const JPEG: [u8; 3] = [0xff, 0xd8, 0xff];
+
+/// LIVE-1, LIVE-2: no screencast runs without a watcher; the first watcher starts it and
+/// gets JPEG frames of its conversation's tab; after the last one leaves it stops.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_2_frames_only_while_watched() {
+    let lab = lab().await;
+    let chat = lab.open("a", "live.html").await;
+    let page = page_of(&chat).await;
+    eval(&chat, "animate(); true").await;
+    let spy = FrameSpy::on(&page);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(spy.count(), 0, "frames were sent with nobody watching");
+
+    let (mut feed, _control) = lab.hub.join("a");
+    let (mut second, _) = lab.hub.join("a");
+    let frame = next_frame(&mut feed, Duration::from_secs(10))
+        .await
+        .expect("the watcher gets a frame");
+    assert_eq!(frame[..3], JPEG, "a JPEG");
+    assert!(spy.has(&frame), "the frame is of this conversation's tab");
+    assert!(
+        next_frame(&mut second, Duration::from_secs(10))
+            .await
+            .is_some()
+    );
+    assert_eq!(lab.hub.watchers("a"), 2);
+
+    drop(feed);
+    let before = spy.count();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        spy.count() > before,
+        "one watcher left, the other still gets frames"
+    );
+    drop(second);
+    assert_eq!(lab.hub.watchers("a"), 0);
+    // The stop takes effect at the cast's next turn; after that no frame comes.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let stopped = spy.count();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        spy.count(),
+        stopped,
+        "frames kept coming after the last watcher left"
+    );
+}
+
+/// LIVE-3: a watcher that stops reading for 5 s holds at most one frame, and when it
+/// reads again it gets the newest.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_3_slow_watcher_gets_the_newest_frame() {
+    let lab = lab().await;
+    let chat = lab.open("slow", "live.html").await;
+    let page = page_of(&chat).await;
+    let spy = FrameSpy::on(&page);
+    let (mut feed, _control) = lab.hub.join("slow");
+    assert!(
+        next_frame(&mut feed, Duration::from_secs(10))
+            .await
+            .is_some()
+    );
+    // The page animates for 2 s, then stands still; the watcher reads nothing for 5 s.
+    eval(&chat, "animate(2000); true").await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let sent = spy.count();
+    assert!(sent >= 5, "the animation made only {sent} frames");
+    let mut got = Vec::new();
+    while let Some(frame) = next_frame(&mut feed, Duration::from_millis(700)).await {
+        got.push(frame);
+    }
+    assert_eq!(
+        got.len(),
+        1,
+        "{} frames were queued for a slow watcher ({sent} sent)",
+        got.len()
+    );
+    assert_eq!(
+        Some(&got[0]),
+        spy.newest().as_ref(),
+        "the watcher got an old frame"
+    );
+}
+
+/// LIVE-15: conversation A's watcher never gets a frame of B's tab.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_15_a_conversations_socket_never_carries_anothers_frames() {
+    let lab = lab().await;
+    let a = lab.open("a", "live.html").await;
+    let b = lab.open("b", "live.html?b").await;
+    let spy_a = FrameSpy::on(&page_of(&a).await);
+    let spy_b = FrameSpy::on(&page_of(&b).await);
+    let (mut feed_a, _) = lab.hub.join("a");
+    let (mut feed_b, _) = lab.hub.join("b");
+    eval(&a, "animate(3000); true").await;
+    eval(&b, "animate(3000); true").await;
+    let mut from_a = Vec::new();
+    for _ in 0..10 {
+        let Some(frame) = next_frame(&mut feed_a, Duration::from_secs(5)).await else {
+            break;
+        };
+        from_a.push(frame);
+        // B's watcher reads too, so both casts run.
+        let _ = next_frame(&mut feed_b, Duration::from_millis(100)).await;
+    }
+    assert!(from_a.len() >= 3, "only {} frames for A", from_a.len());
+    for frame in &from_a {
+        assert!(spy_a.has(frame), "a frame A's tab never sent");
+        assert!(!spy_b.has(frame), "B's frame reached A's watcher");
+    }
+}
+
+/// LIVE-4, AMB-11: with no panel the viewport is 1280×800; a size of 500×400 makes it
+/// 960×768; the most recent size wins.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_4_a_size_message_shapes_the_viewport() {
+    let lab = lab().await;
+    let chat = lab.open("size", "live.html").await;
+    let size = "[innerWidth, innerHeight]";
+    assert_eq!(eval(&chat, size).await, json!([1280, 800]));
+    let (_feed, control) = lab.hub.join("size");
+    let replies = control
+        .command(&cmd(json!({"type": "size", "width": 500, "height": 400})))
+        .await;
+    assert!(replies.is_empty(), "{replies:?}");
+    assert_eq!(eval(&chat, size).await, json!([960, 768]));
+    control
+        .command(&cmd(
+            json!({"type": "size", "width": 1000, "height": 600, "dpr": 2}),
+        ))
+        .await;
+    assert_eq!(eval(&chat, size).await, json!([1440, 864]));
+    let zero = control
+        .command(&cmd(json!({"type": "size", "width": 0, "height": 600})))
+        .await;
+    assert_eq!(zero, vec![Event::invalid_command()]);
+    assert_eq!(eval(&chat, size).await, json!([1440, 864]));
+}
+
+/// LIVE-1, PROTO-6: a watcher first hears who drives and the conversation's tabs.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_1_a_watcher_first_hears_who_drives_and_the_tabs() {
+    let lab = lab().await;
+    let _chat = lab.open("first", "live.html").await;
+    let (mut feed, _) = lab.hub.join("first");
+    match feed.next().await {
+        Some(Outgoing::Event(Event::Status { driver, handoff })) => {
+            assert_eq!((driver.as_str(), handoff), ("agent", None));
+        }
+        other => panic!("not the status first: {other:?}"),
+    }
+    let tabs = next_event(&mut feed, Duration::from_secs(5), |e| match e {
+        Event::Tabs(tabs) => Some(tabs.clone()),
+        _ => None,
+    })
+    .await
+    .expect("the tabs");
+    assert_eq!(tabs.tabs.len(), 1);
+    assert_eq!(tabs.tabs[0].id, "t1");
+    assert!(tabs.tabs[0].active && tabs.tabs[0].url.ends_with("live.html"));
+    assert_eq!(tabs.backend, "local");
+}
+
+/// LIVE-1: a watcher of a conversation with no tab yet gets its frames once the agent
+/// opens one.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_1_watching_before_the_first_tab_shows_it_once_open() {
+    let lab = lab().await;
+    let (mut feed, _) = lab.hub.join("early");
+    assert!(
+        next_frame(&mut feed, Duration::from_millis(500))
+            .await
+            .is_none()
+    );
+    let chat = lab.open("early", "live.html").await;
+    eval(&chat, "animate(1000); true").await;
+    assert!(
+        next_frame(&mut feed, Duration::from_secs(10))
+            .await
+            .is_some(),
+        "no frame after the tab opened"
+    );
+}
+
+/// LIVE-1, TAB-10: the cast follows the conversation's active tab.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_1_the_cast_follows_the_active_tab() {
+    let lab = lab().await;
+    let chat = lab.open("tabs", "live.html").await;
+    let (mut feed, control) = lab.hub.join("tabs");
+    assert!(
+        next_frame(&mut feed, Duration::from_secs(10))
+            .await
+            .is_some()
+    );
+    chat.new_tab(&format!("{}live.html?second", lab.base))
+        .await
+        .expect("a second tab");
+    let second = page_of(&chat).await;
+    let spy = FrameSpy::on(&second);
+    let mut followed = false;
+    for _ in 0..20 {
+        eval(&chat, "animate(300); true").await;
+        if let Some(frame) = next_frame(&mut feed, Duration::from_millis(500)).await
+            && spy.has(&frame)
+        {
+            followed = true;
+            break;
+        }
+    }
+    assert!(followed, "the cast stayed on the first tab");
+    // The person switches back from the panel (TAB-10); the agent is told.
+    let replies = control
+        .command(&cmd(json!({"type": "tab", "tab": "t1"})))
+        .await;
+    match replies.as_slice() {
+        [Event::Tabs(tabs)] => assert!(tabs.tabs.iter().any(|t| t.id == "t1" && t.active)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        chat.wheel().take_notes(),
+        ["The person switched to tab t1."]
+    );
+    let missing = control
+        .command(&cmd(json!({"type": "tab", "tab": "t9"})))
+        .await;
+    assert!(
+        matches!(missing.as_slice(), [Event::Error { message }] if message.contains("no tab t9")),
+        "{missing:?}"
+    );
+}
