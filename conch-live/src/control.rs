@@ -189,9 +189,9 @@ impl Control {
             Command::Dialog { accept, text } => self.dialog(accept, text).await,
             Command::Find { text, direction } => self.find(&text, direction).await,
             Command::Stop => {
-                // A waiting handoff ends "stopped" (HAND-9) and the call in flight ends
-                // (LIVE-14); the embedder interrupts the rest of the turn.
-                self.view.wheel.interrupt();
+                // A waiting handoff ends "stopped" (HAND-9); the embedder interrupts the
+                // turn, its call in flight included (LIVE-14).
+                self.view.wheel.stop();
                 self.view.turn.interrupt(self.view.conv.id());
                 Vec::new()
             }

@@ -130,18 +130,18 @@ async fn live_4_a_size_message_shapes_the_viewport() {
     assert_eq!(eval(&chat, size).await, json!([1280, 800]));
     let (_feed, control) = lab.hub.join("size");
     let replies = control
-        .command(&cmd(json!({"type": "size", "width": 500, "height": 400})))
+        .command(&cmd(&json!({"type": "size", "width": 500, "height": 400})))
         .await;
     assert!(replies.is_empty(), "{replies:?}");
     assert_eq!(eval(&chat, size).await, json!([960, 768]));
     control
         .command(&cmd(
-            json!({"type": "size", "width": 1000, "height": 600, "dpr": 2}),
+            &json!({"type": "size", "width": 1000, "height": 600, "dpr": 2}),
         ))
         .await;
     assert_eq!(eval(&chat, size).await, json!([1440, 864]));
     let zero = control
-        .command(&cmd(json!({"type": "size", "width": 0, "height": 600})))
+        .command(&cmd(&json!({"type": "size", "width": 0, "height": 600})))
         .await;
     assert_eq!(zero, vec![Event::invalid_command()]);
     assert_eq!(eval(&chat, size).await, json!([1440, 864]));
@@ -221,7 +221,7 @@ async fn live_1_the_cast_follows_the_active_tab() {
     assert!(followed, "the cast stayed on the first tab");
     // The person switches back from the panel (TAB-10); the agent is told.
     let replies = control
-        .command(&cmd(json!({"type": "tab", "tab": "t1"})))
+        .command(&cmd(&json!({"type": "tab", "tab": "t1"})))
         .await;
     match replies.as_slice() {
         [Event::Tabs(tabs)] => assert!(tabs.tabs.iter().any(|t| t.id == "t1" && t.active)),
@@ -232,7 +232,7 @@ async fn live_1_the_cast_follows_the_active_tab() {
         ["The person switched to tab t1."]
     );
     let missing = control
-        .command(&cmd(json!({"type": "tab", "tab": "t9"})))
+        .command(&cmd(&json!({"type": "tab", "tab": "t9"})))
         .await;
     assert!(
         matches!(missing.as_slice(), [Event::Error { message }] if message.contains("no tab t9")),

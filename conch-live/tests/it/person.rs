@@ -19,12 +19,12 @@ async fn live_9_a_panel_click_lands_at_the_scaled_viewport_point() {
     let chat = lab.open("p", "live.html").await;
     let (mut feed, control) = lab.hub.join("p");
     control
-        .command(&cmd(json!({"type": "size", "width": 500, "height": 400})))
+        .command(&cmd(&json!({"type": "size", "width": 500, "height": 400})))
         .await;
     for action in ["down", "up"] {
         let replies = control
             .command(&cmd(
-                json!({"type": "pointer", "action": action, "x": 100, "y": 100, "button": "left"}),
+                &json!({"type": "pointer", "action": action, "x": 100, "y": 100, "button": "left"}),
             ))
             .await;
         assert!(replies.is_empty(), "{replies:?}");
@@ -53,7 +53,7 @@ async fn live_9_a_panel_click_lands_at_the_scaled_viewport_point() {
         !waiting.is_finished(),
         "the agent acted while the person drove"
     );
-    control.command(&cmd(json!({"type": "handback"}))).await;
+    control.command(&cmd(&json!({"type": "handback"}))).await;
     let waited = tokio::time::timeout(Duration::from_secs(2), waiting)
         .await
         .expect("hand back frees the agent")
@@ -73,7 +73,7 @@ async fn live_9_composed_text_reaches_the_pages_input_whole() {
     eval(&chat, "document.getElementById('note').focus(); true").await;
     let (_feed, control) = lab.hub.join("t");
     control
-        .command(&cmd(json!({"type": "text", "text": "é日本"})))
+        .command(&cmd(&json!({"type": "text", "text": "é日本"})))
         .await;
     for (action, key) in [
         ("down", "x"),
@@ -82,12 +82,12 @@ async fn live_9_composed_text_reaches_the_pages_input_whole() {
         ("up", "Backspace"),
     ] {
         control
-            .command(&cmd(json!({"type": "key", "action": action, "key": key})))
+            .command(&cmd(&json!({"type": "key", "action": action, "key": key})))
             .await;
     }
     control
         .command(&cmd(
-            json!({"type": "key", "action": "down", "key": "!", "modifiers": 8}),
+            &json!({"type": "key", "action": "down", "key": "!", "modifiers": 8}),
         ))
         .await;
     let typed = eventually(Duration::from_secs(5), || async {
@@ -111,7 +111,7 @@ async fn live_11_find_counts_walks_wraps_and_clears() {
     let find = async |text: &str, direction: &str| {
         let replies = control
             .command(&cmd(
-                json!({"type": "find", "text": text, "direction": direction}),
+                &json!({"type": "find", "text": text, "direction": direction}),
             ))
             .await;
         match replies.as_slice() {
@@ -154,7 +154,7 @@ async fn live_12_find_during_an_agent_step_is_refused() {
     let wheel = chat.wheel();
     let mark = wheel.agent_step();
     let replies = control
-        .command(&cmd(json!({"type": "find", "text": "apple"})))
+        .command(&cmd(&json!({"type": "find", "text": "apple"})))
         .await;
     assert_eq!(
         replies,
@@ -164,7 +164,7 @@ async fn live_12_find_during_an_agent_step_is_refused() {
     );
     drop(mark);
     let replies = control
-        .command(&cmd(json!({"type": "find", "text": "apple"})))
+        .command(&cmd(&json!({"type": "find", "text": "apple"})))
         .await;
     assert_eq!(replies, vec![Event::Found { count: 3, index: 1 }]);
 }
@@ -190,7 +190,7 @@ async fn live_14_stop_interrupts_the_turn_and_ends_a_handoff() {
     assert!(!handoff.is_finished() && !in_flight.is_finished());
     assert!(
         control
-            .command(&cmd(json!({"type": "stop"})))
+            .command(&cmd(&json!({"type": "stop"})))
             .await
             .is_empty()
     );
@@ -204,7 +204,7 @@ async fn live_14_stop_interrupts_the_turn_and_ends_a_handoff() {
         .await
         .expect("Stop ends the call in flight")
         .unwrap();
-    assert_eq!(*lab.turns.0.lock().unwrap(), ["stop"]);
+    assert_eq!(*lab.turns.asked.lock().unwrap(), ["stop"]);
 }
 
 /// DLG-9: while the person drives, the page's confirm is published in `BrowserTab.dialog`
@@ -214,7 +214,7 @@ async fn dlg_9_a_confirm_while_the_person_drives_waits_for_them_and_holds_their_
     let lab = lab().await;
     let chat = lab.open("d", "live.html").await;
     let (mut feed, control) = lab.hub.join("d");
-    control.command(&cmd(json!({"type": "takeover"}))).await;
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
     let ask = eval(
         &chat,
         "(() => { const r = document.getElementById('ask').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
@@ -224,7 +224,7 @@ async fn dlg_9_a_confirm_while_the_person_drives_waits_for_them_and_holds_their_
     for action in ["down", "up"] {
         control
             .command(&cmd(
-                json!({"type": "pointer", "action": action, "x": x, "y": y}),
+                &json!({"type": "pointer", "action": action, "x": x, "y": y}),
             ))
             .await;
     }
@@ -241,13 +241,13 @@ async fn dlg_9_a_confirm_while_the_person_drives_waits_for_them_and_holds_their_
     for action in ["down", "up"] {
         control
             .command(&cmd(
-                json!({"type": "pointer", "action": action, "x": 900, "y": 700}),
+                &json!({"type": "pointer", "action": action, "x": 900, "y": 700}),
             ))
             .await;
     }
     tokio::time::sleep(Duration::from_millis(400)).await;
     let replies = control
-        .command(&cmd(json!({"type": "dialog", "accept": true})))
+        .command(&cmd(&json!({"type": "dialog", "accept": true})))
         .await;
     assert_eq!(replies, vec![Event::Dialog { dialog: None }]);
     let delivered = eventually(Duration::from_secs(5), || async {
@@ -257,7 +257,7 @@ async fn dlg_9_a_confirm_while_the_person_drives_waits_for_them_and_holds_their_
     assert!(delivered, "the held click was never delivered");
     assert_eq!(eval(&chat, "window.answer").await, json!(true));
     let again = control
-        .command(&cmd(json!({"type": "dialog", "accept": true})))
+        .command(&cmd(&json!({"type": "dialog", "accept": true})))
         .await;
     assert!(
         matches!(again.as_slice(), [Event::Error { message }] if message.contains("No dialog")),
@@ -271,7 +271,7 @@ async fn dlg_10_hand_back_cancels_the_persons_dialog() {
     let lab = lab().await;
     let chat = lab.open("d10", "live.html").await;
     let (_feed, control) = lab.hub.join("d10");
-    control.command(&cmd(json!({"type": "takeover"}))).await;
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
     let page = chat.page().await.unwrap();
     let _ = page
         .call_raw(
@@ -284,7 +284,7 @@ async fn dlg_10_hand_back_cancels_the_persons_dialog() {
     })
     .await;
     assert!(pending, "the confirm waits for the person");
-    control.command(&cmd(json!({"type": "handback"}))).await;
+    control.command(&cmd(&json!({"type": "handback"}))).await;
     let cancelled = eventually(Duration::from_secs(5), || async {
         chat.evaluate("window.answer").await.ok() == Some(json!(false))
     })
@@ -319,7 +319,7 @@ async fn proto_9_bad_messages_get_invalid_command_and_the_view_goes_on() {
     }
     assert_eq!(
         control
-            .command(&cmd(json!({"type": "session", "own": true})))
+            .command(&cmd(&json!({"type": "session", "own": true})))
             .await,
         vec![Event::Error {
             message: SESSION_NOT_YET.to_owned()
@@ -327,7 +327,7 @@ async fn proto_9_bad_messages_get_invalid_command_and_the_view_goes_on() {
     );
     assert_eq!(
         other_control
-            .command(&cmd(json!({"type": "find", "text": "apple"})))
+            .command(&cmd(&json!({"type": "find", "text": "apple"})))
             .await,
         vec![Event::Found { count: 3, index: 1 }],
         "another watcher is unaffected"
@@ -353,7 +353,7 @@ async fn hand_4_typing_through_the_live_view_keeps_a_handoff_open_until_it_stops
         .await;
     for _ in 0..12 {
         control
-            .command(&cmd(json!({"type": "text", "text": "x"})))
+            .command(&cmd(&json!({"type": "text", "text": "x"})))
             .await;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
@@ -378,7 +378,10 @@ struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl std::io::Write for Logs {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
+        self.0
+            .lock()
+            .expect("the log buffer")
+            .extend_from_slice(buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -403,13 +406,13 @@ async fn sec_7_the_persons_typing_reaches_the_page_and_no_log_or_event() {
     eval(&chat, "document.getElementById('password').focus(); true").await;
     let (mut feed, control) = lab.hub.join("s7");
     control
-        .command(&cmd(json!({"type": "text", "text": CANARY})))
+        .command(&cmd(&json!({"type": "text", "text": CANARY})))
         .await;
     for key in CANARY.chars().take(3) {
         for action in ["down", "up"] {
             control
                 .command(&cmd(
-                    json!({"type": "key", "action": action, "key": key.to_string()}),
+                    &json!({"type": "key", "action": action, "key": key.to_string()}),
                 ))
                 .await;
         }

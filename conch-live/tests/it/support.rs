@@ -10,13 +10,21 @@ use conch_fixtures::FixtureServer;
 use conch_live::{Event, Feed, Hub, Outgoing, TurnControl};
 use futures_util::StreamExt;
 
-/// Records every interrupt (LIVE-14).
-#[derive(Debug, Default)]
-pub(crate) struct Turns(pub(crate) Mutex<Vec<String>>);
+/// Records every interrupt (LIVE-14) and, as the gateway's does, ends the conversation's
+/// call in flight through its wheel.
+#[derive(Debug)]
+pub(crate) struct Turns {
+    pub(crate) asked: Mutex<Vec<String>>,
+    browser: Browser,
+}
 
 impl TurnControl for Turns {
     fn interrupt(&self, conversation: &str) {
-        self.0.lock().unwrap().push(conversation.to_owned());
+        self.asked
+            .lock()
+            .expect("the record")
+            .push(conversation.to_owned());
+        self.browser.wheel(conversation).interrupt();
     }
 }
 
@@ -38,7 +46,10 @@ pub(crate) async fn lab() -> Lab {
     // own tests in conch-browser.
     config.guard = None;
     let browser = Browser::new(config);
-    let turns = Arc::new(Turns::default());
+    let turns = Arc::new(Turns {
+        asked: Mutex::new(Vec::new()),
+        browser: browser.clone(),
+    });
     let hub = Hub::new(browser.clone(), Arc::clone(&turns) as Arc<dyn TurnControl>);
     Lab {
         base: server.url(""),
@@ -136,7 +147,7 @@ impl FrameSpy {
                         && let Some(data) = frame["data"].as_str()
                         && let Some(jpeg) = conch_browser::page::base64::decode(data)
                     {
-                        seen.lock().unwrap().push(jpeg);
+                        seen.lock().expect("the spy").push(jpeg);
                     }
                 }
             }
@@ -145,20 +156,20 @@ impl FrameSpy {
     }
 
     pub(crate) fn count(&self) -> usize {
-        self.seen.lock().unwrap().len()
+        self.seen.lock().expect("the spy").len()
     }
 
     pub(crate) fn has(&self, jpeg: &[u8]) -> bool {
-        self.seen.lock().unwrap().iter().any(|f| f == jpeg)
+        self.seen.lock().expect("the spy").iter().any(|f| f == jpeg)
     }
 
     pub(crate) fn newest(&self) -> Option<Vec<u8>> {
-        self.seen.lock().unwrap().last().cloned()
+        self.seen.lock().expect("the spy").last().cloned()
     }
 }
 
 /// A command as JSON text bytes.
-pub(crate) fn cmd(json: serde_json::Value) -> Vec<u8> {
+pub(crate) fn cmd(json: &serde_json::Value) -> Vec<u8> {
     json.to_string().into_bytes()
 }
 
