@@ -416,3 +416,19 @@ async fn hand_7_the_notify_command_gets_the_title_and_the_link() {
     );
     drop(watched.client);
 }
+
+/// NET-1, PROTO-13: in `mcp` the guard knows the person's port, so a page can't reach the
+/// door even with `--allow-localhost`, and the refusal names no port (NET-10).
+#[tokio::test(flavor = "multi_thread")]
+async fn net_1_a_page_cant_reach_the_persons_door() {
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &["--unattended"]).await;
+    let door = format!("http://127.0.0.1:{}/", watched.port);
+    let (text, error) = watched
+        .client
+        .call("browser_open", json!({ "url": door }))
+        .await;
+    assert!(error, "{text}");
+    assert!(!text.contains(&watched.port.to_string()), "{text}");
+    watched.client.finish().await;
+}
