@@ -33,4 +33,6 @@ pub use read::{
     Who, changes_since, diff, read,
 };
 pub use resolve::resolve;
-pub use screenshot::{MASK_COLOUR, SecretBox, screenshot_for_model, secret_fields};
+pub use screenshot::{
+    MASK_COLOUR, SecretBox, THUMBNAIL_SCALE, screenshot_for_model, secret_fields, thumbnail,
+};

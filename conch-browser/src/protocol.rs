@@ -59,6 +59,9 @@ pub struct BrowserStep {
     /// What changed on the page, if anything.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub change_summary: Option<String>,
+    /// The conversation's first browsing: the panel opens by itself (LIVE-7).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub open_panel: bool,
 }
 
 /// The browser passed between agent and person (`browser.handoff`).
@@ -84,6 +87,9 @@ pub struct BrowserStatus {
     pub backend: String,
     /// One sentence for the person.
     pub message: String,
+    /// The conversation's first browsing: the panel opens by itself (LIVE-7).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub open_panel: bool,
 }
 
 /// What a permission question is about (PROTO-5).
@@ -118,8 +124,14 @@ pub struct BrowserPermission {
 pub struct BrowserPageDialog {
     /// Which kind of dialog.
     pub kind: String,
-    /// Its text.
+    /// Its text (the page's words: the panel draws them under the site's name, DLG-15).
     pub message: String,
+    /// The site of the frame that raised it (DLG-9).
+    #[serde(default)]
+    pub site: String,
+    /// A prompt's default text.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub default_text: Option<String>,
 }
 
 /// Why a person's session is open, and on which sites (PROTO-6).
@@ -179,9 +191,9 @@ pub enum BrowserEvent {
 }
 
 /// Receives the protocol's events: the chat log and transcript (PROTO-2).
-pub trait EventSink: Send + Sync {
-    /// Takes one event; a sink must not block the browser.
-    fn send(&self, event: BrowserEvent);
+pub trait EventSink: Send + Sync + std::fmt::Debug {
+    /// Takes one event of conversation `conversation`; a sink must not block the browser.
+    fn send(&self, conversation: &str, event: BrowserEvent);
 }
 
 /// A log line that could not be read as an event.
@@ -233,6 +245,7 @@ mod tests {
             tab: "t1".into(),
             thumbnail: Some("browser/shots/1.jpg".into()),
             change_summary: Some("Opened the sign-in form".into()),
+            open_panel: false,
         })
     }
 
@@ -261,12 +274,31 @@ mod tests {
             running: true,
             backend: "local".into(),
             message: "The browser is running.".into(),
+            open_panel: false,
         });
         assert_eq!(
             serde_json::to_value(status).unwrap(),
             json!({"type": "browser.status", "running": true, "backend": "local",
                    "message": "The browser is running."})
         );
+    }
+
+    #[test]
+    fn live_7_the_first_event_carries_the_open_panel_flag_and_later_ones_do_not() {
+        let first = BrowserEvent::Step(BrowserStep {
+            open_panel: true,
+            ..match step(BrowserActionKind::Navigate) {
+                BrowserEvent::Step(step) => step,
+                _ => unreachable!("a step"),
+            }
+        });
+        let value = serde_json::to_value(first).unwrap();
+        assert_eq!(value["openPanel"], json!(true));
+        let later = serde_json::to_value(step(BrowserActionKind::Click)).unwrap();
+        assert!(later.get("openPanel").is_none(), "{later}");
+        let wheel = crate::Wheel::default();
+        assert!(wheel.first_browse(), "the first browse opens the panel");
+        assert!(!wheel.first_browse(), "later ones do not");
     }
 
     #[test]
@@ -328,6 +360,8 @@ mod tests {
             dialog: Some(BrowserPageDialog {
                 kind: "confirm".into(),
                 message: "Leave?".into(),
+                site: "shop.test".into(),
+                default_text: None,
             }),
             session: Some(BrowserSession {
                 reason: "Sign in".into(),
@@ -337,7 +371,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(tab).unwrap(),
             json!({"tabs": [{"id": "t1", "title": "Shop", "url": "http://shop.test/", "active": true}],
-                   "backend": "local", "dialog": {"kind": "confirm", "message": "Leave?"},
+                   "backend": "local", "dialog": {"kind": "confirm", "message": "Leave?", "site": "shop.test"},
                    "session": {"reason": "Sign in", "sites": ["shop.test"]}})
         );
     }

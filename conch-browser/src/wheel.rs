@@ -12,14 +12,48 @@
 //! ([`Wheel::person_input`]), never as what was typed or where: that is what a gate
 //! handoff needs to know to never take the wheel back mid-typing (HAND-4, SEC-7).
 //!
+//! The wheel is also where the two sides meet for the live view: the agent's side
+//! publishes what it does ([`Activity`]: its pointer, its steps, its handoffs) and the
+//! person's side subscribes ([`Wheel::activity`], LIVE-5, LIVE-6); the person's Stop
+//! interrupts the agent's call in flight ([`Wheel::interrupt`], LIVE-14); the agent's side
+//! marks its steps so find can be refused mid-step ([`Wheel::agent_step`], LIVE-12); the
+//! panel's size shapes the conversation's viewport ([`Wheel::set_panel`], LIVE-4).
+//!
 //! Deliberately absent: the input itself, the screencast and the commands (conch-live),
 //! and the watching of a gate (`handoff`).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use conch_policy::Size;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
+
+use crate::protocol::{BrowserHandoff, BrowserStep};
+
+/// How many activities a slow live view may fall behind before it skips to the newest.
+const ACTIVITY_BUFFER: usize = 64;
+
+/// What the agent's side did, for whoever watches the conversation live.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Activity {
+    /// The agent's pointer acted at a point of the page's viewport, in CSS pixels (LIVE-5).
+    Cursor {
+        /// Viewport x.
+        x: f64,
+        /// Viewport y.
+        y: f64,
+        /// What the pointer did: `click`, `hover`, `drag`, `type`, `select`…
+        kind: String,
+        /// What the agent is doing, for a person ("Typing in Search").
+        caption: String,
+    },
+    /// One step of the agent, for the transcript card (LIVE-6).
+    Step(BrowserStep),
+    /// A handoff opened or ended (HAND-1, HAND-6).
+    Handoff(BrowserHandoff),
+}
 
 /// Where the wheel stands.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,6 +81,15 @@ pub struct Wheel {
     state: watch::Sender<WheelState>,
     last_input: Mutex<Option<Instant>>,
     notes: Mutex<PersonNotes>,
+    activity: broadcast::Sender<Activity>,
+    /// How many times the person pressed Stop (LIVE-14): a call compares before and after.
+    interrupts: watch::Sender<u64>,
+    /// Agent steps running now (LIVE-12).
+    stepping: AtomicU64,
+    /// Whether the conversation has browsed yet, for the open-the-panel flag (LIVE-7).
+    browsed: AtomicBool,
+    /// The panel's most recent size, which shapes the viewport (LIVE-4, AMB-11).
+    panel: Mutex<Option<Size>>,
 }
 
 /// What the person did that the agent's next result says.
@@ -63,7 +106,22 @@ impl Default for Wheel {
             state: watch::Sender::new(WheelState::default()),
             last_input: Mutex::new(None),
             notes: Mutex::new(PersonNotes::default()),
+            activity: broadcast::Sender::new(ACTIVITY_BUFFER),
+            interrupts: watch::Sender::new(0),
+            stepping: AtomicU64::new(0),
+            browsed: AtomicBool::new(false),
+            panel: Mutex::new(None),
         }
+    }
+}
+
+/// Marks an agent step while it lives (LIVE-12); from [`Wheel::agent_step`].
+#[derive(Debug)]
+pub struct StepMark<'a>(&'a Wheel);
+
+impl Drop for StepMark<'_> {
+    fn drop(&mut self) {
+        self.0.stepping.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -149,6 +207,77 @@ impl Wheel {
             out.push("The person used find on the page, which may have scrolled it.".to_owned());
         }
         out
+    }
+
+    /// Publishes what the agent's side did to whoever watches live; nobody watching costs
+    /// nothing.
+    pub fn publish(&self, activity: Activity) {
+        let _ = self.activity.send(activity);
+    }
+
+    /// What the agent's side does from now on (the live view). A receiver that falls more
+    /// than 64 behind skips to the newest.
+    pub fn activity(&self) -> broadcast::Receiver<Activity> {
+        self.activity.subscribe()
+    }
+
+    /// Whether someone watches the conversation live, so a step's thumbnail is worth its
+    /// screenshot.
+    pub fn watched(&self) -> bool {
+        self.activity.receiver_count() > 0
+    }
+
+    /// The person pressed Stop: the agent's call in flight ends (LIVE-14), as does a
+    /// waiting handoff (HAND-9).
+    pub fn interrupt(&self) {
+        self.interrupts.send_modify(|n| *n += 1);
+        self.stop();
+    }
+
+    /// How many times Stop was pressed so far; give it to [`Wheel::interrupted_after`].
+    pub fn interrupts(&self) -> u64 {
+        *self.interrupts.borrow()
+    }
+
+    /// Resolves once Stop is pressed after `seen` (from [`Wheel::interrupts`]).
+    pub async fn interrupted_after(&self, seen: u64) {
+        let mut rx = self.interrupts.subscribe();
+        // The sender lives as long as `self`.
+        let _ = rx.wait_for(|n| *n > seen).await;
+    }
+
+    /// Marks an agent step until the mark is dropped, so the person's find is refused
+    /// meanwhile (LIVE-12).
+    pub fn agent_step(&self) -> StepMark<'_> {
+        self.stepping.fetch_add(1, Ordering::SeqCst);
+        StepMark(self)
+    }
+
+    /// Whether an agent step runs now (LIVE-12).
+    pub fn agent_busy(&self) -> bool {
+        self.stepping.load(Ordering::SeqCst) > 0
+    }
+
+    /// `true` the first time it is asked, then `false`: the conversation's first event
+    /// opens the panel (LIVE-7).
+    pub fn first_browse(&self) -> bool {
+        !self.browsed.swap(true, Ordering::SeqCst)
+    }
+
+    /// The panel reported its size: the most recent size wins (LIVE-4, AMB-11).
+    pub fn set_panel(&self, panel: Size) {
+        *lock(&self.panel) = Some(panel);
+    }
+
+    /// The panel's most recent size, if one was reported.
+    pub fn panel(&self) -> Option<Size> {
+        *lock(&self.panel)
+    }
+
+    /// The viewport the conversation's pages get: the panel's shape, or 1280×800 with no
+    /// panel (LIVE-4, AMB-11).
+    pub fn viewport(&self) -> Size {
+        conch_policy::viewport_for_panel(*lock(&self.panel))
     }
 
     /// Opens a handoff for `reason` (HAND-1); the step then waits for its end.

@@ -182,15 +182,24 @@ impl Command {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Event {
-    /// Who drives, and whether it is watched.
+    /// Who drives, and the handoff that waits for the person, if one does.
     Status {
         /// `agent` or `person`.
         driver: String,
+        /// The agent's reason for a handoff that waits for the person.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        handoff: Option<String>,
     },
-    /// The page's cursor.
+    /// The agent's pointer acted at a point of the viewport (LIVE-5).
     Cursor {
-        /// The CSS cursor name.
-        cursor: String,
+        /// Viewport x, CSS pixels.
+        x: f64,
+        /// Viewport y, CSS pixels.
+        y: f64,
+        /// What the pointer did: `click`, `hover`, `drag`, `type`, `select`.
+        kind: String,
+        /// What the agent is doing ("Typing in “Search”").
+        caption: String,
     },
     /// An agent's step.
     Step(conch_browser::protocol::BrowserStep),

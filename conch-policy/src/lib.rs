@@ -90,7 +90,8 @@ pub use upload::{
 };
 pub use verdict::{Choice, Decision, Question, QuestionKind, Refusal, RefusalCode, Verdict};
 pub use viewport::{
-    DEFAULT_VIEWPORT, Point, Size, VIEWPORT_WIDTHS, click_at_point, viewport_for_panel,
+    DEFAULT_VIEWPORT, Point, Size, VIEWPORT_WIDTHS, click_at_point, panel_to_viewport,
+    viewport_for_panel,
 };
 pub use wrap::{
     BEGIN_MARKER, END_MARKER, REPLACEMENT, UNTRUSTED_NOTE, marker_count, neutralise, wrap_untrusted,

@@ -54,6 +54,31 @@ pub fn viewport_for_panel(panel: Option<Size>) -> Size {
     Size::new(to_u32(width), to_u32(height).max(1))
 }
 
+/// Where the person's pointer at `point` of the panel lands in the viewport `viewport`
+/// (LIVE-9): the panel shows the whole viewport at the panel's size, so the point scales by
+/// viewport ÷ panel on each axis. With no panel size reported, or a point outside the
+/// panel, the point is kept inside the viewport.
+pub fn panel_to_viewport(point: Point, panel: Option<Size>, viewport: Size) -> Point {
+    let clamp = |v: f64, max: u32| {
+        if v.is_finite() {
+            v.clamp(0.0, f64::from(max.saturating_sub(1)))
+        } else {
+            0.0
+        }
+    };
+    let (sx, sy) = match panel.filter(|p| p.width > 0 && p.height > 0) {
+        Some(panel) => (
+            f64::from(viewport.width) / f64::from(panel.width),
+            f64::from(viewport.height) / f64::from(panel.height),
+        ),
+        None => (1.0, 1.0),
+    };
+    Point {
+        x: clamp(point.x * sx, viewport.width),
+        y: clamp(point.y * sy, viewport.height),
+    }
+}
+
 fn to_u32(value: f64) -> u32 {
     if value >= f64::from(u32::MAX) {
         u32::MAX

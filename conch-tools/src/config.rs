@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use conch_browser::protocol::EventSink;
 use conch_policy::{NetSettings, StakesWords};
 
 use crate::embedder::{
@@ -45,6 +46,9 @@ pub struct ToolsConfig {
     /// Tells the person about a handoff; `None` when nobody can take over (no live view
     /// and no visible window), so browser_handoff says so instead of waiting (HAND-1).
     pub notifier: Option<Arc<dyn Notifier>>,
+    /// Receives the protocol's events of every conversation: steps with their thumbnails
+    /// and handoffs (PROTO-2). `None`: only the live view hears of them.
+    pub events: Option<Arc<dyn EventSink>>,
     /// The address that opens the chat with the browser in front; a handoff's link adds
     /// `browser=1` and the conversation to it (HAND-7).
     pub panel_link: Option<String>,
@@ -66,6 +70,7 @@ impl ToolsConfig {
             search_url: DEFAULT_SEARCH_URL.to_owned(),
             downloads: None,
             notifier: None,
+            events: None,
             panel_link: None,
         }
     }

@@ -333,6 +333,7 @@ pub(crate) async fn target(
     let page = conv.page().await?;
     let element = resolve(&page, reference).await?;
     let under = act::describe_element(&element).await?;
+    crate::live::touched(&under.name);
     let mut facts = TargetFacts::of(under);
     facts.document_url = document_url(&element).await;
     Ok((element, facts))
@@ -509,13 +510,15 @@ pub(crate) async fn click(
         Pointer::Right => act::How::Right,
         Pointer::Hover => act::How::Hover,
     };
-    act::click(element, how, &settling.options()).await?;
+    let done = act::click(element, how, &settling.options()).await?;
+    crate::live::pressed_at(done.at);
     Ok(())
 }
 
 /// Drags one element onto another.
 pub(crate) async fn drag(from: &Element, to: &Element) -> Result<(), ToolError> {
-    act::drag(from, to, &ActOptions::default()).await?;
+    let done = act::drag(from, to, &ActOptions::default()).await?;
+    crate::live::pressed_at(done.at);
     Ok(())
 }
 
@@ -525,6 +528,7 @@ pub(crate) async fn type_text(
     text: &str,
     settling: Settling,
 ) -> Result<(), ToolError> {
+    crate::live::over(element).await;
     act::type_text(element, text, &settling.options()).await?;
     Ok(())
 }
@@ -556,6 +560,7 @@ pub(crate) async fn select(
     values: &[String],
     settling: Settling,
 ) -> Result<Vec<String>, ToolError> {
+    crate::live::over(element).await;
     let (_, picked) = act::select(element, values, &settling.options()).await?;
     Ok(picked)
 }
@@ -595,7 +600,8 @@ pub(crate) async fn click_at(
         (None, Some(Pointer::Hover)) => PointHow::Hover,
         (None, _) => PointHow::Click,
     };
-    act::click_at(&page, point, how, text, &ActOptions::default()).await?;
+    let done = act::click_at(&page, point, how, text, &ActOptions::default()).await?;
+    crate::live::pressed_at(done.done.at);
     Ok(())
 }
 

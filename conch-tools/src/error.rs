@@ -69,6 +69,9 @@ pub enum ToolError {
         /// How long Conch waited.
         seconds: u64,
     },
+    /// The person pressed Stop while the call ran or waited (LIVE-14).
+    #[error("Stopped: the person pressed Stop, so end your turn here.")]
+    Stopped,
     /// A page script or DevTools answer was not as expected.
     #[error("The page did not answer as expected ({0}); call browser_read and try again.")]
     Page(String),

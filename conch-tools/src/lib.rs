@@ -37,6 +37,7 @@ mod config;
 mod embedder;
 mod engine;
 mod error;
+mod live;
 mod mcp;
 mod permit;
 mod prompt;
@@ -56,6 +57,7 @@ pub use embedder::{
     TaintGuard, Unattended, WorkFolder, how_to_allow,
 };
 pub use error::ToolError;
+pub use live::SHOTS_CAP_BYTES;
 pub use mcp::{McpServer, McpSession, PROGRESS_EVERY, PROTOCOL_VERSIONS, SERVER_NAME};
 pub use prompt::{BROWSER_HINT, EngineCaps, NO_BROWSER_NOTE, browser_prompt};
 pub use result::{Content, ToolResult};

@@ -22,6 +22,7 @@ use crate::call::{TabAction, ToolCall};
 use crate::config::ToolsConfig;
 use crate::engine::Pages;
 use crate::error::ToolError;
+use crate::live::{self, Told, Touch};
 use crate::permit::Consent;
 use crate::prompt::EngineCaps;
 use crate::result::{Reply, TabLine, ToolResult, compose};
@@ -129,11 +130,31 @@ impl Chat {
     pub async fn run(&self, call: &ToolCall) -> ToolResult {
         let _turn = self.state.one_call.lock().await;
         self.state.consent.begin_call();
-        // HAND-8: while the person drives or a handoff waits, the agent's call waits for
-        // the wheel instead of failing.
-        self.state.conversation.wheel().agents_turn().await;
+        let wheel = self.state.conversation.wheel();
+        // LIVE-14: the person's Stop ends the call, waiting or running; its result says so.
+        let stops = wheel.interrupts();
         let cursor = self.state.conversation.blocked_cursor();
-        let outcome = self.dispatch(call).await;
+        let listened = wheel.watched() || self.tools.inner.config.events.is_some();
+        let step = async {
+            // HAND-8: while the person drives or a handoff waits, the agent's call waits
+            // for the wheel instead of failing.
+            wheel.agents_turn().await;
+            // LIVE-12: the person's find is refused while the step runs.
+            let _mark = wheel.agent_step();
+            live::scoped(listened, self.dispatch(call)).await
+        };
+        let (outcome, touch) = tokio::select! {
+            done = step => done,
+            () = wheel.interrupted_after(stops) => (Err(ToolError::Stopped), Touch::default()),
+        };
+        if let Ok(reply) = &outcome {
+            let told = Told {
+                conv: &self.state.conversation,
+                home: &self.tools.inner.browser.config().home,
+                sink: self.tools.inner.config.events.as_ref(),
+            };
+            live::step_done(&told, call, &touch, reply.lines.first().cloned());
+        }
         // NET-10: requests the guard refused during the step, without their address; only
         // those this conversation's own tabs made (issue 12), never another's.
         let blocked = self

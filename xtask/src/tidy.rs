@@ -18,7 +18,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("conch-policy", &[]),
     ("conch-cdp", &[]),
     ("conch-browser", &["conch-cdp", "conch-policy"]),
-    ("conch-live", &["conch-browser", "conch-cdp"]),
+    (
+        "conch-live",
+        &["conch-browser", "conch-cdp", "conch-policy"],
+    ),
     ("conch-tools", &["conch-browser", "conch-policy"]),
     (
         "conch-gateway",

@@ -75,13 +75,16 @@ impl Default for ActOptions {
 }
 
 /// What a finished act reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Done {
     /// How the page settled.
     pub settled: Settled,
     /// Whether the act raised a dialog of the page (its note is in the page's
     /// [`DialogWatch`](super::dialog::DialogWatch)).
     pub through_dialog: bool,
+    /// Where the pointer acted, in the page's viewport (CSS pixels), for the live view's
+    /// cursor (LIVE-5); `None` for an act without the pointer.
+    pub at: Option<(f64, f64)>,
 }
 
 /// The pointer gesture of browser_click (GES-1).
@@ -141,7 +144,7 @@ pub struct Under {
 }
 
 /// What a click at a point did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PointDone {
     /// The act.
     pub done: Done,
@@ -149,6 +152,14 @@ pub struct PointDone {
     pub under: Under,
     /// Whether `text` was typed.
     pub typed: bool,
+}
+
+/// The centre of `el` in its page's viewport (CSS pixels), for the live view's cursor
+/// over a field the agent types in or a list it chooses from (LIVE-5); `None` when it has
+/// no box.
+pub async fn centre(el: &Element) -> Option<(f64, f64)> {
+    let (x, y) = hit::session_point(el).await.ok().flatten()?;
+    Some((x + el.offset.0, y + el.offset.1))
 }
 
 /// The element behind `reference` on the page `page` (reading's

@@ -301,6 +301,20 @@ struct Opening {
     default_prompt: String,
 }
 
+/// The watch already answering the dialogs of `page`, if any, leaving its hook as it is
+/// (the live view answers for the person through it, DLG-9).
+pub fn existing(page: &Session) -> Option<DialogWatch> {
+    let watching = registry()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key_of(page))
+        .and_then(Weak::upgrade)?;
+    Some(DialogWatch {
+        inner: Arc::clone(&watching.inner),
+        _watching: watching,
+    })
+}
+
 /// Starts answering the dialogs of `page` (`Page.enable` is sent; `hook` decides confirms
 /// during agent steps). The watch starts "between steps" in `Ask before acting` mode. When
 /// the page is watched already, this gives that watch, with `hook` deciding from now on.

@@ -119,6 +119,7 @@ pub async fn fill(
         done: Done {
             settled,
             through_dialog: false,
+            at: None,
         },
     })
 }

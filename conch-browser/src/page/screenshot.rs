@@ -183,6 +183,37 @@ pub async fn screenshot_for_model(
     Ok(out.into_inner())
 }
 
+/// How much a step's thumbnail shrinks the viewport (a 1280×800 tab gives 320×200).
+pub const THUMBNAIL_SCALE: f64 = 0.25;
+
+/// A small JPEG of the tab's viewport for a step's card (LIVE-6, DATA-8). It is for the
+/// person, who sees the page anyway: password fields show as the page draws them (dots).
+///
+/// # Errors
+/// [`PageError::Cdp`], [`PageError::Image`].
+pub async fn thumbnail(page: &Session) -> Result<Vec<u8>, PageError> {
+    let size = page.call_raw("Page.getLayoutMetrics", json!({})).await?;
+    let view = &size["cssVisualViewport"];
+    let width = view["clientWidth"].as_f64().unwrap_or(1280.0);
+    let height = view["clientHeight"].as_f64().unwrap_or(800.0);
+    let shot = page
+        .call_raw(
+            "Page.captureScreenshot",
+            json!({
+                "format": "jpeg",
+                "quality": 50,
+                "clip": { "x": view["pageX"].as_f64().unwrap_or(0.0),
+                          "y": view["pageY"].as_f64().unwrap_or(0.0),
+                          "width": width, "height": height, "scale": THUMBNAIL_SCALE },
+            }),
+        )
+        .await?;
+    let data = shot["data"]
+        .as_str()
+        .ok_or_else(|| PageError::Image("no image data".to_owned()))?;
+    super::base64::decode(data).ok_or_else(|| PageError::Image("bad base64".to_owned()))
+}
+
 /// Paints `boxes` (CSS pixels, `scale` device pixels each) opaque in [`MASK_COLOUR`].
 fn paint(image: &mut image::RgbaImage, boxes: &[SecretBox], scale: f64) {
     let (w, h) = (f64::from(image.width()), f64::from(image.height()));

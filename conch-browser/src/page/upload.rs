@@ -132,6 +132,7 @@ pub async fn upload(
             done: Done {
                 settled: settle.finish(options.settle).await,
                 through_dialog: false,
+                at: None,
             },
         });
     }
@@ -187,6 +188,7 @@ pub async fn upload(
         done: Done {
             settled: settle.finish(options.settle).await,
             through_dialog: false,
+            at: None,
         },
     })
 }

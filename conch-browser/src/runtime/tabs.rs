@@ -228,6 +228,48 @@ impl Conversation {
             .await)
     }
 
+    /// The conversation's tabs as they stand, without waiting for its call in flight and
+    /// without starting the browser (the live view reads them while the agent acts):
+    /// empty when the browser is not running.
+    pub async fn tabs_now(&self) -> Vec<TabInfo> {
+        self.refresh_titles().await;
+        self.browser
+            .with_state(|state| {
+                if state.running.is_none() {
+                    return Vec::new();
+                }
+                tab_list(state, &self.id)
+            })
+            .await
+    }
+
+    /// The active tab's id and DevTools session as they stand, without waiting for the
+    /// conversation's call in flight and without starting the browser; `None` when it
+    /// has no tab or the browser is not running (the live view follows it, LIVE-1).
+    pub async fn active_page(&self) -> Option<(String, Session)> {
+        let state = self.browser.inner.state.lock().await;
+        state.running.as_ref()?;
+        let active = state
+            .tabs
+            .conversation(&self.id)
+            .and_then(|t| t.active.clone())?;
+        let session = session_of(&state, &self.id, &active)?;
+        Some((active, session))
+    }
+
+    /// The DevTools sessions of every tab of the conversation as they stand (the live
+    /// view shapes them all to the panel, LIVE-4).
+    pub async fn pages_now(&self) -> Vec<Session> {
+        let state = self.browser.inner.state.lock().await;
+        state.running.as_ref().map_or_else(Vec::new, |r| {
+            r.pages
+                .values()
+                .filter(|p| p.conversation == self.id)
+                .map(|p| p.session.clone())
+                .collect()
+        })
+    }
+
     /// Takes the titles and addresses of this conversation's tabs from the browser itself
     /// (one browser-level call: a page frozen by its dialog is not asked, SNAP-12), so a
     /// tab's title follows its page even where no change event came.

@@ -3,7 +3,8 @@
 
 use conch_policy::{
     DEFAULT_VIEWPORT, MAX_TABS, OpenErrand, Point, RefusalCode, Room, Size, TabUse, click_at_point,
-    errand_limit, make_room, may_open_tab, tab_to_close_for_popup, viewport_for_panel,
+    errand_limit, make_room, may_open_tab, panel_to_viewport, tab_to_close_for_popup,
+    viewport_for_panel,
 };
 
 /// LIVE-4: the record's formula cases; AMB-11: no panel gives 1280×800.
@@ -21,6 +22,30 @@ fn live_4_viewport_formula() {
         Size::new(1280, 800)
     );
     assert_eq!(vp(u32::MAX, u32::MAX), Size::new(1440, 1440));
+}
+
+/// LIVE-9: the person's pointer on a 500×400 panel lands on the 960×768 viewport scaled
+/// by 1.92 on both axes; with no size reported it lands where it is; a point outside the
+/// panel stays inside the viewport.
+#[test]
+fn live_9_the_persons_pointer_scales_from_panel_to_viewport() {
+    let panel = Size::new(500, 400);
+    let viewport = viewport_for_panel(Some(panel));
+    let p = panel_to_viewport(Point { x: 100.0, y: 100.0 }, Some(panel), viewport);
+    assert_eq!((p.x, p.y), (192.0, 192.0));
+    let p = panel_to_viewport(Point { x: 100.0, y: 50.0 }, None, DEFAULT_VIEWPORT);
+    assert_eq!((p.x, p.y), (100.0, 50.0));
+    let p = panel_to_viewport(Point { x: 9e9, y: -5.0 }, Some(panel), viewport);
+    assert_eq!((p.x, p.y), (959.0, 0.0));
+    let p = panel_to_viewport(
+        Point {
+            x: f64::NAN,
+            y: 1.0,
+        },
+        Some(panel),
+        viewport,
+    );
+    assert_eq!(p.x, 0.0);
 }
 
 /// GES-11: a screenshot at 1440×900, the viewport now 960×600, (720,450) → (480,300).

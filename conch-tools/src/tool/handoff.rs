@@ -8,8 +8,11 @@
 use conch_browser::handoff::{HandoffEnd, LOOK_EVERY, hand_off};
 use conch_browser::page::gate::look;
 
+use conch_browser::protocol::BrowserHandoff;
+
 use crate::embedder::Notification;
 use crate::error::ToolError;
+use crate::live;
 use crate::result::Reply;
 use crate::tool::turn::Turn;
 
@@ -41,7 +44,31 @@ pub(crate) async fn run(turn: &Turn<'_>, reason: &str) -> Result<Reply, ToolErro
         action: "Take over",
         gate,
     });
+    let sink = turn.config().events.as_ref();
+    live::handoff(
+        conv,
+        sink,
+        BrowserHandoff {
+            reason: reason.to_owned(),
+            auto: gate,
+            outcome: None,
+        },
+    );
     let handed = hand_off(conv, reason, LOOK_EVERY).await?;
+    let outcome = match handed.end {
+        HandoffEnd::GotThrough => "gotThrough",
+        HandoffEnd::Done => "handedBack",
+        HandoffEnd::Stopped => "stopped",
+    };
+    live::handoff(
+        conv,
+        sink,
+        BrowserHandoff {
+            reason: reason.to_owned(),
+            auto: handed.end.auto(),
+            outcome: Some(outcome.to_owned()),
+        },
+    );
     // The handoff's own sentence says the person drove; the wheel's note would repeat it.
     let _ = conv.wheel().take_notes();
     let sentence = match handed.end {

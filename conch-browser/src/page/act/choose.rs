@@ -96,6 +96,7 @@ pub async fn select(
             quiet: true,
         },
         through_dialog: false,
+        at: None,
     });
     Ok((done, picked))
 }

@@ -7,7 +7,7 @@ use conch_policy::{FieldFacts, Point, classify_field, typing_verdict};
 use super::call::describe;
 use super::pointer::drag_points;
 use super::ready::{not_frozen, settled};
-use super::{ActError, ActOptions, PointDone, Under, hit, js};
+use super::{ActError, ActOptions, Done, PointDone, Under, hit, js};
 use crate::page::input::{self, Press};
 use crate::page::world::Frame;
 
@@ -137,5 +137,9 @@ pub async fn click_at(
         Ok(())
     })
     .await?;
+    let done = Done {
+        at: Some(at),
+        ..done
+    };
     Ok(PointDone { done, under, typed })
 }

@@ -21,7 +21,7 @@ pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done,
         How::Hover => actionable_point(el, options, false).await?.0,
         _ => arrive(el, options).await?,
     };
-    settled(&el.page, options, async {
+    let done = settled(&el.page, options, async {
         match how {
             How::Hover => input::move_to(&el.page, at).await?,
             How::Click => input::click(&el.page, at, Press::Left).await?,
@@ -30,7 +30,11 @@ pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done,
         }
         Ok(())
     })
-    .await
+    .await?;
+    Ok(Done {
+        at: Some(at),
+        ..done
+    })
 }
 
 /// Drags `from` onto `to` (GES-4): press, move in steps, release. HTML5 drag and drop
@@ -43,7 +47,11 @@ pub async fn drag(from: &Element, to: &Element, options: &ActOptions) -> Result<
     let start = arrive(from, options).await?;
     // The target may be covered by the dragged element's ghost later, not now.
     let (end, _) = actionable_point(to, options, false).await?;
-    settled(&from.page, options, drag_points(&from.page, start, end)).await
+    let done = settled(&from.page, options, drag_points(&from.page, start, end)).await?;
+    Ok(Done {
+        at: Some(end),
+        ..done
+    })
 }
 
 /// How many times the pointer follows an element that moved when the pointer came.

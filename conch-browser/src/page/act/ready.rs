@@ -264,5 +264,6 @@ where
     Ok(Done {
         settled,
         through_dialog,
+        at: None,
     })
 }

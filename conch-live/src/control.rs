@@ -1,0 +1,500 @@
+//! What the person's panel sends, and what it does (LIVE-4, LIVE-8 … LIVE-12, LIVE-14,
+//! TAB-10, DLG-9, DLG-10, HAND-5, HAND-9, PROTO-8, PROTO-9, SEC-7).
+//!
+//! [`Control::command`] reads one message and answers with the events only its sender
+//! needs (`found`, an `error`); what every watcher needs (status, tabs, dialogs) goes
+//! through the view. The person's pointer, keys and text become [`Input`]s delivered in
+//! order by one task per view ([`deliver`]): an input that raises a dialog of the page
+//! waits there, and the inputs after it wait behind it until the person answers the dialog
+//! (DLG-9). The first input takes over (LIVE-8).
+//!
+//! The person's input passes through here only on its way to the page: it is never logged,
+//! stored, put in an event or shown to the model (SEC-7); [`Input`]'s `Debug` hides it.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use conch_browser::page::{dialog, evaluate_in_world, input::key_def};
+use conch_browser::{BrowserError, Conversation};
+use conch_cdp::Session;
+use conch_policy::{Point, Size, panel_to_viewport};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::command::{Command, Direction, Event};
+use crate::hub::{View, browser_tab, shape};
+
+/// How long one of the person's inputs may wait for the page: an input that raised a
+/// dialog is answered only once the person answers the dialog.
+const INPUT_WAIT: Duration = Duration::from_secs(600);
+
+/// Two presses this close in time and place are a double click.
+const DOUBLE_CLICK: Duration = Duration::from_millis(500);
+
+/// What find answers while the agent acts (LIVE-12).
+pub const FIND_WHILE_STEPPING: &str =
+    "Find waits until Conch's current step is done; try again in a moment.";
+
+/// What the errand's session command answers until errands land (PROTO-8).
+pub const SESSION_NOT_YET: &str = "A browser of its own for this chat is not available yet.";
+
+/// What the panel sends for a conversation, for one watcher. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Control {
+    view: Arc<View>,
+}
+
+/// One of the person's inputs on its way to the page. Its `Debug` never shows what was
+/// typed or where (SEC-7).
+#[derive(Clone, PartialEq)]
+pub(crate) enum Input {
+    /// A pointer event at a viewport point.
+    Pointer {
+        action: PointerAction,
+        at: (f64, f64),
+        button: &'static str,
+        delta: (f64, f64),
+    },
+    /// A key going down or up.
+    Key {
+        down: bool,
+        key: String,
+        code: String,
+        key_code: i64,
+        text: Option<String>,
+        modifiers: u32,
+    },
+    /// Text inserted whole.
+    Text(String),
+}
+
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Input::Pointer { action, .. } => write!(f, "Pointer({action:?}, …)"),
+            Input::Key { down, .. } => write!(f, "Key({}, …)", if *down { "down" } else { "up" }),
+            Input::Text(_) => f.write_str("Text(…)"),
+        }
+    }
+}
+
+/// What the person's pointer did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PointerAction {
+    Down,
+    Up,
+    Move,
+    Wheel,
+}
+
+/// Modifier bits of the live protocol's `key` and DevTools' `Input.*` (the same):
+/// Alt 1, Ctrl 2, Meta 4, Shift 8.
+const ALT_CTRL_META: u32 = 1 | 2 | 4;
+const SHIFT: u32 = 8;
+
+impl Control {
+    pub(crate) fn new(view: Arc<View>) -> Control {
+        Control { view }
+    }
+
+    /// Runs one message from the panel and gives the events for its sender. Anything that
+    /// is not a command gets `{type:'error', message:'Invalid command'}` (PROTO-9); nothing
+    /// here panics or ends the socket.
+    pub async fn command(&self, message: &[u8]) -> Vec<Event> {
+        let Ok(command) = Command::parse_bytes(message) else {
+            return vec![Event::invalid_command()];
+        };
+        tracing::debug!(target: "conch_live", conversation = self.view.conv.id(), command = ?command, "live command");
+        match command {
+            Command::Size { width, height, .. } => self.size(width, height).await,
+            Command::Takeover => {
+                self.take_over().await;
+                Vec::new()
+            }
+            Command::Handback => {
+                self.hand_back().await;
+                Vec::new()
+            }
+            Command::Pointer {
+                action,
+                x,
+                y,
+                button,
+                delta_x,
+                delta_y,
+            } => {
+                let action = match action.as_str() {
+                    "down" => PointerAction::Down,
+                    "up" => PointerAction::Up,
+                    "move" => PointerAction::Move,
+                    "wheel" => PointerAction::Wheel,
+                    _ => return vec![Event::invalid_command()],
+                };
+                let button = match button.as_deref() {
+                    None | Some("left") => "left",
+                    Some("right") => "right",
+                    Some("middle") => "middle",
+                    Some(_) => return vec![Event::invalid_command()],
+                };
+                let at = panel_to_viewport(
+                    Point { x, y },
+                    self.view.wheel.panel(),
+                    self.view.wheel.viewport(),
+                );
+                self.input(Input::Pointer {
+                    action,
+                    at: (at.x, at.y),
+                    button,
+                    delta: (finite(delta_x), finite(delta_y)),
+                })
+                .await
+            }
+            Command::Key {
+                action,
+                key,
+                modifiers,
+                ..
+            } => {
+                let down = match action.as_str() {
+                    "down" => true,
+                    "up" => false,
+                    _ => return vec![Event::invalid_command()],
+                };
+                // Keys an input method reports while composing type nothing themselves:
+                // the composed text comes as `text`.
+                let Some(def) = key_def(&key, modifiers & SHIFT != 0) else {
+                    return Vec::new();
+                };
+                let text = def.text.filter(|_| down && modifiers & ALT_CTRL_META == 0);
+                self.input(Input::Key {
+                    down,
+                    key: def.key,
+                    code: def.code,
+                    key_code: def.key_code,
+                    text,
+                    modifiers,
+                })
+                .await
+            }
+            Command::Text { text } => {
+                if text.is_empty() {
+                    return Vec::new();
+                }
+                self.input(Input::Text(text)).await
+            }
+            Command::Tab { tab } => self.tab(&tab).await,
+            Command::Dialog { accept, text } => self.dialog(accept, text).await,
+            Command::Find { text, direction } => self.find(&text, direction).await,
+            Command::Stop => {
+                // A waiting handoff ends "stopped" (HAND-9) and the call in flight ends
+                // (LIVE-14); the embedder interrupts the rest of the turn.
+                self.view.wheel.interrupt();
+                self.view.turn.interrupt(self.view.conv.id());
+                Vec::new()
+            }
+            Command::Session(_) => vec![Event::Error {
+                message: SESSION_NOT_YET.to_owned(),
+            }],
+        }
+    }
+
+    async fn size(&self, width: u32, height: u32) -> Vec<Event> {
+        if width == 0 || height == 0 {
+            return vec![Event::invalid_command()];
+        }
+        // The most recent size wins (AMB-11).
+        self.view.wheel.set_panel(Size::new(width, height));
+        for page in self.view.conv.pages_now().await {
+            shape(&self.view, &page).await;
+        }
+        Vec::new()
+    }
+
+    /// The person takes the wheel (LIVE-8): the agent's next call waits (HAND-8) and the
+    /// page's dialogs wait for the person (DLG-9).
+    async fn take_over(&self) {
+        if !self.view.wheel.state().person_drives {
+            self.view.wheel.take_over();
+        }
+        if let Some((_, page)) = self.view.conv.active_page().await
+            && let Some(watch) = dialog::existing(&page)
+        {
+            watch.set_person_driving(true).await;
+        }
+    }
+
+    /// The person hands back: a dialog still waiting for them gets Cancel and the agent's
+    /// next result says so (DLG-10); a handoff ends "I'm done" (HAND-5).
+    async fn hand_back(&self) {
+        self.view.wheel.hand_back();
+        for page in self.view.conv.pages_now().await {
+            if let Some(watch) = dialog::existing(&page) {
+                watch.set_person_driving(false).await;
+            }
+        }
+    }
+
+    async fn input(&self, input: Input) -> Vec<Event> {
+        self.take_over().await;
+        // Only the moment is kept (HAND-4), never the input (SEC-7).
+        self.view.wheel.person_input();
+        if self.view.inputs.try_send(input).is_err() {
+            return vec![Event::Error {
+                message: "The page is not taking input right now (too much is waiting); answer its dialog or wait a moment.".to_owned(),
+            }];
+        }
+        Vec::new()
+    }
+
+    async fn tab(&self, tab: &str) -> Vec<Event> {
+        match self.view.conv.switch(tab).await {
+            Ok(_) => {
+                self.view.wheel.person_switched_tab(tab);
+                vec![Event::Tabs(browser_tab(&self.view).await)]
+            }
+            Err(BrowserError::NoSuchTab(_)) => vec![Event::Error {
+                message: format!("There is no tab {tab} in this conversation."),
+            }],
+            Err(e) => vec![Event::Error {
+                message: e.to_string(),
+            }],
+        }
+    }
+
+    async fn dialog(&self, accept: bool, text: Option<String>) -> Vec<Event> {
+        let Some((_, page)) = self.view.conv.active_page().await else {
+            return vec![no_dialog()];
+        };
+        let Some(watch) = dialog::existing(&page) else {
+            return vec![no_dialog()];
+        };
+        match watch.answer(accept, text).await {
+            Ok(true) => vec![Event::Dialog { dialog: None }],
+            Ok(false) => vec![no_dialog()],
+            Err(e) => vec![Event::Error {
+                message: format!("The dialog could not be answered ({e})."),
+            }],
+        }
+    }
+
+    async fn find(&self, text: &str, direction: Direction) -> Vec<Event> {
+        if self.view.wheel.agent_busy() {
+            return vec![Event::Error {
+                message: FIND_WHILE_STEPPING.to_owned(),
+            }];
+        }
+        let Some((_, page)) = self.view.conv.active_page().await else {
+            return vec![Event::Error {
+                message: "No page is open to find in.".to_owned(),
+            }];
+        };
+        match find_on(&page, text, direction == Direction::Previous).await {
+            Some((count, index)) => {
+                if !text.is_empty() {
+                    // Finding scrolls the page: the agent's next result says so (LIVE-13).
+                    self.view.wheel.person_used_find();
+                }
+                vec![Event::Found { count, index }]
+            }
+            None => vec![Event::Error {
+                message: "The page did not answer the find; try again.".to_owned(),
+            }],
+        }
+    }
+}
+
+fn no_dialog() -> Event {
+    Event::Error {
+        message: "No dialog of the page is waiting.".to_owned(),
+    }
+}
+
+fn finite(v: f64) -> f64 {
+    if v.is_finite() { v } else { 0.0 }
+}
+
+/// Finds `text` on the page with its own `window.find` (which selects and scrolls to the
+/// match), from the current match on, wrapping; counts every match and which one shows.
+/// Empty text clears the selection (LIVE-11). Runs in Conch's isolated world, where the
+/// page cannot redefine what it uses.
+const FIND: &str = r"(function (text, backwards) {
+  const sel = getSelection();
+  if (!text) { sel.removeAllRanges(); return { count: 0, index: 0 }; }
+  const found = window.find(text, false, backwards, true, false, true, false);
+  const needle = text.toLowerCase();
+  const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE']);
+  const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
+  const current = found && sel.rangeCount ? sel.getRangeAt(0) : null;
+  let count = 0, index = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement && skip.has(node.parentElement.tagName)) continue;
+    const hay = node.data.toLowerCase();
+    for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + needle.length)) {
+      count += 1;
+      if (current && current.startContainer === node && current.startOffset === at) index = count;
+    }
+  }
+  return { count, index };
+})";
+
+#[derive(Deserialize)]
+struct Found {
+    count: u32,
+    index: u32,
+}
+
+async fn find_on(page: &Session, text: &str, backwards: bool) -> Option<(u32, u32)> {
+    let text = serde_json::to_string(text).ok()?;
+    let expression = format!("{FIND}({text}, {backwards})");
+    let value: Value = evaluate_in_world(page, &expression).await.ok()?;
+    let found: Found = serde_json::from_value(value).ok()?;
+    Some((found.count, found.index))
+}
+
+/// Delivers the person's inputs to the conversation's active page, one at a time and in
+/// order, until the view goes away. While the page's dialog waits for the person, input
+/// waits behind it (DLG-9).
+pub(crate) async fn deliver(conv: Conversation, mut queue: mpsc::Receiver<Input>) {
+    let mut pointer = PointerState::default();
+    while let Some(input) = queue.recv().await {
+        let Some((tab, page)) = conv.active_page().await else {
+            continue;
+        };
+        if let Some(watch) = dialog::existing(&page) {
+            while watch.pending().is_some() {
+                watch.until_answered(Duration::from_secs(1)).await;
+                if conv.active_page().await.map(|(t, _)| t).as_deref() != Some(tab.as_str()) {
+                    break;
+                }
+            }
+        }
+        if let Err(e) = send(&page, &input, &mut pointer).await {
+            // The error names the method, never the input (SEC-7).
+            tracing::debug!(target: "conch_live", error = %e, "the person's input did not reach the page");
+        }
+    }
+}
+
+/// Which buttons are down, and the last press, for double clicks and drags.
+#[derive(Debug, Default)]
+struct PointerState {
+    buttons: u32,
+    last_press: Option<(Instant, (f64, f64), &'static str)>,
+    clicks: u32,
+}
+
+fn button_bit(button: &str) -> u32 {
+    match button {
+        "left" => 1,
+        "right" => 2,
+        "middle" => 4,
+        _ => 0,
+    }
+}
+
+async fn send(
+    page: &Session,
+    input: &Input,
+    pointer: &mut PointerState,
+) -> Result<(), conch_cdp::Error> {
+    let (method, params) = match input {
+        Input::Pointer {
+            action,
+            at,
+            button,
+            delta,
+        } => {
+            let (kind, button, clicks) = match action {
+                PointerAction::Down => {
+                    let again = pointer.last_press.is_some_and(|(when, where_, b)| {
+                        when.elapsed() < DOUBLE_CLICK
+                            && b == *button
+                            && (where_.0 - at.0).abs() < 5.0
+                            && (where_.1 - at.1).abs() < 5.0
+                    });
+                    pointer.clicks = if again { pointer.clicks + 1 } else { 1 };
+                    pointer.last_press = Some((Instant::now(), *at, button));
+                    pointer.buttons |= button_bit(button);
+                    ("mousePressed", *button, pointer.clicks)
+                }
+                PointerAction::Up => {
+                    pointer.buttons &= !button_bit(button);
+                    ("mouseReleased", *button, pointer.clicks.max(1))
+                }
+                PointerAction::Move => {
+                    let held = match pointer.buttons {
+                        0 => "none",
+                        b if b & 1 != 0 => "left",
+                        b if b & 2 != 0 => "right",
+                        _ => "middle",
+                    };
+                    ("mouseMoved", held, 0)
+                }
+                PointerAction::Wheel => ("mouseWheel", "none", 0),
+            };
+            let mut params = json!({
+                "type": kind,
+                "x": at.0,
+                "y": at.1,
+                "button": button,
+                "buttons": pointer.buttons,
+                "clickCount": clicks,
+            });
+            if *action == PointerAction::Wheel {
+                params["deltaX"] = json!(delta.0);
+                params["deltaY"] = json!(delta.1);
+            }
+            ("Input.dispatchMouseEvent", params)
+        }
+        Input::Key {
+            down,
+            key,
+            code,
+            key_code,
+            text,
+            modifiers,
+        } => {
+            let mut params = json!({
+                "type": if *down { "keyDown" } else { "keyUp" },
+                "key": key,
+                "code": code,
+                "windowsVirtualKeyCode": key_code,
+                "nativeVirtualKeyCode": key_code,
+                "modifiers": modifiers,
+            });
+            if let Some(text) = text {
+                params["text"] = json!(text);
+                params["unmodifiedText"] = json!(text);
+            }
+            ("Input.dispatchKeyEvent", params)
+        }
+        Input::Text(text) => ("Input.insertText", json!({ "text": text })),
+    };
+    page.call_raw_with_timeout(method, params, INPUT_WAIT)
+        .await
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sec_7_an_input_never_prints_what_was_typed() {
+        let typed = Input::Text("canary-5e1f".to_owned());
+        let key = Input::Key {
+            down: true,
+            key: "q".to_owned(),
+            code: "KeyQ".to_owned(),
+            key_code: 81,
+            text: Some("q".to_owned()),
+            modifiers: 0,
+        };
+        let printed = format!("{typed:?} {key:?}");
+        assert!(!printed.contains("canary"), "{printed}");
+        assert!(!printed.contains("KeyQ"), "{printed}");
+    }
+}

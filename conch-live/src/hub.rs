@@ -1,0 +1,477 @@
+//! The live views of every conversation, and the screencast behind each (LIVE-1 … LIVE-4,
+//! LIVE-15).
+//!
+//! A [`Hub`] holds one view per watched conversation. [`Hub::join`] gives a watcher its
+//! [`Feed`] (what goes to the panel: JPEG frames and events) and its [`Control`] (what the
+//! panel sends). The first watcher of a conversation starts `Page.startScreencast` on its
+//! active tab; the last one to leave stops it (LIVE-2). Frames are latest-wins: the view
+//! keeps only the newest, and each watcher takes the newest when it is ready, so a watcher
+//! that stops reading holds at most one frame (LIVE-3). Every frame is acknowledged to
+//! Chrome as it comes. The cast follows the conversation's active tab and never shows
+//! another conversation's (LIVE-15).
+//!
+//! Deliberately absent: the socket (the gateway's) and the commands' effects
+//! ([`control`](crate::control)).
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use conch_browser::page::dialog;
+use conch_browser::protocol::{BrowserPageDialog, BrowserTab, BrowserTabSummary};
+use conch_browser::wheel::{Activity, WheelState};
+use conch_browser::{Browser, Conversation, TabInfo, Wheel};
+use conch_cdp::Session;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::{broadcast, mpsc, watch};
+
+use crate::command::Event;
+use crate::control::{Control, Input, deliver};
+
+/// How often the cast looks at the conversation's tabs and the page's dialog.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// How much a frame is compressed (JPEG quality, 0–100).
+const JPEG_QUALITY: u8 = 70;
+
+/// How many events a slow watcher may fall behind before it skips to the newest.
+const EVENT_BUFFER: usize = 64;
+
+/// How many of the person's inputs may wait behind a page frozen by its dialog (DLG-9).
+const HELD_INPUTS: usize = 1024;
+
+/// Interrupts the conversation's turn when the person presses Stop (LIVE-14): the
+/// embedder's, exactly as its composer's Stop does.
+pub trait TurnControl: fmt::Debug + Send + Sync {
+    /// Interrupts the turn of `conversation`.
+    fn interrupt(&self, conversation: &str);
+}
+
+/// One message to the panel.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    /// One JPEG frame of the active tab; sent as a binary message.
+    Frame(Vec<u8>),
+    /// An event; sent as text (`serde_json::to_string`).
+    Event(Event),
+}
+
+/// The live views of every conversation of one browser. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Hub {
+    inner: Arc<HubInner>,
+}
+
+#[derive(Debug)]
+struct HubInner {
+    browser: Browser,
+    turn: Arc<dyn TurnControl>,
+    views: Mutex<HashMap<String, Weak<View>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The newest frame and its number.
+type Latest = Option<(u64, Arc<Vec<u8>>)>;
+
+/// One conversation's live view, shared by its watchers.
+pub(crate) struct View {
+    pub(crate) conv: Conversation,
+    pub(crate) wheel: Arc<Wheel>,
+    pub(crate) browser: Browser,
+    pub(crate) turn: Arc<dyn TurnControl>,
+    frames: watch::Sender<Latest>,
+    pub(crate) events: broadcast::Sender<Event>,
+    watched: watch::Sender<usize>,
+    casting: Mutex<bool>,
+    /// The person's input, in order, to the page (DLG-9 holds it behind a dialog).
+    pub(crate) inputs: mpsc::Sender<Input>,
+}
+
+impl fmt::Debug for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("View")
+            .field("conversation", &self.conv.id())
+            .field("watchers", &*self.watched.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hub {
+    /// The live views of `browser`'s conversations; Stop goes to `turn`.
+    pub fn new(browser: Browser, turn: Arc<dyn TurnControl>) -> Hub {
+        Hub {
+            inner: Arc::new(HubInner {
+                browser,
+                turn,
+                views: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// A watcher joins `conversation`'s live view: the screencast starts with the first
+    /// (LIVE-2). Dropping the [`Feed`] leaves; the last to leave stops it.
+    pub fn join(&self, conversation: &str) -> (Feed, Control) {
+        let view = self.view(conversation);
+        let first = {
+            let mut first = false;
+            view.watched.send_modify(|n| {
+                *n += 1;
+                first = *n == 1;
+            });
+            first
+        };
+        if first {
+            start_cast(&view);
+        }
+        let state = view.wheel.state();
+        let mut pending = VecDeque::new();
+        pending.push_back(status_of(&state));
+        let feed = Feed {
+            frames: view.frames.subscribe(),
+            activity: view.wheel.activity(),
+            status: view.wheel.watch(),
+            events: view.events.subscribe(),
+            pending,
+            first_tabs: true,
+            view: Arc::clone(&view),
+        };
+        (feed, Control::new(view))
+    }
+
+    /// How many watch `conversation` now.
+    pub fn watchers(&self, conversation: &str) -> usize {
+        lock(&self.inner.views)
+            .get(conversation)
+            .and_then(Weak::upgrade)
+            .map_or(0, |v| *v.watched.borrow())
+    }
+
+    fn view(&self, conversation: &str) -> Arc<View> {
+        let mut views = lock(&self.inner.views);
+        views.retain(|_, v| v.strong_count() > 0);
+        if let Some(view) = views.get(conversation).and_then(Weak::upgrade) {
+            return view;
+        }
+        let conv = self.inner.browser.conversation(conversation);
+        let (inputs, queue) = mpsc::channel(HELD_INPUTS);
+        let view = Arc::new(View {
+            wheel: conv.wheel(),
+            conv: conv.clone(),
+            browser: self.inner.browser.clone(),
+            turn: Arc::clone(&self.inner.turn),
+            frames: watch::Sender::new(None),
+            events: broadcast::Sender::new(EVENT_BUFFER),
+            watched: watch::Sender::new(0),
+            casting: Mutex::new(false),
+            inputs,
+        });
+        tokio::spawn(deliver(conv, queue));
+        views.insert(conversation.to_owned(), Arc::downgrade(&view));
+        view
+    }
+}
+
+/// What goes to one watcher's panel. Dropping it leaves the view.
+#[derive(Debug)]
+pub struct Feed {
+    view: Arc<View>,
+    frames: watch::Receiver<Latest>,
+    activity: broadcast::Receiver<Activity>,
+    status: watch::Receiver<WheelState>,
+    events: broadcast::Receiver<Event>,
+    pending: VecDeque<Event>,
+    first_tabs: bool,
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.view.watched.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl Feed {
+    /// The next message for the panel: events in the order they happened, and the newest
+    /// frame whenever the watcher is ready for one (LIVE-3). `None` when the view ended.
+    pub async fn next(&mut self) -> Option<Outgoing> {
+        if self.first_tabs {
+            self.first_tabs = false;
+            self.pending
+                .push_back(Event::Tabs(browser_tab(&self.view).await));
+        }
+        if let Some(event) = self.pending.pop_front() {
+            return Some(Outgoing::Event(event));
+        }
+        loop {
+            tokio::select! {
+                biased;
+                changed = self.status.changed() => {
+                    changed.ok()?;
+                    let state = self.status.borrow_and_update().clone();
+                    return Some(Outgoing::Event(status_of(&state)));
+                }
+                activity = self.activity.recv() => match activity {
+                    Ok(activity) => return Some(Outgoing::Event(event_of(activity))),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                event = self.events.recv() => match event {
+                    Ok(event) => return Some(Outgoing::Event(event)),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                changed = self.frames.changed() => {
+                    changed.ok()?;
+                    let frame = self.frames.borrow_and_update().clone();
+                    if let Some((_, jpeg)) = frame {
+                        return Some(Outgoing::Frame(jpeg.as_ref().clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn status_of(state: &WheelState) -> Event {
+    Event::Status {
+        driver: if state.person_drives || state.handoff.is_some() {
+            "person"
+        } else {
+            "agent"
+        }
+        .to_owned(),
+        handoff: state.handoff.clone(),
+    }
+}
+
+fn event_of(activity: Activity) -> Event {
+    match activity {
+        Activity::Cursor {
+            x,
+            y,
+            kind,
+            caption,
+        } => Event::Cursor {
+            x,
+            y,
+            kind,
+            caption,
+        },
+        Activity::Step(step) => Event::Step(step),
+        Activity::Handoff(handoff) => Event::Handoff(handoff),
+    }
+}
+
+/// The conversation's browser as the panel shows it (PROTO-6): its tabs, the backend,
+/// and the dialog its active page shows.
+pub(crate) async fn browser_tab(view: &View) -> BrowserTab {
+    let tabs = view.conv.tabs_now().await;
+    let dialog = match view.conv.active_page().await {
+        Some((_, page)) => page_dialog(&page),
+        None => None,
+    };
+    browser_tab_of(&tabs, view.browser.status().await.backend, dialog)
+}
+
+fn browser_tab_of(
+    tabs: &[TabInfo],
+    backend: &str,
+    dialog: Option<BrowserPageDialog>,
+) -> BrowserTab {
+    BrowserTab {
+        tabs: tabs
+            .iter()
+            .map(|t| BrowserTabSummary {
+                id: t.id.clone(),
+                title: t.title.clone(),
+                url: t.url.clone(),
+                active: t.active,
+            })
+            .collect(),
+        backend: backend.to_owned(),
+        dialog,
+        session: None,
+    }
+}
+
+/// The dialog waiting on `page` for the person, as the panel shows it (DLG-9).
+pub(crate) fn page_dialog(page: &Session) -> Option<BrowserPageDialog> {
+    let pending = dialog::existing(page)?.pending()?;
+    let kind = match pending.kind {
+        conch_policy::DialogKind::Alert => "alert",
+        conch_policy::DialogKind::Confirm => "confirm",
+        conch_policy::DialogKind::Prompt => "prompt",
+        conch_policy::DialogKind::BeforeUnload => "beforeunload",
+    };
+    let site = url_host(&pending.url);
+    Some(BrowserPageDialog {
+        kind: kind.to_owned(),
+        message: pending.message,
+        site,
+        default_text: (pending.kind == conch_policy::DialogKind::Prompt)
+            .then_some(pending.default_prompt),
+    })
+}
+
+fn url_host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+        .to_owned()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScreencastFrame {
+    data: String,
+    session_id: i64,
+}
+
+/// Streams the conversation's active tab while anyone watches, following it from tab to
+/// tab; tells the watchers when the tabs or the page's dialog change.
+async fn cast(view: Arc<View>) {
+    let mut watched = view.watched.subscribe();
+    let mut seen_tabs: Option<BrowserTab> = None;
+    let mut frame_no: u64 = 0;
+    'tabs: loop {
+        if *watched.borrow_and_update() == 0 {
+            break;
+        }
+        let Some((tab, page)) = view.conv.active_page().await else {
+            look_at_tabs(&view, &mut seen_tabs).await;
+            tokio::select! {
+                () = tokio::time::sleep(LOOK_EVERY) => {}
+                _ = watched.changed() => {}
+            }
+            continue;
+        };
+        shape(&view, &page).await;
+        let mut frames = page.events("Page.screencastFrame");
+        let viewport = view.wheel.viewport();
+        let started = page
+            .call_raw(
+                "Page.startScreencast",
+                json!({
+                    "format": "jpeg",
+                    "quality": JPEG_QUALITY,
+                    "maxWidth": viewport.width,
+                    "maxHeight": viewport.height,
+                    "everyNthFrame": 1,
+                }),
+            )
+            .await;
+        if let Err(e) = started {
+            tracing::debug!(target: "conch_live", error = %e, "the screencast did not start");
+            tokio::time::sleep(LOOK_EVERY).await;
+            continue;
+        }
+        tracing::debug!(target: "conch_live", conversation = view.conv.id(), tab, "screencast started");
+        let mut looks = tokio::time::interval(LOOK_EVERY);
+        loop {
+            tokio::select! {
+                event = frames.next() => {
+                    let Some(event) = event else { continue 'tabs };
+                    let Ok(frame) = event.parse::<ScreencastFrame>() else { continue };
+                    // Every frame is acknowledged, watched or not (LIVE-3).
+                    let ack = page.call_raw(
+                        "Page.screencastFrameAck",
+                        json!({ "sessionId": frame.session_id }),
+                    );
+                    if let Some(jpeg) = conch_browser::page::base64::decode(&frame.data) {
+                        frame_no += 1;
+                        view.frames.send_replace(Some((frame_no, Arc::new(jpeg))));
+                    }
+                    let _ = ack.await;
+                }
+                _ = looks.tick() => {
+                    look_at_tabs(&view, &mut seen_tabs).await;
+                    let now = view.conv.active_page().await.map(|(t, _)| t);
+                    if now.as_deref() != Some(tab.as_str()) {
+                        stop(&page).await;
+                        continue 'tabs;
+                    }
+                }
+                changed = watched.changed() => {
+                    if changed.is_err() || *watched.borrow_and_update() == 0 {
+                        stop(&page).await;
+                        break 'tabs;
+                    }
+                }
+            }
+        }
+    }
+    *lock(&view.casting) = false;
+    // A watcher that came while the cast was ending starts it again.
+    if *view.watched.borrow() > 0 {
+        start_cast(&view);
+    }
+}
+
+/// Starts the cast of `view` unless it runs.
+fn start_cast(view: &Arc<View>) {
+    let mut casting = lock(&view.casting);
+    if !*casting {
+        *casting = true;
+        tokio::spawn(cast(Arc::clone(view)));
+    }
+}
+
+async fn stop(page: &Session) {
+    if let Err(e) = page.call_raw("Page.stopScreencast", json!({})).await {
+        tracing::debug!(target: "conch_live", error = %e, "the screencast did not stop cleanly");
+    }
+    tracing::debug!(target: "conch_live", "screencast stopped");
+}
+
+/// Gives `page` the viewport the panel's size asks for (LIVE-4); a page with no panel
+/// reporting keeps the runtime's 1280×800.
+pub(crate) async fn shape(view: &View, page: &Session) {
+    let viewport = view.wheel.viewport();
+    if viewport == conch_policy::DEFAULT_VIEWPORT {
+        return;
+    }
+    let metrics = json!({
+        "width": viewport.width,
+        "height": viewport.height,
+        "deviceScaleFactor": 1,
+        "mobile": false,
+    });
+    if let Err(e) = page
+        .call_raw("Emulation.setDeviceMetricsOverride", metrics)
+        .await
+    {
+        tracing::debug!(target: "conch_live", error = %e, "the viewport could not be set");
+    }
+}
+
+async fn look_at_tabs(view: &View, seen: &mut Option<BrowserTab>) {
+    let now = browser_tab(view).await;
+    if seen.as_ref() != Some(&now) {
+        if seen.as_ref().map(|s| &s.dialog) != Some(&now.dialog) {
+            let _ = view.events.send(Event::Dialog {
+                dialog: now.dialog.clone(),
+            });
+        }
+        let _ = view.events.send(Event::Tabs(now.clone()));
+        *seen = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dlg_9_a_dialogs_site_is_its_frames_host() {
+        assert_eq!(url_host("https://shop.test:8443/a?b#c"), "shop.test:8443");
+        assert_eq!(url_host("http://user:pw@bank.test/"), "bank.test");
+        assert_eq!(url_host("about:blank"), "about:blank");
+    }
+}
