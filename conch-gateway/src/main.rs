@@ -229,7 +229,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     // The person's door: wherever it listens, a handoff tells them and waits (HAND-1).
     let panel = listener
         .as_ref()
-        .map(|_| panel::Panel::new(port, live::Live));
+        .map(|_| panel::Panel::new(port, live::Live::new(browser.clone())));
     if let Some(panel) = &panel {
         tools_config.notifier = Some(Arc::new(notify::GatewayNotifier {
             command: cli.notify_command.clone(),

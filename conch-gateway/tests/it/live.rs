@@ -5,9 +5,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use conch_fixtures::FixtureServer;
-use serde_json::json;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::support::{StdioClient, gateway};
 
@@ -162,6 +165,66 @@ async fn upgrade(port: u16, conversation: &str, extra: &[(&str, &str)]) -> (u16,
     };
     let (status, _, body) = get(port, &path, &headers).await;
     (status, body)
+}
+
+/// A live socket, as the panel holds it.
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Joins `conversation`'s live view with the session `cookie` and the gateway's own
+/// Origin.
+async fn join(port: u16, cookie: &str, conversation: &str) -> Socket {
+    let mut request = format!("ws://127.0.0.1:{port}/api/browser/live?conversation={conversation}")
+        .into_client_request()
+        .expect("a request");
+    let headers = request.headers_mut();
+    headers.insert(
+        "Origin",
+        format!("http://127.0.0.1:{port}").parse().expect("a value"),
+    );
+    headers.insert("Cookie", cookie.parse().expect("a value"));
+    let (socket, _) = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio_tungstenite::connect_async(request),
+    )
+    .await
+    .expect("the live socket opens within 30 s")
+    .expect("the live socket opens");
+    socket
+}
+
+/// The next text message whose `type` is `kind`, skipping frames and other events,
+/// within 30 s.
+async fn next_event(socket: &mut Socket, kind: &str) -> Value {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let message = socket
+                .next()
+                .await
+                .expect("the live socket stays open")
+                .expect("the live socket reads");
+            match message {
+                Message::Text(text) => {
+                    let event: Value = serde_json::from_str(&text).expect("events are JSON");
+                    if event["type"] == kind {
+                        return event;
+                    }
+                }
+                Message::Close(frame) => panic!("the live socket closed: {frame:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {kind:?} event within 30 s"))
+}
+
+/// Sends `text` on the live socket.
+async fn send(socket: &mut Socket, text: String) {
+    socket
+        .send(Message::Text(text.into()))
+        .await
+        .expect("the live socket takes a message");
 }
 
 /// LIVE-18 (AMB-2): the live socket upgrades only with the gateway's own Origin, its own
@@ -344,7 +407,7 @@ async fn hand_1_a_handoff_prints_the_link_and_waits_for_the_person() {
         .call("browser_open", json!({ "url": pages.url("basic.html") }))
         .await;
     assert!(!error, "{page}");
-    let _handoff = watched
+    let handoff = watched
         .client
         .send_request(
             "tools/call",
@@ -361,7 +424,20 @@ async fn hand_1_a_handoff_prints_the_link_and_waits_for_the_person() {
     // Nobody hands back: no answer comes.
     let waited = tokio::time::timeout(Duration::from_secs(2), watched.client.next_message()).await;
     assert!(waited.is_err(), "the handoff answered: {waited:?}");
-    drop(watched.client);
+    // The person follows the link, watches, and hands back: the step returns.
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    send(&mut socket, json!({ "type": "handback" }).to_string()).await;
+    let answer = watched.client.next_message().await;
+    assert_eq!(answer["id"], json!(handoff), "{answer}");
+    let text: String = answer["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    assert!(text.contains("I'm done"), "{answer}");
+    watched.client.finish().await;
 }
 
 /// HAND-7: `--notify-command` runs the person's command with the title, and the body
@@ -430,5 +506,129 @@ async fn net_1_a_page_cant_reach_the_persons_door() {
         .await;
     assert!(error, "{text}");
     assert!(!text.contains(&watched.port.to_string()), "{text}");
+    watched.client.finish().await;
+}
+
+/// PROTO-9 through the real socket: an unknown command, malformed JSON and a 70 KiB
+/// message each get `{type:"error", message:"Invalid command"}` and the socket stays
+/// open (a good command after them is still answered), and another watcher's socket is
+/// unaffected.
+#[tokio::test(flavor = "multi_thread")]
+async fn proto_9_bad_live_messages_get_invalid_command_and_the_socket_stays_open() {
+    let home = tempfile::tempdir().unwrap();
+    let watched = Watched::start(home.path(), &[]).await;
+    let cookie = watched.sign_in().await;
+    let conversation = "mcp-stdio";
+    let mut first = join(watched.port, &cookie, conversation).await;
+    let mut second = join(watched.port, &cookie, conversation).await;
+    let invalid = json!({ "type": "error", "message": "Invalid command" });
+
+    send(&mut first, json!({ "type": "nope" }).to_string()).await;
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+    send(&mut first, "{\"type\": \"size\", ".to_owned()).await;
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+    let long = json!({ "type": "text", "text": "x".repeat(70 * 1024) }).to_string();
+    assert!(long.len() > 64 * 1024);
+    send(&mut first, long).await;
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+    first
+        .send(Message::Binary(vec![0xff, 0xfe, 0x00].into()))
+        .await
+        .expect("the live socket takes a message");
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+
+    // Still open: a good command is answered (there is no tab t9 here).
+    send(
+        &mut first,
+        json!({ "type": "tab", "tab": "t9" }).to_string(),
+    )
+    .await;
+    let answer = next_event(&mut first, "error").await;
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("t9"),
+        "{answer}"
+    );
+    // The other watcher was never touched, and is answered too.
+    send(
+        &mut second,
+        json!({ "type": "tab", "tab": "t8" }).to_string(),
+    )
+    .await;
+    let answer = next_event(&mut second, "error").await;
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("t8"),
+        "{answer}"
+    );
+    watched.client.finish().await;
+}
+
+/// LIVE-1 in `mcp`: a watcher of the stdio conversation gets JPEG frames of the page the
+/// agent opened.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_1_a_watcher_gets_jpeg_frames_of_its_conversation() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    let frame = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Binary(bytes))) => return bytes,
+                Some(Ok(Message::Close(frame))) => panic!("the live socket closed: {frame:?}"),
+                Some(Ok(_)) => {}
+                other => panic!("the live socket ended: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("a frame within 10 s");
+    assert!(frame.starts_with(&[0xff, 0xd8, 0xff]), "not a JPEG");
+    watched.client.finish().await;
+}
+
+/// LIVE-14 in `mcp`: Stop on the live socket ends the agent's call in flight, which says
+/// the person pressed Stop.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_14_stop_on_the_live_socket_ends_the_call_in_flight() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    let waiting = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = std::time::Instant::now();
+    send(&mut socket, json!({ "type": "stop" }).to_string()).await;
+    let answer = watched.client.next_message().await;
+    assert_eq!(answer["id"], json!(waiting), "{answer}");
+    assert!(answer.to_string().contains("pressed Stop"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "Stop took {:?}",
+        started.elapsed()
+    );
     watched.client.finish().await;
 }
