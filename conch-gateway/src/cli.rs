@@ -30,6 +30,10 @@ Options:
   --headed               Show the browser window (needs a desktop)
   --port PORT            serve only: the port on 127.0.0.1 (default 7391; 0 picks one)
   --session-idle SECONDS serve only: close an MCP session unused this long (default 1800)
+  --panel-port PORT      mcp only: the person's port on 127.0.0.1, for the sign-in link and
+                         the live view (default 7391, else the next free one; 0 picks one)
+  --notify-command CMD   Also run CMD TITLE TEXT when the agent hands the browser over
+                         (CMD split on spaces, no shell; TEXT ends with the take-over link)
   -h, --help             This text
 ";
 
@@ -55,6 +59,10 @@ pub(crate) struct Cli {
     pub(crate) browser: Option<PathBuf>,
     pub(crate) headed: bool,
     pub(crate) port: u16,
+    /// `mcp`: the port the person's door asks for first (`0`: any free port).
+    pub(crate) panel_port: u16,
+    /// The program and its first arguments, run on each handoff with the title and text.
+    pub(crate) notify_command: Option<Vec<String>>,
     /// `serve`: how long an MCP session may go unused before it is closed.
     pub(crate) session_idle: Duration,
 }
@@ -68,7 +76,7 @@ pub(crate) enum CliError {
     Usage(String),
 }
 
-/// The default port of `serve`.
+/// The default port of `serve`, and the first port `mcp` tries for the person's door.
 pub(crate) const DEFAULT_PORT: u16 = 7391;
 
 impl Cli {
@@ -96,6 +104,8 @@ impl Cli {
             browser: None,
             headed: false,
             port: DEFAULT_PORT,
+            panel_port: DEFAULT_PORT,
+            notify_command: None,
             session_idle: crate::http::DEFAULT_SESSION_IDLE,
         };
         while let Some(arg) = args.next() {
@@ -144,6 +154,22 @@ impl Cli {
                         CliError::Usage(format!("--port takes a number, not “{text}”"))
                     })?;
                 }
+                "--panel-port" => {
+                    let text = value("--panel-port")?;
+                    cli.panel_port = text.parse().map_err(|_| {
+                        CliError::Usage(format!("--panel-port takes a number, not “{text}”"))
+                    })?;
+                }
+                "--notify-command" => {
+                    let text = value("--notify-command")?;
+                    let words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+                    if words.is_empty() {
+                        return Err(CliError::Usage(
+                            "--notify-command needs a program to run".to_owned(),
+                        ));
+                    }
+                    cli.notify_command = Some(words);
+                }
                 "--session-idle" => {
                     let text = value("--session-idle")?;
                     let seconds: u64 = text.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
@@ -184,12 +210,60 @@ mod tests {
         assert!(cli.unattended && cli.allow_localhost && cli.ask_via_mcp);
         assert_eq!(cli.allow_hosts.len(), 2);
         assert_eq!(cli.home, Some(PathBuf::from("/tmp/h")));
+        assert_eq!(cli.panel_port, DEFAULT_PORT);
+        assert_eq!(cli.notify_command, None);
         assert_eq!(parse("serve --trust plan").unwrap().mode, Mode::PlanOnly);
         assert_eq!(parse("serve").unwrap().port, DEFAULT_PORT);
         assert_eq!(
             parse("serve --session-idle 5").unwrap().session_idle,
             Duration::from_secs(5)
         );
+    }
+
+    /// PROTO-13, HAND-7: the person's port and the notification command are read; a
+    /// command is split on whitespace into the program and its first arguments.
+    #[test]
+    fn proto_13_the_panel_port_and_the_notify_command_are_read() {
+        assert_eq!(parse("mcp --panel-port 0").unwrap().panel_port, 0);
+        assert_eq!(parse("mcp --panel-port=7400").unwrap().panel_port, 7400);
+        let args: Vec<String> = ["mcp", "--notify-command", "notify-send -u critical"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        assert_eq!(
+            Cli::parse(&args).unwrap().notify_command,
+            Some(vec![
+                "notify-send".to_owned(),
+                "-u".to_owned(),
+                "critical".to_owned()
+            ])
+        );
+        assert_eq!(
+            parse("serve --notify-command=say").unwrap().notify_command,
+            Some(vec!["say".to_owned()])
+        );
+        assert!(matches!(
+            parse("mcp --panel-port seven"),
+            Err(CliError::Usage(_))
+        ));
+        assert!(matches!(
+            parse("mcp --panel-port 70000"),
+            Err(CliError::Usage(_))
+        ));
+        assert!(matches!(parse("mcp --panel-port"), Err(CliError::Usage(_))));
+        assert!(matches!(
+            parse("mcp --notify-command"),
+            Err(CliError::Usage(_))
+        ));
+        assert!(matches!(
+            Cli::parse(&[
+                "mcp".to_owned(),
+                "--notify-command".to_owned(),
+                "  ".to_owned()
+            ]),
+            Err(CliError::Usage(_))
+        ));
+        assert!(USAGE.contains("--panel-port") && USAGE.contains("--notify-command"));
     }
 
     #[test]

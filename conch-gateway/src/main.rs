@@ -14,13 +14,21 @@
 //! - `conch-gateway backend show|set …`: the person chooses the browser Conch drives; keys
 //!   and addresses are sealed (`backend`).
 //!
-//! Deliberately absent: the web panel, the live view and the settings API (later issues).
+//! The person's door (`panel`): a sign-in link printed on standard error at start, and
+//! the live view's WebSocket (`live`), on the `serve` port, or in `mcp` mode on a port of
+//! its own (`--panel-port`). While it listens, `browser_handoff` tells the person through
+//! the gateway's notifier (`notify`) and waits for them.
+//!
+//! Deliberately absent: the web panel itself and the settings API (later issues).
 
 mod ask;
 mod backend;
 mod cli;
 mod http;
+mod live;
 mod log;
+mod notify;
+mod panel;
 mod stdio;
 
 use std::collections::HashMap;
@@ -156,13 +164,15 @@ async fn run(cli: Cli) -> Result<(), String> {
         None => base,
     };
 
+    // The listener is bound before the browser's settings are made: the guard keeps pages
+    // off its port (NET-1).
     let listener = match cli.command {
         Command::Serve => Some(
             tokio::net::TcpListener::bind(("127.0.0.1", cli.port))
                 .await
                 .map_err(|e| format!("port {} on 127.0.0.1 can't be used ({e}).", cli.port))?,
         ),
-        Command::Mcp => None,
+        Command::Mcp => bind_panel(cli.panel_port).await,
     };
     let port = match &listener {
         Some(listener) => listener
@@ -216,6 +226,16 @@ async fn run(cli: Cli) -> Result<(), String> {
     // Downloads the person keeps land in `<home>/work/Downloads` (DL-1, AMB-9).
     tools_config.downloads = Some(home.root().join("work").join("Downloads"));
     tools_config.net = net;
+    // The person's door: wherever it listens, a handoff tells them and waits (HAND-1).
+    let panel = listener
+        .as_ref()
+        .map(|_| panel::Panel::new(port, live::Live::new(browser.clone())));
+    if let Some(panel) = &panel {
+        tools_config.notifier = Some(Arc::new(notify::GatewayNotifier {
+            command: cli.notify_command.clone(),
+        }));
+        tools_config.panel_link = Some(panel.address());
+    }
     let tools = Tools::new(browser.clone(), tools_config);
     let server = McpServer::new(tools, cli.mode);
 
@@ -243,7 +263,11 @@ async fn run(cli: Cli) -> Result<(), String> {
                     }
                 })
             };
-            let app = http::router(door);
+            let mut app = http::router(door);
+            if let Some(panel) = panel {
+                announce(&panel);
+                app = app.merge(panel::router(panel));
+            }
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(async {
                     let _ = tokio::signal::ctrl_c().await;
@@ -253,12 +277,63 @@ async fn run(cli: Cli) -> Result<(), String> {
             browser.shutdown().await;
             served.map_err(|e| format!("the HTTP server stopped ({e})."))
         }
-        _ => {
+        (_, listener) => {
+            // The person's door runs beside the MCP stream, until stdin closes.
+            let door = match (listener, panel) {
+                (Some(listener), Some(panel)) => {
+                    announce(&panel);
+                    let app = panel::router(panel);
+                    Some(tokio::spawn(async move {
+                        if let Err(e) = axum::serve(listener, app).await {
+                            tracing::warn!("the person's door stopped ({e})");
+                        }
+                    }))
+                }
+                _ => None,
+            };
             let session = server.session(stdio::STDIO_CONVERSATION);
             stdio::serve(session, channels).await;
+            if let Some(door) = door {
+                door.abort();
+            }
             browser.shutdown().await;
             Ok(())
         }
+    }
+}
+
+/// How many ports past `--panel-port` are tried before any free port.
+const PANEL_PORT_TRIES: u16 = 20;
+
+/// Binds the person's door for `mcp` on 127.0.0.1: `first`, else the next free port up to
+/// 20 more, else any free port (`0` asks for any at once). `None`, with a warning, when
+/// nothing can be bound: the gateway goes on without the door (PROTO-13).
+async fn bind_panel(first: u16) -> Option<tokio::net::TcpListener> {
+    let mut ports: Vec<u16> = Vec::new();
+    if first != 0 {
+        ports.extend((0..=PANEL_PORT_TRIES).filter_map(|step| first.checked_add(step)));
+    }
+    ports.push(0);
+    let mut last = None;
+    for port in ports {
+        match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+            Ok(listener) => return Some(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    let why = last.map(|e| e.to_string()).unwrap_or_default();
+    tracing::warn!("the person's door can't listen on 127.0.0.1 ({why}); going on without it");
+    eprintln!(
+        "conch-gateway: the person's door can't listen on 127.0.0.1 ({why}); going on without the live view and handoffs."
+    );
+    None
+}
+
+/// Prints the one-time sign-in link on standard error (never in the log, which is kept
+/// on disk).
+fn announce(panel: &panel::Panel) {
+    if let Some(link) = panel.signin_link() {
+        eprintln!("conch-gateway: watch and take over at {link}");
     }
 }
 

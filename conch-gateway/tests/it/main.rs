@@ -3,5 +3,6 @@
 
 mod backend;
 mod http;
+mod live;
 mod stdio;
 mod support;

@@ -1,0 +1,119 @@
+//! The bridge from the person's live socket to conch-live's [`Hub`] (LIVE-1, LIVE-14,
+//! PROTO-9).
+//!
+//! A watcher joins its conversation's view: frames go out as binary messages (one JPEG
+//! each), events as text (JSON), and each text or binary message that comes in is a
+//! command whose answers go back to that watcher as text. The feed and the commands run
+//! side by side, so a long command never holds up the frames. A message conch-live can't
+//! read (unknown, malformed, over 64 KiB, up to [`crate::panel::LIVE_MESSAGE_LIMIT`]) is
+//! answered `{type:"error", message:"Invalid command"}` and never closes the socket, nor
+//! anyone else's. Leaving drops the feed, so the screencast stops after the last watcher
+//! (LIVE-2).
+//!
+//! [`GatewayTurn`] is the gateway's [`TurnControl`]: the gateway has no chat turn of its
+//! own (its agent is the MCP client), so Stop ends the conversation's call in flight
+//! through its wheel, which answers "the person pressed Stop" (LIVE-14).
+//!
+//! Deliberately absent: the commands' effects and the screencast (conch-live's).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::ws::{Message, WebSocket};
+use conch_browser::Browser;
+use conch_live::{Event, Hub, Outgoing, TurnControl};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::Mutex;
+
+/// The gateway's Stop: the conversation's call in flight ends (LIVE-14).
+#[derive(Debug)]
+pub(crate) struct GatewayTurn {
+    browser: Browser,
+}
+
+impl TurnControl for GatewayTurn {
+    fn interrupt(&self, conversation: &str) {
+        tracing::info!(conversation, "the person pressed Stop");
+        self.browser.wheel(conversation).interrupt();
+    }
+}
+
+/// The live view the person's sockets are bridged to. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Live {
+    hub: Hub,
+}
+
+/// An event as a text message; `None` (and a warning) if it can't be written as JSON.
+fn text(event: &Event) -> Option<Message> {
+    match serde_json::to_string(event) {
+        Ok(json) => Some(Message::Text(json.into())),
+        Err(e) => {
+            tracing::warn!("a live event can't be sent ({e})");
+            None
+        }
+    }
+}
+
+impl Live {
+    /// The live views of `browser`'s conversations, with the gateway's Stop.
+    pub(crate) fn new(browser: Browser) -> Live {
+        let turn = Arc::new(GatewayTurn {
+            browser: browser.clone(),
+        });
+        Live {
+            hub: Hub::new(browser, turn),
+        }
+    }
+
+    /// Serves one watcher of `conversation` until either side ends.
+    pub(crate) async fn watch(&self, socket: WebSocket, conversation: &str) {
+        tracing::info!(conversation, "a live watcher joined");
+        let (mut feed, control) = self.hub.join(conversation);
+        let (sink, mut stream) = socket.split();
+        let sink = Mutex::new(sink);
+        // What the view sends: frames and events, in the feed's order.
+        let forward = async {
+            while let Some(out) = feed.next().await {
+                let message = match out {
+                    Outgoing::Frame(jpeg) => Message::Binary(jpeg.into()),
+                    Outgoing::Event(event) => match text(&event) {
+                        Some(message) => message,
+                        None => continue,
+                    },
+                };
+                if sink.lock().await.send(message).await.is_err() {
+                    return;
+                }
+            }
+        };
+        // What the person sends: one command at a time, answered to this watcher only.
+        let commands = async {
+            while let Some(Ok(message)) = stream.next().await {
+                let bytes = match message {
+                    Message::Text(text) => Bytes::from(text),
+                    Message::Binary(bytes) => bytes,
+                    Message::Close(_) => return,
+                    // Pings are answered by the socket itself.
+                    Message::Ping(_) | Message::Pong(_) => continue,
+                };
+                for event in control.command(&bytes).await {
+                    let Some(message) = text(&event) else {
+                        continue;
+                    };
+                    if sink.lock().await.send(message).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            () = forward => {}
+            () = commands => {}
+        }
+        let _ = sink.into_inner().close().await;
+        // Dropping the feed leaves the view (LIVE-2).
+        drop(feed);
+        tracing::info!(conversation, "a live watcher left");
+    }
+}

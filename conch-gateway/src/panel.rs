@@ -1,0 +1,363 @@
+//! The person's door (PROTO-13, LIVE-18, AMB-2): the routes a person's browser uses, on
+//! the same listener as `/mcp` in `serve` and on a port of their own in `mcp`.
+//!
+//! - `GET /signin?code=CODE`: the link printed on standard error at start. The code is
+//!   one-time: the first request with it gets a session cookie (`conch_session`,
+//!   `HttpOnly; SameSite=Strict; Path=/`) and a 303 to `/`; a wrong or used code gets 403.
+//! - `GET /`: a small page. The web panel arrives in a later issue.
+//! - `GET /api/browser/live?conversation=ID`: the live view's WebSocket (LIVE-1), bridged
+//!   to conch-live by [`crate::live`]. Before the upgrade it needs the session cookie and
+//!   an `Origin` that is the gateway's own (LIVE-18); anything else gets 403 and one
+//!   sentence, and a missing conversation gets 400.
+//!
+//! Every route needs a `Host` that is the gateway's own loopback name and port, so a page
+//! whose name was rebound to 127.0.0.1 (DNS rebinding) is refused.
+//!
+//! Deliberately absent: the web panel itself, and any way to sign in again after the code
+//! is used (restarting the gateway prints a new link). Sessions live in memory only.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::Router;
+use axum::extract::State;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::live::Live;
+
+/// The session cookie's name.
+pub(crate) const SESSION_COOKIE: &str = "conch_session";
+
+/// The largest live message read. conch-live refuses a command over 64 KiB with
+/// `{type:"error", message:"Invalid command"}` and the socket stays open; a message past
+/// this larger bound is refused by the WebSocket itself, which closes the socket.
+pub(crate) const LIVE_MESSAGE_LIMIT: usize = 1024 * 1024;
+
+/// The person's door's state: its port, the unused sign-in code, the signed-in sessions
+/// and the live view.
+#[derive(Debug, Clone)]
+pub(crate) struct Panel {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    port: u16,
+    /// The one-time sign-in code, until it is used.
+    code: Mutex<Option<String>>,
+    /// The valid `conch_session` values.
+    sessions: Mutex<HashSet<String>>,
+    live: Live,
+}
+
+impl Panel {
+    /// A door on `port` with a fresh one-time sign-in code, bridging sockets to `live`.
+    pub(crate) fn new(port: u16, live: Live) -> Panel {
+        Panel {
+            inner: Arc::new(Inner {
+                port,
+                code: Mutex::new(Some(crate::random_hex(24))),
+                sessions: Mutex::new(HashSet::new()),
+                live,
+            }),
+        }
+    }
+
+    /// The panel's address, `http://127.0.0.1:PORT/`: the base of a handoff's link.
+    pub(crate) fn address(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.inner.port)
+    }
+
+    /// The sign-in link with the one-time code, while the code is unused.
+    pub(crate) fn signin_link(&self) -> Option<String> {
+        let code = self
+            .inner
+            .code
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        code.as_ref()
+            .map(|code| format!("{}signin?code={code}", self.address()))
+    }
+
+    /// Uses the sign-in code: a new session's value when `given` is the unused code.
+    fn sign_in(&self, given: &str) -> Option<String> {
+        let mut code = self
+            .inner
+            .code
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let right = code
+            .as_ref()
+            .is_some_and(|code| constant_time_eq(code.as_bytes(), given.as_bytes()));
+        if !right {
+            return None;
+        }
+        *code = None;
+        let session = crate::random_hex(32);
+        self.inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session.clone());
+        Some(session)
+    }
+
+    /// Whether the request carries a valid session cookie.
+    fn signed_in(&self, headers: &HeaderMap) -> bool {
+        let sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        cookies(headers, SESSION_COOKIE).any(|value| sessions.contains(value))
+    }
+
+    /// Whether `Host` is the gateway's own loopback name and port (DNS rebinding).
+    fn own_host(&self, headers: &HeaderMap) -> bool {
+        let port = self.inner.port;
+        headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|host| {
+                [format!("127.0.0.1:{port}"), format!("localhost:{port}")]
+                    .iter()
+                    .any(|own| own.eq_ignore_ascii_case(host.trim()))
+            })
+    }
+
+    /// Whether `Origin` is present and the gateway's own.
+    fn own_origin(&self, headers: &HeaderMap) -> bool {
+        let port = self.inner.port;
+        headers
+            .get(header::ORIGIN)
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|origin| {
+                [
+                    format!("http://127.0.0.1:{port}"),
+                    format!("http://localhost:{port}"),
+                ]
+                .iter()
+                .any(|own| own.eq_ignore_ascii_case(origin.trim()))
+            })
+    }
+}
+
+/// The person's routes: `/`, `/signin` and `/api/browser/live`.
+pub(crate) fn router(panel: Panel) -> Router {
+    Router::new()
+        .route("/", get(home))
+        .route("/signin", get(signin))
+        .route("/api/browser/live", get(live))
+        .with_state(panel)
+}
+
+/// Values of the cookie `name` in every `Cookie` header.
+fn cookies<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|line| line.split(';'))
+        .filter_map(move |pair| {
+            let (key, value) = pair.trim().split_once('=')?;
+            (key.trim() == name).then(|| value.trim())
+        })
+}
+
+/// The value of the query parameter `name`, percent-decoded; `None` when absent or not
+/// UTF-8 after decoding.
+fn query_param(uri: &Uri, name: &str) -> Option<String> {
+    uri.query()?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode(key)? == name).then(|| percent_decode(value))?
+    })
+}
+
+/// Decodes `%XX` escapes and `+` (a space in a query); `None` for a broken escape or
+/// bytes that are not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'%' => {
+                let hex = text.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A refusal: `status` and one sentence as plain text.
+fn refuse(status: StatusCode, sentence: &str) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        format!("{sentence}\n"),
+    )
+        .into_response()
+}
+
+const WRONG_HOST: &str =
+    "Forbidden: the gateway answers only on its own loopback address (127.0.0.1 or localhost).";
+
+/// A small HTML page: `sentence` in a paragraph. Nothing in it comes from the request.
+fn page(sentence: &str) -> Response {
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Conch</title></head>\n<body>\n<h1>Conch</h1>\n<p>{sentence}</p>\n</body>\n</html>\n"
+    );
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::X_FRAME_OPTIONS, "DENY"),
+            (header::CONTENT_SECURITY_POLICY, "default-src 'none'"),
+        ],
+        html,
+    )
+        .into_response()
+}
+
+/// `GET /`: what the person can do here today.
+async fn home(State(panel): State<Panel>, headers: HeaderMap) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    if panel.signed_in(&headers) {
+        page(
+            "You are signed in. The web panel arrives in a later version of Conch; until then the live view's socket is <code>/api/browser/live?conversation=ID</code>.",
+        )
+    } else {
+        page("Sign in with the link conch-gateway printed on its standard error when it started.")
+    }
+}
+
+/// `GET /signin?code=CODE`: the one-time code becomes a session cookie.
+async fn signin(State(panel): State<Panel>, headers: HeaderMap, uri: Uri) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    let given = query_param(&uri, "code").unwrap_or_default();
+    let Some(session) = panel.sign_in(&given) else {
+        tracing::warn!("a sign-in with a wrong or used code was refused");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "This sign-in link is wrong or was already used: restart conch-gateway for a new one.",
+        );
+    };
+    tracing::info!("the person signed in");
+    let cookie = format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/");
+    let mut response = (
+        StatusCode::SEE_OTHER,
+        [
+            (header::LOCATION, "/"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ],
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// `GET /api/browser/live?conversation=ID`: the checks (LIVE-18, AMB-2), then the
+/// upgrade to the live view's WebSocket.
+async fn live(
+    State(panel): State<Panel>,
+    headers: HeaderMap,
+    uri: Uri,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    if !panel.own_origin(&headers) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: only the gateway's own pages may open the live view.",
+        );
+    }
+    if !panel.signed_in(&headers) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: sign in first with the link conch-gateway printed when it started.",
+        );
+    }
+    let Some(conversation) = query_param(&uri, "conversation").filter(|c| !c.is_empty()) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad request: say which conversation to watch with ?conversation=ID.",
+        );
+    };
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let live = panel.inner.live.clone();
+    upgrade
+        .max_message_size(LIVE_MESSAGE_LIMIT)
+        .max_frame_size(LIVE_MESSAGE_LIMIT)
+        .on_upgrade(move |socket| async move { live.watch(socket, &conversation).await })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_parameters_are_decoded() {
+        let uri: Uri = "/api/browser/live?x=1&conversation=mcp%2Dstdio&y"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            query_param(&uri, "conversation").as_deref(),
+            Some("mcp-stdio")
+        );
+        assert_eq!(query_param(&uri, "y").as_deref(), Some(""));
+        assert_eq!(query_param(&uri, "z"), None);
+        let broken: Uri = "/signin?code=%zz".parse().unwrap();
+        assert_eq!(query_param(&broken, "code"), None);
+        let short: Uri = "/signin?code=%4".parse().unwrap();
+        assert_eq!(query_param(&short, "code"), None);
+    }
+
+    #[test]
+    fn session_cookies_are_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.append(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; conch_session=abc"),
+        );
+        headers.append(
+            header::COOKIE,
+            HeaderValue::from_static("conch_session = def"),
+        );
+        let found: Vec<&str> = cookies(&headers, SESSION_COOKIE).collect();
+        assert_eq!(found, ["abc", "def"]);
+    }
+}

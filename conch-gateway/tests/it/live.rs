@@ -1,0 +1,634 @@
+//! The person's door (PROTO-13): the sign-in link, the live socket's checks (LIVE-18,
+//! AMB-2), and handoffs that tell the person and wait for them (HAND-1, HAND-7).
+
+use std::path::Path;
+use std::time::Duration;
+
+use conch_fixtures::FixtureServer;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::support::{StdioClient, gateway};
+
+/// A running `conch-gateway mcp` with its person's door.
+struct Watched {
+    client: StdioClient,
+    /// The person's port.
+    port: u16,
+    /// The one-time sign-in code printed at start.
+    code: String,
+    /// The rest of standard error, line by line.
+    stderr: mpsc::UnboundedReceiver<String>,
+}
+
+impl Watched {
+    /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, and reads the sign-in
+    /// link from standard error.
+    async fn start(home: &Path, args: &[&str]) -> Watched {
+        let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
+        all.extend_from_slice(args);
+        let mut client = StdioClient::start(gateway(home, &all)).await;
+        let pipe = client.child.stderr.take().expect("stderr is piped");
+        let (tx, mut stderr) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(pipe).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if tx.send(line).is_err() {
+                    // Nobody reads any more; keep draining so the gateway never blocks.
+                    while let Ok(Some(_)) = lines.next_line().await {}
+                    return;
+                }
+            }
+        });
+        let link = wait_for_line(&mut stderr, "watch and take over at ").await;
+        let link = link
+            .split("watch and take over at ")
+            .nth(1)
+            .expect("the link follows")
+            .to_owned();
+        let rest = link
+            .strip_prefix("http://127.0.0.1:")
+            .unwrap_or_else(|| panic!("a loopback link: {link}"));
+        let (port, query) = rest
+            .split_once("/signin?code=")
+            .unwrap_or_else(|| panic!("a sign-in link: {link}"));
+        Watched {
+            client,
+            port: port.parse().expect("a port"),
+            code: query.to_owned(),
+            stderr,
+        }
+    }
+
+    /// Signs in; gives the `Cookie` header's value.
+    async fn sign_in(&self) -> String {
+        let (status, head, _) = get(self.port, &format!("/signin?code={}", self.code), &[]).await;
+        assert_eq!(status, 303, "{head}");
+        let cookie = header(&head, "set-cookie").expect("a cookie");
+        cookie.split(';').next().expect("a pair").to_owned()
+    }
+}
+
+/// The next line of standard error holding `needle`, within 60 s.
+async fn wait_for_line(stderr: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let line = stderr.recv().await.expect("the gateway is still running");
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no line with {needle:?} on standard error within 60 s"))
+}
+
+/// One HTTP/1.1 GET of `path` with `headers` (a `Host` of 127.0.0.1:PORT unless given);
+/// gives (status, lowercased head, body). An upgrade's head is read, then the
+/// connection is dropped.
+async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("the person's door listens");
+    let mut request = format!("GET {path} HTTP/1.1\r\n");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        let n = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut buf))
+            .await
+            .expect("an answer within 30 s")
+            .expect("read");
+        assert!(n > 0, "the connection closed before the head ended");
+        answer.extend_from_slice(&buf[..n]);
+        if let Some(at) = answer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+    };
+    let head = String::from_utf8_lossy(&answer[..head_end]).to_lowercase();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let length: usize = header(&head, "content-length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let mut body = answer[head_end + 4..].to_vec();
+    while status != 101 && body.len() < length {
+        let n = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut buf))
+            .await
+            .expect("the body within 30 s")
+            .expect("read");
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    (status, head, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines()
+        .find_map(|line| line.strip_prefix(&format!("{name}: ")))
+        .map(str::trim)
+}
+
+/// The headers of a WebSocket upgrade.
+const UPGRADE: [(&str, &str); 4] = [
+    ("Connection", "Upgrade"),
+    ("Upgrade", "websocket"),
+    ("Sec-WebSocket-Version", "13"),
+    ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+];
+
+/// Upgrades to the live socket of `conversation` with `extra` headers; gives (status,
+/// body).
+async fn upgrade(port: u16, conversation: &str, extra: &[(&str, &str)]) -> (u16, String) {
+    let mut headers: Vec<(&str, &str)> = UPGRADE.to_vec();
+    headers.extend_from_slice(extra);
+    let path = if conversation.is_empty() {
+        "/api/browser/live".to_owned()
+    } else {
+        format!("/api/browser/live?conversation={conversation}")
+    };
+    let (status, _, body) = get(port, &path, &headers).await;
+    (status, body)
+}
+
+/// A live socket, as the panel holds it.
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Joins `conversation`'s live view with the session `cookie` and the gateway's own
+/// Origin.
+async fn join(port: u16, cookie: &str, conversation: &str) -> Socket {
+    let mut request = format!("ws://127.0.0.1:{port}/api/browser/live?conversation={conversation}")
+        .into_client_request()
+        .expect("a request");
+    let headers = request.headers_mut();
+    headers.insert(
+        "Origin",
+        format!("http://127.0.0.1:{port}").parse().expect("a value"),
+    );
+    headers.insert("Cookie", cookie.parse().expect("a value"));
+    let (socket, _) = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio_tungstenite::connect_async(request),
+    )
+    .await
+    .expect("the live socket opens within 30 s")
+    .expect("the live socket opens");
+    socket
+}
+
+/// The next text message whose `type` is `kind`, skipping frames and other events,
+/// within 30 s.
+async fn next_event(socket: &mut Socket, kind: &str) -> Value {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let message = socket
+                .next()
+                .await
+                .expect("the live socket stays open")
+                .expect("the live socket reads");
+            match message {
+                Message::Text(text) => {
+                    let event: Value = serde_json::from_str(&text).expect("events are JSON");
+                    if event["type"] == kind {
+                        return event;
+                    }
+                }
+                Message::Close(frame) => panic!("the live socket closed: {frame:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {kind:?} event within 30 s"))
+}
+
+/// Sends `text` on the live socket.
+async fn send(socket: &mut Socket, text: String) {
+    socket
+        .send(Message::Text(text.into()))
+        .await
+        .expect("the live socket takes a message");
+}
+
+/// LIVE-18 (AMB-2): the live socket upgrades only with the gateway's own Origin, its own
+/// Host and the session cookie; each other case gets 403 with a sentence before any
+/// upgrade, and a missing conversation gets 400.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_18_a_foreign_origin_gets_403() {
+    let home = tempfile::tempdir().unwrap();
+    let watched = Watched::start(home.path(), &[]).await;
+    let port = watched.port;
+    let cookie = watched.sign_in().await;
+    let own = format!("http://127.0.0.1:{port}");
+    let own_localhost = format!("http://localhost:{port}");
+    let conv = "mcp-stdio";
+
+    // A foreign Origin, with the cookie: 403.
+    let (status, body) = upgrade(
+        port,
+        conv,
+        &[("Origin", "http://evil.example"), ("Cookie", &cookie)],
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("Forbidden"), "{body}");
+    // Another local port is another origin.
+    let other_port = format!("http://127.0.0.1:{}", port.wrapping_add(1));
+    let (status, _) = upgrade(port, conv, &[("Origin", &other_port), ("Cookie", &cookie)]).await;
+    assert_eq!(status, 403);
+    // No Origin: 403.
+    let (status, _) = upgrade(port, conv, &[("Cookie", &cookie)]).await;
+    assert_eq!(status, 403);
+    // No cookie, or a made-up one: 403.
+    let (status, body) = upgrade(port, conv, &[("Origin", &own)]).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("sign in"), "{body}");
+    let (status, _) = upgrade(
+        port,
+        conv,
+        &[("Origin", &own), ("Cookie", "conch_session=00ff")],
+    )
+    .await;
+    assert_eq!(status, 403);
+    // A rebound name (DNS rebinding): 403 even with the cookie and its own Origin.
+    let (status, body) = upgrade(
+        port,
+        conv,
+        &[
+            ("Host", &format!("evil.example:{port}")),
+            ("Origin", &own),
+            ("Cookie", &cookie),
+        ],
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    // No conversation: 400.
+    let (status, _) = upgrade(port, "", &[("Origin", &own), ("Cookie", &cookie)]).await;
+    assert_eq!(status, 400);
+    // The gateway's own origin, by either name, with the cookie: 101.
+    let (status, body) = upgrade(port, conv, &[("Origin", &own), ("Cookie", &cookie)]).await;
+    assert_eq!(status, 101, "{body}");
+    let (status, body) = upgrade(
+        port,
+        conv,
+        &[
+            ("Host", &format!("localhost:{port}")),
+            ("Origin", &own_localhost),
+            ("Cookie", &cookie),
+        ],
+    )
+    .await;
+    assert_eq!(status, 101, "{body}");
+    watched.client.finish().await;
+}
+
+/// PROTO-13 (AMB-2): the sign-in code works once, and its cookie is HttpOnly and
+/// SameSite=Strict; the home page tells a signed-in person where the live socket is, and
+/// anyone else to use the link.
+#[tokio::test(flavor = "multi_thread")]
+async fn proto_13_the_sign_in_code_works_once() {
+    let home = tempfile::tempdir().unwrap();
+    let watched = Watched::start(home.path(), &[]).await;
+    let port = watched.port;
+
+    let (status, _, body) = get(port, "/", &[]).await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("sign-in link") || body.contains("Sign in"),
+        "{body}"
+    );
+    assert!(!body.contains("<script"), "{body}");
+
+    // A wrong code: 403, and the right one still works after it.
+    let (status, _, body) = get(port, "/signin?code=0123", &[]).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(!body.trim().is_empty());
+    let (status, _, _) = get(port, "/signin", &[]).await;
+    assert_eq!(status, 403);
+    // A rebound name can't use the code.
+    let (status, _, _) = get(
+        port,
+        &format!("/signin?code={}", watched.code),
+        &[("Host", &format!("evil.example:{port}"))],
+    )
+    .await;
+    assert_eq!(status, 403);
+
+    let (status, head, _) = get(port, &format!("/signin?code={}", watched.code), &[]).await;
+    assert_eq!(status, 303, "{head}");
+    assert_eq!(header(&head, "location"), Some("/"));
+    let cookie = header(&head, "set-cookie").expect("a cookie");
+    let attributes: Vec<&str> = cookie.split(';').map(str::trim).collect();
+    let value = attributes[0]
+        .strip_prefix("conch_session=")
+        .unwrap_or_else(|| panic!("{cookie}"));
+    assert_eq!(value.len(), 64, "{cookie}");
+    assert!(attributes.contains(&"httponly"), "{cookie}");
+    assert!(attributes.contains(&"samesite=strict"), "{cookie}");
+    assert!(attributes.contains(&"path=/"), "{cookie}");
+
+    // Used: 403.
+    let (status, _, body) = get(port, &format!("/signin?code={}", watched.code), &[]).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("already used"), "{body}");
+
+    // The home page, signed in.
+    let pair = format!("conch_session={value}");
+    let (status, _, body) = get(port, "/", &[("Cookie", &pair)]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("/api/browser/live?conversation=ID"), "{body}");
+    watched.client.finish().await;
+}
+
+/// PROTO-13: in `serve` the person's door shares the `/mcp` port, and prints its sign-in
+/// link on that port.
+#[tokio::test(flavor = "multi_thread")]
+async fn proto_13_serve_has_the_persons_door_on_its_port() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = gateway(home.path(), &["serve", "--port", "0"])
+        .spawn()
+        .expect("the gateway starts");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let mut lines = BufReader::new(stderr).lines();
+    let mut mcp_port = None;
+    let link = loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the gateway starts within 30 s")
+            .expect("stderr is readable")
+            .expect("the gateway prints its addresses");
+        if let Some(rest) = line.split("MCP at http://127.0.0.1:").nth(1) {
+            mcp_port = rest.split('/').next().and_then(|p| p.parse::<u16>().ok());
+        }
+        if let Some(link) = line.split("watch and take over at ").nth(1) {
+            break link.to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let port = mcp_port.expect("the MCP line comes first");
+    let code = link
+        .strip_prefix(&format!("http://127.0.0.1:{port}/signin?code="))
+        .unwrap_or_else(|| panic!("the link is on the MCP port: {link}"));
+    let (status, head, _) = get(port, &format!("/signin?code={code}"), &[]).await;
+    assert_eq!(status, 303, "{head}");
+    // /mcp still wants its token.
+    let (status, _, _) = get(port, "/mcp", &[("Accept", "text/event-stream")]).await;
+    assert_eq!(status, 401);
+    child.kill().await.expect("kill");
+}
+
+/// HAND-1, HAND-7: with the person's door open, browser_handoff tells the person on
+/// standard error, with the link that opens the browser (`?browser=1`), and waits for
+/// them instead of answering that nobody can take over.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_1_a_handoff_prints_the_link_and_waits_for_the_person() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let handoff = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_handoff", "arguments": { "reason": "Please sign in." } }),
+        )
+        .await;
+    let line = wait_for_line(&mut watched.stderr, "Take over: ").await;
+    let link = format!(
+        "Take over: http://127.0.0.1:{}/?browser=1&conversation=mcp-stdio",
+        watched.port
+    );
+    assert!(line.contains(&link), "{line}");
+    assert!(line.contains("Please sign in."), "{line}");
+    // Nobody hands back: no answer comes.
+    let waited = tokio::time::timeout(Duration::from_secs(2), watched.client.next_message()).await;
+    assert!(waited.is_err(), "the handoff answered: {waited:?}");
+    // The person follows the link, watches, and hands back: the step returns.
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    send(&mut socket, json!({ "type": "handback" }).to_string()).await;
+    let answer = watched.client.next_message().await;
+    assert_eq!(answer["id"], json!(handoff), "{answer}");
+    let text: String = answer["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    assert!(text.contains("I'm done"), "{answer}");
+    watched.client.finish().await;
+}
+
+/// HAND-7: `--notify-command` runs the person's command with the title, and the body
+/// with the take-over link.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_7_the_notify_command_gets_the_title_and_the_link() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = home.path().join("notify.sh");
+    let out = home.path().join("notified.txt");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nout=\"$1\"; shift\nprintf '%s\\n' \"$@\" > \"$out.tmp\" && mv \"$out.tmp\" \"$out\"\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let command = format!("{} {}", script.display(), out.display());
+    let mut watched = Watched::start(home.path(), &["--notify-command", &command]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_handoff", "arguments": { "reason": "Please pay." } }),
+        )
+        .await;
+    let mut written = String::new();
+    for _ in 0..100 {
+        if let Ok(text) = std::fs::read_to_string(&out) {
+            written = text;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 2, "{written:?}");
+    assert_eq!(lines[0], "Conch needs you in the browser");
+    assert!(lines[1].starts_with("Please pay."), "{written}");
+    assert!(
+        lines[1].ends_with(&format!(
+            " http://127.0.0.1:{}/?browser=1&conversation=mcp-stdio",
+            watched.port
+        )),
+        "{written}"
+    );
+    drop(watched.client);
+}
+
+/// NET-1, PROTO-13: in `mcp` the guard knows the person's port, so a page can't reach the
+/// door even with `--allow-localhost`, and the refusal names no port (NET-10).
+#[tokio::test(flavor = "multi_thread")]
+async fn net_1_a_page_cant_reach_the_persons_door() {
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &["--unattended"]).await;
+    let door = format!("http://127.0.0.1:{}/", watched.port);
+    let (text, error) = watched
+        .client
+        .call("browser_open", json!({ "url": door }))
+        .await;
+    assert!(error, "{text}");
+    assert!(!text.contains(&watched.port.to_string()), "{text}");
+    watched.client.finish().await;
+}
+
+/// PROTO-9 through the real socket: an unknown command, malformed JSON and a 70 KiB
+/// message each get `{type:"error", message:"Invalid command"}` and the socket stays
+/// open (a good command after them is still answered), and another watcher's socket is
+/// unaffected.
+#[tokio::test(flavor = "multi_thread")]
+async fn proto_9_bad_live_messages_get_invalid_command_and_the_socket_stays_open() {
+    let home = tempfile::tempdir().unwrap();
+    let watched = Watched::start(home.path(), &[]).await;
+    let cookie = watched.sign_in().await;
+    let conversation = "mcp-stdio";
+    let mut first = join(watched.port, &cookie, conversation).await;
+    let mut second = join(watched.port, &cookie, conversation).await;
+    let invalid = json!({ "type": "error", "message": "Invalid command" });
+
+    send(&mut first, json!({ "type": "nope" }).to_string()).await;
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+    send(&mut first, "{\"type\": \"size\", ".to_owned()).await;
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+    let long = json!({ "type": "text", "text": "x".repeat(70 * 1024) }).to_string();
+    assert!(long.len() > 64 * 1024);
+    send(&mut first, long).await;
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+    first
+        .send(Message::Binary(vec![0xff, 0xfe, 0x00].into()))
+        .await
+        .expect("the live socket takes a message");
+    assert_eq!(next_event(&mut first, "error").await, invalid);
+
+    // Still open: a good command is answered (there is no tab t9 here).
+    send(
+        &mut first,
+        json!({ "type": "tab", "tab": "t9" }).to_string(),
+    )
+    .await;
+    let answer = next_event(&mut first, "error").await;
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("t9"),
+        "{answer}"
+    );
+    // The other watcher was never touched, and is answered too.
+    send(
+        &mut second,
+        json!({ "type": "tab", "tab": "t8" }).to_string(),
+    )
+    .await;
+    let answer = next_event(&mut second, "error").await;
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("t8"),
+        "{answer}"
+    );
+    watched.client.finish().await;
+}
+
+/// LIVE-1 in `mcp`: a watcher of the stdio conversation gets JPEG frames of the page the
+/// agent opened.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_1_a_watcher_gets_jpeg_frames_of_its_conversation() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    let frame = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Binary(bytes))) => return bytes,
+                Some(Ok(Message::Close(frame))) => panic!("the live socket closed: {frame:?}"),
+                Some(Ok(_)) => {}
+                other => panic!("the live socket ended: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("a frame within 10 s");
+    assert!(frame.starts_with(&[0xff, 0xd8, 0xff]), "not a JPEG");
+    watched.client.finish().await;
+}
+
+/// LIVE-14 in `mcp`: Stop on the live socket ends the agent's call in flight, which says
+/// the person pressed Stop.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_14_stop_on_the_live_socket_ends_the_call_in_flight() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    let waiting = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = std::time::Instant::now();
+    send(&mut socket, json!({ "type": "stop" }).to_string()).await;
+    let answer = watched.client.next_message().await;
+    assert_eq!(answer["id"], json!(waiting), "{answer}");
+    assert!(answer.to_string().contains("pressed Stop"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "Stop took {:?}",
+        started.elapsed()
+    );
+    watched.client.finish().await;
+}
