@@ -5,6 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use conch_browser::protocol::{
+    BrowserActionKind, BrowserEvent, BrowserHandoff, BrowserStep, EventSink,
+};
+use conch_browser::wheel::Activity;
 use conch_fixtures::FixtureServer;
 use conch_tools::{Choice, Mode, Notification, Notifier, Tools, ToolsConfig};
 use serde_json::json;
@@ -167,5 +171,246 @@ async fn hand_9_stop_during_a_handoff_returns_stopped() {
         .expect("Stop ends the handoff")
         .unwrap();
     assert!(result.text().starts_with("Stopped"), "{}", result.text());
+    tools.browser().shutdown().await;
+}
+
+/// Keeps every protocol event, by conversation (PROTO-2).
+#[derive(Debug, Default)]
+struct Sink(Mutex<Vec<(String, BrowserEvent)>>);
+
+impl EventSink for Sink {
+    fn send(&self, conversation: &str, event: BrowserEvent) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((conversation.to_owned(), event));
+    }
+}
+
+impl Sink {
+    fn steps(&self) -> Vec<BrowserStep> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter_map(|(_, e)| match e {
+                BrowserEvent::Step(step) => Some(step.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn tools_with_sink(setup: &crate::support::Setup, sink: Arc<Sink>) -> Tools {
+    let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::No));
+    config.net.allow_localhost = true;
+    config.notifier = Some(Arc::new(Told::default()));
+    config.events = Some(sink);
+    Tools::new(conch_browser::Browser::new(setup.config.clone()), config)
+}
+
+/// LIVE-5: a click publishes the agent's cursor at the element's centre with a caption
+/// naming it; a read publishes no cursor.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_5_a_click_publishes_a_cursor_at_the_elements_centre_with_its_caption() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools_with_sink(&setup, Arc::new(Sink::default()));
+    let chat = tools.chat("cursor", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("counter.html") }),
+        )
+        .await;
+    let add = crate::support::ref_of(&opened.text(), "button \"Add\"");
+    let mut activity = tools.browser().wheel("cursor").activity();
+    let clicked = chat.call("browser_click", &json!({ "ref": add })).await;
+    assert!(!clicked.is_error, "{}", clicked.text());
+    let centre = chat
+        .conversation()
+        .evaluate("(() => { const r = document.querySelector('button').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        .await
+        .unwrap();
+    let cursor = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let Activity::Cursor {
+                x,
+                y,
+                kind,
+                caption,
+            } = activity.recv().await.unwrap()
+            {
+                return (x, y, kind, caption);
+            }
+        }
+    })
+    .await
+    .expect("a cursor was published");
+    let (x, y, kind, caption) = cursor;
+    assert!(
+        (x - centre[0].as_f64().unwrap()).abs() < 1.5
+            && (y - centre[1].as_f64().unwrap()).abs() < 1.5,
+        "the cursor at ({x}, {y}), the button's centre at {centre}"
+    );
+    assert_eq!(kind, "click");
+    assert_eq!(caption, "Clicking “Add”");
+    chat.call("browser_read", &json!({})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    while let Ok(next) = activity.try_recv() {
+        assert!(
+            !matches!(next, Activity::Cursor { .. }),
+            "a read moved the cursor: {next:?}"
+        );
+    }
+    tools.browser().shutdown().await;
+}
+
+/// LIVE-6, LIVE-7, DATA-8: three actions give three `browser.step` events, each with a
+/// JPEG thumbnail under `<home>/browser/shots/`; only the first opens the panel.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_6_three_actions_produce_three_steps_each_with_a_thumbnail() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let sink = Arc::new(Sink::default());
+    let tools = tools_with_sink(&setup, Arc::clone(&sink));
+    let chat = tools.chat("steps", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("counter.html") }),
+        )
+        .await;
+    let add = crate::support::ref_of(&opened.text(), "button \"Add\"");
+    chat.call("browser_click", &json!({ "ref": add })).await;
+    chat.call("browser_press", &json!({ "key": "End" })).await;
+    let mut steps = Vec::new();
+    for _ in 0..100 {
+        steps = sink.steps();
+        if steps.len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    let kinds: Vec<_> = steps.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            BrowserActionKind::Navigate,
+            BrowserActionKind::Click,
+            BrowserActionKind::Press
+        ]
+    );
+    let home = &tools.browser().config().home;
+    for step in &steps {
+        assert_eq!(step.tab, "t1");
+        let name = step.thumbnail.as_deref().expect("a thumbnail");
+        assert!(name.starts_with("browser/shots/"), "{name}");
+        let jpeg = std::fs::read(home.root().join(name)).expect("the thumbnail file");
+        assert_eq!(jpeg[..3], [0xff, 0xd8, 0xff], "a JPEG");
+    }
+    let open: Vec<bool> = steps.iter().map(|s| s.open_panel).collect();
+    assert_eq!(
+        open,
+        [true, false, false],
+        "only the first step opens the panel"
+    );
+    assert_eq!(steps[1].caption, "Clicking “Add”");
+    tools.browser().shutdown().await;
+}
+
+/// LIVE-14: Stop ends the agent's call in flight, and its result says the person
+/// pressed Stop.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_14_stop_ends_the_call_in_flight() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools_with(&setup, Arc::new(Told::default()));
+    let chat = tools.chat("stop", Mode::Ask);
+    chat.call("browser_open", &json!({ "url": server.url("basic.html") }))
+        .await;
+    let waiting = tokio::spawn({
+        let chat = chat.clone();
+        async move {
+            chat.call(
+                "browser_wait",
+                &json!({ "text": "words that never come", "seconds": 20 }),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished());
+    tools.browser().wheel("stop").interrupt();
+    let result = tokio::time::timeout(Duration::from_secs(2), waiting)
+        .await
+        .expect("Stop ends the call")
+        .unwrap();
+    assert!(result.is_error);
+    assert!(
+        result.text().contains("the person pressed Stop"),
+        "{}",
+        result.text()
+    );
+    // The next call runs as usual.
+    let read = chat.call("browser_read", &json!({})).await;
+    assert!(!read.is_error, "{}", read.text());
+    tools.browser().shutdown().await;
+}
+
+/// HAND-1, HAND-6, PROTO-2: a handoff raises `browser.handoff` when it opens and when it
+/// ends, with how it ended.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_1_a_handoff_raises_its_event_opening_and_ending() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let sink = Arc::new(Sink::default());
+    let tools = tools_with_sink(&setup, Arc::clone(&sink));
+    let chat = tools.chat("pay", Mode::Ask);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("payment.html") }),
+    )
+    .await;
+    let waiting = tokio::spawn({
+        let chat = chat.clone();
+        async move {
+            chat.call("browser_handoff", &json!({ "reason": "Pay the invoice." }))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    tools.browser().wheel("pay").hand_back();
+    let result = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("I'm done ends it")
+        .unwrap();
+    assert!(result.text().contains("I'm done"), "{}", result.text());
+    let handoffs: Vec<BrowserHandoff> = sink
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|(conv, e)| match e {
+            BrowserEvent::Handoff(h) if conv == "pay" => Some(h.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        handoffs,
+        [
+            BrowserHandoff {
+                reason: "Pay the invoice.".to_owned(),
+                auto: false,
+                outcome: None
+            },
+            BrowserHandoff {
+                reason: "Pay the invoice.".to_owned(),
+                auto: false,
+                outcome: Some("handedBack".to_owned())
+            }
+        ]
+    );
     tools.browser().shutdown().await;
 }
