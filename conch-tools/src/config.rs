@@ -55,6 +55,14 @@ pub struct ToolsConfig {
 }
 
 impl ToolsConfig {
+    /// The address that opens `conversation` with the browser in front (HAND-7), when
+    /// the embedder has a panel.
+    pub fn panel_link_for(&self, conversation: &str) -> Option<String> {
+        let base = self.panel_link.as_ref()?;
+        let join = if base.contains('?') { '&' } else { '?' };
+        Some(format!("{base}{join}browser=1&conversation={conversation}"))
+    }
+
     /// Defaults around `asker`: no secret filler, no chat files, Auto without the site
     /// question, nothing local allowed, the built-in words, DuckDuckGo for searches.
     pub fn new(asker: Arc<dyn Asker>) -> Self {

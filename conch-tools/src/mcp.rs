@@ -352,7 +352,11 @@ impl McpSession {
                         "params": {
                             "progressToken": token,
                             "progress": sent,
-                            "message": progress_words(name, started.elapsed()),
+                            "message": progress_words(
+                                name,
+                                started.elapsed(),
+                                self.chat.panel_link().as_deref(),
+                            ),
                         },
                     }));
                 }
@@ -368,11 +372,15 @@ impl McpSession {
     }
 }
 
-/// What a progress notification says while `tool` has run for `elapsed`.
-fn progress_words(tool: &str, elapsed: Duration) -> String {
+/// What a progress notification says while `tool` has run for `elapsed`; a handoff's
+/// carries the link where the person takes over, when there is a panel.
+fn progress_words(tool: &str, elapsed: Duration, link: Option<&str>) -> String {
     let secs = elapsed.as_secs();
-    match tool {
-        "browser_handoff" => {
+    match (tool, link) {
+        ("browser_handoff", Some(link)) => format!(
+            "Waiting for the person to hand the page back ({secs} s so far). Take over at {link}"
+        ),
+        ("browser_handoff", None) => {
             format!("Waiting for the person to hand the page back ({secs} s so far).")
         }
         _ => format!(
@@ -383,4 +391,35 @@ fn progress_words(tool: &str, elapsed: Duration) -> String {
 
 fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ToolsConfig;
+    use crate::embedder::NoOneToAsk;
+
+    /// HAND-7: while a handoff waits, progress carries the link where the person takes
+    /// over; without a panel it says only that the step waits.
+    #[test]
+    fn hand_7_handoff_progress_carries_the_take_over_link() {
+        let mut config = ToolsConfig::new(std::sync::Arc::new(NoOneToAsk));
+        assert_eq!(config.panel_link_for("c1"), None);
+        config.panel_link = Some("http://127.0.0.1:7391/".to_owned());
+        let link = config.panel_link_for("c1");
+        assert_eq!(
+            link.as_deref(),
+            Some("http://127.0.0.1:7391/?browser=1&conversation=c1")
+        );
+        let words = progress_words("browser_handoff", Duration::from_secs(12), link.as_deref());
+        assert!(
+            words.ends_with("Take over at http://127.0.0.1:7391/?browser=1&conversation=c1"),
+            "{words}"
+        );
+        assert!(words.contains("12 s"), "{words}");
+        let plain = progress_words("browser_handoff", Duration::from_secs(1), None);
+        assert!(!plain.contains("http"), "{plain}");
+        let other = progress_words("browser_wait", Duration::from_secs(1), link.as_deref());
+        assert!(!other.contains("http"), "{other}");
+    }
 }

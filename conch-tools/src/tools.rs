@@ -112,6 +112,13 @@ impl Chat {
         self.state.vision.store(caps.vision, Ordering::SeqCst);
     }
 
+    /// The address that opens this conversation with the browser in front, where the
+    /// person takes over (HAND-7): the embedder's panel link with `browser=1` and the
+    /// conversation added; `None` without a panel.
+    pub fn panel_link(&self) -> Option<String> {
+        self.tools.inner.config.panel_link_for(self.id())
+    }
+
     /// The runtime's view of this conversation.
     pub fn conversation(&self) -> &Conversation {
         &self.state.conversation

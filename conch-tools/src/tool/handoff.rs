@@ -34,10 +34,7 @@ pub(crate) async fn run(turn: &Turn<'_>, reason: &str) -> Result<Reply, ToolErro
         format!("{reason} Press I'm done when you have finished.")
     };
     notifier.notify(&Notification {
-        link: turn.config().panel_link.as_ref().map(|base| {
-            let join = if base.contains('?') { '&' } else { '?' };
-            format!("{base}{join}browser=1&conversation={conversation}")
-        }),
+        link: turn.config().panel_link_for(&conversation),
         conversation,
         title: "Conch needs you in the browser".to_owned(),
         body,
