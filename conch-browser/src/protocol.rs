@@ -301,6 +301,49 @@ mod tests {
         assert!(!wheel.first_browse(), "later ones do not");
     }
 
+    /// PROTO-2, PROTO-5, PROTO-6, PROTO-7, PROTO-12: every event and `BrowserTab` as
+    /// golden JSON, so a field renamed or dropped shows in review.
+    #[test]
+    fn proto_2_every_event_golden_json() {
+        let events = vec![
+            step(BrowserActionKind::Type),
+            BrowserEvent::Handoff(BrowserHandoff {
+                reason: "Pay the invoice.".into(),
+                auto: false,
+                outcome: None,
+            }),
+            BrowserEvent::Status(BrowserStatus {
+                running: true,
+                backend: "steel".into(),
+                message: "The browser is running.".into(),
+                open_panel: true,
+            }),
+            BrowserEvent::PermissionRequested(BrowserPermission {
+                kind: PermissionKind::HighStakes,
+                site: "shop.test".into(),
+                lends_sign_in: false,
+            }),
+        ];
+        insta::assert_json_snapshot!("protocol_events", events);
+        let tab = BrowserTab {
+            tabs: vec![BrowserTabSummary {
+                id: "t2".into(),
+                title: "Checkout".into(),
+                url: "https://shop.test/checkout".into(),
+                active: true,
+            }],
+            backend: "local".into(),
+            dialog: Some(BrowserPageDialog {
+                kind: "prompt".into(),
+                message: "Your name?".into(),
+                site: "shop.test".into(),
+                default_text: Some("Ada".into()),
+            }),
+            session: None,
+        };
+        insta::assert_json_snapshot!("protocol_browser_tab", tab);
+    }
+
     #[test]
     fn proto_3_action_kinds_include_hover_drag_upload_tab_form() {
         let kinds = [

@@ -226,11 +226,12 @@ async fn run(cli: Cli) -> Result<(), String> {
     // Downloads the person keeps land in `<home>/work/Downloads` (DL-1, AMB-9).
     tools_config.downloads = Some(home.root().join("work").join("Downloads"));
     tools_config.net = net;
-    // The person's door: wherever it listens, a handoff tells them and waits (HAND-1).
+    // The person's door: wherever it listens, a handoff tells them and waits (HAND-1);
+    // an unattended run has nobody to wait for, so its handoff says so at once.
     let panel = listener
         .as_ref()
         .map(|_| panel::Panel::new(port, live::Live::new(browser.clone())));
-    if let Some(panel) = &panel {
+    if let Some(panel) = panel.as_ref().filter(|_| !cli.unattended) {
         tools_config.notifier = Some(Arc::new(notify::GatewayNotifier {
             command: cli.notify_command.clone(),
         }));

@@ -240,6 +240,27 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// PROTO-8, LIVE-5, PROTO-12: the live events as golden JSON.
+    #[test]
+    fn proto_8_live_events_golden_json() {
+        let events = vec![
+            Event::Status {
+                driver: "person".into(),
+                handoff: Some("Sign in to Harbour Mail.".into()),
+            },
+            Event::Cursor {
+                x: 192.0,
+                y: 96.5,
+                kind: "type".into(),
+                caption: "Typing in “Search”".into(),
+            },
+            Event::Found { count: 3, index: 2 },
+            Event::Dialog { dialog: None },
+            Event::invalid_command(),
+        ];
+        insta::assert_json_snapshot!("live_events", events);
+    }
+
     #[test]
     fn proto_9_unknown_command_gets_invalid_command() {
         assert_eq!(

@@ -62,6 +62,11 @@ async fn mcp_over_stdio_unattended() {
         .call("browser_open", json!({ "url": "file:///etc/passwd" }))
         .await;
     assert!(error && text.contains("http"), "{text}");
+    // HAND-1: an unattended run has nobody to wait for: the handoff says so at once.
+    let (text, error) = client
+        .call("browser_handoff", json!({ "reason": "a code" }))
+        .await;
+    assert!(error && text.contains("No one can take over"), "{text}");
     assert!(!work.exists() || work.is_dir());
     client.finish().await;
 }

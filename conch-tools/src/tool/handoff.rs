@@ -17,7 +17,7 @@ use crate::result::Reply;
 use crate::tool::turn::Turn;
 
 /// What the agent reads when nobody can take over.
-pub(crate) const NO_ONE: &str = "No one can take over right now: the live view isn't running, so carry on without a handoff or tell the person in your reply what they need to do.";
+pub(crate) const NO_ONE: &str = "No one can take over right now (there is no live view, or this run is unattended), so carry on without a handoff or tell the person in your reply what they need to do.";
 
 /// Hands the browser to the person for `reason` and waits for the handoff to end.
 pub(crate) async fn run(turn: &Turn<'_>, reason: &str) -> Result<Reply, ToolError> {
