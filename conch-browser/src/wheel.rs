@@ -190,6 +190,13 @@ impl Wheel {
         lock(&self.notes).found = true;
     }
 
+    /// Whether the person drove or used find since the agent's last result (SNAP-7): the
+    /// page may have changed under their hands. Reading does not take the notes.
+    pub fn person_touched(&self) -> bool {
+        let notes = lock(&self.notes);
+        notes.drove || notes.found
+    }
+
     /// What the person did since the agent's last result, as sentences, once.
     pub fn take_notes(&self) -> Vec<String> {
         let notes = std::mem::take(&mut *lock(&self.notes));

@@ -235,6 +235,21 @@ impl Pages {
         }
     }
 
+    /// What the person changed on the active tab since the agent last read it, labelled
+    /// as theirs (SNAP-7), so the step's own diff after it shows only the step's changes.
+    pub(crate) async fn person_changes(&self, conv: &Conversation) -> Option<PageBody> {
+        let tab = need_tab(conv).await.ok()?;
+        let page = conv.page().await.ok()?;
+        let mut readers = self.readers.lock().await;
+        // A tab the agent never read has no baseline to compare with.
+        let reader = readers.get_mut(&tab.id)?;
+        match changes_since(&page, reader, Who::Person).await.ok()? {
+            Change::Diff(text) => Some(PageBody::bounded(&text)),
+            Change::Whole(snapshot) => Some(first_look(&tab.id, &snapshot)),
+            Change::Nothing => None,
+        }
+    }
+
     /// Forgets the active tab's baseline: the next change is the whole page.
     pub(crate) async fn forget(&self, tab: &str) {
         if let Some(reader) = self.readers.lock().await.get_mut(tab) {

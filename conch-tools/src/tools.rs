@@ -148,7 +148,18 @@ impl Chat {
             wheel.agents_turn().await;
             // LIVE-12: the person's find is refused while the step runs.
             let _mark = wheel.agent_step();
-            live::scoped(listened, self.dispatch(call)).await
+            // SNAP-7: what the person changed comes first, marked as theirs, so the step's
+            // own diff shows only the step's changes.
+            let person = if wheel.person_touched() && call.act().class() == ActClass::Acting {
+                self.state
+                    .pages
+                    .person_changes(&self.state.conversation)
+                    .await
+            } else {
+                None
+            };
+            let (outcome, touch) = live::scoped(listened, self.dispatch(call)).await;
+            (with_persons(outcome, person), touch)
         };
         let (outcome, touch) = tokio::select! {
             done = step => done,
@@ -287,4 +298,21 @@ impl Chat {
             ToolCall::Form { fields } => tool::form::run(&turn, fields).await,
         }
     }
+}
+
+/// Puts what the person changed before the step's own outcome (SNAP-7).
+fn with_persons(
+    outcome: Result<Reply, ToolError>,
+    person: Option<crate::result::PageBody>,
+) -> Result<Reply, ToolError> {
+    let Some(person) = person else {
+        return outcome;
+    };
+    let mut reply = outcome?;
+    let text = match reply.page.take() {
+        Some(step) => format!("{}\n\nThen your step:\n{}", person.text, step.text),
+        None => person.text,
+    };
+    reply.page = Some(crate::result::PageBody::bounded(&text));
+    Ok(reply)
 }

@@ -155,12 +155,22 @@ impl FrameSpy {
         FrameSpy { seen, task }
     }
 
+    /// Whether the spy saw `jpeg` by now.
+    pub(crate) fn has_now(&self, jpeg: &[u8]) -> bool {
+        self.seen.lock().expect("the spy").iter().any(|f| f == jpeg)
+    }
+
     pub(crate) fn count(&self) -> usize {
         self.seen.lock().expect("the spy").len()
     }
 
-    pub(crate) fn has(&self, jpeg: &[u8]) -> bool {
-        self.seen.lock().expect("the spy").iter().any(|f| f == jpeg)
+    /// Whether the spy saw `jpeg`; its task may hear of a frame a moment after the
+    /// watcher did, so it is given a second.
+    pub(crate) async fn has(&self, jpeg: &[u8]) -> bool {
+        eventually(Duration::from_secs(1), || async {
+            self.seen.lock().expect("the spy").iter().any(|f| f == jpeg)
+        })
+        .await
     }
 
     pub(crate) fn newest(&self) -> Option<Vec<u8>> {

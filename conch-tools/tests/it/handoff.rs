@@ -414,3 +414,40 @@ async fn hand_1_a_handoff_raises_its_event_opening_and_ending() {
     );
     tools.browser().shutdown().await;
 }
+
+/// SNAP-7, LIVE-13: what the person changed while they had the tab comes first in the
+/// agent's next result, marked as theirs; the step's own diff follows it.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_7_the_persons_changes_are_marked_as_theirs_in_the_next_result() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools_with_sink(&setup, Arc::new(Sink::default()));
+    let chat = tools.chat("marked", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("counter.html") }),
+        )
+        .await;
+    let add = crate::support::ref_of(&opened.text(), "button \"Add\"");
+    // The person takes over and edits the page (their typing would do this).
+    let wheel = tools.browser().wheel("marked");
+    wheel.take_over();
+    wheel.person_input();
+    chat.conversation()
+        .evaluate("document.querySelector('h1').textContent = 'Edited by hand'; true")
+        .await
+        .unwrap();
+    wheel.hand_back();
+    let clicked = chat.call("browser_click", &json!({ "ref": add })).await;
+    let text = clicked.text();
+    assert!(!clicked.is_error, "{text}");
+    let person = text
+        .find("The person changed this while they had the tab")
+        .unwrap_or_else(|| panic!("no mark of the person's change: {text}"));
+    let edited = text.find("Edited by hand").expect("the person's change");
+    let step = text.find("Then your step:").expect("the step's own diff");
+    let counted = text.rfind("Count: 1").expect("the click's change");
+    assert!(person < edited && edited < step && step < counted, "{text}");
+    tools.browser().shutdown().await;
+}
