@@ -32,6 +32,8 @@ Options:
   --session-idle SECONDS serve only: close an MCP session unused this long (default 1800)
   --panel-port PORT      mcp only: the person's port on 127.0.0.1, for the sign-in link and
                          the live view (default 7391, else the next free one; 0 picks one)
+  --ask-timeout SECONDS  How long a question waits for the person on the panel before it
+                         counts as No (default 300)
   --notify-command CMD   Also run CMD TITLE TEXT when the agent hands the browser over
                          (CMD split on spaces, no shell; TEXT ends with the take-over link)
   -h, --help             This text
@@ -63,6 +65,8 @@ pub(crate) struct Cli {
     pub(crate) panel_port: u16,
     /// The program and its first arguments, run on each handoff with the title and text.
     pub(crate) notify_command: Option<Vec<String>>,
+    /// How long a question waits for the person on the panel before it counts as No.
+    pub(crate) ask_timeout: Duration,
     /// `serve`: how long an MCP session may go unused before it is closed.
     pub(crate) session_idle: Duration,
 }
@@ -75,6 +79,9 @@ pub(crate) enum CliError {
     /// A mistake, in one sentence.
     Usage(String),
 }
+
+/// How long a question waits for the person by default (issue 14: 5 minutes).
+pub(crate) const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The default port of `serve`, and the first port `mcp` tries for the person's door.
 pub(crate) const DEFAULT_PORT: u16 = 7391;
@@ -106,6 +113,7 @@ impl Cli {
             port: DEFAULT_PORT,
             panel_port: DEFAULT_PORT,
             notify_command: None,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
             session_idle: crate::http::DEFAULT_SESSION_IDLE,
         };
         while let Some(arg) = args.next() {
@@ -170,6 +178,15 @@ impl Cli {
                     }
                     cli.notify_command = Some(words);
                 }
+                "--ask-timeout" => {
+                    let text = value("--ask-timeout")?;
+                    let seconds: u64 = text.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "--ask-timeout takes a number of seconds above 0, not “{text}”"
+                        ))
+                    })?;
+                    cli.ask_timeout = Duration::from_secs(seconds);
+                }
                 "--session-idle" => {
                     let text = value("--session-idle")?;
                     let seconds: u64 = text.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
@@ -222,6 +239,22 @@ mod tests {
 
     /// PROTO-13, HAND-7: the person's port and the notification command are read; a
     /// command is split on whitespace into the program and its first arguments.
+    #[test]
+    fn perm_3_the_ask_timeout_is_read_and_checked() {
+        assert_eq!(parse("mcp").unwrap().ask_timeout, DEFAULT_ASK_TIMEOUT);
+        assert_eq!(
+            parse("mcp --ask-timeout 30").unwrap().ask_timeout,
+            Duration::from_secs(30)
+        );
+        for bad in [
+            "mcp --ask-timeout 0",
+            "mcp --ask-timeout soon",
+            "mcp --ask-timeout",
+        ] {
+            assert!(matches!(parse(bad), Err(CliError::Usage(_))), "{bad}");
+        }
+    }
+
     #[test]
     fn proto_13_the_panel_port_and_the_notify_command_are_read() {
         assert_eq!(parse("mcp --panel-port 0").unwrap().panel_port, 0);

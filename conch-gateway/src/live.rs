@@ -14,6 +14,11 @@
 //! own (its agent is the MCP client), so Stop ends the conversation's call in flight
 //! through its wheel, which answers "the person pressed Stop" (LIVE-14).
 //!
+//! The socket also carries the conversation's question cards ([`crate::cards`]): the
+//! cards still open when a watcher joins, then each new one and each closing, and the
+//! person's `{type:'answer', id, choice}` goes to the board, not to conch-live. A socket
+//! that took over and closes hands the browser back, so the agent resumes (issue 14).
+//!
 //! Deliberately absent: the commands' effects and the screencast (conch-live's).
 
 use std::sync::Arc;
@@ -23,7 +28,11 @@ use axum::extract::ws::{Message, WebSocket};
 use conch_browser::Browser;
 use conch_live::{Event, Hub, Outgoing, TurnControl};
 use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::{Value, json};
 use tokio::sync::Mutex;
+
+use crate::cards::Board;
 
 /// The gateway's Stop: the conversation's call in flight ends (LIVE-14).
 #[derive(Debug)]
@@ -38,10 +47,37 @@ impl TurnControl for GatewayTurn {
     }
 }
 
-/// The live view the person's sockets are bridged to. Cheap to clone.
+/// The live view the person's sockets are bridged to, and the question cards. Cheap to
+/// clone.
 #[derive(Debug, Clone)]
 pub(crate) struct Live {
     hub: Hub,
+    board: Board,
+}
+
+/// The person's answer to a card.
+#[derive(Deserialize)]
+struct CardAnswer {
+    #[serde(rename = "type")]
+    kind: String,
+    id: String,
+    choice: String,
+}
+
+/// Commands that mean the person has the wheel.
+fn takes_over(message: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Kind {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    serde_json::from_slice::<Kind>(message)
+        .is_ok_and(|k| matches!(k.kind.as_str(), "takeover" | "pointer" | "key" | "text"))
+}
+
+/// A JSON value as a text message.
+fn value_text(value: &Value) -> Message {
+    Message::Text(value.to_string().into())
 }
 
 /// An event as a text message; `None` (and a warning) if it can't be written as JSON.
@@ -56,22 +92,57 @@ fn text(event: &Event) -> Option<Message> {
 }
 
 impl Live {
-    /// The live views of `browser`'s conversations, with the gateway's Stop.
-    pub(crate) fn new(browser: Browser) -> Live {
+    /// The live views of `browser`'s conversations, with the gateway's Stop, and the
+    /// cards of `board`.
+    pub(crate) fn new(browser: Browser, board: Board) -> Live {
         let turn = Arc::new(GatewayTurn {
             browser: browser.clone(),
         });
         Live {
             hub: Hub::new(browser, turn),
+            board,
         }
+    }
+
+    /// The question cards.
+    pub(crate) fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// How many watch `conversation`.
+    pub(crate) fn watchers(&self, conversation: &str) -> usize {
+        self.hub.watchers(conversation)
     }
 
     /// Serves one watcher of `conversation` until either side ends.
     pub(crate) async fn watch(&self, socket: WebSocket, conversation: &str) {
         tracing::info!(conversation, "a live watcher joined");
+        // Subscribed before the open cards are read, so none falls between.
+        let mut cards = self.board.subscribe();
+        let open = self.board.open_for(conversation);
         let (mut feed, control) = self.hub.join(conversation);
         let (sink, mut stream) = socket.split();
         let sink = Mutex::new(sink);
+        let mut took_over = false;
+        // The conversation's cards: those open now, then each new one and each closing.
+        let questions = async {
+            for card in &open {
+                if sink.lock().await.send(value_text(card)).await.is_err() {
+                    return;
+                }
+            }
+            loop {
+                match cards.recv().await {
+                    Ok((whose, card)) if whose == conversation => {
+                        if sink.lock().await.send(value_text(&card)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        };
         // What the view sends: frames and events, in the feed's order.
         let forward = async {
             while let Some(out) = feed.next().await {
@@ -97,6 +168,23 @@ impl Live {
                     // Pings are answered by the socket itself.
                     Message::Ping(_) | Message::Pong(_) => continue,
                 };
+                if let Ok(answer) = serde_json::from_slice::<CardAnswer>(&bytes)
+                    && answer.kind == "answer"
+                {
+                    let reply = match self.board.answer(conversation, &answer.id, &answer.choice) {
+                        Ok(_) => {
+                            json!({ "type": "answered", "id": answer.id, "choice": answer.choice })
+                        }
+                        Err(e) => {
+                            json!({ "type": "error", "id": answer.id, "message": e.to_string() })
+                        }
+                    };
+                    if sink.lock().await.send(value_text(&reply)).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                took_over |= takes_over(&bytes);
                 for event in control.command(&bytes).await {
                     let Some(message) = text(&event) else {
                         continue;
@@ -110,6 +198,15 @@ impl Live {
         tokio::select! {
             () = forward => {}
             () = commands => {}
+            () = questions => {}
+        }
+        if took_over {
+            // The person who had the wheel is gone: the agent resumes (issue 14).
+            tracing::info!(
+                conversation,
+                "a watcher that had taken over left; handing back"
+            );
+            let _ = control.command(br#"{"type":"handback"}"#).await;
         }
         let _ = sink.into_inner().close().await;
         // Dropping the feed leaves the view (LIVE-2).

@@ -23,6 +23,7 @@
 
 mod ask;
 mod backend;
+mod cards;
 mod cli;
 mod http;
 mod live;
@@ -148,21 +149,6 @@ async fn run(cli: Cli) -> Result<(), String> {
         },
         "conch-gateway started"
     );
-    let base: Arc<dyn Asker> = if cli.unattended {
-        Arc::new(Unattended)
-    } else {
-        Arc::new(NoOneToAsk)
-    };
-    let channels: Option<Channels> = cli
-        .ask_via_mcp
-        .then(|| Arc::new(Mutex::new(HashMap::new())));
-    let asker: Arc<dyn Asker> = match &channels {
-        Some(channels) => Arc::new(ElicitAsker {
-            fallback: base,
-            channels: Arc::clone(channels),
-        }),
-        None => base,
-    };
 
     // The listener is bound before the browser's settings are made: the guard keeps pages
     // off its port (NET-1).
@@ -180,6 +166,31 @@ async fn run(cli: Cli) -> Result<(), String> {
             .map_err(|e| format!("the listening port can't be read ({e})."))?
             .port(),
         None => 0,
+    };
+
+    // Who answers questions (issue 14): the panel's cards while the person's door
+    // listens; No at once when unattended; a refusal with a sentence with no door. The
+    // site question may go to the MCP client instead (`--ask-via-mcp`).
+    let board = cards::Board::new(cli.ask_timeout);
+    let base: Arc<dyn Asker> = if cli.unattended {
+        Arc::new(Unattended)
+    } else if listener.is_some() {
+        Arc::new(cards::PanelAsker {
+            board: board.clone(),
+            link: format!("http://127.0.0.1:{port}/"),
+        })
+    } else {
+        Arc::new(NoOneToAsk)
+    };
+    let channels: Option<Channels> = cli
+        .ask_via_mcp
+        .then(|| Arc::new(Mutex::new(HashMap::new())));
+    let asker: Arc<dyn Asker> = match &channels {
+        Some(channels) => Arc::new(ElicitAsker {
+            fallback: base,
+            channels: Arc::clone(channels),
+        }),
+        None => base,
     };
 
     let net = NetSettings {
@@ -230,7 +241,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     // an unattended run has nobody to wait for, so its handoff says so at once.
     let panel = listener
         .as_ref()
-        .map(|_| panel::Panel::new(port, live::Live::new(browser.clone())));
+        .map(|_| panel::Panel::new(port, live::Live::new(browser.clone(), board.clone())));
     if let Some(panel) = panel.as_ref().filter(|_| !cli.unattended) {
         tools_config.notifier = Some(Arc::new(notify::GatewayNotifier {
             command: cli.notify_command.clone(),
@@ -238,6 +249,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         tools_config.panel_link = Some(panel.address());
     }
     let tools = Tools::new(browser.clone(), tools_config);
+    if let Some(panel) = &panel {
+        panel.set_tools(tools.clone());
+    }
     let server = McpServer::new(tools, cli.mode);
 
     match (cli.command, listener) {

@@ -10,6 +10,9 @@
 //!   an `Origin` that is the gateway's own (LIVE-18); anything else gets 403 and one
 //!   sentence, and a missing conversation gets 400.
 //!
+//! - `GET /api/browser/conversations`: the conversations the person can watch, each with
+//!   its tabs, watchers and waiting questions (issue 14), for a signed-in person.
+//!
 //! Every route needs a `Host` that is the gateway's own loopback name and port, so a page
 //! whose name was rebound to 127.0.0.1 (DNS rebinding) is refused.
 //!
@@ -17,7 +20,7 @@
 //! is used (restarting the gateway prints a new link). Sessions live in memory only.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use axum::Router;
 use axum::extract::State;
@@ -52,6 +55,8 @@ struct Inner {
     /// The valid `conch_session` values.
     sessions: Mutex<HashSet<String>>,
     live: Live,
+    /// The tools, once made: they know the conversations.
+    tools: OnceLock<conch_tools::Tools>,
 }
 
 impl Panel {
@@ -63,8 +68,14 @@ impl Panel {
                 code: Mutex::new(Some(crate::random_hex(24))),
                 sessions: Mutex::new(HashSet::new()),
                 live,
+                tools: OnceLock::new(),
             }),
         }
+    }
+
+    /// Gives the door the tools, whose conversations it lists.
+    pub(crate) fn set_tools(&self, tools: conch_tools::Tools) {
+        let _ = self.inner.tools.set(tools);
     }
 
     /// The panel's address, `http://127.0.0.1:PORT/`: the base of a handoff's link.
@@ -152,6 +163,7 @@ pub(crate) fn router(panel: Panel) -> Router {
         .route("/", get(home))
         .route("/signin", get(signin))
         .route("/api/browser/live", get(live))
+        .route("/api/browser/conversations", get(conversations))
         .with_state(panel)
 }
 
@@ -220,6 +232,9 @@ fn refuse(status: StatusCode, sentence: &str) -> Response {
         .into_response()
 }
 
+const NOT_SIGNED_IN: &str =
+    "Forbidden: sign in first with the link conch-gateway printed when it started.";
+
 const WRONG_HOST: &str =
     "Forbidden: the gateway answers only on its own loopback address (127.0.0.1 or localhost).";
 
@@ -253,6 +268,47 @@ async fn home(State(panel): State<Panel>, headers: HeaderMap) -> Response {
     } else {
         page("Sign in with the link conch-gateway printed on its standard error when it started.")
     }
+}
+
+/// `GET /api/browser/conversations`: every conversation with its tabs, how many watch it
+/// and how many questions wait in it (issue 14).
+async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    if !panel.signed_in(&headers) {
+        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
+    }
+    let Some(tools) = panel.inner.tools.get() else {
+        return json_response(&serde_json::json!({ "conversations": [] }));
+    };
+    let live = &panel.inner.live;
+    let mut list = Vec::new();
+    for id in tools.conversations() {
+        let tabs = tools.browser().conversation(&id).tabs_now().await;
+        list.push(serde_json::json!({
+            "id": id,
+            "watchers": live.watchers(&id),
+            "questions": live.board().count_for(&id),
+            "tabs": tabs.iter().map(|t| serde_json::json!({
+                "id": t.id, "title": t.title, "url": t.url, "active": t.active,
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    json_response(&serde_json::json!({ "conversations": list }))
+}
+
+/// A JSON answer that no cache keeps.
+fn json_response(value: &serde_json::Value) -> Response {
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        value.to_string(),
+    )
+        .into_response()
 }
 
 /// `GET /signin?code=CODE`: the one-time code becomes a session cookie.
@@ -303,10 +359,7 @@ async fn live(
         );
     }
     if !panel.signed_in(&headers) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "Forbidden: sign in first with the link conch-gateway printed when it started.",
-        );
+        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
     }
     let Some(conversation) = query_param(&uri, "conversation").filter(|c| !c.is_empty()) else {
         return refuse(

@@ -82,6 +82,13 @@ impl Tools {
         }
     }
 
+    /// The conversations the tools hold now, by id, sorted.
+    pub fn conversations(&self) -> Vec<String> {
+        let mut ids: Vec<String> = lock(&self.inner.chats).keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
     /// Forgets conversation `id`'s answers (its tabs stay with the browser).
     pub fn forget(&self, id: &str) {
         lock(&self.inner.chats).remove(id);

@@ -632,3 +632,207 @@ async fn live_14_stop_on_the_live_socket_ends_the_call_in_flight() {
     );
     watched.client.finish().await;
 }
+
+/// The answer to the tools/call request `id`, skipping notifications.
+async fn answer_to(client: &mut StdioClient, id: i64) -> Value {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let message = client.next_message().await;
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("the call is answered within 60 s")
+}
+
+/// A call's result text.
+fn result_text(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// PERM-3, issue 14: a site question is a card on the panel; two tabs of the panel both
+/// see it; This chat from one lets the agent's call complete, the other is told the card
+/// closed, and a second answer gets "already answered".
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_3_a_site_question_is_a_card_and_the_first_answer_wins() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("counter.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let add = crate::support::ref_of(&page, "button \"Add\"");
+    let cookie = watched.sign_in().await;
+    let mut first = join(watched.port, &cookie, "mcp-stdio").await;
+    let mut second = join(watched.port, &cookie, "mcp-stdio").await;
+    let call = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": add } }),
+        )
+        .await;
+    let card = next_event(&mut first, "question").await;
+    assert_eq!(card["kind"], "site", "{card}");
+    assert_eq!(card["conversation"], "mcp-stdio");
+    assert!(
+        card["site"].as_str().unwrap().starts_with("127.0.0.1"),
+        "{card}"
+    );
+    let labels: Vec<&str> = card["choices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["This chat", "Always", "No"]);
+    let also = next_event(&mut second, "question").await;
+    assert_eq!(also["id"], card["id"], "the second tab sees the same card");
+    // The conversations API counts it.
+    let (status, _, body) = get(
+        watched.port,
+        "/api/browser/conversations",
+        &[("Cookie", &cookie)],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let list: Value = serde_json::from_str(&body).unwrap();
+    let stdio = &list["conversations"][0];
+    assert_eq!(stdio["id"], "mcp-stdio", "{list}");
+    assert_eq!(stdio["questions"], 1, "{list}");
+    assert_eq!(stdio["watchers"], 2, "{list}");
+    assert!(
+        stdio["tabs"][0]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("counter.html")
+    );
+
+    let id = card["id"].as_str().unwrap();
+    send(
+        &mut first,
+        json!({ "type": "answer", "id": id, "choice": "thisChat" }).to_string(),
+    )
+    .await;
+    let answered = next_event(&mut first, "answered").await;
+    assert_eq!(answered["id"], id);
+    let closed = next_event(&mut second, "questionClosed").await;
+    assert_eq!(closed["id"], id);
+    let result = answer_to(&mut watched.client, call).await;
+    let text = result_text(&result);
+    assert_eq!(result["result"]["isError"], json!(false), "{text}");
+    assert!(text.contains("Count: 1"), "{text}");
+    send(
+        &mut second,
+        json!({ "type": "answer", "id": id, "choice": "no" }).to_string(),
+    )
+    .await;
+    let stale = next_event(&mut second, "error").await;
+    assert_eq!(stale["message"], "That question was already answered.");
+    watched.client.finish().await;
+}
+
+/// HS-2, issue 14: a high-stakes card shows the button's own words; No leaves the page
+/// untouched and the agent is told the person declined. Without the cookie the
+/// conversations API is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_2_a_high_stakes_card_shows_place_order_and_no_keeps_the_page() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call(
+            "browser_open",
+            json!({ "url": pages.url("basic-form.html") }),
+        )
+        .await;
+    assert!(!error, "{page}");
+    let order = crate::support::ref_of(&page, "Place order");
+    let (status, _, _) = get(watched.port, "/api/browser/conversations", &[]).await;
+    assert_eq!(status, 403, "no cookie, no list");
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    let call = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": order } }),
+        )
+        .await;
+    let site = next_event(&mut socket, "question").await;
+    assert_eq!(site["kind"], "site", "{site}");
+    send(
+        &mut socket,
+        json!({ "type": "answer", "id": site["id"], "choice": "thisChat" }).to_string(),
+    )
+    .await;
+    let stakes = next_event(&mut socket, "question").await;
+    assert_eq!(stakes["kind"], "highStakes", "{stakes}");
+    assert!(
+        stakes.to_string().contains("Place order"),
+        "the card shows the element's own words: {stakes}"
+    );
+    assert!(
+        stakes["thumbnail"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("data:image/png;base64,")),
+        "the card has a picture of the button"
+    );
+    send(
+        &mut socket,
+        json!({ "type": "answer", "id": stakes["id"], "choice": "no" }).to_string(),
+    )
+    .await;
+    let result = answer_to(&mut watched.client, call).await;
+    let text = result_text(&result);
+    assert!(text.contains("declined"), "{text}");
+    let (title, _) = watched.client.call("browser_read", json!({})).await;
+    assert!(!title.contains("Sent"), "the form was sent: {title}");
+    watched.client.finish().await;
+}
+
+/// Issue 14: a socket that took over and closes hands the browser back, so the agent's
+/// waiting call goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_8_a_closed_socket_mid_takeover_gives_the_wheel_back() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    send(&mut socket, json!({ "type": "takeover" }).to_string()).await;
+    let status = loop {
+        let status = next_event(&mut socket, "status").await;
+        if status["driver"] == "person" {
+            break status;
+        }
+    };
+    assert_eq!(status["driver"], "person");
+    let call = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_read", "arguments": {} }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    socket.close(None).await.expect("the socket closes");
+    drop(socket);
+    let result = answer_to(&mut watched.client, call).await;
+    let text = result_text(&result);
+    assert!(text.contains("The person used the browser"), "{text}");
+    watched.client.finish().await;
+}

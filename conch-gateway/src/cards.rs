@@ -1,0 +1,369 @@
+//! Questions as cards on the person's panel: the gateway's default [`Asker`] (PERM-3,
+//! PERM-6, HS-2, UP-9, DL-1, issue 14).
+//!
+//! [`PanelAsker::ask`] puts a card on the [`Board`] and waits for the person's answer,
+//! at most `--ask-timeout` (5 minutes by default); no answer, or the call being cancelled,
+//! is No. Every watcher of the conversation's live socket gets the card as
+//! `{type:'question', …}` (and the cards still open when it joins); the person answers
+//! with `{type:'answer', id, choice}`. The first answer wins: a second one, from another
+//! tab of the panel or a stale card, gets "That question was already answered." Every
+//! watcher hears `{type:'questionClosed', id}` when a card is answered, expires or is
+//! withdrawn.
+//!
+//! Deliberately absent: any way for the agent to answer (PERM-6): answers come only from
+//! the person's signed-in socket.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use conch_policy::Choice;
+use conch_tools::{Answer, AskRequest, Asker, BoxFuture};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, oneshot};
+
+/// How many card events a slow watcher may fall behind before it skips ahead.
+const CARD_EVENTS: usize = 64;
+
+/// The open questions of every conversation. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Board {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    next: AtomicU64,
+    open: Mutex<HashMap<String, Open>>,
+    events: broadcast::Sender<(String, Value)>,
+    timeout: Duration,
+}
+
+/// One card waiting for the person.
+#[derive(Debug)]
+struct Open {
+    conversation: String,
+    card: Value,
+    choices: Vec<Choice>,
+    answer: Option<oneshot::Sender<Choice>>,
+}
+
+/// Why an answer was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AnswerError {
+    /// The card was answered already, expired, or never was.
+    #[error("That question was already answered.")]
+    Closed,
+    /// The choice is not one of the card's buttons.
+    #[error("That is not one of the question's choices.")]
+    NotOffered,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn choice_id(choice: Choice) -> &'static str {
+    match choice {
+        Choice::ThisChat => "thisChat",
+        Choice::Always => "always",
+        Choice::Yes => "yes",
+        Choice::No => "no",
+    }
+}
+
+impl Board {
+    /// An empty board whose questions wait at most `timeout`.
+    pub(crate) fn new(timeout: Duration) -> Board {
+        Board {
+            inner: Arc::new(Inner {
+                next: AtomicU64::new(1),
+                open: Mutex::new(HashMap::new()),
+                events: broadcast::Sender::new(CARD_EVENTS),
+                timeout,
+            }),
+        }
+    }
+
+    /// Card events from now on, with the conversation each belongs to.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<(String, Value)> {
+        self.inner.events.subscribe()
+    }
+
+    /// The cards of `conversation` still open, oldest first.
+    pub(crate) fn open_for(&self, conversation: &str) -> Vec<Value> {
+        let open = lock(&self.inner.open);
+        let mut cards: Vec<(u64, Value)> = open
+            .iter()
+            .filter(|(_, o)| o.conversation == conversation)
+            .map(|(id, o)| {
+                let n = id.trim_start_matches('q').parse().unwrap_or(0);
+                (n, o.card.clone())
+            })
+            .collect();
+        cards.sort_by_key(|(n, _)| *n);
+        cards.into_iter().map(|(_, card)| card).collect()
+    }
+
+    /// How many cards of `conversation` wait.
+    pub(crate) fn count_for(&self, conversation: &str) -> usize {
+        lock(&self.inner.open)
+            .values()
+            .filter(|o| o.conversation == conversation)
+            .count()
+    }
+
+    /// The person's answer to card `id` of `conversation`: the first one wins.
+    pub(crate) fn answer(
+        &self,
+        conversation: &str,
+        id: &str,
+        choice: &str,
+    ) -> Result<Choice, AnswerError> {
+        let mut open = lock(&self.inner.open);
+        let card = open
+            .get_mut(id)
+            .filter(|o| o.conversation == conversation)
+            .ok_or(AnswerError::Closed)?;
+        let chosen = card
+            .choices
+            .iter()
+            .copied()
+            .find(|c| choice_id(*c) == choice)
+            .ok_or(AnswerError::NotOffered)?;
+        let sender = card.answer.take().ok_or(AnswerError::Closed)?;
+        // The asker may have given up this instant; the card closes either way.
+        let _ = sender.send(chosen);
+        Ok(chosen)
+    }
+
+    /// Puts `card` up for `conversation`; gives its id and where the answer comes.
+    fn post(
+        &self,
+        conversation: &str,
+        mut card: Value,
+        choices: Vec<Choice>,
+    ) -> (String, oneshot::Receiver<Choice>) {
+        let id = format!("q{}", self.inner.next.fetch_add(1, Ordering::Relaxed));
+        card["id"] = json!(id);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.inner.open).insert(
+            id.clone(),
+            Open {
+                conversation: conversation.to_owned(),
+                card: card.clone(),
+                choices,
+                answer: Some(tx),
+            },
+        );
+        let _ = self.inner.events.send((conversation.to_owned(), card));
+        (id, rx)
+    }
+
+    /// Takes card `id` down and tells the watchers how it closed.
+    fn close(&self, id: &str, how: &str) {
+        let closed = lock(&self.inner.open).remove(id);
+        if let Some(open) = closed {
+            let _ = self.inner.events.send((
+                open.conversation,
+                json!({ "type": "questionClosed", "id": id, "how": how }),
+            ));
+        }
+    }
+}
+
+/// The card of `request`, as the panel draws it.
+fn card_of(request: &AskRequest) -> Value {
+    let question = &request.question;
+    let mut card = json!({
+        "type": "question",
+        "conversation": request.conversation,
+        "tool": request.tool,
+        "choices": question.choices().iter().map(|c| json!({
+            "id": choice_id(*c),
+            "label": c.label(),
+        })).collect::<Vec<_>>(),
+    });
+    // The question's own fields (kind, text, site, frameSite, words, lendsSignIn).
+    if let Ok(Value::Object(fields)) = serde_json::to_value(question) {
+        for (name, value) in fields {
+            if name != "choices" {
+                card[name] = value;
+            }
+        }
+    }
+    if let Some(png) = &request.thumbnail {
+        card["thumbnail"] = json!(format!(
+            "data:image/png;base64,{}",
+            conch_browser::page::base64::encode(png)
+        ));
+    }
+    if let Some(note) = &request.taint_note {
+        card["taintNote"] = json!(note);
+    }
+    card
+}
+
+/// The gateway's [`Asker`]: a card on the panel, waiting for the person.
+#[derive(Debug, Clone)]
+pub(crate) struct PanelAsker {
+    pub(crate) board: Board,
+    /// Where the person answers, for the sentence when nobody did.
+    pub(crate) link: String,
+}
+
+/// Takes the card down however the wait ends (the call cancelled included).
+struct Withdraw<'a> {
+    board: &'a Board,
+    id: String,
+    how: &'static str,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.board.close(&self.id, self.how);
+    }
+}
+
+impl Asker for PanelAsker {
+    fn ask<'a>(&'a self, request: &'a AskRequest) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let (id, answer) = self.board.post(
+                &request.conversation,
+                card_of(request),
+                request.question.choices().to_vec(),
+            );
+            tracing::info!(
+                conversation = request.conversation,
+                card = id,
+                "a question waits for the person on the panel"
+            );
+            let mut withdraw = Withdraw {
+                board: &self.board,
+                id,
+                how: "withdrawn",
+            };
+            match tokio::time::timeout(self.board.inner.timeout, answer).await {
+                Ok(Ok(choice)) => {
+                    withdraw.how = "answered";
+                    Answer::Person(choice)
+                }
+                Ok(Err(_)) => Answer::Person(Choice::No),
+                Err(_) => {
+                    withdraw.how = "expired";
+                    Answer::Nobody(format!(
+                        "Nobody answered “{}” within {} s on the panel ({}), so Conch did not do it; ask the person to open the panel and try again.",
+                        request.question.text(),
+                        self.board.inner.timeout.as_secs(),
+                        self.link,
+                    ))
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conch_policy::{Question, Site};
+
+    fn request(conversation: &str) -> AskRequest {
+        let site = Site::of_host("shop.test").expect("a site");
+        AskRequest {
+            conversation: conversation.to_owned(),
+            question: Question::for_site(&site, None, false),
+            tool: "browser_click".to_owned(),
+            thumbnail: Some(vec![1, 2, 3]),
+            taint_note: None,
+        }
+    }
+
+    fn asker(timeout: Duration) -> PanelAsker {
+        PanelAsker {
+            board: Board::new(timeout),
+            link: "http://127.0.0.1:7391/".to_owned(),
+        }
+    }
+
+    /// PERM-3: the card carries the question, the site, the choices and the picture; the
+    /// person's This chat comes back; the first answer wins and a second is told so.
+    #[tokio::test]
+    async fn perm_3_a_card_waits_for_the_persons_answer_and_the_first_wins() {
+        let asker = asker(Duration::from_secs(30));
+        let mut events = asker.board.subscribe();
+        let request = request("c1");
+        let asking = asker.ask(&request);
+        tokio::pin!(asking);
+        let card = tokio::select! {
+            event = events.recv() => event.unwrap(),
+            _ = &mut asking => panic!("answered with no answer"),
+        };
+        assert_eq!(card.0, "c1");
+        let card = card.1;
+        assert_eq!(card["type"], "question");
+        assert_eq!(card["kind"], "site");
+        assert_eq!(card["site"], "shop.test");
+        assert_eq!(card["text"], "Let Conch use shop.test?");
+        assert_eq!(
+            card["choices"],
+            json!([{"id": "thisChat", "label": "This chat"}, {"id": "always", "label": "Always"}, {"id": "no", "label": "No"}])
+        );
+        assert_eq!(card["thumbnail"], "data:image/png;base64,AQID");
+        let id = card["id"].as_str().unwrap().to_owned();
+        assert_eq!(asker.board.open_for("c1").len(), 1);
+        assert_eq!(asker.board.count_for("c2"), 0);
+        assert_eq!(
+            asker.board.answer("c2", &id, "thisChat"),
+            Err(AnswerError::Closed),
+            "another conversation's socket can't answer it"
+        );
+        assert_eq!(
+            asker.board.answer("c1", &id, "yes"),
+            Err(AnswerError::NotOffered)
+        );
+        assert_eq!(
+            asker.board.answer("c1", &id, "thisChat"),
+            Ok(Choice::ThisChat)
+        );
+        assert_eq!(asking.await, Answer::Person(Choice::ThisChat));
+        assert_eq!(
+            asker.board.answer("c1", &id, "no"),
+            Err(AnswerError::Closed),
+            "a stale card answered twice"
+        );
+        let closed = events.recv().await.unwrap().1;
+        assert_eq!(
+            closed,
+            json!({"type": "questionClosed", "id": id, "how": "answered"})
+        );
+        assert!(asker.board.open_for("c1").is_empty());
+    }
+
+    /// Issue 14: no answer within the timeout is a sentence naming where to answer, and
+    /// the card comes down.
+    #[tokio::test]
+    async fn perm_3_no_answer_in_time_is_no_with_a_sentence() {
+        let asker = asker(Duration::from_millis(100));
+        let request = request("c1");
+        match asker.ask(&request).await {
+            Answer::Nobody(sentence) => {
+                assert!(sentence.contains("Nobody answered"), "{sentence}");
+                assert!(sentence.contains("http://127.0.0.1:7391/"), "{sentence}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(asker.board.count_for("c1"), 0);
+    }
+
+    /// A cancelled call takes its card down.
+    #[tokio::test]
+    async fn perm_3_a_cancelled_question_takes_its_card_down() {
+        let asker = asker(Duration::from_secs(30));
+        let request = request("c1");
+        let asking = asker.ask(&request);
+        let _ = tokio::time::timeout(Duration::from_millis(50), asking).await;
+        assert_eq!(asker.board.count_for("c1"), 0);
+    }
+}
