@@ -241,7 +241,7 @@ const WRONG_HOST: &str =
 /// A small HTML page: `sentence` in a paragraph. Nothing in it comes from the request.
 fn page(sentence: &str) -> Response {
     let html = format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Conch</title></head>\n<body>\n<h1>Conch</h1>\n<p>{sentence}</p>\n</body>\n</html>\n"
+        "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Conch</title></head>\n<body>\n<main>\n<h1>Conch</h1>\n<p>{sentence}</p>\n</main>\n</body>\n</html>\n"
     );
     (
         StatusCode::OK,
