@@ -36,6 +36,37 @@ pub(crate) fn ensure() -> Result<PathBuf, String> {
     })
 }
 
+/// Finds chromedriver for the panel's WebDriver tests: `CONCH_CHROMEDRIVER`, else
+/// `chromedriver` on `PATH`. When it is missing and this runs as root on Debian, installs
+/// Debian's `chromium-driver` (a browser may be there without it); otherwise stops with
+/// one sentence saying what to install.
+pub(crate) fn ensure_driver() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("CONCH_CHROMEDRIVER") {
+        return Ok(PathBuf::from(path));
+    }
+    if let Some(found) = crate::axe::find_on_path("chromedriver") {
+        return Ok(found);
+    }
+    if !is_root() || !PathBuf::from("/etc/debian_version").exists() {
+        return Err("no chromedriver found: install the one matching your browser (on Debian: apt-get install chromium-driver), or set CONCH_CHROMEDRIVER to it.".to_owned());
+    }
+    eprintln!("xtask: no chromedriver found; installing Debian's chromium-driver with apt-get");
+    cmd::run(
+        Command::new("apt-get")
+            .args(["update", "-qq"])
+            .stdout(std::io::stderr()),
+    )?;
+    cmd::run(
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq", "chromium-driver"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(std::io::stderr()),
+    )?;
+    crate::axe::find_on_path("chromedriver").ok_or_else(|| {
+        "apt-get installed chromium-driver, yet no chromedriver is on PATH.".to_owned()
+    })
+}
+
 /// Runs the product's discovery; `None` when it finds nothing.
 fn discover() -> Result<Option<PathBuf>, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());

@@ -1,9 +1,9 @@
 //! Developer commands for the Conch workspace.
 //!
 //! - `cargo xtask test`: finds a browser with the product's own discovery (installing
-//!   Debian's `chromium` when run as root on Debian and none is found), then runs the
-//!   whole suite: format check, clippy with warnings denied, every test, and the
-//!   conformance run.
+//!   Debian's `chromium` when run as root on Debian and none is found) and chromedriver,
+//!   installs the pinned axe-core into `target/axe/`, then runs the whole suite: format
+//!   check, clippy with warnings denied, every test, and the conformance run.
 //! - `cargo xtask conformance`: the MCP door through the official MCP Python SDK (pinned,
 //!   from PyPI into `target/conformance/`), over stdio and over HTTP.
 //! - `cargo xtask gateway ARGS…`: the same browser set-up, then `conch-gateway ARGS…`
@@ -16,6 +16,7 @@
 //!
 //! Kept to std and serde_json so it builds in seconds.
 
+mod axe;
 mod bench;
 mod bench_agent;
 mod bench_backends;
@@ -59,6 +60,8 @@ fn main() -> ExitCode {
 fn test() -> Result<(), String> {
     let browser = browser::ensure()?;
     eprintln!("xtask: tests use {}", browser.display());
+    let driver = browser::ensure_driver()?;
+    let axe = axe::ensure()?;
     cmd::cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cmd::cargo(
         &[
@@ -72,7 +75,11 @@ fn test() -> Result<(), String> {
         ],
         &[],
     )?;
-    let env = [("CONCH_BROWSER", browser.as_os_str())];
+    let env = [
+        ("CONCH_BROWSER", browser.as_os_str()),
+        ("CONCH_CHROMEDRIVER", driver.as_os_str()),
+        ("CONCH_AXE", axe.as_os_str()),
+    ];
     if cmd::has_nextest() {
         cmd::cargo(
             &[

@@ -4,5 +4,7 @@
 mod backend;
 mod http;
 mod live;
+mod panel_browser;
 mod stdio;
 mod support;
+mod webdriver;
