@@ -480,7 +480,10 @@ fn progress_words(tool: &str, elapsed: Duration, link: Option<&str>) -> String {
         ("browser_handoff", None) => {
             format!("Waiting for the person to hand the page back ({secs} s so far).")
         }
-        _ => format!(
+        (_, Some(link)) => format!(
+            "{tool} is still working, or waiting for the person's answer ({secs} s so far). The person answers at {link}"
+        ),
+        (_, None) => format!(
             "{tool} is still working, or waiting for the person's answer ({secs} s so far)."
         ),
     }
@@ -604,7 +607,12 @@ mod tests {
         assert!(words.contains("12 s"), "{words}");
         let plain = progress_words("browser_handoff", Duration::from_secs(1), None);
         assert!(!plain.contains("http"), "{plain}");
-        let other = progress_words("browser_wait", Duration::from_secs(1), link.as_deref());
-        assert!(!other.contains("http"), "{other}");
+        let other = progress_words("browser_click", Duration::from_secs(1), link.as_deref());
+        assert!(
+            other.ends_with(
+                "The person answers at http://127.0.0.1:7391/?browser=1&conversation=c1"
+            ),
+            "a question's wait carries the panel's link: {other}"
+        );
     }
 }
