@@ -336,9 +336,9 @@ export class LiveView {
       if (event.key === 'Escape') {
         event.preventDefault();
         close();
-      } else if (event.key === 'Enter' && event.shiftKey) {
+      } else if (event.key === 'Enter') {
         event.preventDefault();
-        find('previous');
+        find(event.shiftKey ? 'previous' : 'next');
       }
     });
   }
