@@ -22,6 +22,7 @@
 //! Deliberately absent: the web panel itself and the settings API (later issues).
 
 mod ask;
+mod assets;
 mod backend;
 mod cards;
 mod cli;

@@ -4,5 +4,6 @@
 mod backend;
 mod http;
 mod live;
+mod panel_page;
 mod stdio;
 mod support;
