@@ -273,16 +273,26 @@ export class LiveView {
   }
 
   /**
-   * An agent's step, newest first. Its thumbnail is a file under the gateway's home that
-   * the page has no route to, so the card shows the caption and what changed.
+   * An agent's step, newest first, with its thumbnail (LIVE-6) when the step has one:
+   * `browser/shots/NAME.jpg` under the gateway's home, served at /api/browser/shots/NAME.
    */
   step(step) {
     if (!step.caption) return;
     const list = byId('steps');
+    const shot = typeof step.thumbnail === 'string' ? step.thumbnail.split('/').pop() : '';
     list.prepend(
       el(
         'li',
         { class: 'step' },
+        shot
+          ? el('img', {
+              class: 'step-shot',
+              src: '/api/browser/shots/' + encodeURIComponent(shot),
+              alt: 'The page after: ' + step.caption,
+              width: 160,
+              height: 100,
+            })
+          : null,
         el('span', { class: 'step-caption' }, step.caption),
         step.changeSummary ? el('span', { class: 'muted' }, step.changeSummary) : null,
       ),

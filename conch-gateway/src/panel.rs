@@ -166,6 +166,7 @@ pub(crate) fn router(panel: Panel) -> Router {
         .route("/signin", get(signin))
         .route("/api/browser/live", get(live))
         .route("/api/browser/conversations", get(conversations))
+        .route("/api/browser/shots/{file}", get(shot))
         .with_state(panel)
 }
 
@@ -309,6 +310,45 @@ fn json_response(value: &serde_json::Value) -> Response {
         value.to_string(),
     )
         .into_response()
+}
+
+/// `GET /api/browser/shots/{file}`: a step's thumbnail (LIVE-6, DATA-8), for a signed-in
+/// person only. Only a plain `NAME.jpg` of `<home>/browser/shots/` is served: no path, no
+/// other kind of file.
+async fn shot(
+    State(panel): State<Panel>,
+    headers: HeaderMap,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    if !panel.signed_in(&headers) {
+        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
+    }
+    let plain = file.ends_with(".jpg")
+        && file.len() <= 128
+        && file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !file.starts_with('.');
+    let Some(tools) = panel.inner.tools.get().filter(|_| plain) else {
+        return refuse(StatusCode::NOT_FOUND, "No such thumbnail.");
+    };
+    let path = tools.browser().config().home.shots_dir().join(&file);
+    match tokio::fs::read(&path).await {
+        Ok(jpeg) => (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "image/jpeg"),
+                (header::CACHE_CONTROL, "private, max-age=3600"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            ],
+            jpeg,
+        )
+            .into_response(),
+        Err(_) => refuse(StatusCode::NOT_FOUND, "No such thumbnail."),
+    }
 }
 
 /// `GET /panel/{file}`: the panel's CSS and modules, for a signed-in person only.

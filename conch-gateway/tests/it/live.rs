@@ -815,3 +815,53 @@ async fn hand_8_a_closed_socket_mid_takeover_gives_the_wheel_back() {
     assert!(text.contains("The person used the browser"), "{text}");
     watched.client.finish().await;
 }
+
+/// LIVE-6, DATA-8: a watcher hears each agent step with its thumbnail, which the panel
+/// fetches signed in; without the cookie, or for anything but a plain shot name, nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_6_a_step_comes_with_a_thumbnail_the_panel_can_fetch() {
+    let (_pages, _home, mut watched, page) = opened("counter.html").await;
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    // The site question comes first: This chat.
+    let add = crate::support::ref_of(&page, "button \"Add\"");
+    let call = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": add } }),
+        )
+        .await;
+    let card = next_event(&mut socket, "question").await;
+    send(
+        &mut socket,
+        json!({ "type": "answer", "id": card["id"], "choice": "thisChat" }).to_string(),
+    )
+    .await;
+    let step = next_event(&mut socket, "step").await;
+    assert_eq!(step["kind"], "click", "{step}");
+    assert_eq!(step["caption"], "Clicking “Add”", "{step}");
+    let name = step["thumbnail"]
+        .as_str()
+        .and_then(|t| t.strip_prefix("browser/shots/"))
+        .unwrap_or_else(|| panic!("a thumbnail: {step}"))
+        .to_owned();
+    let _ = answer_to(&mut watched.client, call).await;
+    let path = format!("/api/browser/shots/{name}");
+    let (status, head, body) = get(watched.port, &path, &[("Cookie", &cookie)]).await;
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(header(&head, "content-type"), Some("image/jpeg"));
+    assert!(!body.is_empty());
+    let (status, _, _) = get(watched.port, &path, &[]).await;
+    assert_eq!(status, 403, "no cookie, no thumbnail");
+    for bad in ["..%2Fgateway.token", "gateway.token", "x.png", "..jpg"] {
+        let (status, _, _) = get(
+            watched.port,
+            &format!("/api/browser/shots/{bad}"),
+            &[("Cookie", &cookie)],
+        )
+        .await;
+        assert_eq!(status, 404, "{bad}");
+    }
+    watched.client.finish().await;
+}
