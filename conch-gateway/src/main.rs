@@ -22,6 +22,7 @@
 //! Deliberately absent: the web panel itself and the settings API (later issues).
 
 mod ask;
+mod assets;
 mod backend;
 mod cards;
 mod cli;
@@ -252,7 +253,11 @@ async fn run(cli: Cli) -> Result<(), String> {
     if let Some(panel) = &panel {
         panel.set_tools(tools.clone());
     }
-    let server = McpServer::new(tools, cli.mode);
+    let mut server = McpServer::new(tools, cli.mode);
+    if let Some(panel) = &panel {
+        // The live view as an MCP App for clients that declare the extension (issue 14).
+        server = server.with_app(live_app(port, &panel.address()));
+    }
 
     match (cli.command, listener) {
         (Command::Serve, Some(listener)) => {
@@ -349,6 +354,19 @@ async fn bind_panel(first: u16) -> Option<tokio::net::TcpListener> {
 fn announce(panel: &panel::Panel) {
     if let Some(link) = panel.signin_link() {
         eprintln!("conch-gateway: watch and take over at {link}");
+    }
+}
+
+/// The live view's MCP App: a view that opens the panel at `panel` (with the browser in
+/// front), allowed to reach only the gateway's own origin.
+fn live_app(port: u16, panel: &str) -> conch_tools::McpApp {
+    let link = format!("{panel}?browser=1");
+    conch_tools::McpApp {
+        html: include_str!("live_app.html").replace("{{PANEL}}", &link),
+        connect_domains: vec![
+            format!("http://127.0.0.1:{port}"),
+            format!("ws://127.0.0.1:{port}"),
+        ],
     }
 }
 

@@ -4,7 +4,8 @@
 //! - `GET /signin?code=CODE`: the link printed on standard error at start. The code is
 //!   one-time: the first request with it gets a session cookie (`conch_session`,
 //!   `HttpOnly; SameSite=Strict; Path=/`) and a 303 to `/`; a wrong or used code gets 403.
-//! - `GET /`: a small page. The web panel arrives in a later issue.
+//! - `GET /`: the web panel for a signed-in person ([`crate::assets`]), else one sentence
+//!   saying to open the sign-in link. `GET /panel/{file}`: the panel's files, signed in only.
 //! - `GET /api/browser/live?conversation=ID`: the live view's WebSocket (LIVE-1), bridged
 //!   to conch-live by [`crate::live`]. Before the upgrade it needs the session cookie and
 //!   an `Origin` that is the gateway's own (LIVE-18); anything else gets 403 and one
@@ -16,8 +17,8 @@
 //! Every route needs a `Host` that is the gateway's own loopback name and port, so a page
 //! whose name was rebound to 127.0.0.1 (DNS rebinding) is refused.
 //!
-//! Deliberately absent: the web panel itself, and any way to sign in again after the code
-//! is used (restarting the gateway prints a new link). Sessions live in memory only.
+//! Deliberately absent: any way to sign in again after the code is used (restarting the
+//! gateway prints a new link). Sessions live in memory only.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -161,9 +162,11 @@ impl Panel {
 pub(crate) fn router(panel: Panel) -> Router {
     Router::new()
         .route("/", get(home))
+        .route("/panel/{file}", get(panel_file))
         .route("/signin", get(signin))
         .route("/api/browser/live", get(live))
         .route("/api/browser/conversations", get(conversations))
+        .route("/api/browser/shots/{file}", get(shot))
         .with_state(panel)
 }
 
@@ -256,15 +259,13 @@ fn page(sentence: &str) -> Response {
         .into_response()
 }
 
-/// `GET /`: what the person can do here today.
+/// `GET /`: the web panel, or how to sign in.
 async fn home(State(panel): State<Panel>, headers: HeaderMap) -> Response {
     if !panel.own_host(&headers) {
         return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
     }
     if panel.signed_in(&headers) {
-        page(
-            "You are signed in. The web panel arrives in a later version of Conch; until then the live view's socket is <code>/api/browser/live?conversation=ID</code>.",
-        )
+        crate::assets::panel(panel.inner.port)
     } else {
         page("Sign in with the link conch-gateway printed on its standard error when it started.")
     }
@@ -309,6 +310,60 @@ fn json_response(value: &serde_json::Value) -> Response {
         value.to_string(),
     )
         .into_response()
+}
+
+/// `GET /api/browser/shots/{file}`: a step's thumbnail (LIVE-6, DATA-8), for a signed-in
+/// person only. Only a plain `NAME.jpg` of `<home>/browser/shots/` is served: no path, no
+/// other kind of file.
+async fn shot(
+    State(panel): State<Panel>,
+    headers: HeaderMap,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    if !panel.signed_in(&headers) {
+        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
+    }
+    let plain = file.ends_with(".jpg")
+        && file.len() <= 128
+        && file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !file.starts_with('.');
+    let Some(tools) = panel.inner.tools.get().filter(|_| plain) else {
+        return refuse(StatusCode::NOT_FOUND, "No such thumbnail.");
+    };
+    let path = tools.browser().config().home.shots_dir().join(&file);
+    match tokio::fs::read(&path).await {
+        Ok(jpeg) => (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "image/jpeg"),
+                (header::CACHE_CONTROL, "private, max-age=3600"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            ],
+            jpeg,
+        )
+            .into_response(),
+        Err(_) => refuse(StatusCode::NOT_FOUND, "No such thumbnail."),
+    }
+}
+
+/// `GET /panel/{file}`: the panel's CSS and modules, for a signed-in person only.
+async fn panel_file(
+    State(panel): State<Panel>,
+    headers: HeaderMap,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    if !panel.signed_in(&headers) {
+        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
+    }
+    crate::assets::file(&file, panel.inner.port)
 }
 
 /// `GET /signin?code=CODE`: the one-time code becomes a session cookie.

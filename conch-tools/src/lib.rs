@@ -58,7 +58,10 @@ pub use embedder::{
 };
 pub use error::ToolError;
 pub use live::SHOTS_CAP_BYTES;
-pub use mcp::{McpServer, McpSession, PROGRESS_EVERY, PROTOCOL_VERSIONS, SERVER_NAME};
+pub use mcp::{
+    APP_MIME, APPS_EXTENSION, LIVE_APP_URI, McpApp, McpServer, McpSession, PROGRESS_EVERY,
+    PROTOCOL_VERSIONS, SERVER_NAME,
+};
 pub use prompt::{BROWSER_HINT, EngineCaps, NO_BROWSER_NOTE, browser_prompt};
 pub use result::{Content, ToolResult};
 pub use spec::{TOOL_NAMES, ToolSpec, bridged_functions, tool_spec, tool_specs};

@@ -40,6 +40,28 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26
 /// How often a long call tells a client that asked for progress that it still runs.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(3);
 
+/// The MCP Apps extension's name in a client's capabilities (SEP-1865).
+pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
+/// The MIME type of an MCP App's view.
+pub const APP_MIME: &str = "text/html;profile=mcp-app";
+
+/// The live view's MCP App resource.
+pub const LIVE_APP_URI: &str = "ui://conch/live";
+
+/// The tools whose results link the live view's app: where the person may want to watch.
+const APP_TOOLS: [&str; 2] = ["browser_open", "browser_handoff"];
+
+/// The live view as an MCP App (issue 14): the view's HTML and the origins it may reach,
+/// which go in the resource's CSP (`_meta.ui.csp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpApp {
+    /// The view: one HTML document.
+    pub html: String,
+    /// The origins the view connects to or links to (`http://127.0.0.1:PORT`).
+    pub connect_domains: Vec<String>,
+}
+
 /// JSON-RPC error codes.
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
@@ -53,6 +75,7 @@ pub struct McpServer {
     mode: Mode,
     page_size: usize,
     progress_every: Duration,
+    app: Option<Arc<McpApp>>,
 }
 
 impl McpServer {
@@ -63,7 +86,15 @@ impl McpServer {
             mode,
             page_size: crate::spec::TOOL_NAMES.len(),
             progress_every: PROGRESS_EVERY,
+            app: None,
         }
+    }
+
+    /// Offers the live view as an MCP App (`ui://conch/live`) to clients that declare
+    /// the extension; clients without it see no difference.
+    pub fn with_app(mut self, app: McpApp) -> McpServer {
+        self.app = Some(Arc::new(app));
+        self
     }
 
     /// Lists at most `page_size` tools per `tools/list` page (TOOL-16).
@@ -90,6 +121,7 @@ impl McpServer {
             server: self.clone(),
             chat: self.tools.chat(conversation, self.mode),
             elicitation: Arc::new(AtomicBool::new(false)),
+            apps: Arc::new(AtomicBool::new(false)),
             version: Arc::new(StdMutex::new(None)),
             running: Arc::new(StdMutex::new(HashMap::new())),
             serial: Arc::new(AtomicU64::new(0)),
@@ -98,7 +130,7 @@ impl McpServer {
 
     /// One page of `tools/list`: the tools after `cursor`, and the next cursor while more
     /// remain.
-    fn list(&self, cursor: Option<&str>) -> Result<Value, (i64, String)> {
+    fn list(&self, cursor: Option<&str>, apps: bool) -> Result<Value, (i64, String)> {
         let start = match cursor {
             None => 0,
             Some(cursor) => cursor
@@ -110,7 +142,13 @@ impl McpServer {
         let end = (start + self.page_size).min(tool_specs().len());
         let tools: Vec<Value> = tool_specs()[start..end]
             .iter()
-            .map(|s| s.to_mcp())
+            .map(|s| {
+                let mut tool = s.to_mcp();
+                if apps && self.app.is_some() && APP_TOOLS.contains(&s.name) {
+                    tool["_meta"] = json!({ "ui": { "resourceUri": LIVE_APP_URI } });
+                }
+                tool
+            })
             .collect();
         let mut answer = json!({ "tools": tools });
         if end < tool_specs().len() {
@@ -126,6 +164,8 @@ pub struct McpSession {
     server: McpServer,
     chat: Chat,
     elicitation: Arc<AtomicBool>,
+    /// Whether the client declared the MCP Apps extension.
+    apps: Arc<AtomicBool>,
     /// The protocol version agreed at `initialize`, if it happened.
     version: Arc<StdMutex<Option<&'static str>>>,
     /// The calls running now, by request id, each with its serial number and the switch
@@ -257,9 +297,12 @@ impl McpSession {
             )),
             "initialize" => Ok(self.initialize(&params)),
             "ping" => Ok(json!({})),
-            "tools/list" => self
-                .server
-                .list(params.get("cursor").and_then(Value::as_str)),
+            "tools/list" => self.server.list(
+                params.get("cursor").and_then(Value::as_str),
+                self.apps.load(Ordering::SeqCst),
+            ),
+            "resources/list" => Ok(self.resources()),
+            "resources/read" => self.read_resource(&params),
             "tools/call" => match self.call(&id, &params, notify).await {
                 Some(answer) => answer,
                 None => return None, // cancelled: no response (MCP cancellation)
@@ -270,6 +313,47 @@ impl McpSession {
             Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
             Err((code, text)) => error(&id, code, &text),
         })
+    }
+
+    /// `resources/list`: the live view's app, for a client that declared MCP Apps.
+    fn resources(&self) -> Value {
+        let listed = match &self.server.app {
+            Some(_) if self.apps.load(Ordering::SeqCst) => vec![json!({
+                "uri": LIVE_APP_URI,
+                "name": "Conch live view",
+                "description": "Watch the agent's browser and take over.",
+                "mimeType": APP_MIME,
+            })],
+            _ => Vec::new(),
+        };
+        json!({ "resources": listed })
+    }
+
+    /// `resources/read` of the live view's app: its HTML, with a CSP that lets it reach
+    /// only the gateway's own origin.
+    fn read_resource(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match &self.server.app {
+            Some(app) if uri == LIVE_APP_URI => Ok(json!({
+                "contents": [{
+                    "uri": LIVE_APP_URI,
+                    "mimeType": APP_MIME,
+                    "text": app.html,
+                    "_meta": { "ui": {
+                        "csp": {
+                            "connectDomains": app.connect_domains,
+                            "resourceDomains": [],
+                            "frameDomains": [],
+                        },
+                        "prefersBorder": true,
+                    } },
+                }],
+            })),
+            _ => Err((INVALID_PARAMS, format!("Resource not found: {uri}"))),
+        }
     }
 
     /// `notifications/cancelled`: stops the call with `requestId`, if it still runs.
@@ -297,10 +381,23 @@ impl McpSession {
             .and_then(|c| c.get("elicitation"))
             .is_some();
         self.elicitation.store(elicits, Ordering::SeqCst);
+        let apps = params
+            .get("capabilities")
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get(APPS_EXTENSION))
+            .and_then(|ui| ui.get("mimeTypes"))
+            .and_then(Value::as_array)
+            .is_some_and(|types| types.iter().any(|t| t == APP_MIME));
+        self.apps.store(apps, Ordering::SeqCst);
         *lock(&self.version) = Some(version);
+        let mut capabilities = json!({ "tools": { "listChanged": false } });
+        if apps && self.server.app.is_some() {
+            capabilities["resources"] = json!({ "listChanged": false });
+            capabilities["extensions"] = json!({ APPS_EXTENSION: { "mimeTypes": [APP_MIME] } });
+        }
         json!({
             "protocolVersion": version,
-            "capabilities": { "tools": { "listChanged": false } },
+            "capabilities": capabilities,
             "serverInfo": { "name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") },
             "instructions": BROWSER_HINT,
         })
@@ -383,7 +480,10 @@ fn progress_words(tool: &str, elapsed: Duration, link: Option<&str>) -> String {
         ("browser_handoff", None) => {
             format!("Waiting for the person to hand the page back ({secs} s so far).")
         }
-        _ => format!(
+        (_, Some(link)) => format!(
+            "{tool} is still working, or waiting for the person's answer ({secs} s so far). The person answers at {link}"
+        ),
+        (_, None) => format!(
             "{tool} is still working, or waiting for the person's answer ({secs} s so far)."
         ),
     }
@@ -398,6 +498,94 @@ mod tests {
     use super::*;
     use crate::config::ToolsConfig;
     use crate::embedder::NoOneToAsk;
+    use crate::tools::Tools;
+
+    fn session_with_app(dir: &std::path::Path) -> McpSession {
+        let browser = conch_browser::Browser::new(conch_browser::BrowserConfig::new(
+            conch_browser::Home::new(dir),
+        ));
+        let tools = Tools::new(browser, ToolsConfig::new(std::sync::Arc::new(NoOneToAsk)));
+        McpServer::new(tools, Mode::Ask)
+            .with_app(McpApp {
+                html: "<!doctype html><title>Conch</title>".to_owned(),
+                connect_domains: vec!["http://127.0.0.1:7391".to_owned()],
+            })
+            .session("apps")
+    }
+
+    async fn request(session: &McpSession, method: &str, params: Value) -> Value {
+        session
+            .handle(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }))
+            .await
+            .expect("an answer")
+    }
+
+    /// Issue 14: a client that declares MCP Apps gets the live view as `ui://conch/live`,
+    /// linked from browser_open and browser_handoff, with a CSP naming only the gateway;
+    /// a client that doesn't sees no difference.
+    #[tokio::test]
+    async fn live_1_the_live_view_is_an_mcp_app_only_for_clients_that_declare_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = session_with_app(dir.path());
+        let hello = request(
+            &plain,
+            "initialize",
+            json!({ "protocolVersion": "2025-06-18", "capabilities": {} }),
+        )
+        .await;
+        assert!(
+            hello["result"]["capabilities"].get("resources").is_none(),
+            "{hello}"
+        );
+        let tools = request(&plain, "tools/list", json!({})).await;
+        assert!(!tools.to_string().contains("ui://"), "{tools}");
+        let listed = request(&plain, "resources/list", json!({})).await;
+        assert_eq!(listed["result"]["resources"], json!([]));
+
+        let apps = session_with_app(dir.path());
+        let hello = request(
+            &apps,
+            "initialize",
+            json!({ "protocolVersion": "2025-06-18", "capabilities": {
+                "extensions": { APPS_EXTENSION: { "mimeTypes": [APP_MIME] } } } }),
+        )
+        .await;
+        assert!(
+            hello["result"]["capabilities"].get("resources").is_some(),
+            "{hello}"
+        );
+        let tools = request(&apps, "tools/list", json!({})).await;
+        let linked: Vec<&str> = tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["_meta"]["ui"]["resourceUri"] == LIVE_APP_URI)
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(linked, ["browser_open", "browser_handoff"]);
+        let listed = request(&apps, "resources/list", json!({})).await;
+        assert_eq!(listed["result"]["resources"][0]["mimeType"], APP_MIME);
+        let read = request(&apps, "resources/read", json!({ "uri": LIVE_APP_URI })).await;
+        let content = &read["result"]["contents"][0];
+        assert_eq!(content["mimeType"], APP_MIME);
+        assert!(
+            content["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("<!doctype html>")
+        );
+        assert_eq!(
+            content["_meta"]["ui"]["csp"]["connectDomains"],
+            json!(["http://127.0.0.1:7391"])
+        );
+        let missing = request(
+            &apps,
+            "resources/read",
+            json!({ "uri": "ui://conch/other" }),
+        )
+        .await;
+        assert_eq!(missing["error"]["code"], INVALID_PARAMS);
+    }
 
     /// HAND-7: while a handoff waits, progress carries the link where the person takes
     /// over; without a panel it says only that the step waits.
@@ -419,7 +607,12 @@ mod tests {
         assert!(words.contains("12 s"), "{words}");
         let plain = progress_words("browser_handoff", Duration::from_secs(1), None);
         assert!(!plain.contains("http"), "{plain}");
-        let other = progress_words("browser_wait", Duration::from_secs(1), link.as_deref());
-        assert!(!other.contains("http"), "{other}");
+        let other = progress_words("browser_click", Duration::from_secs(1), link.as_deref());
+        assert!(
+            other.ends_with(
+                "The person answers at http://127.0.0.1:7391/?browser=1&conversation=c1"
+            ),
+            "a question's wait carries the panel's link: {other}"
+        );
     }
 }

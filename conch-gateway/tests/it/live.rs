@@ -73,6 +73,20 @@ impl Watched {
     }
 }
 
+/// A fixture server, a temp home, a gateway in `mcp` whose agent opened `file`, and the
+/// page's first look.
+async fn opened(file: &str) -> (FixtureServer, tempfile::TempDir, Watched, String) {
+    let pages = FixtureServer::start().await.expect("fixture server");
+    let home = tempfile::tempdir().expect("temp home");
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url(file) }))
+        .await;
+    assert!(!error, "{page}");
+    (pages, home, watched, page)
+}
+
 /// The next line of standard error holding `needle`, within 60 s.
 async fn wait_for_line(stderr: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
     tokio::time::timeout(Duration::from_secs(60), async {
@@ -399,14 +413,7 @@ async fn proto_13_serve_has_the_persons_door_on_its_port() {
 /// them instead of answering that nobody can take over.
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_1_a_handoff_prints_the_link_and_waits_for_the_person() {
-    let pages = FixtureServer::start().await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("basic.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, _home, mut watched, _page) = opened("basic.html").await;
     let handoff = watched
         .client
         .send_request(
@@ -572,14 +579,7 @@ async fn proto_9_bad_live_messages_get_invalid_command_and_the_socket_stays_open
 /// agent opened.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_1_a_watcher_gets_jpeg_frames_of_its_conversation() {
-    let pages = FixtureServer::start().await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("basic.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, _home, watched, _page) = opened("basic.html").await;
     let cookie = watched.sign_in().await;
     let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
     let frame = tokio::time::timeout(Duration::from_secs(10), async {
@@ -602,14 +602,7 @@ async fn live_1_a_watcher_gets_jpeg_frames_of_its_conversation() {
 /// the person pressed Stop.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_14_stop_on_the_live_socket_ends_the_call_in_flight() {
-    let pages = FixtureServer::start().await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("basic.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, _home, mut watched, _page) = opened("basic.html").await;
     let cookie = watched.sign_in().await;
     let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
     let waiting = watched
@@ -660,14 +653,7 @@ fn result_text(answer: &Value) -> String {
 /// closed, and a second answer gets "already answered".
 #[tokio::test(flavor = "multi_thread")]
 async fn perm_3_a_site_question_is_a_card_and_the_first_answer_wins() {
-    let pages = FixtureServer::start().await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("counter.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, _home, mut watched, page) = opened("counter.html").await;
     let add = crate::support::ref_of(&page, "button \"Add\"");
     let cookie = watched.sign_in().await;
     let mut first = join(watched.port, &cookie, "mcp-stdio").await;
@@ -803,14 +789,7 @@ async fn hs_2_a_high_stakes_card_shows_place_order_and_no_keeps_the_page() {
 /// waiting call goes on.
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_8_a_closed_socket_mid_takeover_gives_the_wheel_back() {
-    let pages = FixtureServer::start().await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("basic.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, _home, mut watched, _page) = opened("basic.html").await;
     let cookie = watched.sign_in().await;
     let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
     send(&mut socket, json!({ "type": "takeover" }).to_string()).await;
@@ -834,5 +813,55 @@ async fn hand_8_a_closed_socket_mid_takeover_gives_the_wheel_back() {
     let result = answer_to(&mut watched.client, call).await;
     let text = result_text(&result);
     assert!(text.contains("The person used the browser"), "{text}");
+    watched.client.finish().await;
+}
+
+/// LIVE-6, DATA-8: a watcher hears each agent step with its thumbnail, which the panel
+/// fetches signed in; without the cookie, or for anything but a plain shot name, nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_6_a_step_comes_with_a_thumbnail_the_panel_can_fetch() {
+    let (_pages, _home, mut watched, page) = opened("counter.html").await;
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    // The site question comes first: This chat.
+    let add = crate::support::ref_of(&page, "button \"Add\"");
+    let call = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": add } }),
+        )
+        .await;
+    let card = next_event(&mut socket, "question").await;
+    send(
+        &mut socket,
+        json!({ "type": "answer", "id": card["id"], "choice": "thisChat" }).to_string(),
+    )
+    .await;
+    let step = next_event(&mut socket, "step").await;
+    assert_eq!(step["kind"], "click", "{step}");
+    assert_eq!(step["caption"], "Clicking “Add”", "{step}");
+    let name = step["thumbnail"]
+        .as_str()
+        .and_then(|t| t.strip_prefix("browser/shots/"))
+        .unwrap_or_else(|| panic!("a thumbnail: {step}"))
+        .to_owned();
+    let _ = answer_to(&mut watched.client, call).await;
+    let path = format!("/api/browser/shots/{name}");
+    let (status, head, body) = get(watched.port, &path, &[("Cookie", &cookie)]).await;
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(header(&head, "content-type"), Some("image/jpeg"));
+    assert!(!body.is_empty());
+    let (status, _, _) = get(watched.port, &path, &[]).await;
+    assert_eq!(status, 403, "no cookie, no thumbnail");
+    for bad in ["..%2Fgateway.token", "gateway.token", "x.png", "..jpg"] {
+        let (status, _, _) = get(
+            watched.port,
+            &format!("/api/browser/shots/{bad}"),
+            &[("Cookie", &cookie)],
+        )
+        .await;
+        assert_eq!(status, 404, "{bad}");
+    }
     watched.client.finish().await;
 }

@@ -5,6 +5,7 @@ mod backend;
 mod http;
 mod live;
 mod panel_browser;
+mod panel_page;
 mod stdio;
 mod support;
 mod webdriver;

@@ -509,3 +509,41 @@ async fn mcp_gateway_logs_to_stderr_and_gateway_log_never_stdout() {
     let log = std::fs::read_to_string(quiet.path().join("gateway.log")).unwrap();
     assert!(!log.contains("conch-gateway started"), "{log}");
 }
+
+/// Issue 14: over stdio, a client that declares MCP Apps can read the live view's app,
+/// whose view opens the panel on the gateway's own port with the browser in front.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_17_the_live_view_is_offered_as_an_mcp_app() {
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start_with(
+        gateway(home.path(), &["mcp", "--panel-port", "0"]),
+        json!({ "extensions": { "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] } } }),
+    )
+    .await;
+    let tools = client.request("tools/list", json!({})).await;
+    let handoff = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "browser_handoff")
+        .unwrap()
+        .clone();
+    assert_eq!(handoff["_meta"]["ui"]["resourceUri"], "ui://conch/live");
+    let read = client
+        .request("resources/read", json!({ "uri": "ui://conch/live" }))
+        .await;
+    let content = &read["result"]["contents"][0];
+    assert_eq!(content["mimeType"], "text/html;profile=mcp-app");
+    let html = content["text"].as_str().unwrap();
+    let domains = content["_meta"]["ui"]["csp"]["connectDomains"]
+        .as_array()
+        .unwrap();
+    let origin = domains[0].as_str().unwrap();
+    assert!(origin.starts_with("http://127.0.0.1:"), "{origin}");
+    assert!(
+        html.contains(&format!("{origin}/?browser=1")),
+        "the view opens the panel with the browser in front"
+    );
+    assert!(!html.contains("{{PANEL}}"));
+    client.finish().await;
+}

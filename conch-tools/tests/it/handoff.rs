@@ -209,20 +209,46 @@ fn tools_with_sink(setup: &crate::support::Setup, sink: Arc<Sink>) -> Tools {
     Tools::new(conch_browser::Browser::new(setup.config.clone()), config)
 }
 
+/// A fixture server, a toolbox that answers This chat and records events in `sink`, and
+/// conversation `id` with `page` open.
+struct Lab {
+    _server: FixtureServer,
+    _setup: crate::support::Setup,
+    tools: Tools,
+    chat: conch_tools::Chat,
+    sink: Arc<Sink>,
+    /// The open's result.
+    opened: conch_tools::ToolResult,
+}
+
+impl Lab {
+    async fn open(id: &str, page: &str) -> Lab {
+        let server = FixtureServer::start().await.expect("fixture server");
+        let setup = setup();
+        let sink = Arc::new(Sink::default());
+        let tools = tools_with_sink(&setup, Arc::clone(&sink));
+        let chat = tools.chat(id, Mode::Ask);
+        let opened = chat
+            .call("browser_open", &json!({ "url": server.url(page) }))
+            .await;
+        Lab {
+            _server: server,
+            _setup: setup,
+            tools,
+            chat,
+            sink,
+            opened,
+        }
+    }
+}
+
 /// LIVE-5: a click publishes the agent's cursor at the element's centre with a caption
 /// naming it; a read publishes no cursor.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_5_a_click_publishes_a_cursor_at_the_elements_centre_with_its_caption() {
-    let server = FixtureServer::start().await.unwrap();
-    let setup = setup();
-    let tools = tools_with_sink(&setup, Arc::new(Sink::default()));
-    let chat = tools.chat("cursor", Mode::Ask);
-    let opened = chat
-        .call(
-            "browser_open",
-            &json!({ "url": server.url("counter.html") }),
-        )
-        .await;
+    let lab = Lab::open("cursor", "counter.html").await;
+    let (tools, chat) = (&lab.tools, &lab.chat);
+    let opened = &lab.opened;
     let add = crate::support::ref_of(&opened.text(), "button \"Add\"");
     let mut activity = tools.browser().wheel("cursor").activity();
     let clicked = chat.call("browser_click", &json!({ "ref": add })).await;
@@ -270,17 +296,9 @@ async fn live_5_a_click_publishes_a_cursor_at_the_elements_centre_with_its_capti
 /// JPEG thumbnail under `<home>/browser/shots/`; only the first opens the panel.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_6_three_actions_produce_three_steps_each_with_a_thumbnail() {
-    let server = FixtureServer::start().await.unwrap();
-    let setup = setup();
-    let sink = Arc::new(Sink::default());
-    let tools = tools_with_sink(&setup, Arc::clone(&sink));
-    let chat = tools.chat("steps", Mode::Ask);
-    let opened = chat
-        .call(
-            "browser_open",
-            &json!({ "url": server.url("counter.html") }),
-        )
-        .await;
+    let lab = Lab::open("steps", "counter.html").await;
+    let (tools, chat, sink) = (&lab.tools, &lab.chat, &lab.sink);
+    let opened = &lab.opened;
     let add = crate::support::ref_of(&opened.text(), "button \"Add\"");
     chat.call("browser_click", &json!({ "ref": add })).await;
     chat.call("browser_press", &json!({ "key": "End" })).await;
@@ -363,16 +381,8 @@ async fn live_14_stop_ends_the_call_in_flight() {
 /// ends, with how it ended.
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_1_a_handoff_raises_its_event_opening_and_ending() {
-    let server = FixtureServer::start().await.unwrap();
-    let setup = setup();
-    let sink = Arc::new(Sink::default());
-    let tools = tools_with_sink(&setup, Arc::clone(&sink));
-    let chat = tools.chat("pay", Mode::Ask);
-    chat.call(
-        "browser_open",
-        &json!({ "url": server.url("payment.html") }),
-    )
-    .await;
+    let lab = Lab::open("pay", "payment.html").await;
+    let (tools, chat, sink) = (&lab.tools, &lab.chat, &lab.sink);
     let waiting = tokio::spawn({
         let chat = chat.clone();
         async move {
@@ -419,16 +429,9 @@ async fn hand_1_a_handoff_raises_its_event_opening_and_ending() {
 /// agent's next result, marked as theirs; the step's own diff follows it.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_7_the_persons_changes_are_marked_as_theirs_in_the_next_result() {
-    let server = FixtureServer::start().await.unwrap();
-    let setup = setup();
-    let tools = tools_with_sink(&setup, Arc::new(Sink::default()));
-    let chat = tools.chat("marked", Mode::Ask);
-    let opened = chat
-        .call(
-            "browser_open",
-            &json!({ "url": server.url("counter.html") }),
-        )
-        .await;
+    let lab = Lab::open("marked", "counter.html").await;
+    let (tools, chat) = (&lab.tools, &lab.chat);
+    let opened = &lab.opened;
     let add = crate::support::ref_of(&opened.text(), "button \"Add\"");
     // The person takes over and edits the page (their typing would do this).
     let wheel = tools.browser().wheel("marked");

@@ -1,0 +1,355 @@
+// The live view of one conversation (LIVE-1 … LIVE-14): one WebSocket carries JPEG frames
+// (binary) and JSON events (text) from the gateway, and the person's commands back. The
+// canvas fills the view area, whose size is reported (LIVE-4) so the tab takes its shape;
+// the frame is drawn letterboxed inside it until the tab has that shape.
+
+import { byId, el, show, toast } from './view.js';
+import { Cards } from './cards.js';
+import { Input } from './input.js';
+
+const STEPS_KEPT = 30;
+
+export class LiveView {
+  /** `onQuestions(count)` hears how many questions wait in this conversation. */
+  constructor(conversation, { onQuestions } = {}) {
+    this.conversation = conversation;
+    this.view = byId('view');
+    this.canvas = byId('live-canvas');
+    this.context = this.canvas.getContext('2d');
+    this.cursor = byId('cursor');
+    this.caption = byId('caption');
+    this.driver = 'agent';
+    /** The last frame, its natural size, and where it is drawn in the view (CSS px). */
+    this.bitmap = null;
+    this.frame = { x: 0, y: 0, w: 0, h: 0 };
+    /** The size last reported to the gateway, which maps pointer input by it. */
+    this.sent = { width: 0, height: 0 };
+    this.decoding = false;
+    this.nextBlob = null;
+    this.retry = 1000;
+    this.socket = null;
+    this.cards = new Cards((command) => this.send(command), onQuestions);
+    this.input = new Input(this);
+  }
+
+  start() {
+    byId('live-heading').textContent = `Browser of ${this.conversation}`;
+    show(byId('choose'), false);
+    show(byId('live'), true);
+    const send = (command) => () => this.send(command);
+    byId('takeover').addEventListener('click', () => {
+      this.send({ type: 'takeover' });
+      byId('keys').focus();
+    });
+    byId('handback').addEventListener('click', send({ type: 'handback' }));
+    byId('done').addEventListener('click', send({ type: 'handback' }));
+    byId('stop').addEventListener('click', send({ type: 'stop' }));
+    byId('page-dialog-ok').addEventListener('click', () => this.answerDialog(true));
+    byId('page-dialog-cancel').addEventListener('click', () => this.answerDialog(false));
+    this.setupFind();
+    new ResizeObserver(() => this.layout()).observe(this.view);
+    this.connect();
+  }
+
+  connect() {
+    const address = `ws://${location.host}/api/browser/live?conversation=${encodeURIComponent(this.conversation)}`;
+    const socket = new WebSocket(address);
+    socket.binaryType = 'blob';
+    this.socket = socket;
+    socket.addEventListener('open', () => {
+      this.retry = 1000;
+      byId('connection').textContent = `Watching ${this.conversation}`;
+      this.sent = { width: 0, height: 0 };
+      this.layout();
+    });
+    socket.addEventListener('message', (message) => {
+      if (typeof message.data === 'string') {
+        let event;
+        try {
+          event = JSON.parse(message.data);
+        } catch {
+          return;
+        }
+        this.handle(event);
+      } else {
+        this.frameArrived(message.data);
+      }
+    });
+    socket.addEventListener('close', () => {
+      if (this.socket !== socket) return;
+      byId('connection').textContent = 'Not connected: trying again…';
+      setTimeout(() => this.connect(), this.retry);
+      this.retry = Math.min(this.retry * 2, 10000);
+    });
+  }
+
+  /** Sends one command; false when the socket isn't open. */
+  send(command) {
+    if (this.socket?.readyState !== WebSocket.OPEN) {
+      toast('The live view is not connected; trying again.');
+      return false;
+    }
+    this.socket.send(JSON.stringify(command));
+    return true;
+  }
+
+  /** Sizes the canvas to the view area, redraws, and reports a new size (LIVE-4). */
+  layout() {
+    const width = Math.round(this.view.clientWidth);
+    const height = Math.round(this.view.clientHeight);
+    if (width < 1 || height < 1) return;
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(width * dpr);
+    this.canvas.height = Math.round(height * dpr);
+    this.draw();
+    if (width === this.sent.width && height === this.sent.height) return;
+    if (this.socket?.readyState !== WebSocket.OPEN) return;
+    this.sent = { width, height };
+    this.socket.send(JSON.stringify({ type: 'size', width, height, dpr }));
+  }
+
+  /** A JPEG frame: decoded off the main thread; while one decodes, only the newest waits. */
+  async frameArrived(blob) {
+    if (this.decoding) {
+      this.nextBlob = blob;
+      return;
+    }
+    this.decoding = true;
+    try {
+      const bitmap = await createImageBitmap(blob);
+      this.bitmap?.close();
+      this.bitmap = bitmap;
+      show(byId('waiting'), false);
+      this.draw();
+    } catch {
+      // A frame that can't be decoded is skipped; the next one replaces it.
+    } finally {
+      this.decoding = false;
+    }
+    const next = this.nextBlob;
+    this.nextBlob = null;
+    if (next) this.frameArrived(next);
+  }
+
+  /** Draws the last frame keeping its aspect, centred in the view. */
+  draw() {
+    const { canvas, context, bitmap } = this;
+    context.clearRect(0, 0, canvas.width, canvas.height);
+    if (!bitmap) return;
+    const width = this.view.clientWidth;
+    const height = this.view.clientHeight;
+    const scale = Math.min(width / bitmap.width, height / bitmap.height);
+    const w = bitmap.width * scale;
+    const h = bitmap.height * scale;
+    this.frame = { x: (width - w) / 2, y: (height - h) / 2, w, h };
+    const dpr = canvas.width / width;
+    context.drawImage(bitmap, this.frame.x * dpr, this.frame.y * dpr, w * dpr, h * dpr);
+  }
+
+  /**
+   * A pointer event's point in the reported panel size, mapped through the drawn frame
+   * (the gateway maps panel to viewport by their ratio); `null` off the frame unless
+   * `clamp`.
+   */
+  toPanel(event, clamp) {
+    const { frame, sent } = this;
+    if (!frame.w || !sent.width) return null;
+    const box = this.canvas.getBoundingClientRect();
+    let fx = (event.clientX - box.left - frame.x) / frame.w;
+    let fy = (event.clientY - box.top - frame.y) / frame.h;
+    const inside = fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1;
+    if (!inside && !clamp) return null;
+    fx = Math.min(Math.max(fx, 0), 1);
+    fy = Math.min(Math.max(fy, 0), 1);
+    const round = (n) => Math.round(n * 100) / 100;
+    return { x: round(fx * sent.width), y: round(fy * sent.height) };
+  }
+
+  /** One event from the gateway; unknown types are ignored (PROTO-8). */
+  handle(event) {
+    switch (event.type) {
+      case 'status':
+        return this.status(event);
+      case 'tabs':
+        this.tabs(event.tabs || []);
+        return this.pageDialog(event.dialog || null);
+      case 'dialog':
+        return this.pageDialog(event.dialog || null);
+      case 'cursor':
+        return this.agentCursor(event);
+      case 'step':
+      case 'browser.step':
+        return this.step(event);
+      case 'found':
+        byId('find-count').textContent = event.count ? `${event.index}/${event.count}` : 'No matches';
+        return;
+      case 'question':
+        return this.cards.question(event);
+      case 'questionClosed':
+      case 'answered':
+        return this.cards.remove(event.id);
+      case 'error':
+        if (!this.cards.error(event)) toast(event.message);
+        return;
+      default:
+    }
+  }
+
+  /** Who drives, and the handoff waiting for the person (HAND-5). */
+  status({ driver, handoff }) {
+    this.driver = driver === 'person' ? 'person' : 'agent';
+    const person = this.driver === 'person';
+    byId('driver').textContent = person ? 'You have the wheel' : 'The agent has the wheel';
+    show(byId('takeover'), !person);
+    show(byId('handback'), person && !handoff);
+    show(byId('handoff'), Boolean(handoff));
+    byId('handoff-reason').textContent = handoff || '';
+    if (person) show(this.cursor, false);
+  }
+
+  /** The tab strip: the person switches tabs with it (TAB-10). */
+  tabs(list) {
+    const strip = byId('tabs');
+    strip.replaceChildren(
+      ...list.map((tab) =>
+        el(
+          'button',
+          {
+            type: 'button',
+            'aria-pressed': tab.active ? 'true' : 'false',
+            title: tab.url,
+            onclick: () => this.send({ type: 'tab', tab: tab.id }),
+          },
+          tab.title || tab.url || tab.id,
+        ),
+      ),
+    );
+    const active = list.find((tab) => tab.active);
+    document.title = active?.title ? `${active.title} · Conch` : 'Conch';
+  }
+
+  /** The page's dialog, drawn over the page under its site's name (DLG-9, DLG-15). */
+  pageDialog(dialog) {
+    const box = byId('page-dialog');
+    const wasOpen = !box.hidden;
+    if (!dialog) {
+      const hadFocus = box.contains(document.activeElement);
+      show(box, false);
+      if (wasOpen && hadFocus) this.canvas.focus();
+      return;
+    }
+    byId('page-dialog-heading').textContent = `${dialog.site || 'This page'} says`;
+    byId('page-dialog-message').textContent = dialog.message || '';
+    const prompt = dialog.kind === 'prompt';
+    show(byId('page-dialog-prompt'), prompt);
+    show(byId('page-dialog-cancel'), dialog.kind !== 'alert');
+    const text = byId('page-dialog-text');
+    if (!wasOpen) text.value = dialog.defaultText || '';
+    this.dialogKind = dialog.kind;
+    show(box, true);
+    if (!wasOpen && this.view.contains(document.activeElement)) {
+      (prompt ? text : byId('page-dialog-ok')).focus();
+    }
+  }
+
+  answerDialog(accept) {
+    const command = { type: 'dialog', accept };
+    if (this.dialogKind === 'prompt' && accept) command.text = byId('page-dialog-text').value;
+    this.send(command);
+  }
+
+  /** The agent's pointer (LIVE-5): drawn at its viewport point, with its caption. */
+  agentCursor({ x, y, kind, caption }) {
+    if (caption) this.caption.textContent = caption;
+    const { bitmap, frame } = this;
+    if (!bitmap || !frame.w || this.driver === 'person') return;
+    this.cursor.style.left = `${frame.x + (x / bitmap.width) * frame.w}px`;
+    this.cursor.style.top = `${frame.y + (y / bitmap.height) * frame.h}px`;
+    this.cursor.dataset.kind = kind || 'click';
+    show(this.cursor, true);
+    this.cursor.classList.remove('pulse');
+    void this.cursor.offsetWidth; // restart the animation
+    this.cursor.classList.add('pulse');
+  }
+
+  /**
+   * An agent's step, newest first, with its thumbnail (LIVE-6) when the step has one:
+   * `browser/shots/NAME.jpg` under the gateway's home, served at /api/browser/shots/NAME.
+   */
+  step(step) {
+    if (!step.caption) return;
+    const list = byId('steps');
+    const shot = typeof step.thumbnail === 'string' ? step.thumbnail.split('/').pop() : '';
+    list.prepend(
+      el(
+        'li',
+        { class: 'step' },
+        shot
+          ? el('img', {
+              class: 'step-shot',
+              src: '/api/browser/shots/' + encodeURIComponent(shot),
+              alt: 'The page after: ' + step.caption,
+              width: 160,
+              height: 100,
+            })
+          : null,
+        el('span', { class: 'step-caption' }, step.caption),
+        step.changeSummary ? el('span', { class: 'muted' }, step.changeSummary) : null,
+      ),
+    );
+    while (list.childElementCount > STEPS_KEPT) list.lastElementChild.remove();
+    this.caption.textContent = step.caption;
+  }
+
+  /** The find bar (LIVE-11): Ctrl+F or ⌘F anywhere in the panel. */
+  setupFind() {
+    const bar = byId('find');
+    const input = byId('find-input');
+    let typing = 0;
+    const find = (direction) => {
+      clearTimeout(typing);
+      this.send({ type: 'find', text: input.value, direction });
+      if (!input.value) byId('find-count').textContent = '';
+    };
+    const open = () => {
+      show(bar, true);
+      input.focus();
+      input.select();
+    };
+    const close = () => {
+      clearTimeout(typing);
+      show(bar, false);
+      input.value = '';
+      byId('find-count').textContent = '';
+      this.send({ type: 'find', text: '', direction: 'next' });
+      this.canvas.focus();
+    };
+    document.addEventListener('keydown', (event) => {
+      if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 'f') {
+        event.preventDefault();
+        event.stopPropagation();
+        open();
+      }
+    }, true);
+    byId('find-open').addEventListener('click', open);
+    byId('find-close').addEventListener('click', close);
+    byId('find-previous').addEventListener('click', () => find('previous'));
+    bar.addEventListener('submit', (event) => {
+      event.preventDefault();
+      find('next');
+    });
+    input.addEventListener('input', () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => find('next'), 250);
+    });
+    input.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        close();
+      } else if (event.key === 'Enter') {
+        event.preventDefault();
+        find(event.shiftKey ? 'previous' : 'next');
+      }
+    });
+  }
+}

@@ -1,0 +1,89 @@
+// The panel's boot and routing (issue 14). `/` lists the conversations; `?conversation=ID`
+// opens that one's live view beside the list; `?browser=1` puts the browser in front
+// (LIVE-17): the live view is the page's main content and the list steps aside.
+
+import { byId, el, param, show } from './view.js';
+import { LiveView } from './live.js';
+
+/** The stdio door's one conversation: the list's stand-in when the gateway has no list. */
+const STDIO = 'mcp-stdio';
+const REFRESH_MS = 5000;
+
+let chosen = param('conversation');
+const front = param('browser') === '1';
+let live = null;
+/** The open conversation's waiting questions, as its live socket counts them. */
+let ownQuestions = null;
+
+/** The live conversations, or a stand-in list when the gateway can't give one. */
+async function conversations() {
+  try {
+    const answer = await fetch('/api/browser/conversations', { cache: 'no-store' });
+    if (!answer.ok) throw new Error(String(answer.status));
+    const body = await answer.json();
+    if (!Array.isArray(body.conversations)) throw new Error('no list');
+    return { list: body.conversations, real: true };
+  } catch {
+    return { list: [{ id: chosen || STDIO, watchers: 0, questions: 0, tabs: [] }], real: false };
+  }
+}
+
+/** The address that opens conversation `id`, keeping `?browser=1`. */
+function link(id) {
+  const query = new URLSearchParams({ conversation: id });
+  if (front) query.set('browser', '1');
+  return `/?${query}`;
+}
+
+function render(list) {
+  const items = list.map((conversation) => {
+    const active = (conversation.tabs || []).find((tab) => tab.active);
+    const questions = conversation.id === chosen && ownQuestions !== null ? ownQuestions : conversation.questions || 0;
+    return el(
+      'li',
+      {},
+      el(
+        'a',
+        { href: link(conversation.id), 'aria-current': conversation.id === chosen ? 'page' : false },
+        el('span', { class: 'conversation-id' }, conversation.id),
+        el('span', { class: 'conversation-title' }, active?.title || active?.url || 'No page open'),
+        questions > 0
+          ? el(
+              'span',
+              { class: 'badge' },
+              String(questions),
+              el('span', { class: 'visually-hidden' }, questions === 1 ? ' question waiting' : ' questions waiting'),
+            )
+          : null,
+      ),
+    );
+  });
+  byId('conversations').replaceChildren(...items);
+  show(byId('conversations-empty'), items.length === 0);
+}
+
+let last = [];
+
+async function refresh() {
+  const { list, real } = await conversations();
+  last = list;
+  // `?browser=1` alone opens the first conversation in front.
+  if (!live && front && list.length > 0) open(list[0].id);
+  render(list);
+  if (real) setTimeout(refresh, REFRESH_MS);
+}
+
+function open(id) {
+  chosen = id;
+  document.body.classList.toggle('browser-front', front);
+  live = new LiveView(id, {
+    onQuestions: (count) => {
+      ownQuestions = count;
+      render(last);
+    },
+  });
+  live.start();
+}
+
+if (chosen) open(chosen);
+refresh();
