@@ -5,12 +5,18 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use conch_fixtures::FixtureServer;
+use fantoccini::Locator;
+use fantoccini::key::Key;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::support::{StdioClient, gateway};
+use crate::support::{StdioClient, gateway, ref_of};
 use crate::webdriver::Person;
+
+/// The stdio door's one conversation.
+const STDIO: &str = "mcp-stdio";
 
 /// A `conch-gateway mcp` with its person's door, the agent's MCP client, and the
 /// person's browser.
@@ -94,6 +100,107 @@ impl Session {
         text.as_str().unwrap_or_default().to_owned()
     }
 
+    /// Opens the panel at `/?QUERY` and waits until its live socket is open.
+    async fn open(&self, query: &str) {
+        self.person
+            .client
+            .goto(&format!("{}/?{query}", self.door))
+            .await
+            .expect("the panel opens");
+        self.wait_until(
+            "document.getElementById('connection').textContent.startsWith('Watching')",
+            "the live view to connect",
+        )
+        .await;
+    }
+
+    /// Runs `script` in the panel; gives what it returns.
+    async fn js(&self, script: &str) -> Value {
+        self.person
+            .client
+            .execute(script, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("{script}: {e}"))
+    }
+
+    /// Waits up to 20 s until the expression `condition` is truthy in the panel; gives
+    /// its value.
+    async fn wait_until(&self, condition: &str, what: &str) -> Value {
+        let script = format!("return ({condition});");
+        let started = std::time::Instant::now();
+        loop {
+            let value = self.js(&script).await;
+            let truthy = !matches!(&value, Value::Null | Value::Bool(false))
+                && value != json!("")
+                && value != json!(0);
+            if truthy {
+                return value;
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                let text = self.body_text().await;
+                panic!("waited 20 s for {what} ({condition}); the panel says:\n{text}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The panel's element at `css`.
+    async fn element(&self, css: &str) -> fantoccini::elements::Element {
+        self.person
+            .client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no {css} in the panel: {e}"))
+    }
+
+    /// Clicks the panel's element at `css`, as the person.
+    async fn click(&self, css: &str) {
+        self.element(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("{css} can't be clicked: {e}"));
+    }
+
+    /// Clicks the button whose words are `label` inside the card of `#cards` whose text
+    /// holds `card_text`.
+    async fn answer_card(&self, card_text: &str, label: &str) {
+        let xpath = format!(
+            "//div[@id='cards']//section[contains(., '{card_text}')]//button[normalize-space()='{label}']"
+        );
+        self.person
+            .client
+            .find(Locator::XPath(&xpath))
+            .await
+            .unwrap_or_else(|e| panic!("no {label:?} on a card with {card_text:?}: {e}"))
+            .click()
+            .await
+            .expect("the card's button can be clicked");
+    }
+
+    /// Waits until the live canvas shows a frame: drawn, with many opaque pixels.
+    async fn wait_for_frame(&self) {
+        self.wait_until(
+            "document.getElementById('waiting').hidden && (() => { const c = document.getElementById('live-canvas'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] === 255) n++; return n > 10000; })()",
+            "a frame drawn on the live canvas",
+        )
+        .await;
+    }
+
+    /// The answer to the agent's tools/call request `id`, skipping notifications.
+    async fn answer_to(&mut self, id: i64) -> Value {
+        tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let message = self.agent.next_message().await;
+                if message["id"] == json!(id) {
+                    return message;
+                }
+            }
+        })
+        .await
+        .expect("the agent's call is answered within 30 s")
+    }
+
     /// Ends the person's browser and the gateway.
     async fn finish(self) {
         self.person.finish().await;
@@ -123,5 +230,472 @@ async fn live_10_the_panel_has_no_axe_violations_signed_in_and_out() {
     let text = session.body_text().await;
     assert!(!text.contains("sign-in link"), "signed in: {text}");
     session.person.assert_accessible("signed in").await;
+    session.finish().await;
+}
+
+/// A call's result text.
+fn result_text(answer: &Value) -> String {
+    answer["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// LIVE-1, LIVE-10: the panel's live view shows the fixture page the agent opened, drawn
+/// on the canvas; the live view has no axe-core violations.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_1_the_panel_shows_the_fixture_page_live() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session
+        .wait_until(
+            "document.querySelector('#conversations a[href*=\"conversation=mcp-stdio\"]')",
+            "the conversation in the list",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("with the conversations listed")
+        .await;
+    session.click("#conversations a").await;
+    session
+        .wait_until(
+            "document.getElementById('connection').textContent.startsWith('Watching')",
+            "the live view to connect",
+        )
+        .await;
+    session.wait_for_frame().await;
+    let tabs = session
+        .wait_until(
+            "document.getElementById('tabs').textContent",
+            "the tab strip",
+        )
+        .await;
+    assert!(tabs.as_str().unwrap_or_default().contains("Live"), "{tabs}");
+    session.person.assert_accessible("in the live view").await;
+    session.finish().await;
+}
+
+/// LIVE-5: the agent's click draws its cursor on the live view and the caption says what
+/// it does; its next click moves the cursor.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_5_the_agents_click_moves_the_drawn_cursor() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&["--trust", "full"]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session.wait_for_frame().await;
+    let cursor_at = "(() => { const c = document.getElementById('cursor'); return c.hidden ? null : c.style.left + ',' + c.style.top; })()";
+
+    let animate = ref_of(&page, "button \"Animate\"");
+    let (text, error) = session
+        .agent
+        .call("browser_click", json!({ "ref": animate }))
+        .await;
+    assert!(!error, "{text}");
+    let first = session.wait_until(cursor_at, "the agent's cursor").await;
+    let caption = session
+        .wait_until(
+            "document.getElementById('caption').textContent",
+            "a caption",
+        )
+        .await;
+    assert!(
+        caption.as_str().unwrap_or_default().contains("Click"),
+        "{caption}"
+    );
+    session
+        .person
+        .assert_accessible("with the agent's cursor")
+        .await;
+
+    let note = ref_of(&page, "textbox \"Note\"");
+    let (text, error) = session
+        .agent
+        .call("browser_click", json!({ "ref": note }))
+        .await;
+    assert!(!error, "{text}");
+    let moved = format!("{cursor_at} !== {first}");
+    session.wait_until(&moved, "the cursor to move").await;
+    session.finish().await;
+}
+
+/// PERM-3: a site question is a card in the panel; This chat there lets the agent's call
+/// complete.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_3_a_site_question_answered_this_chat_in_the_panel_lets_the_call_complete() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("counter.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let add = ref_of(&page, "button \"Add\"");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let call = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": add } }),
+        )
+        .await;
+    let card = session
+        .wait_until(
+            "document.querySelector('#cards .card')?.innerText",
+            "a card",
+        )
+        .await;
+    let card = card.as_str().unwrap_or_default().to_owned();
+    assert!(
+        card.contains("127.0.0.1"),
+        "the card names the site: {card}"
+    );
+    assert!(
+        card.contains("This chat") && card.contains("Always") && card.contains("No"),
+        "{card}"
+    );
+    session
+        .person
+        .assert_accessible("with a site question")
+        .await;
+    session.answer_card("127.0.0.1", "This chat").await;
+    let result = session.answer_to(call).await;
+    let text = result_text(&result);
+    assert_eq!(result["result"]["isError"], json!(false), "{text}");
+    assert!(text.contains("Count: 1"), "{text}");
+    session
+        .wait_until(
+            "document.querySelectorAll('#cards .card').length === 0",
+            "the card to close",
+        )
+        .await;
+    session.finish().await;
+}
+
+/// HS-2: a high-stakes card shows the button's own words, "Place order", and a picture of
+/// it; No there keeps the page untouched and the agent is told the person declined.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_2_a_high_stakes_card_shows_place_order_and_no_keeps_the_page() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call(
+            "browser_open",
+            json!({ "url": pages.url("basic-form.html") }),
+        )
+        .await;
+    assert!(!error, "{page}");
+    let order = ref_of(&page, "Place order");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let call = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": order } }),
+        )
+        .await;
+    session
+        .wait_until(
+            "document.querySelector('#cards .card.kind-site')",
+            "the site card",
+        )
+        .await;
+    session.answer_card("127.0.0.1", "This chat").await;
+    let card = session
+        .wait_until(
+            "document.querySelector('#cards .card.kind-highStakes')?.innerText",
+            "the high-stakes card",
+        )
+        .await;
+    let card = card.as_str().unwrap_or_default().to_owned();
+    assert!(
+        card.contains("Place order"),
+        "the element's own words: {card}"
+    );
+    assert!(
+        !card.contains("Always"),
+        "high stakes never offer Always: {card}"
+    );
+    session
+        .wait_until(
+            "document.querySelector('#cards .card.kind-highStakes img.thumbnail')?.complete",
+            "the card's picture of the button",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("with a high-stakes question")
+        .await;
+    session.answer_card("Place order", "No").await;
+    let result = session.answer_to(call).await;
+    let text = result_text(&result);
+    assert!(text.contains("declined"), "{text}");
+    let (read, _) = session.agent.call("browser_read", json!({})).await;
+    assert!(!read.contains("Sent"), "the form was sent: {read}");
+    session.finish().await;
+}
+
+/// LIVE-8, LIVE-10: the person takes over with the button, types into the page's field
+/// through the hidden text field, hands back, and the agent's next result says the person
+/// used the browser, with what they typed.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_8_take_over_type_and_hand_back_and_the_agent_is_told() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session.wait_for_frame().await;
+    session.click("#takeover").await;
+    session
+        .wait_until(
+            "!document.getElementById('handback').hidden",
+            "Hand back to show",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("while the person drives")
+        .await;
+    // Tab moves the page's focus to its first field, Note; then the words.
+    let keys = session.element("#keys").await;
+    keys.send_keys(&Key::Tab.to_string())
+        .await
+        .expect("keys go to the hidden field");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    keys.send_keys("hello shell")
+        .await
+        .expect("keys go to the hidden field");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    session.click("#handback").await;
+    session
+        .wait_until(
+            "!document.getElementById('takeover').hidden",
+            "Take over to show again",
+        )
+        .await;
+    let (read, error) = session.agent.call("browser_read", json!({})).await;
+    assert!(!error, "{read}");
+    assert!(read.contains("The person used the browser"), "{read}");
+    assert!(
+        read.contains("hello shell"),
+        "what the person typed: {read}"
+    );
+    session.finish().await;
+}
+
+/// LIVE-11, LIVE-10: Ctrl+F opens the find bar; "apple" on a page with three finds 1/3,
+/// and Enter goes to 2/3.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_11_find_highlights_two_of_three() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session.wait_for_frame().await;
+    let canvas = session.element("#live-canvas").await;
+    canvas
+        .send_keys(&format!("{}f{}", Key::Control, Key::Null))
+        .await
+        .expect("keys reach the panel");
+    session
+        .wait_until(
+            "!document.getElementById('find').hidden && document.activeElement.id === 'find-input'",
+            "the find bar, focused",
+        )
+        .await;
+    let input = session.element("#find-input").await;
+    input.send_keys("apple").await.expect("typing in find");
+    session
+        .wait_until(
+            "document.getElementById('find-count').textContent === '1/3'",
+            "1/3",
+        )
+        .await;
+    input
+        .send_keys(&Key::Enter.to_string())
+        .await
+        .expect("Enter in find");
+    session
+        .wait_until(
+            "document.getElementById('find-count').textContent === '2/3'",
+            "2/3",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("with the find bar open")
+        .await;
+    session.finish().await;
+}
+
+/// LIVE-14: Stop in the panel ends the agent's call in flight, which says the person
+/// pressed Stop.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_14_stop_ends_the_agents_call() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let waiting = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = std::time::Instant::now();
+    session.click("#stop").await;
+    let answer = session.answer_to(waiting).await;
+    assert!(answer.to_string().contains("pressed Stop"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "Stop took {:?}",
+        started.elapsed()
+    );
+    session.finish().await;
+}
+
+/// LIVE-17, LIVE-10: `?browser=1` shows the browser in front, with no choosing from the
+/// list, with or without naming the conversation.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_17_browser_1_shows_the_browser_in_front() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session
+        .open(&format!("browser=1&conversation={STDIO}"))
+        .await;
+    session.wait_for_frame().await;
+    session
+        .wait_until(
+            "document.body.classList.contains('browser-front') && !document.getElementById('live').hidden",
+            "the browser in front",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("with the browser in front")
+        .await;
+    session.open("browser=1").await;
+    session.wait_for_frame().await;
+    let heading = session
+        .wait_until(
+            "document.getElementById('live-heading').textContent",
+            "the live view's heading",
+        )
+        .await;
+    assert!(
+        heading.as_str().unwrap_or_default().contains(STDIO),
+        "{heading}"
+    );
+    session.finish().await;
+}
+
+/// DLG-15, LIVE-10: a page's confirm while the person drives is drawn over the page under
+/// the site's name, not as Conch's; OK answers it.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_15_a_page_confirm_while_the_person_drives_is_drawn_under_the_sites_name() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session.wait_for_frame().await;
+    session.click("#takeover").await;
+    session
+        .wait_until(
+            "!document.getElementById('handback').hidden",
+            "Hand back to show",
+        )
+        .await;
+    // Tab past Note and Password to the page's Ask button, and press it.
+    let keys = session.element("#keys").await;
+    for _ in 0..3 {
+        keys.send_keys(&Key::Tab.to_string())
+            .await
+            .expect("keys go to the hidden field");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    keys.send_keys(&Key::Enter.to_string())
+        .await
+        .expect("keys go to the hidden field");
+    session
+        .wait_until(
+            "!document.getElementById('page-dialog').hidden",
+            "the page's dialog",
+        )
+        .await;
+    let heading = session
+        .js("return document.getElementById('page-dialog-heading').textContent")
+        .await;
+    // The site is the page's host and port, as the agent's browser sees it.
+    let site = pages
+        .url("")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    assert_eq!(
+        heading,
+        json!(format!("{site} says")),
+        "drawn under the site's name"
+    );
+    let message = session
+        .js("return document.getElementById('page-dialog-message').textContent")
+        .await;
+    assert_eq!(message, json!("Delete the draft?"));
+    session
+        .person
+        .assert_accessible("with the page's confirm")
+        .await;
+    session.click("#page-dialog-ok").await;
+    session
+        .wait_until(
+            "document.getElementById('page-dialog').hidden",
+            "the dialog to close",
+        )
+        .await;
     session.finish().await;
 }

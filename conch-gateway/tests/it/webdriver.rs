@@ -40,7 +40,13 @@ impl Drop for Driver {
 /// The chromedriver to use; panics with one sentence when there is none.
 fn chromedriver() -> PathBuf {
     if let Some(path) = std::env::var_os("CONCH_CHROMEDRIVER") {
-        return PathBuf::from(path);
+        let path = PathBuf::from(path);
+        assert!(
+            path.is_file(),
+            "CONCH_CHROMEDRIVER names {}, which is not a file.",
+            path.display()
+        );
+        return path;
     }
     std::env::var_os("PATH")
         .and_then(|path| {
@@ -96,15 +102,16 @@ impl Person {
     /// Starts a chromedriver and opens a session in the test Chromium, headless.
     pub(crate) async fn start() -> Person {
         let port = free_port();
+        let program = chromedriver();
         let driver = Driver(
-            Command::new(chromedriver())
+            Command::new(&program)
                 .arg(format!("--port={port}"))
                 .process_group(0)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .expect("chromedriver starts"),
+                .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display())),
         );
         let mut answered = false;
         for _ in 0..200 {
