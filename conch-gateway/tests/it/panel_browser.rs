@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use conch_fixtures::FixtureServer;
 use fantoccini::Locator;
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::key::Key;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -176,6 +177,43 @@ impl Session {
             .click()
             .await
             .expect("the card's button can be clicked");
+    }
+
+    /// Presses the keys of `chord` together on whatever has the focus, as the person.
+    async fn press(&self, chord: &[Key]) {
+        let mut actions = KeyActions::new("keyboard".to_owned());
+        for key in chord {
+            actions = actions.then(KeyAction::Down {
+                value: (*key).into(),
+            });
+        }
+        for key in chord.iter().rev() {
+            actions = actions.then(KeyAction::Up {
+                value: (*key).into(),
+            });
+        }
+        self.person
+            .client
+            .perform_actions(actions)
+            .await
+            .expect("the keys are pressed");
+    }
+
+    /// The id of the panel's focused element, and whether its focus shows: an outline or
+    /// a ring around it (LIVE-10).
+    async fn focused(&self) -> (String, bool) {
+        let answer = self
+            .js(
+                "const e = document.activeElement; const s = getComputedStyle(e); \
+                 const ring = (n) => n && getComputedStyle(n).boxShadow !== 'none'; \
+                 const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0; \
+                 return [e.id, outline || ring(e) || ring(e.closest('.view'))];",
+            )
+            .await;
+        (
+            answer[0].as_str().unwrap_or_default().to_owned(),
+            answer[1] == json!(true),
+        )
     }
 
     /// Waits until the live canvas shows a frame: drawn, with many opaque pixels.
@@ -697,5 +735,195 @@ async fn dlg_15_a_page_confirm_while_the_person_drives_is_drawn_under_the_sites_
             "the dialog to close",
         )
         .await;
+    session.finish().await;
+}
+
+/// UP-9, LIVE-10: an upload card names each file, where it comes from and the site; Yes
+/// there lets the files reach the page.
+#[tokio::test(flavor = "multi_thread")]
+async fn up_9_an_upload_card_lists_the_files() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&["--trust", "full"]).await;
+    let work = session._home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("cv.pdf"), b"%PDF-1.4 a cv").unwrap();
+    std::fs::write(work.join("photo.png"), b"not really a png").unwrap();
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("upload.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let visible = ref_of(&page, "Visible box");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let call = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_upload", "arguments": { "ref": visible, "files": ["cv.pdf", "photo.png"] } }),
+        )
+        .await;
+    let card = session
+        .wait_until(
+            "document.querySelector('#cards .card.kind-upload')?.innerText",
+            "the upload card",
+        )
+        .await;
+    let card = card.as_str().unwrap_or_default().to_owned();
+    for named in [
+        "“cv.pdf” (from the work folder)",
+        "“photo.png” (from the work folder)",
+        "127.0.0.1",
+    ] {
+        assert!(card.contains(named), "the card names {named}: {card}");
+    }
+    assert!(
+        !card.contains("Always"),
+        "uploads never offer Always: {card}"
+    );
+    session
+        .person
+        .assert_accessible("with an upload question")
+        .await;
+    session.answer_card("cv.pdf", "Yes").await;
+    let result = session.answer_to(call).await;
+    let text = result_text(&result);
+    assert_eq!(result["result"]["isError"], json!(false), "{text}");
+    let (read, _) = session.agent.call("browser_read", json!({})).await;
+    assert!(read.contains("cv.pdf:13"), "the page got the files: {read}");
+    session.finish().await;
+}
+
+/// HAND-3, HAND-6, LIVE-10: a sign-in handoff shows its banner; the person signs in
+/// through the panel, keys only, and the handoff ends by itself once the gate is behind
+/// them.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_3_a_sign_in_handoff_ends_by_itself_after_the_person_signs_in_through_the_panel() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&["--trust", "full"]).await;
+    let (page, error) = session
+        .agent
+        .call(
+            "browser_open",
+            json!({ "url": pages.url("signin-gate.html") }),
+        )
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session.wait_for_frame().await;
+    let call = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_handoff", "arguments": { "reason": "Please sign in to Harbour Mail." } }),
+        )
+        .await;
+    let reason = session
+        .wait_until(
+            "!document.getElementById('handoff').hidden && document.getElementById('handoff-reason').textContent",
+            "the handoff banner",
+        )
+        .await;
+    assert!(
+        reason
+            .as_str()
+            .unwrap_or_default()
+            .contains("Please sign in"),
+        "{reason}"
+    );
+    session
+        .person
+        .assert_accessible("with a handoff waiting")
+        .await;
+    let keys = session.element("#keys").await;
+    let tab = Key::Tab.to_string();
+    let enter = Key::Enter.to_string();
+    for input in [
+        tab.as_str(),
+        "me@harbour.test",
+        tab.as_str(),
+        "correct horse",
+        enter.as_str(),
+    ] {
+        keys.send_keys(input).await.expect("keys go to the page");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    // The code page is still a gate.
+    session
+        .wait_until("document.title.startsWith('Two-step')", "the code page")
+        .await;
+    for input in [tab.as_str(), "123456", enter.as_str()] {
+        keys.send_keys(input).await.expect("keys go to the page");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let result = session.answer_to(call).await;
+    let text = result_text(&result);
+    assert!(
+        text.contains("You got through, so Conch carried on"),
+        "{text}"
+    );
+    session
+        .wait_until(
+            "document.getElementById('handoff').hidden",
+            "the banner to go",
+        )
+        .await;
+    session.finish().await;
+}
+
+/// LIVE-10: the live view works from the keyboard with the focus always shown: Tab reaches
+/// Take over, Find, Stop and the page; Tab inside the page is the page's, and Shift+Esc
+/// brings the focus back to the panel, where Enter takes over and, later, hands back.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session.wait_for_frame().await;
+    let mut reached = Vec::new();
+    for _ in 0..30 {
+        session.press(&[Key::Tab]).await;
+        let (id, shown) = session.focused().await;
+        assert!(shown, "the focus on #{id} does not show");
+        reached.push(id.clone());
+        if id == "keys" {
+            break;
+        }
+    }
+    for id in ["takeover", "find-open", "stop", "live-canvas", "keys"] {
+        assert!(
+            reached.iter().any(|r| r == id),
+            "Tab never reaches #{id}: {reached:?}"
+        );
+    }
+    // In the page's text field, Shift+Esc is the way out.
+    session.press(&[Key::Shift, Key::Escape]).await;
+    let (id, shown) = session.focused().await;
+    assert_eq!(id, "takeover", "Shift+Esc leads back to the panel");
+    assert!(shown);
+    session.press(&[Key::Enter]).await;
+    session
+        .wait_until(
+            "!document.getElementById('handback').hidden && document.activeElement.id === 'keys'",
+            "the person to have the wheel, keys in the page",
+        )
+        .await;
+    session.press(&[Key::Shift, Key::Escape]).await;
+    assert_eq!(session.focused().await.0, "handback");
+    session.press(&[Key::Enter]).await;
+    session
+        .wait_until(
+            "!document.getElementById('takeover').hidden",
+            "the agent to have the wheel again",
+        )
+        .await;
+    session.person.assert_accessible("after keyboard use").await;
     session.finish().await;
 }
