@@ -28,7 +28,8 @@ struct Session {
     door: String,
     /// The one-time sign-in link printed at start.
     link: String,
-    _home: tempfile::TempDir,
+    /// The gateway's home; its `work` folder holds what the agent may upload.
+    home: tempfile::TempDir,
 }
 
 impl Session {
@@ -70,7 +71,7 @@ impl Session {
             person,
             door,
             link,
-            _home: home,
+            home,
         }
     }
 
@@ -404,10 +405,10 @@ async fn perm_3_a_site_question_answered_this_chat_in_the_panel_lets_the_call_co
         card.contains("127.0.0.1"),
         "the card names the site: {card}"
     );
-    assert!(
-        card.contains("This chat") && card.contains("Always") && card.contains("No"),
-        "{card}"
-    );
+    let choices = session
+        .js("return [...document.querySelectorAll('#cards .card button')].map(b => b.textContent)")
+        .await;
+    assert_eq!(choices, json!(["This chat", "Always", "No"]), "{card}");
     session
         .person
         .assert_accessible("with a site question")
@@ -744,7 +745,7 @@ async fn dlg_15_a_page_confirm_while_the_person_drives_is_drawn_under_the_sites_
 async fn up_9_an_upload_card_lists_the_files() {
     let pages = FixtureServer::start().await.unwrap();
     let mut session = Session::start(&["--trust", "full"]).await;
-    let work = session._home.path().join("work");
+    let work = session.home.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("cv.pdf"), b"%PDF-1.4 a cv").unwrap();
     std::fs::write(work.join("photo.png"), b"not really a png").unwrap();
