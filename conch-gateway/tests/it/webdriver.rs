@@ -4,7 +4,8 @@
 //!
 //! chromedriver is `CONCH_CHROMEDRIVER`, else `chromedriver` on `PATH` (Debian's
 //! `chromium-driver`); axe-core is `CONCH_AXE`, else the copy `cargo xtask test` installs
-//! under `target/axe/`. The browser is the test Chromium, headless, quiet on the network.
+//! under `target/axe/`. The browser is the test Chromium, headless, with every host name
+//! failing unasked, so nothing it does leaves 127.0.0.1.
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -146,6 +147,16 @@ impl Person {
                     "--mute-audio",
                     "--password-store=basic",
                     "--use-mock-keychain",
+                    "--disable-breakpad",
+                    "--disable-domain-reliability",
+                    "--disable-client-side-phishing-detection",
+                    "--metrics-recording-only",
+                    "--no-pings",
+                    "--disable-features=OptimizationHints,MediaRouter,Translate,CertificateTransparencyComponentUpdater",
+                    // Every name fails without a DNS query: this browser only ever
+                    // opens the gateway at 127.0.0.1, and must not reach past it (the
+                    // component and extension updaters still look up Google's hosts).
+                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
                     "--window-size=1280,900",
                 ],
             }),
