@@ -41,7 +41,7 @@ const BLOCKS: usize = 6;
 /// How long one change may take to show before the round counts as missed.
 const ROUND_TIMEOUT: Duration = Duration::from_secs(5);
 /// Frames-per-second runs per path, and each run's measured window.
-const FPS_RUNS: usize = 2;
+const FPS_RUNS: usize = 3;
 const FPS_WINDOW: Duration = Duration::from_secs(5);
 /// The slow watcher's duration unless `CONCH_BENCH_LIVE_SECONDS` says otherwise.
 const MEMORY_SECONDS: u64 = 60;
