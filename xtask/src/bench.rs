@@ -29,8 +29,6 @@ use serde_json::{Value, json};
 use crate::{browser, cmd};
 
 // Declared here rather than in main.rs, next to the bench list that runs it.
-#[path = "bench_live.rs"]
-mod bench_live;
 
 /// playwright-core's version, pinned so that results compare across runs.
 pub(crate) const PLAYWRIGHT_CORE: &str = "1.65.1";
@@ -57,7 +55,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "load" => crate::bench_load::run()?,
             "backends" => crate::bench_backends::run()?,
             "real" => crate::bench_real::run()?,
-            "live" => bench_live::run()?,
+            "live" => crate::bench_live::run()?,
             other => {
                 return Err(format!(
                     "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real, backends, live"
