@@ -529,6 +529,8 @@ pub(crate) fn write_atomic(
 ) -> Result<(), StoreError> {
     let write_error = |e: io::Error| StoreError::new(StoreOp::Write, path, e);
     let dir = parent_dir(path);
+    // A backend that never launched a local browser never made its folder (issue 13).
+    std::fs::create_dir_all(dir).map_err(write_error)?;
     let mut prefix = path.file_name().unwrap_or_default().to_owned();
     prefix.push(".");
     let mut temp = tempfile::Builder::new()
@@ -584,6 +586,16 @@ mod tests {
             .map(|e| e.expect("entry").file_name())
             .collect();
         assert_eq!(names, ["browser.json"]);
+    }
+
+    /// DATA-9: tabs.json is saved even when nothing made `<home>/browser/` yet (a remote
+    /// backend launches no local browser to make it).
+    #[test]
+    fn data_9_a_file_is_written_into_a_folder_not_made_yet() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("browser").join("tabs.json");
+        write_atomic(&path, |file| file.write_all(b"{}")).expect("written");
+        assert_eq!(std::fs::read(&path).expect("the file"), b"{}");
     }
 
     /// Decoding sorts problems into the reasons a person is shown.

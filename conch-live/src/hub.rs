@@ -379,16 +379,17 @@ async fn cast(view: Arc<View>) {
                 event = frames.next() => {
                     let Some(event) = event else { continue 'tabs };
                     let Ok(frame) = event.parse::<ScreencastFrame>() else { continue };
-                    // Every frame is acknowledged, watched or not (LIVE-3).
-                    let ack = page.call_raw(
-                        "Page.screencastFrameAck",
-                        json!({ "sessionId": frame.session_id }),
-                    );
+                    // Every frame is acknowledged at once, before it is decoded, so Chrome
+                    // sends the next one while this one goes out (LIVE-3).
+                    let acking = page.clone();
+                    tokio::spawn(async move {
+                        let ack = json!({ "sessionId": frame.session_id });
+                        let _ = acking.call_raw("Page.screencastFrameAck", ack).await;
+                    });
                     if let Some(jpeg) = conch_browser::page::base64::decode(&frame.data) {
                         frame_no += 1;
                         view.frames.send_replace(Some((frame_no, Arc::new(jpeg))));
                     }
-                    let _ = ack.await;
                 }
                 _ = looks.tick() => {
                     look_at_tabs(&view, &mut seen_tabs).await;

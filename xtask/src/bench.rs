@@ -11,6 +11,9 @@
 //!   installs the apps first.
 //! - `backends` (see `bench_backends`): first read and step time on a DevTools address and
 //!   pretend Browserbase and Steel providers, against the local browser.
+//! - `live` (see `bench_live`): the live view's latency, frames per second, memory with a
+//!   watcher that never reads, and frames with no watcher, through the gateway's live socket
+//!   against a raw CDP screencast on the same tab.
 //! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
 //!   through playwright-core's CDP session, on the same browser executable and flags.
 //!
@@ -25,6 +28,8 @@ use serde_json::{Value, json};
 
 use crate::{browser, cmd};
 
+// Declared here rather than in main.rs, next to the bench list that runs it.
+
 /// playwright-core's version, pinned so that results compare across runs.
 pub(crate) const PLAYWRIGHT_CORE: &str = "1.65.1";
 /// Alternating runs per client.
@@ -35,7 +40,9 @@ const ITERATIONS: &str = "2000";
 /// Runs the named benchmarks (all when none is named).
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let names: Vec<&str> = if args.is_empty() {
-        vec!["cdp", "snapshot", "guard", "mcp", "load", "backends"]
+        vec![
+            "cdp", "snapshot", "guard", "mcp", "load", "backends", "live",
+        ]
     } else {
         args.iter().map(String::as_str).collect()
     };
@@ -48,9 +55,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "load" => crate::bench_load::run()?,
             "backends" => crate::bench_backends::run()?,
             "real" => crate::bench_real::run()?,
+            "live" => crate::bench_live::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real, backends"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real, backends, live"
                 ));
             }
         }

@@ -11,7 +11,7 @@
 //!   so an MCP client can spawn it.
 //! - `cargo xtask demo`: the same browser set-up, then launches the browser through the
 //!   stack and prints its version.
-//! - `cargo xtask bench [cdp | snapshot | mcp | guard | real]`: benchmarks, side by side
+//! - `cargo xtask bench [cdp | snapshot | mcp | guard | load | backends | live | real]`: benchmarks, side by side
 //!   with the peers.
 //!
 //! Kept to std and serde_json so it builds in seconds.
@@ -21,6 +21,7 @@ mod bench;
 mod bench_agent;
 mod bench_backends;
 mod bench_guard;
+mod bench_live;
 mod bench_load;
 mod bench_mcp;
 mod bench_real;
@@ -35,7 +36,7 @@ mod tidy;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <gateway ARGS… | test | conformance | demo | bench [cdp | snapshot | mcp | guard | real]...>";
+const USAGE: &str = "usage: cargo xtask <gateway ARGS… | test | conformance | demo | bench [cdp | snapshot | mcp | guard | load | backends | live | real]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
