@@ -928,3 +928,116 @@ async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
     session.person.assert_accessible("after keyboard use").await;
     session.finish().await;
 }
+
+/// PERM-3, issue 14 (a second tab of the panel): two windows of the panel both show the
+/// site question; This chat in one completes the agent's call, and the other's card goes.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_3_two_panels_show_the_card_and_the_first_answer_closes_it_in_both() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("counter.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let add = ref_of(&page, "button \"Add\"");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let client = session.person.client.clone();
+    let first = client.window().await.expect("a window");
+    let second = client
+        .new_window(false)
+        .await
+        .expect("a second window")
+        .handle;
+    client
+        .switch_to_window(second.clone())
+        .await
+        .expect("the second window");
+    session.open(&format!("conversation={STDIO}")).await;
+
+    let call = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": add } }),
+        )
+        .await;
+    let card = "document.querySelector('#cards .card.kind-site')";
+    session
+        .wait_until(card, "the card in the second window")
+        .await;
+    client
+        .switch_to_window(first.clone())
+        .await
+        .expect("the first window");
+    session
+        .wait_until(card, "the card in the first window")
+        .await;
+    session.answer_card("127.0.0.1", "This chat").await;
+    let result = session.answer_to(call).await;
+    let text = result_text(&result);
+    assert!(text.contains("Count: 1"), "{text}");
+    session
+        .wait_until(
+            "document.querySelectorAll('#cards .card').length === 0",
+            "the card to go in the first window",
+        )
+        .await;
+    client
+        .switch_to_window(second)
+        .await
+        .expect("the second window");
+    session
+        .wait_until(
+            "document.querySelectorAll('#cards .card').length === 0 && !document.getElementById('no-cards').hidden",
+            "the card to go in the second window",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("after another window answered")
+        .await;
+    session.finish().await;
+}
+
+/// HAND-8, issue 14 (a closed socket mid-takeover): the person takes over, the agent's
+/// next call waits, and closing the panel's page ends the takeover so the call goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_8_closing_the_panel_mid_takeover_gives_the_agent_the_wheel_back() {
+    let pages = FixtureServer::start().await.unwrap();
+    let mut session = Session::start(&[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session.click("#takeover").await;
+    session
+        .wait_until(
+            "!document.getElementById('handback').hidden",
+            "Hand back to show",
+        )
+        .await;
+    let call = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_read", "arguments": {} }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Leaving the panel closes its live socket.
+    session
+        .person
+        .client
+        .goto("about:blank")
+        .await
+        .expect("the panel can be left");
+    let result = session.answer_to(call).await;
+    let text = result_text(&result);
+    assert!(text.contains("The person used the browser"), "{text}");
+    session.finish().await;
+}
