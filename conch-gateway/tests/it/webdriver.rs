@@ -38,6 +38,37 @@ impl Drop for Driver {
     }
 }
 
+impl Driver {
+    /// Starts chromedriver on a free loopback port and waits until it is ready; gives
+    /// it and its port. A port taken in between (chromedriver exits) means another try.
+    async fn start() -> (Driver, u16) {
+        let program = chromedriver();
+        for _ in 0..3 {
+            let port = free_port();
+            let mut driver = Driver(
+                Command::new(&program)
+                    .arg(format!("--port={port}"))
+                    .process_group(0)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display())),
+            );
+            for _ in 0..200 {
+                if matches!(driver.0.try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                if ready(port).await {
+                    return (driver, port);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        panic!("chromedriver did not answer /status within 20 s, three times over");
+    }
+}
+
 /// The chromedriver to use; panics with one sentence when there is none.
 fn chromedriver() -> PathBuf {
     if let Some(path) = std::env::var_os("CONCH_CHROMEDRIVER") {
@@ -102,30 +133,7 @@ async fn ready(port: u16) -> bool {
 impl Person {
     /// Starts a chromedriver and opens a session in the test Chromium, headless.
     pub(crate) async fn start() -> Person {
-        let port = free_port();
-        let program = chromedriver();
-        let driver = Driver(
-            Command::new(&program)
-                .arg(format!("--port={port}"))
-                .process_group(0)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display())),
-        );
-        let mut answered = false;
-        for _ in 0..200 {
-            if ready(port).await {
-                answered = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert!(
-            answered,
-            "chromedriver did not answer /status on port {port} within 20 s"
-        );
+        let (driver, port) = Driver::start().await;
         let browser = conch_fixtures::browser::executable().expect("test set-up");
         let mut capabilities = serde_json::Map::new();
         capabilities.insert(
