@@ -41,7 +41,8 @@ export class Cards {
       'aria-labelledby': `${domId}-title`,
       'data-question': q.id,
     });
-    card.append(
+    // `append` would write a missing part as the text "null": leave those out.
+    const parts = [
       el('p', { class: 'card-kind' }, KIND_NAMES[q.kind] || 'A question'),
       el('h4', { id: `${domId}-title` }, q.text),
       facts(q),
@@ -64,7 +65,8 @@ export class Cards {
         ),
       ),
       el('p', { class: 'card-error', hidden: true }),
-    );
+    ];
+    card.append(...parts.filter((part) => part !== null && part !== undefined));
     this.list.append(card);
     this.announce.textContent = `Conch asks: ${q.text}`;
     this.changed();

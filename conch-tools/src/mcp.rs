@@ -301,8 +301,8 @@ impl McpSession {
                 params.get("cursor").and_then(Value::as_str),
                 self.apps.load(Ordering::SeqCst),
             ),
-            "resources/list" => Ok(self.resources()),
-            "resources/read" => self.read_resource(&params),
+            "resources/list" if self.server.app.is_some() => Ok(self.resources()),
+            "resources/read" if self.server.app.is_some() => self.read_resource(&params),
             "tools/call" => match self.call(&id, &params, notify).await {
                 Some(answer) => answer,
                 None => return None, // cancelled: no response (MCP cancellation)

@@ -483,6 +483,16 @@ async fn hs_2_a_high_stakes_card_shows_place_order_and_no_keeps_the_page() {
         .person
         .assert_accessible("with a high-stakes question")
         .await;
+    // The README's picture of the panel comes from here: CONCH_PANEL_SHOT=docs/panel.png.
+    if let Ok(path) = std::env::var("CONCH_PANEL_SHOT") {
+        let png = session
+            .person
+            .client
+            .screenshot()
+            .await
+            .expect("a screenshot");
+        std::fs::write(&path, png).expect("the screenshot is written");
+    }
     session.answer_card("Place order", "No").await;
     let result = session.answer_to(call).await;
     let text = result_text(&result);
@@ -781,6 +791,10 @@ async fn up_9_an_upload_card_lists_the_files() {
     assert!(
         !card.contains("Always"),
         "uploads never offer Always: {card}"
+    );
+    assert!(
+        !card.contains("null"),
+        "a missing part of the card shows as nothing: {card}"
     );
     session
         .person
