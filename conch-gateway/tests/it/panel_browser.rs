@@ -33,6 +33,21 @@ struct Session {
 }
 
 impl Session {
+    /// A fixture server, and a gateway started with `args` whose agent opened `file`,
+    /// watched from a signed-in panel; gives the open's result too.
+    async fn watching(file: &str, args: &[&str]) -> (FixtureServer, Session, String) {
+        let pages = FixtureServer::start().await.expect("fixture server");
+        let mut session = Session::start(args).await;
+        let (page, error) = session
+            .agent
+            .call("browser_open", json!({ "url": pages.url(file) }))
+            .await;
+        assert!(!error, "{page}");
+        session.sign_in().await;
+        session.open(&format!("conversation={STDIO}")).await;
+        (pages, session, page)
+    }
+
     /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, reads the sign-in link
     /// from standard error, and opens the person's browser (not yet signed in).
     async fn start(args: &[&str]) -> Session {
@@ -328,15 +343,7 @@ async fn live_1_the_panel_shows_the_fixture_page_live() {
 /// it does; its next click moves the cursor.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_5_the_agents_click_moves_the_drawn_cursor() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&["--trust", "full"]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (_pages, mut session, page) = Session::watching("live.html", &["--trust", "full"]).await;
     session.wait_for_frame().await;
     let cursor_at = "(() => { const c = document.getElementById('cursor'); return c.hidden ? null : c.style.left + ',' + c.style.top; })()";
 
@@ -507,15 +514,7 @@ async fn hs_2_a_high_stakes_card_shows_place_order_and_no_keeps_the_page() {
 /// used the browser, with what they typed.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_8_take_over_type_and_hand_back_and_the_agent_is_told() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (_pages, mut session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
     session.click("#takeover").await;
     session
@@ -559,15 +558,7 @@ async fn live_8_take_over_type_and_hand_back_and_the_agent_is_told() {
 /// and Enter goes to 2/3.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_11_find_highlights_two_of_three() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (_pages, session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
     let canvas = session.element("#live-canvas").await;
     canvas
@@ -609,15 +600,7 @@ async fn live_11_find_highlights_two_of_three() {
 /// pressed Stop.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_14_stop_ends_the_agents_call() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("basic.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (_pages, mut session, _page) = Session::watching("basic.html", &[]).await;
     let waiting = session
         .agent
         .send_request(
@@ -683,15 +666,7 @@ async fn live_17_browser_1_shows_the_browser_in_front() {
 /// the site's name, not as Conch's; OK answers it.
 #[tokio::test(flavor = "multi_thread")]
 async fn dlg_15_a_page_confirm_while_the_person_drives_is_drawn_under_the_sites_name() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (pages, session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
     session.click("#takeover").await;
     session
@@ -892,15 +867,7 @@ async fn hand_3_a_sign_in_handoff_ends_by_itself_after_the_person_signs_in_throu
 /// brings the focus back to the panel, where Enter takes over and, later, hands back.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (_pages, session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
     let mut reached = Vec::new();
     for _ in 0..30 {
@@ -1019,15 +986,7 @@ async fn perm_3_two_panels_show_the_card_and_the_first_answer_closes_it_in_both(
 /// next call waits, and closing the panel's page ends the takeover so the call goes on.
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_8_closing_the_panel_mid_takeover_gives_the_agent_the_wheel_back() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("basic.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (_pages, mut session, _page) = Session::watching("basic.html", &[]).await;
     session.click("#takeover").await;
     session
         .wait_until(
