@@ -104,7 +104,7 @@ async fn wait_for_line(stderr: &mut mpsc::UnboundedReceiver<String>, needle: &st
 /// One HTTP/1.1 GET of `path` with `headers` (a `Host` of 127.0.0.1:PORT unless given);
 /// gives (status, lowercased head, body). An upgrade's head is read, then the
 /// connection is dropped.
-async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+pub(crate) async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .expect("the person's door listens");
@@ -153,7 +153,8 @@ async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, S
     (status, head, String::from_utf8_lossy(&body).into_owned())
 }
 
-fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+/// The value of header `name` in a lowercased head.
+pub(crate) fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     head.lines()
         .find_map(|line| line.strip_prefix(&format!("{name}: ")))
         .map(str::trim)

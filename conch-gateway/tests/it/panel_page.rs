@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
+use crate::live::{get, header};
 use crate::support::gateway;
 
 /// A running `conch-gateway serve --port 0`: its port and the one-time sign-in code.
@@ -53,43 +54,6 @@ impl Served {
         let cookie = header(&head, "set-cookie").expect("a cookie");
         cookie.split(';').next().expect("a pair").to_owned()
     }
-}
-
-/// One HTTP/1.1 GET of `path` (Host 127.0.0.1:PORT unless given, `Connection: close`);
-/// gives (status, lowercased head, body).
-async fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("the gateway listens");
-    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-    }
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer))
-        .await
-        .expect("an answer within 30 s")
-        .expect("read");
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let (head, body) = answer.split_once("\r\n\r\n").expect("a head");
-    let head = head.to_lowercase();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head, body.to_owned())
-}
-
-fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
-    head.lines()
-        .find_map(|line| line.strip_prefix(&format!("{name}: ")))
-        .map(str::trim)
 }
 
 /// LIVE-10, PROTO-13: a signed-in person gets the panel and its files with the panel's
