@@ -19,7 +19,10 @@ pub(crate) fn ensure() -> Result<PathBuf, String> {
     if script.is_file() && installed_version(&package).as_deref() == Some(AXE_CORE) {
         return Ok(script);
     }
-    if find_on_path("npm").is_none() {
+    if find_on_path("npm").is_none()
+        && !(crate::browser::apt_install(&["npm"], "npm is missing")?
+            && find_on_path("npm").is_some())
+    {
         return Err(format!(
             "npm is missing: install Node.js with npm (on Debian: apt-get install npm) so the panel's tests can get axe-core {AXE_CORE}."
         ));

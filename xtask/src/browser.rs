@@ -13,24 +13,9 @@ pub(crate) fn ensure() -> Result<PathBuf, String> {
     if let Some(found) = discover()? {
         return Ok(found);
     }
-    if !is_root() || !PathBuf::from("/etc/debian_version").exists() {
+    if !apt_install(&["chromium", "chromium-driver"], "no browser found")? {
         return Err("no browser found: install Chrome, Edge, Brave or Chromium (on Debian: apt-get install chromium chromium-driver), or set CONCH_BROWSER to one.".to_owned());
     }
-    eprintln!(
-        "xtask: no browser found; installing Debian's chromium and chromium-driver with apt-get"
-    );
-    // apt's chatter goes to standard error: standard output may be an MCP stream.
-    cmd::run(
-        Command::new("apt-get")
-            .args(["update", "-qq"])
-            .stdout(std::io::stderr()),
-    )?;
-    cmd::run(
-        Command::new("apt-get")
-            .args(["install", "-y", "-qq", "chromium", "chromium-driver"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(std::io::stderr()),
-    )?;
     discover()?.ok_or_else(|| {
         "apt-get installed chromium, yet discovery still finds no browser.".to_owned()
     })
@@ -47,10 +32,25 @@ pub(crate) fn ensure_driver() -> Result<PathBuf, String> {
     if let Some(found) = crate::axe::find_on_path("chromedriver") {
         return Ok(found);
     }
-    if !is_root() || !PathBuf::from("/etc/debian_version").exists() {
+    if !apt_install(&["chromium-driver"], "no chromedriver found")? {
         return Err("no chromedriver found: install the one matching your browser (on Debian: apt-get install chromium-driver), or set CONCH_CHROMEDRIVER to it.".to_owned());
     }
-    eprintln!("xtask: no chromedriver found; installing Debian's chromium-driver with apt-get");
+    crate::axe::find_on_path("chromedriver").ok_or_else(|| {
+        "apt-get installed chromium-driver, yet no chromedriver is on PATH.".to_owned()
+    })
+}
+
+/// Installs Debian's `packages` with apt-get when this runs as root on Debian, saying
+/// `why` first; `false` (nothing done) anywhere else.
+pub(crate) fn apt_install(packages: &[&str], why: &str) -> Result<bool, String> {
+    if !is_root() || !PathBuf::from("/etc/debian_version").exists() {
+        return Ok(false);
+    }
+    eprintln!(
+        "xtask: {why}; installing Debian's {} with apt-get",
+        packages.join(" and ")
+    );
+    // apt's chatter goes to standard error: standard output may be an MCP stream.
     cmd::run(
         Command::new("apt-get")
             .args(["update", "-qq"])
@@ -58,13 +58,12 @@ pub(crate) fn ensure_driver() -> Result<PathBuf, String> {
     )?;
     cmd::run(
         Command::new("apt-get")
-            .args(["install", "-y", "-qq", "chromium-driver"])
+            .args(["install", "-y", "-qq"])
+            .args(packages)
             .env("DEBIAN_FRONTEND", "noninteractive")
             .stdout(std::io::stderr()),
     )?;
-    crate::axe::find_on_path("chromedriver").ok_or_else(|| {
-        "apt-get installed chromium-driver, yet no chromedriver is on PATH.".to_owned()
-    })
+    Ok(true)
 }
 
 /// Runs the product's discovery; `None` when it finds nothing.
