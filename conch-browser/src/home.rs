@@ -91,6 +91,12 @@ impl Home {
         self.root.join("browser.errands.secrets.json")
     }
 
+    /// `<home>/passwords.secrets.json`: the person's saved passwords, sealed; the
+    /// gateway's default secret filler reads it (issue 16).
+    pub fn passwords_file(&self) -> PathBuf {
+        self.root.join("passwords.secrets.json")
+    }
+
     /// `<home>/conch.lock`: the lock that makes one process the home's owner (issue 12).
     pub fn lock_file(&self) -> PathBuf {
         self.root.join("conch.lock")
@@ -213,11 +219,12 @@ impl Home {
     }
 
     /// The paths the embedder's file tools must refuse, and Conch's own upload checks
-    /// refuse too (DATA-10, UP-7): the two sealed files and the profile.
+    /// refuse too (DATA-10, UP-7): the sealed files and the profile.
     pub fn protected_paths(&self) -> Vec<PathBuf> {
         vec![
             self.secrets_file(),
             self.errand_secrets_file(),
+            self.passwords_file(),
             self.profile_dir(),
         ]
     }
@@ -245,6 +252,10 @@ impl Home {
                 BackupFile {
                     path: self.errand_secrets_file(),
                     class: BackupClass::Derived,
+                },
+                BackupFile {
+                    path: self.passwords_file(),
+                    class: BackupClass::Secret,
                 },
             ],
             powers,

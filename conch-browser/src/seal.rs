@@ -335,7 +335,15 @@ impl SecretsFile {
     /// [`SealError::Tampered`] when it does not open (it is set aside first), or
     /// [`SealError::Store`] when it cannot be read.
     pub fn load(home: &Home, sealer: &Sealer, clock: &dyn Clock) -> Result<Self, SealError> {
-        let path = home.secrets_file();
+        Self::load_at(home.secrets_file(), sealer, clock)
+    }
+
+    /// Reads and opens the sealed file at `path` (the passwords file is another one);
+    /// no file is an empty one.
+    ///
+    /// # Errors
+    /// As [`SecretsFile::load`].
+    pub fn load_at(path: PathBuf, sealer: &Sealer, clock: &dyn Clock) -> Result<Self, SealError> {
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

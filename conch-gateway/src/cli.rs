@@ -14,6 +14,7 @@ use conch_policy::{AllowedHost, Mode};
 pub(crate) const USAGE: &str = "\
 Usage: conch-gateway <mcp|serve> [options]
        conch-gateway backend <show|set> … (see conch-gateway backend --help)
+       conch-gateway passwords <add|list|remove> … (see conch-gateway passwords --help)
 
   mcp      Serve Conch's browser tools over MCP on stdin/stdout.
   serve    Serve them over streamable HTTP at http://127.0.0.1:PORT/mcp (token required).

@@ -31,6 +31,7 @@ mod live;
 mod log;
 mod notify;
 mod panel;
+mod passwords;
 mod stdio;
 
 use std::collections::HashMap;
@@ -73,6 +74,10 @@ impl Probe for ChosenBrowser {
     }
 }
 
+/// A command that manages Conch's files (`backend`, `passwords`): the arguments after its
+/// name give what to print, or the sentence that says what was wrong.
+type Manage = fn(&[String]) -> Result<String, String>;
+
 /// `n` random bytes as hex, from the system's random source.
 pub(crate) fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
@@ -92,8 +97,14 @@ pub(crate) fn random_hex(n: usize) -> String {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("backend") {
-        return match backend::run(&args[1..]) {
+    let manage: Option<Manage> =
+        match args.first().map(String::as_str) {
+            Some("backend") => Some(backend::run),
+            Some("passwords") => Some(passwords::run),
+            _ => None,
+        };
+    if let Some(manage) = manage {
+        return match manage(&args[1..]) {
             Ok(said) => {
                 print!("{said}");
                 ExitCode::SUCCESS
@@ -238,6 +249,9 @@ async fn run(cli: Cli) -> Result<(), String> {
     // Downloads the person keeps land in `<home>/work/Downloads` (DL-1, AMB-9).
     tools_config.downloads = Some(home.root().join("work").join("Downloads"));
     tools_config.net = net;
+    // Secret fields are filled from the person's saved passwords, never from the agent's
+    // text (SEC-2, issue 16).
+    tools_config.secret_filler = Some(Arc::new(passwords::Vault { home: home.clone() }));
     // The person's door: wherever it listens, a handoff tells them and waits (HAND-1);
     // an unattended run has nobody to wait for, so its handoff says so at once.
     let panel = listener

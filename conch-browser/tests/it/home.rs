@@ -92,7 +92,7 @@ fn data_1_ensure_tightens_existing_folders() {
     assert_eq!(mode & 0o777, 0o700);
 }
 
-/// DATA-10: the embedder's file tools protect the two sealed files and the profile.
+/// DATA-10: the embedder's file tools protect the sealed files and the profile.
 #[test]
 fn data_10_protected_paths() {
     let home = Home::new("/h/.conch");
@@ -101,6 +101,7 @@ fn data_10_protected_paths() {
         [
             PathBuf::from("/h/.conch/browser.secrets.json"),
             PathBuf::from("/h/.conch/browser.errands.secrets.json"),
+            PathBuf::from("/h/.conch/passwords.secrets.json"),
             PathBuf::from("/h/.conch/browser/profile"),
         ]
     );
@@ -130,6 +131,7 @@ fn data_11_manifest_for_each_backend() {
                 (home.settings_file(), BackupClass::Ordinary),
                 (home.secrets_file(), BackupClass::Secret),
                 (home.errand_secrets_file(), BackupClass::Derived),
+                (home.passwords_file(), BackupClass::Secret),
             ],
             "{backend}"
         );

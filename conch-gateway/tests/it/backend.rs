@@ -35,7 +35,7 @@ async fn backend(
 }
 
 /// Every file under `dir`, read as bytes.
-fn everything_in(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+pub(crate) fn everything_in(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

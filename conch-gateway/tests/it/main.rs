@@ -6,6 +6,7 @@ mod http;
 mod live;
 mod panel_browser;
 mod panel_page;
+mod passwords;
 mod stdio;
 mod support;
 mod webdriver;

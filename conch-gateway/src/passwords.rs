@@ -1,0 +1,289 @@
+//! The person's saved passwords (issue 16, SEC-2): `<home>/passwords.secrets.json`, sealed
+//! like the backend keys, and the gateway's default [`SecretFiller`] ([`Vault`]), so an
+//! agent signs in to a saved site without the model ever seeing the password.
+//!
+//! Each entry is for one site: the registrable domain (`example.com` covers
+//! `www.example.com` and `login.example.com`), or the exact `host:port` for loopback and
+//! IP addresses, where a port is another app. A look-alike host is another site and gets
+//! nothing. The person manages entries from the command line:
+//!
+//! - `conch-gateway passwords add SITE --username NAME [--home DIR]`: the password is one
+//!   line of standard input, read without echo on a terminal; only "password saved" is
+//!   printed.
+//! - `conch-gateway passwords list [--home DIR]`: each site and username, never a password.
+//! - `conch-gateway passwords remove SITE [--home DIR]`.
+//!
+//! A file that does not open (a flipped byte) is set aside and fails closed: nothing is
+//! filled until the person saves again.
+//!
+//! Deliberately absent: any way to print a password back, and the panel's Passwords page
+//! (a later part of issue 16).
+
+use std::io::{BufRead as _, IsTerminal as _};
+use std::process::Command;
+
+use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
+use conch_browser::{Home, SystemClock};
+use conch_policy::Site;
+use conch_tools::{BoxFuture, SecretFiller, SecretRequest, SecretValue};
+
+/// The kind the entries are sealed as.
+const KIND: &str = "password";
+
+/// The usage of `passwords`.
+pub(crate) const USAGE: &str = "\
+Usage: conch-gateway passwords add SITE --username NAME [--home DIR]
+       conch-gateway passwords list [--home DIR]
+       conch-gateway passwords remove SITE [--home DIR]
+
+  SITE             example.com (covers its subdomains), or host:port for a local app
+                   or an IP address (127.0.0.1:8080)
+  --username NAME  the account's user name
+  --home DIR       Conch's folder (default: $CONCH_HOME or ~/.conch)
+
+The password is read from standard input (without echo on a terminal) and never shown.
+";
+
+/// The site an entry is kept under for `host` and `port`: the registrable domain, or
+/// `host:port` for loopback and IP addresses. `None` for a host that has no site.
+pub(crate) fn site_key(host: &str, port: Option<u16>) -> Option<String> {
+    let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let literal = bare.parse::<std::net::IpAddr>().is_ok();
+    if literal || bare == "localhost" || bare.ends_with(".localhost") {
+        let shown = if bare.contains(':') {
+            format!("[{bare}]")
+        } else {
+            bare.to_owned()
+        };
+        return Some(match port {
+            Some(port) => format!("{shown}:{port}"),
+            None => shown,
+        });
+    }
+    Site::of_host(&host).ok().map(|s| s.as_str().to_owned())
+}
+
+/// The key the person typed on the command line, in the same shape.
+fn key_of_argument(site: &str) -> Result<String, String> {
+    let text = site.trim();
+    let with_scheme = if text.contains("://") {
+        text.to_owned()
+    } else {
+        format!("http://{text}")
+    };
+    let url = url::Url::parse(&with_scheme)
+        .map_err(|_| format!("“{text}” is not a site; give example.com or 127.0.0.1:8080"))?;
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("“{text}” names no host"))?;
+    site_key(host, url.port())
+        .ok_or_else(|| format!("“{text}” is not a site; give example.com or 127.0.0.1:8080"))
+}
+
+/// The key a page at `address` is looked up under.
+fn key_of_page(address: &str) -> Option<String> {
+    let url = url::Url::parse(address).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    site_key(url.host_str()?, url.port_or_known_default())
+}
+
+fn open(home: &Home) -> Result<(Sealer, SecretsFile), String> {
+    let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
+    let file =
+        SecretsFile::load_at(home.passwords_file(), &sealer, &SystemClock).map_err(
+            |e| match e {
+                SealError::Tampered { .. } => format!("{e} Save the passwords again."),
+                other => format!("{other}."),
+            },
+        )?;
+    Ok((sealer, file))
+}
+
+/// Runs `passwords …` with the arguments after `passwords`; gives what to print, or the
+/// sentence that says what was wrong.
+pub(crate) fn run(args: &[String]) -> Result<String, String> {
+    let mut args = args.iter();
+    let verb = args.next().map(String::as_str);
+    let mut site = None;
+    if matches!(verb, Some("add" | "remove")) {
+        site = Some(
+            args.next()
+                .filter(|s| !s.starts_with("--"))
+                .ok_or(
+                    "give the site, as in: conch-gateway passwords add example.com --username ada",
+                )?
+                .clone(),
+        );
+    }
+    let (mut home, mut username) = (None, None);
+    while let Some(arg) = args.next() {
+        let mut value = |flag: &str| {
+            args.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match arg.as_str() {
+            "--home" => home = Some(value("--home")?),
+            "--username" => username = Some(value("--username")?),
+            "-h" | "--help" => return Ok(USAGE.to_owned()),
+            other => {
+                return Err(format!(
+                    "unknown option “{other}”; see conch-gateway passwords --help"
+                ));
+            }
+        }
+    }
+    let home = match home {
+        Some(dir) => Home::new(dir),
+        None => Home::from_env().map_err(|e| format!("Conch's folder can't be found: {e}."))?,
+    };
+    match (verb, site) {
+        (Some("add"), Some(site)) => {
+            let username = username
+                .filter(|u| !u.trim().is_empty())
+                .ok_or("passwords add needs --username NAME")?;
+            add(&home, &site, &username)
+        }
+        (Some("remove"), Some(site)) => remove(&home, &site),
+        (Some("list"), _) => list(&home),
+        (Some("-h" | "--help") | None, _) => Ok(USAGE.to_owned()),
+        (Some(other), _) => Err(format!(
+            "unknown passwords command “{other}”: use add, list or remove"
+        )),
+    }
+}
+
+fn add(home: &Home, site: &str, username: &str) -> Result<String, String> {
+    let key = key_of_argument(site)?;
+    let password = read_password()?;
+    let (sealer, mut file) = open(home)?;
+    file.set(&key, KIND, username.trim(), password);
+    file.save(&sealer).map_err(|e| format!("{e}."))?;
+    Ok(format!("password saved for {key} ({})\n", username.trim()))
+}
+
+fn remove(home: &Home, site: &str) -> Result<String, String> {
+    let key = key_of_argument(site)?;
+    let (sealer, mut file) = open(home)?;
+    if !file.remove(&key) {
+        return Err(format!("no password is saved for {key}"));
+    }
+    file.save(&sealer).map_err(|e| format!("{e}."))?;
+    Ok(format!("password removed for {key}\n"))
+}
+
+fn list(home: &Home) -> Result<String, String> {
+    let (_, file) = open(home)?;
+    let entries: Vec<String> = file
+        .inventory()
+        .into_iter()
+        .filter(|e| e.kind == KIND)
+        .map(|e| format!("{}\t{}\n", e.name, e.host))
+        .collect();
+    if entries.is_empty() {
+        return Ok("no passwords saved\n".to_owned());
+    }
+    Ok(entries.concat())
+}
+
+/// One line of standard input, without echo on a terminal.
+fn read_password() -> Result<SecretText, String> {
+    let terminal = std::io::stdin().is_terminal();
+    if terminal {
+        eprint!("Password: ");
+        // The terminal's own setting; no unsafe code for termios.
+        let _ = Command::new("stty").arg("-echo").status();
+    }
+    let mut line = String::new();
+    let read = std::io::stdin().lock().read_line(&mut line);
+    if terminal {
+        let _ = Command::new("stty").arg("echo").status();
+        eprintln!();
+    }
+    read.map_err(|e| format!("the password could not be read ({e})"))?;
+    let password = line.trim_end_matches(['\n', '\r']).to_owned();
+    line.clear();
+    if password.is_empty() {
+        return Err("give the password as one line on standard input".to_owned());
+    }
+    Ok(SecretText::new(password))
+}
+
+/// The gateway's default [`SecretFiller`]: the person's saved password for the page's
+/// site, never anything for another site.
+#[derive(Debug, Clone)]
+pub(crate) struct Vault {
+    pub(crate) home: Home,
+}
+
+impl SecretFiller for Vault {
+    fn secret_for<'a>(&'a self, request: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
+        Box::pin(async move {
+            let key = key_of_page(&request.url)?;
+            let home = self.home.clone();
+            let found = tokio::task::spawn_blocking(move || {
+                let (_, file) = match open(&home) {
+                    Ok(opened) => opened,
+                    Err(sentence) => {
+                        tracing::warn!("the saved passwords can't be used: {sentence}");
+                        return None;
+                    }
+                };
+                file.get(&key)
+                    .map(|password| SecretValue::new(password.expose()))
+            })
+            .await
+            .ok()
+            .flatten();
+            tracing::info!(
+                conversation = request.conversation,
+                filled = found.is_some(),
+                "a secret field asked the saved passwords"
+            );
+            found
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 16: a registrable domain covers its subdomains; loopback and IP addresses
+    /// are exact host:port; a look-alike host is another site.
+    #[test]
+    fn sec_2_passwords_are_kept_per_site_and_a_look_alike_is_another() {
+        assert_eq!(key_of_argument("example.com").unwrap(), "example.com");
+        assert_eq!(
+            key_of_page("https://login.example.com/signin").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            key_of_page("https://example.com.evil.test/").as_deref(),
+            Some("evil.test")
+        );
+        assert_eq!(
+            key_of_page("https://examp1e.com/").as_deref(),
+            Some("examp1e.com")
+        );
+        assert_eq!(key_of_argument("127.0.0.1:8080").unwrap(), "127.0.0.1:8080");
+        assert_eq!(
+            key_of_page("http://127.0.0.1:8080/login").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_ne!(
+            key_of_page("http://127.0.0.1:9090/login").as_deref(),
+            Some("127.0.0.1:8080"),
+            "another port is another app"
+        );
+        assert_eq!(
+            key_of_page("http://localhost:8080/").as_deref(),
+            Some("localhost:8080")
+        );
+        assert_eq!(key_of_page("file:///etc/passwd"), None);
+        assert!(key_of_argument("").is_err());
+    }
+}
