@@ -97,12 +97,11 @@ pub(crate) fn random_hex(n: usize) -> String {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let manage: Option<Manage> =
-        match args.first().map(String::as_str) {
-            Some("backend") => Some(backend::run),
-            Some("passwords") => Some(passwords::run),
-            _ => None,
-        };
+    let manage: Option<Manage> = match args.first().map(String::as_str) {
+        Some("backend") => Some(backend::run),
+        Some("passwords") => Some(passwords::run),
+        _ => None,
+    };
     if let Some(manage) = manage {
         return match manage(&args[1..]) {
             Ok(said) => {
