@@ -8,66 +8,53 @@
 //! socket, no inline script or style, and no framing; files are never cached, so a new
 //! gateway never meets an old page.
 //!
-//! Deliberately absent: step thumbnails (they live under the gateway's home and have no
-//! route yet).
+//! Deliberately absent: step thumbnails (they live under the gateway's home and have a
+//! route of their own in `panel`).
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-/// One embedded file: its name under `/panel/`, its type and its text.
+/// One embedded file: its name under `/panel/` and its text.
 struct Asset {
     name: &'static str,
-    content_type: &'static str,
     body: &'static str,
 }
 
+impl Asset {
+    /// Its type, by its name's extension.
+    fn content_type(&self) -> &'static str {
+        match self.name.rsplit_once('.').map(|(_, ext)| ext) {
+            Some("html") => HTML,
+            Some("css") => "text/css; charset=utf-8",
+            Some("svg") => "image/svg+xml",
+            _ => JS,
+        }
+    }
+}
+
 const HTML: &str = "text/html; charset=utf-8";
-const CSS: &str = "text/css; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
-const SVG: &str = "image/svg+xml";
+
+/// The file `conch-gateway/panel/NAME`, embedded.
+macro_rules! asset {
+    ($name:literal) => {
+        Asset {
+            name: $name,
+            body: include_str!(concat!("../panel/", $name)),
+        }
+    };
+}
 
 /// The panel's files.
 const ASSETS: &[Asset] = &[
-    Asset {
-        name: "index.html",
-        content_type: HTML,
-        body: include_str!("../panel/index.html"),
-    },
-    Asset {
-        name: "panel.css",
-        content_type: CSS,
-        body: include_str!("../panel/panel.css"),
-    },
-    Asset {
-        name: "main.js",
-        content_type: JS,
-        body: include_str!("../panel/main.js"),
-    },
-    Asset {
-        name: "live.js",
-        content_type: JS,
-        body: include_str!("../panel/live.js"),
-    },
-    Asset {
-        name: "input.js",
-        content_type: JS,
-        body: include_str!("../panel/input.js"),
-    },
-    Asset {
-        name: "cards.js",
-        content_type: JS,
-        body: include_str!("../panel/cards.js"),
-    },
-    Asset {
-        name: "view.js",
-        content_type: JS,
-        body: include_str!("../panel/view.js"),
-    },
-    Asset {
-        name: "icon.svg",
-        content_type: SVG,
-        body: include_str!("../panel/icon.svg"),
-    },
+    asset!("index.html"),
+    asset!("panel.css"),
+    asset!("main.js"),
+    asset!("live.js"),
+    asset!("input.js"),
+    asset!("cards.js"),
+    asset!("view.js"),
+    asset!("icon.svg"),
 ];
 
 /// The panel's Content-Security-Policy on port `port`.
@@ -112,7 +99,7 @@ pub(crate) fn panel(port: u16) -> Response {
 /// `GET /panel/{name}` for a signed-in person: the embedded file, or 404.
 pub(crate) fn file(name: &str, port: u16) -> Response {
     match ASSETS.iter().find(|asset| asset.name == name) {
-        Some(asset) => respond(StatusCode::OK, asset.content_type, asset.body, port),
+        Some(asset) => respond(StatusCode::OK, asset.content_type(), asset.body, port),
         None => respond(
             StatusCode::NOT_FOUND,
             "text/plain; charset=utf-8",
@@ -164,7 +151,7 @@ mod tests {
     /// The modules import one another by relative names: each must be embedded too.
     #[test]
     fn live_10_every_imported_module_is_embedded() {
-        for asset in ASSETS.iter().filter(|asset| asset.content_type == JS) {
+        for asset in ASSETS.iter().filter(|asset| asset.content_type() == JS) {
             for line in asset.body.lines().filter(|l| l.starts_with("import ")) {
                 let name = line
                     .rsplit_once("from './")

@@ -68,10 +68,7 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
             }
         }
     }
-    let home = match home {
-        Some(dir) => Home::new(dir),
-        None => Home::from_env().map_err(|e| format!("Conch's folder can't be found: {e}."))?,
-    };
+    let home = crate::cli::home(home.as_deref().map(std::path::Path::new))?;
     match (verb, chosen) {
         (Some("show"), _) => show(&home),
         (Some("set"), Some(backend)) => set(&home, backend, url, project, key_env.as_deref()),

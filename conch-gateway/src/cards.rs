@@ -64,13 +64,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn choice_id(choice: Choice) -> &'static str {
-    match choice {
-        Choice::ThisChat => "thisChat",
-        Choice::Always => "always",
-        Choice::Yes => "yes",
-        Choice::No => "no",
-    }
+/// A choice's id on the card: the protocol's own name for it (`thisChat`, `always`,
+/// `yes`, `no`), as conch-policy serialises it.
+fn choice_id(choice: Choice) -> Value {
+    serde_json::to_value(choice).unwrap_or(Value::Null)
 }
 
 impl Board {

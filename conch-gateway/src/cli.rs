@@ -81,6 +81,16 @@ pub(crate) enum CliError {
     Usage(String),
 }
 
+/// Conch's folder: `--home DIR`, else `$CONCH_HOME` or `~/.conch`; the sentence when
+/// neither can be found.
+pub(crate) fn home(dir: Option<&std::path::Path>) -> Result<conch_browser::Home, String> {
+    match dir {
+        Some(dir) => Ok(conch_browser::Home::new(dir)),
+        None => conch_browser::Home::from_env()
+            .map_err(|e| format!("Conch's folder can't be found: {e}.")),
+    }
+}
+
 /// How long a question waits for the person by default (issue 14: 5 minutes).
 pub(crate) const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 

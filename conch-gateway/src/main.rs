@@ -145,10 +145,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let home = match &cli.home {
-        Some(dir) => Home::new(dir),
-        None => Home::from_env().map_err(|e| format!("Conch's folder can't be found: {e}."))?,
-    };
+    let home = cli::home(cli.home.as_deref())?;
     if let Some(problem) = log::install(home.root()) {
         eprintln!("conch-gateway: {problem}");
     }

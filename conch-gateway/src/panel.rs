@@ -128,6 +128,18 @@ impl Panel {
         cookies(headers, SESSION_COOKIE).any(|value| sessions.contains(value))
     }
 
+    /// The 403 for anyone but a signed-in person on the gateway's own host, with the
+    /// sentence that says why; `None` lets the person through.
+    fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
+        if !self.own_host(headers) {
+            return Some(refuse(StatusCode::FORBIDDEN, WRONG_HOST));
+        }
+        if !self.signed_in(headers) {
+            return Some(refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN));
+        }
+        None
+    }
+
     /// Whether `Host` is the gateway's own loopback name and port (DNS rebinding).
     fn own_host(&self, headers: &HeaderMap) -> bool {
         let port = self.inner.port;
@@ -274,11 +286,8 @@ async fn home(State(panel): State<Panel>, headers: HeaderMap) -> Response {
 /// `GET /api/browser/conversations`: every conversation with its tabs, how many watch it
 /// and how many questions wait in it (issue 14).
 async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Response {
-    if !panel.own_host(&headers) {
-        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
-    }
-    if !panel.signed_in(&headers) {
-        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
+    if let Some(refused) = panel.refusal(&headers) {
+        return refused;
     }
     let Some(tools) = panel.inner.tools.get() else {
         return json_response(&serde_json::json!({ "conversations": [] }));
@@ -320,11 +329,8 @@ async fn shot(
     headers: HeaderMap,
     axum::extract::Path(file): axum::extract::Path<String>,
 ) -> Response {
-    if !panel.own_host(&headers) {
-        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
-    }
-    if !panel.signed_in(&headers) {
-        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
+    if let Some(refused) = panel.refusal(&headers) {
+        return refused;
     }
     let plain = file.ends_with(".jpg")
         && file.len() <= 128
@@ -357,11 +363,8 @@ async fn panel_file(
     headers: HeaderMap,
     axum::extract::Path(file): axum::extract::Path<String>,
 ) -> Response {
-    if !panel.own_host(&headers) {
-        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
-    }
-    if !panel.signed_in(&headers) {
-        return refuse(StatusCode::FORBIDDEN, NOT_SIGNED_IN);
+    if let Some(refused) = panel.refusal(&headers) {
+        return refused;
     }
     crate::assets::file(&file, panel.inner.port)
 }

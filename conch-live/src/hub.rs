@@ -318,13 +318,17 @@ pub(crate) fn page_dialog(page: &Session) -> Option<BrowserPageDialog> {
     })
 }
 
-fn url_host(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host)
-        .to_owned()
+/// The host (and port, when the address has one) of the frame that raised a dialog: what
+/// the panel names the dialog by (DLG-15).
+fn url_host(address: &str) -> String {
+    match url::Url::parse(address) {
+        Ok(url) => match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            (None, _) => address.to_owned(),
+        },
+        Err(_) => address.to_owned(),
+    }
 }
 
 #[derive(Deserialize)]
@@ -339,13 +343,14 @@ struct ScreencastFrame {
 async fn cast(view: Arc<View>) {
     let mut watched = view.watched.subscribe();
     let mut seen_tabs: Option<BrowserTab> = None;
+    let mut looked: u32 = 0;
     let mut frame_no: u64 = 0;
     'tabs: loop {
         if *watched.borrow_and_update() == 0 {
             break;
         }
         let Some((tab, page)) = view.conv.active_page().await else {
-            look_at_tabs(&view, &mut seen_tabs).await;
+            look_at_tabs(&view, &mut seen_tabs, &mut looked).await;
             tokio::select! {
                 () = tokio::time::sleep(LOOK_EVERY) => {}
                 _ = watched.changed() => {}
@@ -392,7 +397,7 @@ async fn cast(view: Arc<View>) {
                     }
                 }
                 _ = looks.tick() => {
-                    look_at_tabs(&view, &mut seen_tabs).await;
+                    look_at_tabs(&view, &mut seen_tabs, &mut looked).await;
                     let now = view.conv.active_page().await.map(|(t, _)| t);
                     if now.as_deref() != Some(tab.as_str()) {
                         stop(&page).await;
@@ -452,7 +457,23 @@ pub(crate) async fn shape(view: &View, page: &Session) {
     }
 }
 
-async fn look_at_tabs(view: &View, seen: &mut Option<BrowserTab>) {
+/// How many looks pass between two readings of the tabs' titles from the browser (one
+/// DevTools call); the page's dialog is looked at every time, in memory.
+const TITLES_EVERY: u32 = 5;
+
+/// Tells the watchers when the page's dialog or the tabs changed. The dialog is looked at
+/// every [`LOOK_EVERY`]; the tabs every [`TITLES_EVERY`] looks, or at once when the
+/// dialog changed.
+async fn look_at_tabs(view: &View, seen: &mut Option<BrowserTab>, looks: &mut u32) {
+    let dialog = match view.conv.active_page().await {
+        Some((_, page)) => page_dialog(&page),
+        None => None,
+    };
+    let dialog_changed = seen.as_ref().map(|s| &s.dialog) != Some(&dialog);
+    *looks = looks.wrapping_add(1);
+    if !dialog_changed && seen.is_some() && !looks.is_multiple_of(TITLES_EVERY) {
+        return;
+    }
     let now = browser_tab(view).await;
     if seen.as_ref() != Some(&now) {
         if seen.as_ref().map(|s| &s.dialog) != Some(&now.dialog) {

@@ -39,6 +39,35 @@ impl Site {
         }
     }
 
+    /// Where a saved password belongs for a page at `url` (SEC-2, issue 16): its site,
+    /// except that a local app or an IP address is the exact `host:port`, since another
+    /// port is another app. Only `http` and `https` pages have one. A look-alike host is
+    /// another site, so it never gets another site's password.
+    ///
+    /// `https://login.example.com/` → `example.com`; `http://127.0.0.1:8080/` →
+    /// `127.0.0.1:8080`; `http://localhost:3000/` → `localhost:3000`.
+    pub fn for_password(url: &Url) -> Option<String> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return None;
+        }
+        let site = Site::of_url(url).ok()?;
+        let local = match url.host()? {
+            Host::Ipv4(_) | Host::Ipv6(_) => true,
+            Host::Domain(name) => name == "localhost" || name.ends_with(".localhost"),
+        };
+        if !local {
+            return Some(site.0);
+        }
+        let host = match url.host()? {
+            Host::Domain(name) => name.to_owned(),
+            _ => site.0,
+        };
+        Some(match url.port_or_known_default() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        })
+    }
+
     /// The site of a URL's host. Addresses without a host (`about:blank`, `data:`) have
     /// no site.
     pub fn of_url(url: &Url) -> Result<Site, Error> {
@@ -139,6 +168,38 @@ fn registrable(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SEC-2, issue 16: a registrable domain covers its subdomains; loopback and IP
+    /// addresses are exact host:port; a look-alike host is another site.
+    #[test]
+    fn sec_2_a_saved_password_belongs_to_its_site_or_its_exact_local_app() {
+        let of = |address: &str| Site::for_password(&Url::parse(address).unwrap());
+        assert_eq!(
+            of("https://login.example.com/signin").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            of("https://example.com.evil.test/").as_deref(),
+            Some("evil.test")
+        );
+        assert_eq!(of("https://examp1e.com/").as_deref(), Some("examp1e.com"));
+        assert_eq!(
+            of("http://127.0.0.1:8080/login").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_ne!(
+            of("http://127.0.0.1:9090/login").as_deref(),
+            Some("127.0.0.1:8080"),
+            "another port is another app"
+        );
+        assert_eq!(
+            of("http://localhost:8080/").as_deref(),
+            Some("localhost:8080")
+        );
+        assert_eq!(of("http://[::1]:5173/").as_deref(), Some("[::1]:5173"));
+        assert_eq!(of("file:///etc/passwd"), None);
+        assert_eq!(of("about:blank"), None);
+    }
 
     #[test]
     fn perm_4_trailing_dot_and_case_collapse_to_one_site() {

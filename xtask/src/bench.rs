@@ -120,6 +120,35 @@ pub(crate) fn browser_flags() -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// Builds `conch-gateway` in release and gives the path of its executable.
+pub(crate) fn release_gateway() -> Result<PathBuf, String> {
+    cmd::cargo(
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "--package",
+            "conch-gateway",
+        ],
+        &[],
+    )?;
+    Ok(cmd::target().join("release/conch-gateway"))
+}
+
+/// A process's resident memory in KiB (`VmRSS` of `/proc/PID/status`); 0 when it can't
+/// be read.
+pub(crate) fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// Builds `package`'s example `name` in release and gives the path of its executable.
 pub(crate) fn release_example(package: &str, name: &str) -> Result<PathBuf, String> {
     cmd::cargo(

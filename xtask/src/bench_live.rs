@@ -173,18 +173,6 @@ fn launch_chromium(executable: &Path, profile: &Path) -> Result<(Group, u16), St
     }
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 // ---------------------------------------------------------------------------------------
 // Loopback servers: the page, and the counting DevTools proxy
 
@@ -984,17 +972,7 @@ fn fps_run(bench: &Bench, side: Side) -> Result<Value, String> {
 /// Runs the bench and prints the table.
 pub(crate) fn run() -> Result<(), String> {
     let executable = browser::ensure()?;
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-gateway",
-        ],
-        &[],
-    )?;
-    let gateway_bin: PathBuf = cmd::target().join("release/conch-gateway");
+    let gateway_bin: PathBuf = crate::bench::release_gateway()?;
     let memory_seconds: u64 = match std::env::var("CONCH_BENCH_LIVE_SECONDS") {
         Ok(text) => text
             .parse()
@@ -1123,7 +1101,7 @@ fn measure(
 
     // 3. Memory with a watcher that never reads.
     eprintln!("xtask: bench live: a watcher that never reads, {memory_seconds} s");
-    let rss_before = rss_kib(bench.gateway_pid);
+    let rss_before = crate::bench::rss_kib(bench.gateway_pid);
     bench.raw.eval("animate()")?;
     let stuck = bench.join()?;
     let from_chrome = bench.proxy.gateway_frames();
@@ -1132,7 +1110,7 @@ fn measure(
     for second in 0..=memory_seconds {
         let at = started + Duration::from_secs(second);
         std::thread::sleep(at.saturating_duration_since(Instant::now()));
-        samples.push(rss_kib(bench.gateway_pid));
+        samples.push(crate::bench::rss_kib(bench.gateway_pid));
     }
     let stuck_sent = bench.proxy.gateway_frames() - from_chrome;
     let stuck_fps = stuck_sent as f64 / started.elapsed().as_secs_f64().max(1e-9);

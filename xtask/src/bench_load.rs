@@ -278,18 +278,6 @@ fn cart_has_one(seen: &str) -> bool {
     })
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Reads a process's resident memory every 100 ms on a thread of its own, keeping the
 /// peak since the last reset and over the whole run.
 struct Sampler {
@@ -308,7 +296,7 @@ impl Sampler {
             let (stop, peak, overall) = (stop.clone(), peak.clone(), overall.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let now = rss_kib(pid);
+                    let now = crate::bench::rss_kib(pid);
                     peak.fetch_max(now, Ordering::Relaxed);
                     overall.fetch_max(now, Ordering::Relaxed);
                     std::thread::sleep(Duration::from_millis(100));
@@ -369,7 +357,7 @@ fn start_gateway(browser: &Path, home: &Path, pages: &Pages) -> Result<(Gateway,
         let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
         listener.local_addr().map_err(|e| e.to_string())?.port()
     };
-    let mut command = Command::new(cmd::root().join("target/release/conch-gateway"));
+    let mut command = Command::new(cmd::target().join("release/conch-gateway"));
     command
         .arg("serve")
         .arg("--port")
@@ -402,16 +390,7 @@ fn start_gateway(browser: &Path, home: &Path, pages: &Pages) -> Result<(Gateway,
 /// Runs the levels on one gateway and prints the table.
 pub(crate) fn run() -> Result<(), String> {
     let browser = browser::ensure()?;
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-gateway",
-        ],
-        &[],
-    )?;
+    crate::bench::release_gateway()?;
     let pages = Pages::start()?;
     let home: PathBuf =
         std::env::temp_dir().join(format!("conch-bench-load-{}", std::process::id()));
@@ -424,7 +403,7 @@ pub(crate) fn run() -> Result<(), String> {
     if let Some(failure) = warm.failures.first() {
         return Err(format!("the warm-up journey failed: {failure}"));
     }
-    let rss_start = rss_kib(gateway.0.id());
+    let rss_start = crate::bench::rss_kib(gateway.0.id());
     // The gateway's memory is sampled all through the run, not only between levels, so
     // a level that holds memory while it runs shows as its peak.
     let sampler = Sampler::start(gateway.0.id());
@@ -448,7 +427,7 @@ pub(crate) fn run() -> Result<(), String> {
         }
         steps.sort();
         let (p50, p95) = (percentile(&steps, 0.5), percentile(&steps, 0.95));
-        let rss = rss_kib(gateway.0.id()) as f64 / 1024.0;
+        let rss = crate::bench::rss_kib(gateway.0.id()) as f64 / 1024.0;
         let peak = sampler.peak_kib() as f64 / 1024.0;
         println!(
             "{level:>13}  {:>5}  {:>6}  {p50:>8.1}  {p95:>8.1}  {rss:>9.1}  {peak:>12.1}",
@@ -469,7 +448,7 @@ pub(crate) fn run() -> Result<(), String> {
             "gateway_rss_peak_mib": peak,
         }));
     }
-    let rss_end = rss_kib(gateway.0.id());
+    let rss_end = crate::bench::rss_kib(gateway.0.id());
     let rss_peak = sampler.stop();
     drop(gateway);
     let _ = std::fs::remove_dir_all(&home);

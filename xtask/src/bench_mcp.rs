@@ -201,16 +201,7 @@ fn median_of(values: impl Iterator<Item = f64>) -> f64 {
 pub(crate) fn run() -> Result<(), String> {
     let browser = browser::ensure()?;
     let node_dir = bench::install_node_packages(&[&format!("@playwright/mcp@{PLAYWRIGHT_MCP}")])?;
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-gateway",
-        ],
-        &[],
-    )?;
+    crate::bench::release_gateway()?;
     let pages = Pages::start()?;
 
     for server in [Server::Conch, Server::Playwright] {

@@ -598,16 +598,7 @@ pub(crate) fn run() -> Result<(), String> {
     for app in &APPS {
         install(app)?;
     }
-    cmd::cargo(
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--package",
-            "conch-gateway",
-        ],
-        &[],
-    )?;
+    crate::bench::release_gateway()?;
     let only = std::env::var("CONCH_BENCH_REAL_ONLY").unwrap_or_default();
     let chosen: Vec<Journey> = journeys()
         .into_iter()

@@ -135,38 +135,30 @@ impl Person {
     pub(crate) async fn start() -> Person {
         let (driver, port) = Driver::start().await;
         let browser = conch_fixtures::browser::executable().expect("test set-up");
+        // Every test browser's flags, and this one's own: fewer background services, and
+        // every name fails without a DNS query — this browser only ever opens the gateway
+        // at 127.0.0.1 and must not reach past it (the component and extension updaters
+        // still look up Google's hosts).
+        let args: Vec<&str> = conch_fixtures::browser::FLAGS
+            .iter()
+            .copied()
+            .chain([
+                "--disable-breakpad",
+                "--disable-domain-reliability",
+                "--disable-client-side-phishing-detection",
+                "--metrics-recording-only",
+                "--no-pings",
+                "--disable-features=OptimizationHints,MediaRouter,Translate,CertificateTransparencyComponentUpdater",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+                "--window-size=1280,900",
+            ])
+            .collect();
         let mut capabilities = serde_json::Map::new();
         capabilities.insert(
             "goog:chromeOptions".to_owned(),
             json!({
                 "binary": browser,
-                "args": [
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--disable-default-apps",
-                    "--disable-extensions",
-                    "--no-first-run",
-                    "--no-default-browser-check",
-                    "--mute-audio",
-                    "--password-store=basic",
-                    "--use-mock-keychain",
-                    "--disable-breakpad",
-                    "--disable-domain-reliability",
-                    "--disable-client-side-phishing-detection",
-                    "--metrics-recording-only",
-                    "--no-pings",
-                    "--disable-features=OptimizationHints,MediaRouter,Translate,CertificateTransparencyComponentUpdater",
-                    // Every name fails without a DNS query: this browser only ever
-                    // opens the gateway at 127.0.0.1, and must not reach past it (the
-                    // component and extension updaters still look up Google's hosts).
-                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-                    "--window-size=1280,900",
-                ],
+                "args": args,
             }),
         );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
