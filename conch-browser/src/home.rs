@@ -314,7 +314,7 @@ struct LockFile {
 
 /// Whether this process owns the home, as the runtime keeps it: the lock, or why it could
 /// not be had.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Ownership(Result<HomeLock, Arc<HomeError>>);
 
 impl Ownership {

@@ -22,6 +22,7 @@ mod backend;
 pub mod clock;
 pub mod discover;
 pub mod env;
+pub mod errands;
 mod error;
 pub mod fetch;
 pub mod guard;
@@ -41,6 +42,7 @@ pub mod wheel;
 
 pub use backend::Abilities;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use errands::{ConversationKind, TaskState};
 pub use error::BrowserError;
 pub use home::Home;
 pub use launch::browser_args;

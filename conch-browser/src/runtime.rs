@@ -22,8 +22,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, PoisonError, Weak};
 use std::time::{Duration, SystemTime};
 
-use conch_cdp::protocol::TargetId;
-use conch_cdp::protocol::target::CloseTarget;
+use conch_cdp::protocol::target::{CloseTarget, DisposeBrowserContext};
+use conch_cdp::protocol::{BrowserContextId, TargetId};
 use conch_cdp::{Connection, Session, SessionId};
 use conch_policy::NetSettings;
 use tokio::sync::Mutex;
@@ -32,6 +32,7 @@ use crate::backend::local::Local;
 use crate::backend::{Abilities, Driver, Held};
 use crate::clock::{Clock, SystemClock};
 use crate::discover::{Probe, SystemProbe};
+use crate::errands::{ConversationKind, TaskState};
 use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress};
 use crate::guard::rules::Rules;
@@ -266,6 +267,31 @@ struct Inner {
     /// while it lives: a blocked request of a frame is its page's, so its conversation's
     /// (issue 12).
     parents: StdMutex<HashMap<SessionId, SessionId>>,
+    /// The main browser, or the errands' browser (ERR-20).
+    side: Side,
+    /// What each conversation is, as the embedder said (ERR-1); main side only.
+    kinds: StdMutex<HashMap<String, ConversationKind>>,
+    /// The errands' browser, made when the first task asks for its conversation and
+    /// launched when that errand first needs a page (ERR-20); main side only.
+    errands: StdMutex<Option<Browser>>,
+}
+
+/// Which of the two browsers an [`Inner`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// The main browser: chats, the person's profile.
+    Main,
+    /// The errands' browser: non-persistent, one context per task (ERR-1, ERR-20).
+    Errands,
+}
+
+/// What the errands' browser shares with the main one: the home's lock, and the guard
+/// (its proxy and its log of refusals, ERR-22).
+#[derive(Debug)]
+struct ErrandsOf {
+    owner: Ownership,
+    guard: Arc<Mutex<Option<guard::Running>>>,
+    guard_log: Arc<GuardLog>,
 }
 
 #[derive(Debug)]
@@ -284,6 +310,9 @@ struct State {
     /// Conversations whose saved tabs have no page in the running browser yet: each
     /// reopens its own on its next call, one tab at a time, outside the browser-wide lock.
     unrestored: std::collections::HashSet<String>,
+    /// The errands' browser: each task's own browser context in the running browser
+    /// (ERR-1), made when its first page is.
+    contexts: HashMap<String, BrowserContextId>,
 }
 
 #[derive(Debug)]
@@ -313,11 +342,26 @@ impl Browser {
     /// The runtime takes the home's lock ([`Home::lock`]) for as long as it lives; when
     /// another process owns the home, [`Browser::owns_home`] says so and nothing launches.
     pub fn new(config: BrowserConfig) -> Browser {
+        Browser::build(config, None)
+    }
+
+    /// The runtime on `config`: the main one, or with `errands` (the main one's lock,
+    /// guard proxy and guard log) the errands' browser, whose tabs are never read from
+    /// or written to `tabs.json` (ERR-20, ERR-22).
+    fn build(config: BrowserConfig, errands: Option<&ErrandsOf>) -> Browser {
+        let side = if errands.is_some() {
+            Side::Errands
+        } else {
+            Side::Main
+        };
         // One process owns a home: another one's tabs are neither read nor set aside.
-        let owner = Ownership::take(&config.home);
+        let owner = match errands {
+            Some(main) => main.owner.clone(),
+            None => Ownership::take(&config.home),
+        };
         let loaded = match owner.check() {
-            Ok(()) => TabsFile::load(&config.home, config.clock.as_ref()),
-            Err(_) => Ok(crate::store::Loaded {
+            Ok(()) if side == Side::Main => TabsFile::load(&config.home, config.clock.as_ref()),
+            _ => Ok(crate::store::Loaded {
                 value: TabsFile::default(),
                 set_aside: None,
             }),
@@ -349,7 +393,10 @@ impl Browser {
             .flat_map(|c| c.tabs.iter().map(|t| t.last_used))
             .max()
             .unwrap_or(0);
-        let guard_log = Arc::new(GuardLog::default());
+        let guard_log = errands.map_or_else(
+            || Arc::new(GuardLog::default()),
+            |main| Arc::clone(&main.guard_log),
+        );
         let rules = guard::rules_for(config.guard.as_ref(), Arc::clone(&guard_log));
         let remote_rules = guard::rules_for(
             config
@@ -373,7 +420,10 @@ impl Browser {
             launches: 0,
             download: None,
         }));
-        let guard = Arc::new(Mutex::new(None));
+        let guard = errands.map_or_else(
+            || Arc::new(Mutex::new(None)),
+            |main| Arc::clone(&main.guard),
+        );
         let sink = Arc::clone(&status);
         let local: Arc<dyn Driver> = Arc::new(Local {
             home: config.home.clone(),
@@ -390,6 +440,7 @@ impl Browser {
                 None => lock(&sink).state = RunState::Downloading,
                 Some(progress) => lock(&sink).download = Some(progress),
             }),
+            fresh_profile: side == Side::Errands,
         });
         let chosen = match config.remote.as_ref() {
             Some(remote) => crate::backend::reached::driver_for(remote, Arc::clone(&config.probe)),
@@ -411,6 +462,7 @@ impl Browser {
                     awake: 0,
                     generation: 0,
                     unrestored: std::collections::HashSet::new(),
+                    contexts: HashMap::new(),
                 }),
                 conversation_locks: StdMutex::new(HashMap::new()),
                 guard_log,
@@ -420,9 +472,16 @@ impl Browser {
                 ready: StdMutex::default(),
                 ready_changed: tokio::sync::Notify::new(),
                 dialogs: StdMutex::new(HashMap::new()),
-                saver: TabsSaver::new(config.home.clone()),
+                saver: if side == Side::Main {
+                    TabsSaver::new(config.home.clone())
+                } else {
+                    TabsSaver::off(config.home.clone())
+                },
                 wheels: StdMutex::default(),
                 parents: StdMutex::default(),
+                side,
+                kinds: StdMutex::default(),
+                errands: StdMutex::new(None),
                 owner,
                 config,
             }),
@@ -483,8 +542,12 @@ impl Browser {
         }]
     }
 
-    /// One conversation's view of the browser. Its tabs are its own (TAB-9).
+    /// One conversation's view of the browser. Its tabs are its own (TAB-9). A task's is
+    /// in its errand: a browser context of its own in the errands' browser (ERR-1).
     pub fn conversation(&self, id: &str) -> Conversation {
+        if let Some(errands) = self.errands_for(id) {
+            return errands.conversation(id);
+        }
         let lock = Arc::clone(
             lock(&self.inner.conversation_locks)
                 .entry(id.to_owned())
@@ -494,6 +557,94 @@ impl Browser {
             browser: self.clone(),
             id: id.to_owned(),
             lock,
+        }
+    }
+
+    /// Says what conversation `id` is (ERR-1): the embedder calls this when the
+    /// conversation's turn builds its tools, before it browses. A task browses in an
+    /// errand of its own from then on and can't leave it; a chat stays in the main context
+    /// (ERR-2). Saying `Chat` of a task changes nothing: only [`Browser::task_changed`] or
+    /// [`Browser::chat_deleted`] ends an errand.
+    pub fn set_kind(&self, id: &str, kind: ConversationKind) {
+        if self.inner.side == Side::Errands || kind == ConversationKind::Chat {
+            return;
+        }
+        lock(&self.inner.kinds).insert(id.to_owned(), ConversationKind::Task);
+    }
+
+    /// What conversation `id` is (ERR-1): a chat unless the embedder said it is a task.
+    pub fn kind(&self, id: &str) -> ConversationKind {
+        if self.inner.side == Side::Errands {
+            return ConversationKind::Task;
+        }
+        lock(&self.inner.kinds).get(id).copied().unwrap_or_default()
+    }
+
+    /// How task `id` stands, as the embedder reports it (ERR-10). When it is over (done,
+    /// unverified or stopped) its errand's context closes and its tabs are forgotten; an
+    /// interrupted or failed task keeps its errand, open, for a Resume in the same
+    /// conversation.
+    pub async fn task_changed(&self, id: &str, state: TaskState) {
+        if state.is_over() && self.kind(id) == ConversationKind::Task {
+            self.end_conversation(id).await;
+        }
+    }
+
+    /// Chat `id` was deleted: its tabs close and are forgotten, and when it is a task its
+    /// errand's context closes too (ERR-10).
+    pub async fn chat_deleted(&self, id: &str) {
+        self.end_conversation(id).await;
+    }
+
+    /// The errands' browser when conversation `id` is a task (ERR-1), made on first need.
+    fn errands_for(&self, id: &str) -> Option<Browser> {
+        if self.inner.side == Side::Errands || self.kind(id) != ConversationKind::Task {
+            return None;
+        }
+        Some(self.errands())
+    }
+
+    /// The errands' browser (ERR-20): made once, launched when its first page is needed,
+    /// on its own folder under `<home>/browser/errands`, with a profile emptied at every
+    /// launch and contexts that never touch the disk; behind the main one's guard (ERR-22).
+    fn errands(&self) -> Browser {
+        let mut errands = lock(&self.inner.errands);
+        if let Some(browser) = errands.as_ref() {
+            return browser.clone();
+        }
+        let main = &self.inner.config;
+        let mut config = main.clone();
+        config.home = Home::new(main.home.browser_dir().join("errands"));
+        // Beside a remote browser or the person's own Chrome, errands run in Conch's own
+        // local browser, signed in nowhere (ERR-6, ERR-21).
+        config.remote = None;
+        let browser = Browser::build(
+            config,
+            Some(&ErrandsOf {
+                owner: self.inner.owner.clone(),
+                guard: Arc::clone(&self.inner.guard),
+                guard_log: Arc::clone(&self.inner.guard_log),
+            }),
+        );
+        *errands = Some(browser.clone());
+        browser
+    }
+
+    /// The errands' browser process's id, while it runs (ERR-20; for status and tests).
+    pub async fn errands_pid(&self) -> Option<u32> {
+        let errands = lock(&self.inner.errands).clone();
+        match errands {
+            Some(errands) => errands.pid().await,
+            None => None,
+        }
+    }
+
+    /// How many errands have a browser context open now (ERR-1; for status and tests).
+    pub async fn errands_open(&self) -> usize {
+        let errands = lock(&self.inner.errands).clone();
+        match errands {
+            Some(errands) => errands.inner.state.lock().await.contexts.len(),
+            None => 0,
         }
     }
 
@@ -520,6 +671,11 @@ impl Browser {
         if state.running.is_none() || state.awake > 0 || idle_for < self.inner.config.idle_after {
             return false;
         }
+        // An open errand's cookies live only in its context: the errands' browser stays
+        // while any is open.
+        if !state.contexts.is_empty() {
+            return false;
+        }
         tracing::info!(target: "conch_browser", "shutting the idle browser down");
         shut_down(&self.inner, &mut state).await;
         true
@@ -533,8 +689,13 @@ impl Browser {
         }
     }
 
-    /// Closes the browser now. Tabs stay saved and reopen on the next call.
+    /// Closes the browser now. Tabs stay saved and reopen on the next call. The errands'
+    /// browser closes too.
     pub async fn shutdown(&self) {
+        let errands = lock(&self.inner.errands).clone();
+        if let Some(errands) = errands {
+            Box::pin(errands.shutdown()).await;
+        }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
         drop(state);
@@ -555,6 +716,11 @@ impl Browser {
     /// [`BrowserError::Wipe`] when the profile cannot be emptied.
     pub async fn sign_out_everywhere(&self) -> Result<(), BrowserError> {
         self.owns_home()?;
+        // Every errand's context goes too: their tabs reopen, signed out, on next use.
+        let errands = lock(&self.inner.errands).clone();
+        if let Some(errands) = errands {
+            errands.shutdown().await;
+        }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
         self.inner
@@ -586,6 +752,11 @@ impl Browser {
     /// them and its notes, and lets go of its lock, so nothing of it stays in memory, in
     /// the browser or in tabs.json. A later call with the same id starts afresh.
     pub async fn end_conversation(&self, id: &str) {
+        if let Some(errands) = self.errands_for(id) {
+            Box::pin(errands.end_conversation(id)).await;
+            lock(&self.inner.kinds).remove(id);
+            return;
+        }
         let mut state = self.inner.state.lock().await;
         if let Some(running) = state.running.as_mut() {
             let browser = running.connection.browser();
@@ -601,6 +772,21 @@ impl Browser {
                     crate::page::forget_session(&page.session);
                 }
                 let _ = browser.call(&CloseTarget { target_id }).await;
+            }
+        }
+        // An errand's context closes with it: its cookies and storage are gone (ERR-10).
+        if let Some(context) = state.contexts.remove(id)
+            && let Some(running) = state.running.as_ref()
+        {
+            let disposed = running
+                .connection
+                .browser()
+                .call(&DisposeBrowserContext {
+                    browser_context_id: context,
+                })
+                .await;
+            if let Err(e) = disposed {
+                tracing::debug!(target: "conch_browser", error = %e, "an errand's context could not be closed");
             }
         }
         let removed = state.tabs.conversations.remove(id).is_some();
@@ -639,6 +825,9 @@ impl Browser {
     /// Who has the wheel of conversation `id` (HAND-8): shared by its agent side and the
     /// person's side.
     pub fn wheel(&self, id: &str) -> Arc<Wheel> {
+        if let Some(errands) = self.errands_for(id) {
+            return errands.wheel(id);
+        }
         Arc::clone(lock(&self.inner.wheels).entry(id.to_owned()).or_default())
     }
 
@@ -685,6 +874,7 @@ fn refresh_running(inner: &Inner, state: &mut State) {
             running.connection.close();
             forget_pages(inner, &running);
         }
+        state.contexts.clear();
         tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");
         lock(&inner.status).state = RunState::Idle;
     }
@@ -705,6 +895,7 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     };
     running.watcher.abort();
     forget_pages(inner, &running);
+    state.contexts.clear();
     let ours: Vec<TargetId> = running.pages.keys().cloned().collect();
     running.held.let_go(running.connection, ours).await;
     lock(&inner.status).state = RunState::Idle;

@@ -36,6 +36,8 @@ struct Shared {
 pub(crate) struct TabsSaver {
     home: Home,
     shared: Arc<Shared>,
+    /// Writes nothing: the errands' browser keeps its tabs in memory only (ERR-20).
+    off: bool,
 }
 
 impl TabsSaver {
@@ -43,11 +45,24 @@ impl TabsSaver {
         TabsSaver {
             home,
             shared: Arc::default(),
+            off: false,
+        }
+    }
+
+    /// A saver that never writes (the errands' browser, ERR-20).
+    pub(crate) fn off(home: Home) -> TabsSaver {
+        TabsSaver {
+            home,
+            shared: Arc::default(),
+            off: true,
         }
     }
 
     /// Marks `tabs` to be written soon and returns at once.
     pub(crate) fn save(&self, tabs: &TabsFile) {
+        if self.off {
+            return;
+        }
         {
             let mut pending = self
                 .shared

@@ -34,6 +34,7 @@
 
 mod call;
 mod config;
+mod context;
 mod embedder;
 mod engine;
 mod error;
@@ -51,6 +52,7 @@ mod upload;
 pub use call::{Direction, FormField, How, TabAction, ToolCall};
 pub use conch_policy::{Choice, Mode, Question, QuestionKind};
 pub use config::{DEFAULT_SEARCH_URL, ToolsConfig};
+pub use context::{ConversationKind, TaskEvents, TaskState, ToolContext};
 pub use embedder::{
     Answer, AskRequest, Asker, AutoAllows, AutoPolicy, AutoRequest, BoxFuture, ChatFiles,
     ImageDescriber, NoOneToAsk, Notification, Notifier, SecretFiller, SecretRequest, SecretValue,

@@ -27,6 +27,7 @@ use conch_policy::Mode;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use crate::context::{ConversationKind, ToolContext};
 use crate::prompt::BROWSER_HINT;
 use crate::spec::{tool_spec, tool_specs};
 use crate::tools::{Chat, Tools};
@@ -115,11 +116,22 @@ impl McpServer {
         &self.tools
     }
 
-    /// A session whose calls are conversation `conversation`.
+    /// A session whose calls are conversation `conversation`, a chat.
     pub fn session(&self, conversation: &str) -> McpSession {
+        self.session_as(conversation, ConversationKind::Chat)
+    }
+
+    /// A session whose calls are conversation `conversation`, a chat or a task (ERR-1):
+    /// the embedder's transport decides, never the client's arguments.
+    pub fn session_as(&self, conversation: &str, kind: ConversationKind) -> McpSession {
+        let ctx = ToolContext {
+            conversation: conversation.to_owned(),
+            mode: self.mode,
+            kind,
+        };
         McpSession {
             server: self.clone(),
-            chat: self.tools.chat(conversation, self.mode),
+            chat: self.tools.chat_in(&ctx),
             elicitation: Arc::new(AtomicBool::new(false)),
             apps: Arc::new(AtomicBool::new(false)),
             version: Arc::new(StdMutex::new(None)),

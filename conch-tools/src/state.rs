@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
 
 use conch_browser::page::download::DownloadWatch;
-use conch_browser::{Browser, Conversation};
+use conch_browser::{Browser, Conversation, ConversationKind};
 use conch_policy::Size;
 
 use crate::config::ToolsConfig;
@@ -46,6 +46,8 @@ pub(crate) struct ChatState {
     /// Each tab's reader and dialog watch.
     pub(crate) pages: Pages,
     pub(crate) conversation: Conversation,
+    /// A chat or a task, as the embedder said when the conversation was made (ERR-1).
+    pub(crate) kind: ConversationKind,
 }
 
 /// Locks `mutex`, through a panic elsewhere.

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::call::{TabAction, ToolCall};
 use crate::config::ToolsConfig;
+use crate::context::{ConversationKind, TaskEvents, TaskState, ToolContext};
 use crate::engine::Pages;
 use crate::error::ToolError;
 use crate::live::{self, Told, Touch};
@@ -62,8 +63,27 @@ impl Tools {
     /// Conversation `id` in `mode` (PERM-1): its tabs and "This chat" answers are its own.
     /// Asking again for the same id gives the same conversation, now in `mode`.
     pub fn chat(&self, id: &str, mode: Mode) -> Chat {
+        self.chat_in(&ToolContext::chat(id, mode))
+    }
+
+    /// The conversation `ctx` names, in its mode, as a chat or a task (ERR-1): the embedder
+    /// calls this when the conversation's turn builds its tools. A task browses in an
+    /// errand of its own from then on and can't leave it; a chat keeps the main context
+    /// (ERR-2). Asking again gives the same conversation, now in `ctx.mode`.
+    pub fn chat_in(&self, ctx: &ToolContext) -> Chat {
+        let id = ctx.conversation.as_str();
+        let mode = ctx.mode;
+        let browser = &self.inner.browser;
+        // Said to the browser before the conversation's view is taken, so a task's view
+        // is its errand's.
+        browser.set_kind(id, ctx.kind);
+        let kind = browser.kind(id);
         let state = {
             let mut chats = lock(&self.inner.chats);
+            // A chat that becomes a task starts its errand with a view of its own.
+            if chats.get(id).is_some_and(|state| state.kind != kind) {
+                chats.remove(id);
+            }
             Arc::clone(chats.entry(id.to_owned()).or_insert_with(|| {
                 Arc::new(ChatState {
                     consent: Arc::new(Consent::new(id, mode)),
@@ -71,7 +91,8 @@ impl Tools {
                     vision: AtomicBool::new(true),
                     screenshot: StdMutex::new(None),
                     pages: Pages::default(),
-                    conversation: self.inner.browser.conversation(id),
+                    conversation: browser.conversation(id),
+                    kind,
                 })
             }))
         };
@@ -92,6 +113,22 @@ impl Tools {
     /// Forgets conversation `id`'s answers (its tabs stay with the browser).
     pub fn forget(&self, id: &str) {
         lock(&self.inner.chats).remove(id);
+    }
+}
+
+impl TaskEvents for Tools {
+    async fn task_changed(&self, conversation: &str, state: TaskState) {
+        let ends =
+            state.is_over() && self.inner.browser.kind(conversation) == ConversationKind::Task;
+        self.inner.browser.task_changed(conversation, state).await;
+        if ends {
+            self.forget(conversation);
+        }
+    }
+
+    async fn chat_deleted(&self, conversation: &str) {
+        self.inner.browser.chat_deleted(conversation).await;
+        self.forget(conversation);
     }
 }
 

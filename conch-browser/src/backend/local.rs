@@ -42,6 +42,9 @@ pub(crate) struct Local {
     pub(crate) guard: Arc<Mutex<Option<guard::Running>>>,
     pub(crate) guard_log: Arc<GuardLog>,
     pub(crate) on_download: DownloadSink,
+    /// Empties the profile before every launch: the errands' browser keeps nothing on
+    /// disk from one launch to the next (ERR-20).
+    pub(crate) fresh_profile: bool,
 }
 
 impl fmt::Debug for Local {
@@ -74,6 +77,11 @@ impl Driver for Local {
 impl Local {
     /// Tries every browser found, in order, then a download.
     async fn launch(&self) -> Result<Connected, BrowserError> {
+        if self.fresh_profile
+            && let Err(e) = self.home.wipe_profile()
+        {
+            tracing::warn!(target: "conch_browser", error = %e, "the errands' browser's profile could not be emptied");
+        }
         let extra_args = self.guard_flags().await?;
         let spec = LaunchSpec {
             home: &self.home,

@@ -118,6 +118,8 @@ impl Browser {
             watcher,
         });
         state.generation += 1;
+        // Contexts of a browser that went away are gone with it.
+        state.contexts.clear();
         // Saved tabs reopen when their conversation next calls (LAUNCH-8), each on its
         // own and never under this lock: one slow page must not hold every conversation.
         state.unrestored = state

@@ -11,7 +11,7 @@ use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::page::Navigate;
 use conch_cdp::protocol::runtime::Evaluate;
 use conch_cdp::protocol::target::{
-    ActivateTarget, CloseTarget, CreateTarget, GetTargets, TargetInfo,
+    ActivateTarget, CloseTarget, CreateBrowserContext, CreateTarget, GetTargets, TargetInfo,
 };
 use conch_cdp::{Session, SessionId};
 use conch_policy::TabUse;
@@ -48,11 +48,17 @@ async fn create_page(
     // In the person's own Chrome nothing is auto-attached: the page is made blank,
     // attached by name, ruled, and only then sent to `url` (BE-13, NET-9).
     let own = !lock(&inner.abilities).discovers_targets;
+    // A task's page opens in its errand's own context (ERR-1).
+    let context = match inner.side {
+        Side::Errands => Some(errand_context(inner, conversation, generation).await?),
+        Side::Main => None,
+    };
     let created = browser
         .call(&CreateTarget {
             new_window: Some(true),
             width: Some(viewport.width),
             height: Some(viewport.height),
+            browser_context_id: context,
             ..CreateTarget::new(if own { "about:blank" } else { url })
         })
         .await?;
@@ -104,6 +110,56 @@ async fn create_page(
         }
         _ => Err(BrowserError::NotRunning),
     }
+}
+
+/// The browser context of `conversation`'s errand in the running errands' browser: made
+/// on its first page (ERR-1), with the guard's proxy named for it as for the browser
+/// (ERR-22).
+async fn errand_context(
+    inner: &Inner,
+    conversation: &str,
+    generation: u64,
+) -> Result<BrowserContextId, BrowserError> {
+    let browser = {
+        let state = inner.state.lock().await;
+        if let Some(context) = state.contexts.get(conversation) {
+            return Ok(context.clone());
+        }
+        let running = state.running.as_ref().ok_or(BrowserError::NotRunning)?;
+        running.connection.browser()
+    };
+    let proxy = inner
+        .guard
+        .lock()
+        .await
+        .as_ref()
+        .and_then(guard::Running::proxy_addr);
+    let made = browser
+        .call(&CreateBrowserContext {
+            dispose_on_detach: Some(true),
+            proxy_server: proxy.map(|addr| format!("http://{addr}")),
+            proxy_bypass_list: proxy.map(|_| "<-loopback>".to_owned()),
+        })
+        .await?;
+    let mut state = inner.state.lock().await;
+    if state.generation != generation || state.running.is_none() {
+        return Err(BrowserError::NotRunning);
+    }
+    let context = state
+        .contexts
+        .entry(conversation.to_owned())
+        .or_insert_with(|| made.browser_context_id.clone())
+        .clone();
+    drop(state);
+    if context != made.browser_context_id {
+        // Another page of the same errand made one first: that one is the errand's.
+        let _ = browser
+            .call(&DisposeBrowserContext {
+                browser_context_id: made.browser_context_id,
+            })
+            .await;
+    }
+    Ok(context)
 }
 
 pub(super) fn touch(state: &mut State, conversation: &str, tab: &str) {

@@ -4,6 +4,7 @@ mod act;
 mod botcheck;
 mod dialog;
 mod env;
+mod errands;
 mod fetch;
 mod guard;
 mod handoff;

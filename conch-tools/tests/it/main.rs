@@ -5,6 +5,7 @@ mod agent;
 mod blocked;
 mod calls;
 mod embed;
+mod errands;
 mod flow;
 mod handoff;
 mod many;

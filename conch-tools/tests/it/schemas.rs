@@ -121,6 +121,51 @@ fn tool_4_and_tool_14_schemas_are_plain_and_reach_nothing() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// ERR-1: no tool parameter can choose or leave a conversation's browser context: the
+/// embedder's `ToolContext` alone makes a conversation a task.
+#[test]
+fn err_1_no_tool_parameter_chooses_a_context() {
+    fn names(schema: &Value, out: &mut Vec<String>) {
+        for (name, property) in schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            out.push(name.to_lowercase());
+            names(property, out);
+            if let Some(items) = property.get("items") {
+                names(items, out);
+            }
+        }
+    }
+    let banned = [
+        "context",
+        "session",
+        "kind",
+        "task",
+        "errand",
+        "incognito",
+        "isolated",
+        "own",
+        "cookies",
+        "storage",
+        "signin",
+        "lend",
+    ];
+    let mut found = Vec::new();
+    for spec in tool_specs() {
+        let mut all = Vec::new();
+        names(&spec.input_schema, &mut all);
+        found.extend(
+            all.into_iter()
+                .filter(|name| banned.iter().any(|b| name.contains(b)))
+                .map(|name| format!("{}: {name}", spec.name)),
+        );
+    }
+    assert!(found.is_empty(), "{found:?}");
+}
+
 /// TOOL-2: the bridged function schemas match the MCP definitions field by field.
 #[test]
 fn tool_2_bridged_functions_match_mcp() {

@@ -1,0 +1,227 @@
+//! Errands: each task browses in a browser context of its own, in a second Chromium that
+//! starts when the first errand needs it, behind the same guard (ADR 0141; ERR-1, ERR-2,
+//! ERR-10, ERR-20, ERR-22).
+//!
+//! The fixture site is served as `shop.test` through the guard's injected resolver, so
+//! cookies are set on one site name by every conversation, as on a real shop.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use conch_browser::guard::{GuardConfig, MapResolver};
+use conch_browser::{Browser, BrowserConfig, ConversationKind, Home, TaskState};
+use conch_fixtures::FixtureServer;
+use conch_policy::NetSettings;
+
+use crate::guard::Listener;
+
+/// A public TEST-NET-3 address the policy is told `shop.test` resolves to (AMB-3).
+const SHOP: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 10));
+
+/// A browser behind the guard, with the fixtures as `shop.test` and a stand-in gateway.
+struct Env {
+    _dir: tempfile::TempDir,
+    _server: FixtureServer,
+    gateway: Listener,
+    browser: Browser,
+}
+
+impl Env {
+    async fn start() -> Env {
+        let server = FixtureServer::start().await.expect("test set-up");
+        let gateway = Listener::start("Gateway").await;
+        let resolver = MapResolver::new().with(
+            "shop.test",
+            SHOP,
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port()),
+        );
+        let dir = tempfile::tempdir().expect("test set-up");
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        let net = NetSettings::for_gateway_port(gateway.port());
+        config.guard = Some(GuardConfig::new(net).with_resolver(resolver));
+        Env {
+            _dir: dir,
+            _server: server,
+            gateway,
+            browser: Browser::new(config),
+        }
+    }
+
+    /// Conversation `id` as a task (ERR-1).
+    fn task(&self, id: &str) -> conch_browser::Conversation {
+        self.browser.set_kind(id, ConversationKind::Task);
+        self.browser.conversation(id)
+    }
+}
+
+/// The cookies the active tab's page sees, sorted.
+async fn cookies(conv: &conch_browser::Conversation) -> Vec<String> {
+    let jar = conv.evaluate("document.cookie").await.expect("cookies");
+    let mut all: Vec<String> = jar
+        .as_str()
+        .unwrap_or_default()
+        .split("; ")
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect();
+    all.sort();
+    all
+}
+
+/// ERR-1, ERR-2: two tasks set different cookies on the same site and each sees only its
+/// own; neither sees the chat's, and the chat (and another chat) sees only the main
+/// profile's. A task's tabs are not another conversation's either.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_1_err_2_tasks_keep_their_cookies_apart_and_chats_share_the_main_profile() {
+    let env = Env::start().await;
+    let chat = env.browser.conversation("chat");
+    chat.open("http://shop.test/basic.html").await.unwrap();
+    chat.evaluate("document.cookie = 'who=main; path=/'; 1")
+        .await
+        .unwrap();
+
+    let a = env.task("task-a");
+    let b = env.task("task-b");
+    a.open("http://shop.test/basic.html").await.unwrap();
+    b.open("http://shop.test/basic.html").await.unwrap();
+    assert!(
+        cookies(&a).await.is_empty(),
+        "a new errand starts signed out"
+    );
+    a.evaluate("document.cookie = 'who=a; path=/'; 1")
+        .await
+        .unwrap();
+    b.evaluate("document.cookie = 'who=b; path=/'; 1")
+        .await
+        .unwrap();
+
+    assert_eq!(cookies(&a).await, ["who=a"]);
+    assert_eq!(cookies(&b).await, ["who=b"]);
+    assert_eq!(cookies(&chat).await, ["who=main"]);
+    // Another chat is in the main context: it sees the main profile's cookie (ERR-2).
+    let other_chat = env.browser.conversation("chat-2");
+    other_chat
+        .open("http://shop.test/basic.html")
+        .await
+        .unwrap();
+    assert_eq!(cookies(&other_chat).await, ["who=main"]);
+
+    // Each conversation's tabs are its own; the kinds are the embedder's.
+    assert_eq!(a.tabs().await.unwrap().len(), 1);
+    assert_eq!(b.tabs().await.unwrap().len(), 1);
+    assert_eq!(env.browser.kind("task-a"), ConversationKind::Task);
+    assert_eq!(env.browser.kind("chat"), ConversationKind::Chat);
+    // Saying "chat" of a task does not take it out of its errand.
+    env.browser.set_kind("task-a", ConversationKind::Chat);
+    assert_eq!(env.browser.kind("task-a"), ConversationKind::Task);
+    assert_eq!(
+        cookies(&env.browser.conversation("task-a")).await,
+        ["who=a"]
+    );
+    assert_eq!(env.browser.errands_open().await, 2);
+    env.browser.shutdown().await;
+}
+
+/// ERR-20: there is no second browser process until the first errand needs a page; then
+/// there is one, other than the main browser, and a second errand shares it.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_20_the_first_errand_starts_a_second_browser_process() {
+    let env = Env::start().await;
+    let chat = env.browser.conversation("chat");
+    chat.open("http://shop.test/basic.html").await.unwrap();
+    let main = env.browser.pid().await.expect("the main browser runs");
+    assert_eq!(env.browser.errands_pid().await, None);
+    // Saying a conversation is a task starts nothing by itself.
+    let a = env.task("task-a");
+    assert_eq!(env.browser.errands_pid().await, None);
+
+    a.open("http://shop.test/basic.html").await.unwrap();
+    let errands = env
+        .browser
+        .errands_pid()
+        .await
+        .expect("the errands' browser runs");
+    assert_ne!(errands, main);
+    assert!(
+        std::path::Path::new(&format!("/proc/{errands}")).exists(),
+        "the errands' browser is a live process"
+    );
+    env.task("task-b")
+        .open("http://shop.test/basic.html")
+        .await
+        .unwrap();
+    assert_eq!(env.browser.errands_pid().await, Some(errands));
+    assert_eq!(env.browser.pid().await, Some(main));
+    env.browser.shutdown().await;
+    assert_eq!(env.browser.errands_pid().await, None);
+}
+
+/// ERR-22: an errand's page that probes the gateway is refused by the same guard as a
+/// chat's, the refusals are told to that errand, and nothing reaches the gateway.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_22_an_errand_probing_the_gateway_is_blocked() {
+    let env = Env::start().await;
+    let errand = env.task("task-a");
+    errand
+        .open("http://shop.test/probe-gateway.html")
+        .await
+        .unwrap();
+    assert_eq!(errand.evaluate("document.title").await.unwrap(), "Probe");
+    let g = env.gateway.port();
+    let log = env.browser.guard_log();
+    for target in [
+        format!("http://127.0.0.1:{g}"),
+        format!("http://localhost:{g}"),
+        format!("http://[::1]:{g}"),
+    ] {
+        let cursor = errand.blocked_cursor();
+        let seen = errand
+            .evaluate(&format!("probe({target:?})"))
+            .await
+            .unwrap();
+        assert_eq!(env.gateway.hits(), 0, "{target} was reached: {seen}");
+        assert_ne!(seen["websocket"], "ok", "{target}: {seen}");
+        let told = errand.blocked_since(cursor).await;
+        assert!(
+            told.len() >= 5,
+            "{target}: the errand was told only {told:?}; the guard logged {:?}",
+            log.since(cursor)
+        );
+    }
+    assert_eq!(env.gateway.hits(), 0, "{:?}", env.gateway.lines());
+    env.browser.shutdown().await;
+}
+
+/// ERR-10: when the task is done its context closes (its cookies are gone) and its tabs
+/// are forgotten; the same id later starts afresh, signed out. An interrupted task keeps
+/// its errand.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_10_a_done_task_closes_its_errand() {
+    let env = Env::start().await;
+    let a = env.task("task-a");
+    a.open("http://shop.test/basic.html").await.unwrap();
+    a.evaluate("document.cookie = 'who=a; path=/'; 1")
+        .await
+        .unwrap();
+    env.browser
+        .task_changed("task-a", TaskState::Interrupted)
+        .await;
+    assert_eq!(env.browser.errands_open().await, 1);
+    assert_eq!(cookies(&a).await, ["who=a"]);
+
+    env.browser.task_changed("task-a", TaskState::Done).await;
+    assert_eq!(env.browser.errands_open().await, 0);
+    assert_eq!(env.browser.kind("task-a"), ConversationKind::Chat);
+    let again = env.task("task-a");
+    assert!(
+        again.tabs().await.unwrap().is_empty(),
+        "its tabs are forgotten"
+    );
+    again.open("http://shop.test/basic.html").await.unwrap();
+    assert!(cookies(&again).await.is_empty(), "its cookies are gone");
+
+    // A deleted chat that was a task closes its errand too.
+    env.browser.chat_deleted("task-a").await;
+    assert_eq!(env.browser.errands_open().await, 0);
+    env.browser.shutdown().await;
+}
