@@ -31,6 +31,8 @@ Options:
   --headed               Show the browser window (needs a desktop)
   --port PORT            serve only: the port on 127.0.0.1 (default 7391; 0 picks one)
   --session-idle SECONDS serve only: close an MCP session unused this long (default 1800)
+  --errands              Every MCP session is a task, browsing in a browser of its own
+                         (serve also offers /mcp/task for that without the flag)
   --panel-port PORT      mcp only: the person's port on 127.0.0.1, for the sign-in link and
                          the live view (default 7391, else the next free one; 0 picks one)
   --ask-timeout SECONDS  How long a question waits for the person on the panel before it
@@ -70,6 +72,8 @@ pub(crate) struct Cli {
     pub(crate) ask_timeout: Duration,
     /// `serve`: how long an MCP session may go unused before it is closed.
     pub(crate) session_idle: Duration,
+    /// Every MCP session is a task, in an errand of its own (ERR-1).
+    pub(crate) errands: bool,
 }
 
 /// What parsing gave instead of a command line.
@@ -126,6 +130,7 @@ impl Cli {
             notify_command: None,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             session_idle: crate::http::DEFAULT_SESSION_IDLE,
+            errands: false,
         };
         while let Some(arg) = args.next() {
             let (flag, inline) = match arg.split_once('=') {
@@ -155,6 +160,7 @@ impl Cli {
                 }
                 "--unattended" => cli.unattended = true,
                 "--ask-via-mcp" => cli.ask_via_mcp = true,
+                "--errands" => cli.errands = true,
                 "--allow-host" => {
                     let text = value("--allow-host")?;
                     let host = AllowedHost::parse(&text).map_err(|_| {
@@ -236,6 +242,8 @@ mod tests {
         assert_eq!(cli.command, Command::Mcp);
         assert_eq!(cli.mode, Mode::FullTrust);
         assert!(cli.unattended && cli.allow_localhost && cli.ask_via_mcp);
+        assert!(!cli.errands);
+        assert!(parse("serve --errands").unwrap().errands);
         assert_eq!(cli.allow_hosts.len(), 2);
         assert_eq!(cli.home, Some(PathBuf::from("/tmp/h")));
         assert_eq!(cli.panel_port, DEFAULT_PORT);

@@ -14,6 +14,12 @@
 //! the POST of a call the client cancelled ends with 202 and no body, as MCP sends no
 //! response for a cancelled request.
 //!
+//! Sessions opened at `/mcp/task` (or at `/mcp` on a gateway started with `--errands`) are
+//! tasks (ERR-1): each browses in an errand, a browser context of its own that no other
+//! session sees. Deleting a task's session is the task's end (done, ERR-10): its errand
+//! closes and its tabs are forgotten. A task's session that expires is interrupted: its
+//! errand is kept.
+//!
 //! What the server sends on its own goes on the session's event stream, which the client
 //! opens with a GET (`Accept: text/event-stream`): the site question as an elicitation
 //! request with `--ask-via-mcp` (the client POSTs its response back), and
@@ -33,7 +39,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use conch_tools::{McpServer, McpSession, PROTOCOL_VERSIONS};
+use conch_tools::{
+    ConversationKind, McpServer, McpSession, PROTOCOL_VERSIONS, TaskEvents, TaskState,
+};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -73,6 +81,18 @@ pub(crate) struct Door {
     sessions: Arc<Mutex<HashMap<String, Open>>>,
     /// With `--ask-via-mcp`: the clients that answer elicitation, by conversation.
     channels: Option<Channels>,
+    /// With `--errands`: every session is a task, as at `/mcp/task` (ERR-1).
+    errands: bool,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The client deleted it: a task's is done (ERR-10).
+    Deleted,
+    /// It went unused for the idle time: a task's is interrupted, its errand kept for a
+    /// Resume.
+    Expired,
 }
 
 impl Door {
@@ -90,12 +110,19 @@ impl Door {
             idle,
             sessions: Arc::new(Mutex::new(HashMap::new())),
             channels,
+            errands: false,
         }
+    }
+
+    /// With `errands`, every session at `/mcp` is a task too (`--errands`, ERR-1).
+    pub(crate) fn with_errands(mut self, errands: bool) -> Door {
+        self.errands = errands;
+        self
     }
 
     /// Forgets a closed session: its conversation, its elicitation channel, and the
     /// questions waiting for its client (No).
-    fn close(&self, open: &Open) {
+    fn close(&self, open: &Open, ended: Ended) {
         let conversation = open.session.chat().id();
         if let Some(channels) = &self.channels {
             channels
@@ -104,11 +131,22 @@ impl Door {
                 .remove(conversation);
         }
         open.outbound.close();
-        self.server.tools().forget(conversation);
-        // The session is over: its tabs close and nothing of it is kept in the browser.
-        let browser = self.server.tools().browser().clone();
+        let tools = self.server.tools().clone();
         let conversation = conversation.to_owned();
-        tokio::spawn(async move { browser.end_conversation(&conversation).await });
+        if tools.browser().kind(&conversation) == ConversationKind::Task {
+            // A task's session ending is the task's end (ERR-10): deleted is done (its
+            // errand closes and is forgotten); dropped is interrupted (kept for a Resume).
+            let state = match ended {
+                Ended::Deleted => TaskState::Done,
+                Ended::Expired => TaskState::Interrupted,
+            };
+            tools.forget(&conversation);
+            tokio::spawn(async move { tools.task_changed(&conversation, state).await });
+            return;
+        }
+        tools.forget(&conversation);
+        // The session is over: its tabs close and nothing of it is kept in the browser.
+        tokio::spawn(async move { tools.browser().end_conversation(&conversation).await });
     }
 
     /// Closes the sessions unused for longer than the idle time, ending their
@@ -130,7 +168,7 @@ impl Door {
             );
             // Expired is ended, as a DELETE is: its tabs, lock, elicitation channel and
             // event stream go too (issue 12).
-            self.close(&open);
+            self.close(&open, Ended::Expired);
         }
     }
 
@@ -168,10 +206,12 @@ impl Drop for Busy {
     }
 }
 
-/// The router: `/mcp` only.
+/// The router: `/mcp`, and `/mcp/task`, whose sessions are tasks (ERR-1): each browses in
+/// an errand of its own. A session's later requests may go to either path.
 pub(crate) fn router(door: Door) -> Router {
     Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
+        .route("/mcp/task", post(post_task).get(get_mcp).delete(delete_mcp))
         .with_state(door)
 }
 
@@ -279,6 +319,21 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
+    let kind = if door.errands {
+        ConversationKind::Task
+    } else {
+        ConversationKind::Chat
+    };
+    post_as(door, request, kind).await
+}
+
+/// POST `/mcp/task`: as `/mcp`, but `initialize` opens a task's session (ERR-1).
+async fn post_task(State(door): State<Door>, request: Request) -> Response {
+    post_as(door, request, ConversationKind::Task).await
+}
+
+/// A POST whose `initialize` opens a session of `kind`.
+async fn post_as(door: Door, request: Request, kind: ConversationKind) -> Response {
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
     if let Err(refused) = admit(&door, &headers) {
@@ -297,7 +352,7 @@ async fn post_mcp(State(door): State<Door>, request: Request) -> Response {
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
     let (session, outbound, session_id, new_id) = if is_initialize {
         let id = crate::random_hex(16);
-        let session = door.server.session(&format!("mcp-http-{id}"));
+        let session = door.server.session_as(&format!("mcp-http-{id}"), kind);
         let outbound = Arc::new(Outbound::new(None));
         door.sweep();
         door.sessions
@@ -455,7 +510,7 @@ async fn delete_mcp(State(door): State<Door>, headers: HeaderMap) -> Response {
         .remove(id);
     match removed {
         Some(open) => {
-            door.close(&open);
+            door.close(&open, Ended::Deleted);
             StatusCode::NO_CONTENT.into_response()
         }
         None => StatusCode::NOT_FOUND.into_response(),
@@ -472,6 +527,125 @@ mod tests {
     use conch_tools::{Tools, ToolsConfig, Unattended};
 
     use super::*;
+
+    /// One HTTP/1.1 request to the door at `port`; gives (status, lowercased head, body).
+    async fn request(
+        port: u16,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("the door listens");
+        let mut text = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer token\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            text.push_str(&format!("{name}: {value}\r\n"));
+        }
+        text.push_str("\r\n");
+        text.push_str(body);
+        stream.write_all(text.as_bytes()).await.expect("sent");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.expect("answered");
+        let answer = String::from_utf8_lossy(&answer).into_owned();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, head.to_lowercase(), body.to_owned())
+    }
+
+    /// ERR-1, ERR-10: a session opened at `/mcp/task` browses in an errand of its own; a
+    /// session at `/mcp` is a chat in the main context; deleting the task's session closes
+    /// its errand (done) and forgets its conversation.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn err_1_err_10_a_task_session_has_an_errand_until_it_is_deleted() {
+        let pages = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+        config.download = None;
+        config.guard = Some(GuardConfig::new(NetSettings {
+            allow_localhost: true,
+            ..NetSettings::default()
+        }));
+        let browser = Browser::new(config);
+        let mut tools_config = ToolsConfig::new(Arc::new(Unattended));
+        tools_config.net.allow_localhost = true;
+        let tools = Tools::new(browser.clone(), tools_config);
+        let server = McpServer::new(tools.clone(), Mode::Ask);
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let door = Door::new(server, "token".to_owned(), port, DEFAULT_SESSION_IDLE, None);
+        let serving = tokio::spawn(async move { axum::serve(listener, router(door)).await });
+
+        let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }).to_string();
+        let mut sessions = Vec::new();
+        for path in ["/mcp/task", "/mcp"] {
+            let (status, head, body) = request(port, "POST", path, &[], &init).await;
+            assert_eq!(status, 200, "{body}");
+            let id = head
+                .lines()
+                .find_map(|l| l.strip_prefix("mcp-session-id: "))
+                .expect("a session id")
+                .trim()
+                .to_owned();
+            let open = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": pages.url("cookie-jar.html?set=x") } } }).to_string();
+            let (status, _, body) =
+                request(port, "POST", "/mcp", &[("Mcp-Session-Id", &id)], &open).await;
+            assert_eq!(status, 200, "{body}");
+            assert!(body.contains("jar: [who=x]"), "{body}");
+            sessions.push(id);
+        }
+        let task = format!("mcp-http-{}", sessions[0]);
+        let chat = format!("mcp-http-{}", sessions[1]);
+        assert_eq!(browser.kind(&task), ConversationKind::Task);
+        assert_eq!(browser.kind(&chat), ConversationKind::Chat);
+        assert_eq!(browser.errands_open().await, 1);
+
+        // The chat's session deleted leaves the errand; the task's closes it.
+        let (status, _, _) = request(
+            port,
+            "DELETE",
+            "/mcp",
+            &[("Mcp-Session-Id", &sessions[1])],
+            "",
+        )
+        .await;
+        assert_eq!(status, 204);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(browser.errands_open().await, 1);
+        let (status, _, _) = request(
+            port,
+            "DELETE",
+            "/mcp/task",
+            &[("Mcp-Session-Id", &sessions[0])],
+            "",
+        )
+        .await;
+        assert_eq!(status, 204);
+        let mut closed = false;
+        for _ in 0..50 {
+            if browser.errands_open().await == 0 {
+                closed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(closed, "the task's errand is still open");
+        assert_eq!(browser.kind(&task), ConversationKind::Chat, "forgotten");
+        assert!(!tools.conversations().contains(&task));
+        serving.abort();
+        browser.shutdown().await;
+    }
 
     /// Issue 12: a session that expires ends its conversation for good, as closing it
     /// does: its tab is closed in the browser, its elicitation channel and its event

@@ -280,7 +280,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 "conch-gateway: MCP at http://127.0.0.1:{port}/mcp (token in {})",
                 token_file.display()
             );
-            let door = http::Door::new(server, token, port, cli.session_idle, channels);
+            let door = http::Door::new(server, token, port, cli.session_idle, channels)
+                .with_errands(cli.errands);
             // Sessions unused for the idle time are closed even when no request comes.
             let sweeper = {
                 let door = door.clone();
@@ -321,7 +322,13 @@ async fn run(cli: Cli) -> Result<(), String> {
                 }
                 _ => None,
             };
-            let session = server.session(stdio::STDIO_CONVERSATION);
+            // With --errands the one conversation is a task, in an errand of its own.
+            let kind = if cli.errands {
+                conch_tools::ConversationKind::Task
+            } else {
+                conch_tools::ConversationKind::Chat
+            };
+            let session = server.session_as(stdio::STDIO_CONVERSATION, kind);
             stdio::serve(session, channels).await;
             if let Some(door) = door {
                 door.abort();

@@ -17,11 +17,21 @@ async fn post(port: u16, headers: &[(&str, &str)], body: &Value) -> (u16, String
 /// One HTTP/1.1 POST to `/mcp` with `body` as it is; gives (status, lowercased head,
 /// body).
 async fn post_raw(port: u16, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    post_to(port, "/mcp", headers, body).await
+}
+
+/// One HTTP/1.1 POST to `path` with `body` as it is; gives (status, lowercased head, body).
+async fn post_to(
+    port: u16,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .expect("the gateway listens");
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     for (name, value) in headers {
@@ -85,9 +95,20 @@ impl Served {
 
     /// Opens a session at protocol `version`; gives its id.
     async fn initialize(&self, version: &str) -> String {
+        self.initialize_at("/mcp", version).await
+    }
+
+    /// Opens a session at `path` (`/mcp`, or `/mcp/task` for a task) at protocol
+    /// `version`; gives its id.
+    async fn initialize_at(&self, path: &str, version: &str) -> String {
         let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
-        let (status, head, body) =
-            post(self.port, &[("Authorization", &self.bearer())], &init).await;
+        let (status, head, body) = post_to(
+            self.port,
+            path,
+            &[("Authorization", &self.bearer())],
+            &init.to_string(),
+        )
+        .await;
         assert_eq!(status, 200, "{body}");
         header(&head, "mcp-session-id")
             .expect("a session id")
@@ -452,4 +473,92 @@ async fn mcp_over_http_event_stream_carries_elicitation_and_progress() {
     assert_eq!(status, 200, "{body}");
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}
+
+/// The ids of the running browsers (not their helper processes) whose command line holds
+/// `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) && !cmdline.contains("--type=") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// What `browser_open` of `url` in `session` shows of the cookie jar fixture.
+async fn jar(served: &Served, session: &str, url: &str) -> String {
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": url } } });
+    let (status, _, body) = served.send(session, &[], &call).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).expect("JSON");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    text.split("jar: [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or_else(|| panic!("no jar in {text}"))
+        .to_owned()
+}
+
+/// ERR-1, ERR-2, ERR-20 over HTTP MCP: two sessions at `/mcp/task` set different cookies
+/// on the same site and each sees only its own; a session at `/mcp` is a chat in the main
+/// profile and sees neither. The errands' browser is a second process that starts with
+/// the first task's first page.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_1_err_20_task_sessions_over_http_each_have_their_own_browser() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--unattended", "--allow-localhost"]).await;
+    let errands_profile = home.path().join("browser/errands/browser/profile");
+    let errands_profile = errands_profile.to_string_lossy().into_owned();
+    let page = |set: &str| server.url(&format!("cookie-jar.html?set={set}"));
+    let plain = server.url("cookie-jar.html");
+
+    let chat = served.initialize_at("/mcp", "2025-06-18").await;
+    assert_eq!(jar(&served, &chat, &page("main")).await, "who=main");
+    let a = served.initialize_at("/mcp/task", "2025-06-18").await;
+    let b = served.initialize_at("/mcp/task", "2025-06-18").await;
+    assert!(
+        processes_with(&errands_profile).is_empty(),
+        "no errands' browser before a task browses"
+    );
+    assert_eq!(jar(&served, &a, &page("a")).await, "who=a");
+    assert_eq!(
+        processes_with(&errands_profile).len(),
+        1,
+        "one errands' browser"
+    );
+    assert_eq!(jar(&served, &b, &page("b")).await, "who=b");
+    assert_eq!(jar(&served, &a, &plain).await, "who=a");
+    assert_eq!(jar(&served, &chat, &plain).await, "who=main");
+    assert_eq!(jar(&served, &b, &plain).await, "who=b");
+    drop(served);
+}
+
+/// ERR-1: with `--errands` every session at `/mcp` is a task: two sessions keep their
+/// cookies apart.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_1_a_gateway_with_errands_makes_every_session_a_task() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(
+        home.path(),
+        &["--unattended", "--allow-localhost", "--errands"],
+    )
+    .await;
+    let a = served.initialize("2025-06-18").await;
+    let b = served.initialize("2025-06-18").await;
+    let set_a = server.url("cookie-jar.html?set=a");
+    assert_eq!(jar(&served, &a, &set_a).await, "who=a");
+    assert_eq!(jar(&served, &b, &server.url("cookie-jar.html")).await, "");
+    drop(served);
 }
