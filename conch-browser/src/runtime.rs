@@ -47,6 +47,7 @@ use crate::wheel::Wheel;
 
 mod navigate;
 mod reach;
+mod seed;
 mod tabs;
 mod targets;
 #[cfg(test)]
@@ -274,6 +275,9 @@ struct Inner {
     /// The errands' browser, made when the first task asks for its conversation and
     /// launched when that errand first needs a page (ERR-20); main side only.
     errands: StdMutex<Option<Browser>>,
+    /// The errands' browser's main one, which seeds its errands (ERR-3); errands side
+    /// only.
+    main: Option<Weak<Inner>>,
 }
 
 /// Which of the two browsers an [`Inner`] is.
@@ -289,6 +293,8 @@ enum Side {
 /// (its proxy and its log of refusals, ERR-22).
 #[derive(Debug)]
 struct ErrandsOf {
+    /// The main browser, whose always-allowed sites' cookies seed each errand (ERR-3).
+    main: Weak<Inner>,
     owner: Ownership,
     guard: Arc<Mutex<Option<guard::Running>>>,
     guard_log: Arc<GuardLog>,
@@ -482,6 +488,7 @@ impl Browser {
                 side,
                 kinds: StdMutex::default(),
                 errands: StdMutex::new(None),
+                main: errands.map(|main| main.main.clone()),
                 owner,
                 config,
             }),
@@ -621,6 +628,7 @@ impl Browser {
         let browser = Browser::build(
             config,
             Some(&ErrandsOf {
+                main: Arc::downgrade(&self.inner),
                 owner: self.inner.owner.clone(),
                 guard: Arc::clone(&self.inner.guard),
                 guard_log: Arc::clone(&self.inner.guard_log),

@@ -11,7 +11,8 @@ use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::page::Navigate;
 use conch_cdp::protocol::runtime::Evaluate;
 use conch_cdp::protocol::target::{
-    ActivateTarget, CloseTarget, CreateBrowserContext, CreateTarget, GetTargets, TargetInfo,
+    ActivateTarget, CloseTarget, CreateBrowserContext, CreateTarget, DisposeBrowserContext,
+    GetTargets, TargetInfo,
 };
 use conch_cdp::{Session, SessionId};
 use conch_policy::TabUse;
@@ -141,6 +142,15 @@ async fn errand_context(
             proxy_bypass_list: proxy.map(|_| "<-loopback>".to_owned()),
         })
         .await?;
+    // Signed in only where the person always allows, before its first page (ERR-3).
+    if let Err(e) = super::seed::seed(inner, &browser, &made.browser_context_id).await {
+        let _ = browser
+            .call(&DisposeBrowserContext {
+                browser_context_id: made.browser_context_id,
+            })
+            .await;
+        return Err(e);
+    }
     let mut state = inner.state.lock().await;
     if state.generation != generation || state.running.is_none() {
         return Err(BrowserError::NotRunning);

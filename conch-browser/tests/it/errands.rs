@@ -16,11 +16,13 @@ use crate::guard::Listener;
 
 /// A public TEST-NET-3 address the policy is told `shop.test` resolves to (AMB-3).
 const SHOP: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 10));
+/// Another site, never always allowed in these tests.
+const BANK: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 12));
 
 /// A browser behind the guard, with the fixtures as `shop.test` and a stand-in gateway.
 struct Env {
-    _dir: tempfile::TempDir,
-    _server: FixtureServer,
+    dir: tempfile::TempDir,
+    server: FixtureServer,
     gateway: Listener,
     browser: Browser,
 }
@@ -29,22 +31,26 @@ impl Env {
     async fn start() -> Env {
         let server = FixtureServer::start().await.expect("test set-up");
         let gateway = Listener::start("Gateway").await;
-        let resolver = MapResolver::new().with(
-            "shop.test",
-            SHOP,
-            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port()),
-        );
+        let fixtures = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port());
+        let resolver =
+            MapResolver::new()
+                .with("shop.test", SHOP, fixtures)
+                .with("bank.test", BANK, fixtures);
         let dir = tempfile::tempdir().expect("test set-up");
         let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
         config.download = None;
         let net = NetSettings::for_gateway_port(gateway.port());
         config.guard = Some(GuardConfig::new(net).with_resolver(resolver));
         Env {
-            _dir: dir,
-            _server: server,
+            dir,
+            server,
             gateway,
             browser: Browser::new(config),
         }
+    }
+
+    fn home(&self) -> Home {
+        Home::new(self.dir.path().join("home"))
     }
 
     /// Conversation `id` as a task (ERR-1).
@@ -224,4 +230,156 @@ async fn err_10_a_done_task_closes_its_errand() {
     env.browser.chat_deleted("task-a").await;
     assert_eq!(env.browser.errands_open().await, 0);
     env.browser.shutdown().await;
+}
+
+/// What the traces of the whole process say: every event at every level, as text.
+#[derive(Clone, Default)]
+struct Capture {
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    next_span: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+struct Line(String);
+
+impl tracing::field::Visit for Line {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl tracing::Subscriber for Capture {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut line = Line(String::from("span"));
+        span.record(&mut line);
+        self.lines.lock().expect("capture").push(line.0);
+        let id = self
+            .next_span
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::span::Id::from_u64(id + 1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut line = Line(String::from("record"));
+        values.record(&mut line);
+        self.lines.lock().expect("capture").push(line.0);
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut line = Line(event.metadata().target().to_owned());
+        event.record(&mut line);
+        self.lines.lock().expect("capture").push(line.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// The cookie canary: a sign-in's value that must never be seen outside the browsers.
+const CANARY: &str = "canary-s3cr3t-5d1e0b";
+
+/// ERR-3, ERR-7, ERR-9: a new errand gets a copy of the main context's cookies of the
+/// always-allowed site (shop.test) and not of another (bank.test); what the errand signs
+/// in to never reaches the main context; with every trace captured, the cookie canary
+/// appears in none of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_3_err_7_err_9_an_errand_is_seeded_with_the_always_allowed_sites_only() {
+    let capture = Capture::default();
+    tracing::subscriber::set_global_default(capture.clone()).expect("one subscriber");
+    let env = Env::start().await;
+    // The sign-ins come from the sites themselves (Set-Cookie), never from a script, so
+    // no DevTools call of the test names the canary.
+    env.server.route(
+        "/signin-shop",
+        conch_fixtures::Response {
+            headers: vec![
+                ("Content-Type".into(), "text/html".into()),
+                (
+                    "Set-Cookie".into(),
+                    format!("sid={CANARY}; Path=/; Max-Age=3600"),
+                ),
+            ],
+            ..conch_fixtures::Response::html("<title>Signed in</title>")
+        },
+    );
+    env.server.route(
+        "/signin-bank",
+        conch_fixtures::Response {
+            headers: vec![
+                ("Content-Type".into(), "text/html".into()),
+                (
+                    "Set-Cookie".into(),
+                    format!("bank={CANARY}; Path=/; Max-Age=3600"),
+                ),
+            ],
+            ..conch_fixtures::Response::html("<title>Signed in</title>")
+        },
+    );
+    let mut settings = conch_browser::store::BrowserSettings::default();
+    settings.allow_site("shop.test");
+    settings.save(&env.home()).expect("browser.json");
+
+    let chat = env.browser.conversation("chat");
+    chat.open("http://shop.test/signin-shop").await.unwrap();
+    chat.evaluate("document.cookie = 'plain=main; path=/'; 1")
+        .await
+        .unwrap();
+    chat.open("http://bank.test/signin-bank").await.unwrap();
+
+    let errand = env.task("task-a");
+    errand
+        .open("http://shop.test/cookie-jar.html")
+        .await
+        .unwrap();
+    // Read by name only, so the canary stays out of every reply too.
+    let seen = errand
+        .evaluate("document.cookie.split('; ').map(c => c.split('=')[0]).sort().join(',')")
+        .await
+        .unwrap();
+    assert_eq!(seen, "plain,sid", "shop.test's cookies are copied");
+    let names = |conv: conch_browser::Conversation, url: &'static str| async move {
+        conv.open(url).await.unwrap();
+        conv.evaluate("document.cookie.split('; ').map(c => c.split('=')[0]).sort().join(',')")
+            .await
+            .unwrap()
+    };
+    errand
+        .open("http://bank.test/cookie-jar.html")
+        .await
+        .unwrap();
+    assert_eq!(
+        errand.evaluate("document.cookie").await.unwrap(),
+        "",
+        "bank.test is not always allowed: nothing of it is copied"
+    );
+
+    // The errand signs in on shop.test itself: that stays in the errand (ERR-7).
+    errand
+        .open("http://shop.test/cookie-jar.html?set=errand")
+        .await
+        .unwrap();
+    assert_eq!(
+        names(
+            env.browser.conversation("chat"),
+            "http://shop.test/cookie-jar.html"
+        )
+        .await,
+        "plain,sid",
+        "the errand's sign-in never reaches the main context"
+    );
+    assert_eq!(
+        names(errand.clone(), "http://shop.test/cookie-jar.html").await,
+        "plain,sid,who"
+    );
+    env.browser.shutdown().await;
+
+    let lines = capture.lines.lock().expect("capture").clone();
+    assert!(
+        lines.iter().any(|l| l.contains("Storage.setCookies")),
+        "the seeding call was traced (redacted): {} lines",
+        lines.len()
+    );
+    for line in &lines {
+        assert!(!line.contains(CANARY), "a trace shows the canary: {line}");
+    }
 }

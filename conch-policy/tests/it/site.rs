@@ -71,3 +71,49 @@ fn err_3_cookies_lent_by_site() {
         &lent
     ));
 }
+
+/// ERR-3, PERM-15: seeding filters the main jar by the same site function as permissions:
+/// with shop.test and alice.github.io always allowed, shop.test's cookies (any subdomain)
+/// and alice's are copied; bank.test's, bob.github.io's and the github.io suffix's are not.
+#[test]
+fn err_3_seeding_copies_only_the_always_allowed_sites() {
+    let always = ["shop.test", "alice.github.io"].map(|s| Site::of_host(s).unwrap());
+    let jar = [
+        "shop.test",
+        ".shop.test",
+        "www.shop.test",
+        "bank.test",
+        ".bank.test",
+        "alice.github.io",
+        ".alice.github.io",
+        "bob.github.io",
+        "github.io",
+    ];
+    let copied: Vec<&str> = jar
+        .into_iter()
+        .filter(|domain| lends_cookie(domain, &always))
+        .collect();
+    assert_eq!(
+        copied,
+        [
+            "shop.test",
+            ".shop.test",
+            "www.shop.test",
+            "alice.github.io",
+            ".alice.github.io"
+        ]
+    );
+    // The same function permissions use: alice and bob are two sites.
+    assert_ne!(
+        Site::of_host("alice.github.io").unwrap(),
+        Site::of_host("bob.github.io").unwrap()
+    );
+    assert!(!lends_cookie(
+        "bob.github.io",
+        &[Site::of_host("alice.github.io").unwrap()]
+    ));
+    assert!(
+        !lends_cookie("shop.test", &[]),
+        "nothing allowed lends nothing"
+    );
+}

@@ -1,0 +1,116 @@
+//! Seeding a new errand (ERR-3, ERR-6, ERR-7, ERR-9): a copy of the main context's
+//! cookies for exactly the sites the person always allows (`browser.json` sites), each
+//! cookie's domain judged by conch-policy's site function, the same one permissions use
+//! (`.shop.example` → `shop.example`; `alice.github.io` is not `github.io`). Never the
+//! whole jar, never from the person's own Chrome, and never back: nothing is ever copied
+//! from an errand to the main context.
+//!
+//! The cookies go from one browser to the other through DevTools calls, whose traces
+//! conch-cdp redacts; they never enter a result, a log line or a URL (ERR-9).
+//!
+//! Deliberately absent: local storage, IndexedDB and passkeys. Local storage can only be
+//! read and written through a page on its origin, which seeding would have to load.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::backend::Backend;
+use crate::store::BrowserSettings;
+
+/// The fields of a cookie `Storage.setCookies` takes, as `Storage.getCookies` gives them.
+const COOKIE_FIELDS: &[&str] = &[
+    "name",
+    "value",
+    "domain",
+    "path",
+    "secure",
+    "httpOnly",
+    "sameSite",
+    "priority",
+    "sourceScheme",
+    "sourcePort",
+];
+
+/// Copies the main context's cookies of the always-allowed sites into the errand's new
+/// `context` in the errands' browser `errands` (ERR-3). Gives how many were copied.
+/// Nothing when there is no main browser to copy from, when no site is always allowed, or
+/// beside the person's own Chrome (ERR-6).
+pub(super) async fn seed(
+    inner: &Inner,
+    errands: &Session,
+    context: &BrowserContextId,
+) -> Result<usize, BrowserError> {
+    let Some(main) = inner.main.as_ref().and_then(Weak::upgrade) else {
+        return Ok(0);
+    };
+    let main = Browser { inner: main };
+    // Conch never copies cookies out of the person's own browser (ERR-6).
+    if main.inner.chosen.backend() == Backend::Chrome {
+        return Ok(0);
+    }
+    let sites = lent_sites(&main);
+    if sites.is_empty() {
+        return Ok(0);
+    }
+    main.ensure_running().await?;
+    let source = {
+        let state = main.inner.state.lock().await;
+        let running = state.running.as_ref().ok_or(BrowserError::NotRunning)?;
+        running.connection.browser()
+    };
+    let jar = source.call_raw("Storage.getCookies", json!({})).await?;
+    let lent: Vec<Value> = jar["cookies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|cookie| {
+            cookie["domain"]
+                .as_str()
+                .is_some_and(|domain| conch_policy::lends_cookie(domain, &sites))
+        })
+        .map(cookie_param)
+        .collect();
+    if lent.is_empty() {
+        return Ok(0);
+    }
+    let count = lent.len();
+    errands
+        .call_raw(
+            "Storage.setCookies",
+            json!({ "cookies": lent, "browserContextId": context }),
+        )
+        .await?;
+    tracing::debug!(target: "conch_browser", count, "an errand was seeded with the always-allowed sites' cookies");
+    Ok(count)
+}
+
+/// The sites the person always allows, as conch-policy's sites. An unreadable settings
+/// file lends nothing.
+fn lent_sites(main: &Browser) -> Vec<conch_policy::Site> {
+    let config = &main.inner.config;
+    let Ok(settings) = BrowserSettings::load(&config.home, config.clock.as_ref()) else {
+        return Vec::new();
+    };
+    settings
+        .value
+        .sites
+        .iter()
+        .filter_map(|site| conch_policy::Site::of_host(site).ok())
+        .collect()
+}
+
+/// A cookie as `Storage.setCookies` takes it: its own fields, and its expiry unless it
+/// lives for the session only.
+fn cookie_param(cookie: &Value) -> Value {
+    let mut param = serde_json::Map::new();
+    for field in COOKIE_FIELDS {
+        if let Some(value) = cookie.get(*field) {
+            param.insert((*field).to_owned(), value.clone());
+        }
+    }
+    let session = cookie["session"].as_bool().unwrap_or(true);
+    if !session && let Some(expires) = cookie.get("expires") {
+        param.insert("expires".to_owned(), expires.clone());
+    }
+    Value::Object(param)
+}
