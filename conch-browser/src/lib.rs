@@ -18,6 +18,7 @@
 //!
 //! [`fetch`] downloads a pinned Chromium into Playwright's cache when no browser is found.
 
+pub mod aside;
 mod backend;
 pub mod clock;
 pub mod discover;

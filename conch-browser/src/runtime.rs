@@ -45,6 +45,7 @@ use crate::saver::TabsSaver;
 use crate::store::TabsFile;
 use crate::wheel::Wheel;
 
+mod aside;
 mod navigate;
 mod reach;
 mod seed;
@@ -278,6 +279,10 @@ struct Inner {
     /// The errands' browser's main one, which seeds its errands (ERR-3); errands side
     /// only.
     main: Option<Weak<Inner>>,
+    /// The set-aside errands, sealed, once opened (ERR-11); errands side only.
+    aside: Mutex<Option<aside::Kept>>,
+    /// Cookies of errands brought back, waiting for their new context (ERR-11).
+    pending: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
 }
 
 /// Which of the two browsers an [`Inner`] is.
@@ -489,6 +494,8 @@ impl Browser {
                 kinds: StdMutex::default(),
                 errands: StdMutex::new(None),
                 main: errands.map(|main| main.main.clone()),
+                aside: Mutex::new(None),
+                pending: StdMutex::default(),
                 owner,
                 config,
             }),
@@ -587,13 +594,19 @@ impl Browser {
         lock(&self.inner.kinds).get(id).copied().unwrap_or_default()
     }
 
-    /// How task `id` stands, as the embedder reports it (ERR-10). When it is over (done,
-    /// unverified or stopped) its errand's context closes and its tabs are forgotten; an
-    /// interrupted or failed task keeps its errand, open, for a Resume in the same
-    /// conversation.
+    /// How task `id` stands, as the embedder reports it (ERR-10, ERR-11). When it is over
+    /// (done, unverified or stopped) its errand's context closes and its tabs and
+    /// set-aside session are forgotten; an interrupted or failed task's errand is set
+    /// aside, sealed, and comes back when the same conversation browses again (Resume),
+    /// also after a restart.
     pub async fn task_changed(&self, id: &str, state: TaskState) {
-        if state.is_over() && self.kind(id) == ConversationKind::Task {
+        let Some(errands) = self.errands_for(id) else {
+            return;
+        };
+        if state.is_over() {
             self.end_conversation(id).await;
+        } else if matches!(state, TaskState::Interrupted | TaskState::Failed) {
+            errands.set_errand_aside(id).await;
         }
     }
 
@@ -697,11 +710,13 @@ impl Browser {
         }
     }
 
-    /// Closes the browser now. Tabs stay saved and reopen on the next call. The errands'
-    /// browser closes too.
+    /// Closes the browser now. Tabs stay saved and reopen on the next call. Every open
+    /// errand is set aside (ERR-12) and the errands' browser closes too.
     pub async fn shutdown(&self) {
         let errands = lock(&self.inner.errands).clone();
         if let Some(errands) = errands {
+            // Every open errand is set aside first (ERR-12).
+            errands.set_every_errand_aside().await;
             Box::pin(errands.shutdown()).await;
         }
         let mut state = self.inner.state.lock().await;
@@ -761,10 +776,16 @@ impl Browser {
     /// the browser or in tabs.json. A later call with the same id starts afresh.
     pub async fn end_conversation(&self, id: &str) {
         if let Some(errands) = self.errands_for(id) {
-            Box::pin(errands.end_conversation(id)).await;
+            errands.forget_aside(id).await;
+            Box::pin(errands.close_conversation(id)).await;
             lock(&self.inner.kinds).remove(id);
             return;
         }
+        self.close_conversation(id).await;
+    }
+
+    /// Closes conversation `id`'s tabs (and an errand's context) and forgets them.
+    async fn close_conversation(&self, id: &str) {
         let mut state = self.inner.state.lock().await;
         if let Some(running) = state.running.as_mut() {
             let browser = running.connection.browser();

@@ -18,7 +18,8 @@
 //! tasks (ERR-1): each browses in an errand, a browser context of its own that no other
 //! session sees. Deleting a task's session is the task's end (done, ERR-10): its errand
 //! closes and its tabs are forgotten. A task's session that expires is interrupted: its
-//! errand is kept.
+//! errand is set aside, sealed, and when a task's `initialize` names the same task in its
+//! `Conch-Task` header (after a restart too), that session resumes it (ERR-11).
 //!
 //! What the server sends on its own goes on the session's event stream, which the client
 //! opens with a GET (`Accept: text/event-stream`): the site question as an elicitation
@@ -314,6 +315,37 @@ fn check_version(headers: &HeaderMap) -> Result<(), Box<Response>> {
     )))
 }
 
+/// The header that names a task's session, so an interrupted task resumes in the same
+/// errand when a session with the same name opens again (ERR-11). The person configures it
+/// in the MCP client (a scheduler sets it per task); the agent can't.
+pub(crate) const TASK_HEADER: &str = "conch-task";
+
+/// The task name an `initialize` carries (`Conch-Task`), for a task's session: 1 to 64
+/// letters, digits, `.`, `_` or `-`. A chat's session ignores it.
+fn task_name(headers: &HeaderMap, kind: ConversationKind) -> Result<Option<String>, Box<Response>> {
+    if kind != ConversationKind::Task {
+        return Ok(None);
+    }
+    let Some(value) = headers.get(TASK_HEADER) else {
+        return Ok(None);
+    };
+    let name = value.to_str().unwrap_or_default().trim();
+    let fits = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if fits {
+        Ok(Some(name.to_owned()))
+    } else {
+        Err(Box::new(rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32000,
+            "Bad request: Conch-Task takes a name of 1 to 64 letters, digits, dots, dashes or underscores.",
+        )))
+    }
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -352,7 +384,30 @@ async fn post_as(door: Door, request: Request, kind: ConversationKind) -> Respon
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
     let (session, outbound, session_id, new_id) = if is_initialize {
         let id = crate::random_hex(16);
-        let session = door.server.session_as(&format!("mcp-http-{id}"), kind);
+        let conversation = match task_name(&headers, kind) {
+            Ok(Some(name)) => {
+                let conversation = format!("task-{name}");
+                let running = door
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .values()
+                    .any(|open| open.session.chat().id() == conversation);
+                if running {
+                    return rpc_error(
+                        StatusCode::CONFLICT,
+                        -32000,
+                        &format!(
+                            "A task named {name:?} is running already: end its session, or give this one another {TASK_HEADER} name."
+                        ),
+                    );
+                }
+                conversation
+            }
+            Ok(None) => format!("mcp-http-{id}"),
+            Err(refused) => return *refused,
+        };
+        let session = door.server.session_as(&conversation, kind);
         let outbound = Arc::new(Outbound::new(None));
         door.sweep();
         door.sessions

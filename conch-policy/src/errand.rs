@@ -1,5 +1,6 @@
 //! Errands: the cap on open errand contexts (ERR-15, AMB-26), which one makes room
-//! (ERR-16, ERR-17), and which sign-ins a new errand is lent (ERR-3).
+//! (ERR-16, ERR-17), which sign-ins a new errand is lent (ERR-3), and which set-aside
+//! sessions are forgotten (ERR-14).
 
 use serde::Serialize;
 use url::Url;
@@ -75,4 +76,29 @@ pub fn lends_cookie(cookie_domain: &str, lent: &[Site]) -> bool {
 /// Whether an origin's local storage goes into a new errand (ERR-3), by its site.
 pub fn lends_origin(origin: &Url, lent: &[Site]) -> bool {
     Site::of_url(origin).is_ok_and(|site| lent.contains(&site))
+}
+
+/// The most set-aside errand sessions kept (ERR-14).
+pub const MAX_SET_ASIDE: usize = 40;
+
+/// How long a set-aside errand session is kept, in seconds: 14 days (ERR-14).
+pub const SET_ASIDE_FOR_SECS: u64 = 14 * 24 * 60 * 60;
+
+/// Which set-aside sessions to forget (ERR-14), given each one's name and when it was set
+/// aside (seconds since the Unix epoch), at `now`: every one older than 14 days, then the
+/// oldest until at most 40 remain. The oldest go first.
+pub fn set_aside_to_forget(kept: &[(String, u64)], now: u64) -> Vec<String> {
+    let mut by_age: Vec<&(String, u64)> = kept.iter().collect();
+    // Oldest first; the name breaks ties so the answer never depends on the input's order.
+    by_age.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    let expired = by_age
+        .iter()
+        .take_while(|(_, at)| now.saturating_sub(*at) > SET_ASIDE_FOR_SECS)
+        .count();
+    let over = by_age.len().saturating_sub(MAX_SET_ASIDE);
+    by_age
+        .into_iter()
+        .take(expired.max(over))
+        .map(|(name, _)| name.clone())
+        .collect()
 }

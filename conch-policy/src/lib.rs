@@ -61,7 +61,10 @@ pub use bot::{
 pub use consent::is_reject_control;
 pub use dialog::{DialogAnswer, DialogKind, Driver, ON_HAND_BACK, dialog_answer};
 pub use download::{FALLBACK_NAME, numbered_name, safe_file_name, safe_join};
-pub use errand::{OpenErrand, Room, errand_limit, lends_cookie, lends_origin, make_room};
+pub use errand::{
+    MAX_SET_ASIDE, OpenErrand, Room, SET_ASIDE_FOR_SECS, errand_limit, lends_cookie, lends_origin,
+    make_room, set_aside_to_forget,
+};
 pub use error::{Error, ErrorKind};
 pub use handoff::{
     CAPTCHA_TOKEN_FIELDS, GateLook, HANDS_OFF, HandoffState, HandoffWatch, LOOK_EVERY,

@@ -101,7 +101,7 @@ fn lent_sites(main: &Browser) -> Vec<conch_policy::Site> {
 
 /// A cookie as `Storage.setCookies` takes it: its own fields, and its expiry unless it
 /// lives for the session only.
-fn cookie_param(cookie: &Value) -> Value {
+pub(super) fn cookie_param(cookie: &Value) -> Value {
     let mut param = serde_json::Map::new();
     for field in COOKIE_FIELDS {
         if let Some(value) = cookie.get(*field) {

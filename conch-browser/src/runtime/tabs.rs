@@ -142,8 +142,16 @@ async fn errand_context(
             proxy_bypass_list: proxy.map(|_| "<-loopback>".to_owned()),
         })
         .await?;
-    // Signed in only where the person always allows, before its first page (ERR-3).
-    if let Err(e) = super::seed::seed(inner, &browser, &made.browser_context_id).await {
+    // Signed in only where the person always allows, before its first page (ERR-3), then
+    // given back what it held if it was set aside (ERR-11).
+    let seeded = match super::seed::seed(inner, &browser, &made.browser_context_id).await {
+        Ok(_) => {
+            super::aside::restore_cookies(inner, &browser, conversation, &made.browser_context_id)
+                .await
+        }
+        Err(e) => Err(e),
+    };
+    if let Err(e) = seeded {
         let _ = browser
             .call(&DisposeBrowserContext {
                 browser_context_id: made.browser_context_id,
@@ -339,7 +347,7 @@ impl Conversation {
     /// Takes the titles and addresses of this conversation's tabs from the browser itself
     /// (one browser-level call: a page frozen by its dialog is not asked, SNAP-12), so a
     /// tab's title follows its page even where no change event came.
-    async fn refresh_titles(&self) {
+    pub(super) async fn refresh_titles(&self) {
         let (browser, mine) = {
             let state = self.browser.inner.state.lock().await;
             let mine: Vec<TargetId> = state.running.as_ref().map_or_else(Vec::new, |r| {
@@ -568,6 +576,9 @@ impl Conversation {
     /// for together and outside the browser-wide lock; a tab that cannot be reopened is
     /// dropped with a note saying so.
     async fn ensure_ready(&self) -> Result<(), BrowserError> {
+        if self.browser.inner.side == Side::Errands {
+            self.browser.resume_errand(&self.id).await;
+        }
         self.browser.ensure_running().await?;
         let saved: Vec<SavedTab> = {
             let mut state = self.browser.inner.state.lock().await;

@@ -199,8 +199,7 @@ async fn err_22_an_errand_probing_the_gateway_is_blocked() {
 }
 
 /// ERR-10: when the task is done its context closes (its cookies are gone) and its tabs
-/// are forgotten; the same id later starts afresh, signed out. An interrupted task keeps
-/// its errand.
+/// and set-aside session are forgotten; the same id later starts afresh, signed out.
 #[tokio::test(flavor = "multi_thread")]
 async fn err_10_a_done_task_closes_its_errand() {
     let env = Env::start().await;
@@ -212,10 +211,12 @@ async fn err_10_a_done_task_closes_its_errand() {
     env.browser
         .task_changed("task-a", TaskState::Interrupted)
         .await;
+    assert_eq!(env.browser.errands_set_aside().await, ["task-a"]);
+    assert_eq!(cookies(&a).await, ["who=a"], "it comes back when used");
     assert_eq!(env.browser.errands_open().await, 1);
-    assert_eq!(cookies(&a).await, ["who=a"]);
 
     env.browser.task_changed("task-a", TaskState::Done).await;
+    assert!(env.browser.errands_set_aside().await.is_empty());
     assert_eq!(env.browser.errands_open().await, 0);
     assert_eq!(env.browser.kind("task-a"), ConversationKind::Chat);
     let again = env.task("task-a");
@@ -382,4 +383,75 @@ async fn err_3_err_7_err_9_an_errand_is_seeded_with_the_always_allowed_sites_onl
     for line in &lines {
         assert!(!line.contains(CANARY), "a trace shows the canary: {line}");
     }
+}
+
+/// ERR-11, ERR-12: an interrupted task's errand is set aside (its context closes, its
+/// cookies and tabs sealed away); the same conversation browsing again gets its tabs and
+/// cookie back. Shutting the browser down sets every open errand aside, and a new runtime
+/// on the same home (a restart) brings it back on the next call. Done forgets it.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_11_err_12_set_aside_and_resume_also_across_a_restart() {
+    let env = Env::start().await;
+    let a = env.task("task-a");
+    a.open("http://shop.test/cookie-jar.html?set=a")
+        .await
+        .unwrap();
+    a.new_tab("http://shop.test/basic.html").await.unwrap();
+    env.browser
+        .task_changed("task-a", TaskState::Interrupted)
+        .await;
+    assert_eq!(env.browser.errands_open().await, 0, "its context closed");
+    assert_eq!(env.browser.errands_set_aside().await, ["task-a"]);
+
+    // Resume: the same conversation browses again.
+    let a = env.browser.conversation("task-a");
+    let tabs = a.tabs().await.unwrap();
+    let urls: Vec<&str> = tabs.iter().map(|t| t.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://shop.test/cookie-jar.html?set=a",
+            "http://shop.test/basic.html"
+        ]
+    );
+    assert!(tabs[1].active, "the active tab is active again");
+    a.open("http://shop.test/cookie-jar.html").await.unwrap();
+    assert_eq!(cookies(&a).await, ["who=a"]);
+
+    // Shutdown sets it aside (ERR-12); a new runtime on the same home brings it back.
+    a.open("http://shop.test/basic.html?after-resume")
+        .await
+        .unwrap();
+    env.browser.shutdown().await;
+    let mut config = env.browser.config().clone();
+    config.guard = env.browser.config().guard.clone();
+    drop(a);
+    let Env {
+        dir,
+        server,
+        gateway,
+        browser,
+    } = env;
+    drop(browser);
+    let restarted = Env {
+        dir,
+        server,
+        gateway,
+        browser: Browser::new(config),
+    };
+    assert_eq!(restarted.browser.errands_set_aside().await, ["task-a"]);
+    let a = restarted.task("task-a");
+    let tabs = a.tabs().await.unwrap();
+    assert_eq!(tabs.len(), 2);
+    assert_eq!(tabs[1].url, "http://shop.test/basic.html?after-resume");
+    a.open("http://shop.test/cookie-jar.html").await.unwrap();
+    assert_eq!(cookies(&a).await, ["who=a"]);
+
+    // Done forgets the set-aside session too (ERR-10).
+    restarted
+        .browser
+        .task_changed("task-a", TaskState::Done)
+        .await;
+    assert!(restarted.browser.errands_set_aside().await.is_empty());
+    restarted.browser.shutdown().await;
 }

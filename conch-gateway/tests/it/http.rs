@@ -562,3 +562,78 @@ async fn err_1_a_gateway_with_errands_makes_every_session_a_task() {
     assert_eq!(jar(&served, &b, &server.url("cookie-jar.html")).await, "");
     drop(served);
 }
+
+/// ERR-11, ERR-12 over HTTP MCP: a task's session named by `Conch-Task` browses and sets a
+/// cookie; the gateway stops (Ctrl-C sets every open errand aside, sealed) and starts
+/// again; a new session with the same name resumes the errand: its tab's address and its
+/// cookie are back. A second session with a running name is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_11_a_named_task_resumes_after_a_gateway_restart() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let args = ["--unattended", "--allow-localhost"];
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }).to_string();
+    let named = |served: &Served| {
+        let bearer = served.bearer();
+        let port = served.port;
+        let init = init.clone();
+        async move {
+            let (status, head, body) = post_to(
+                port,
+                "/mcp/task",
+                &[("Authorization", &bearer), ("Conch-Task", "nightly-prices")],
+                &init,
+            )
+            .await;
+            (
+                status,
+                header(&head, "mcp-session-id").map(str::to_owned),
+                body,
+            )
+        }
+    };
+
+    let mut served = Served::start(home.path(), &args).await;
+    let (status, session, body) = named(&served).await;
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("a session id");
+    let cart = server.url("cookie-jar.html?set=basket-42");
+    assert_eq!(jar(&served, &session, &cart).await, "who=basket-42");
+    let (status, _, body) = named(&served).await;
+    assert_eq!(status, 409, "a second session with a running name: {body}");
+    assert!(body.contains("is running already"), "{body}");
+
+    // Ctrl-C: the gateway sets the errand aside and exits.
+    let pid = served.child.id().expect("running");
+    let stopped = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    tokio::time::timeout(Duration::from_secs(30), served.child.wait())
+        .await
+        .expect("the gateway stops within 30 s")
+        .expect("it exits");
+    let sealed = std::fs::read(home.path().join("browser.errands.secrets.json"))
+        .expect("the set-aside errand is sealed on disk");
+    assert!(!String::from_utf8_lossy(&sealed).contains("basket-42"));
+
+    served = Served::start(home.path(), &args).await;
+    let (status, session, body) = named(&served).await;
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("a session id");
+    let tabs = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "browser_tabs", "arguments": { "action": "list" } } });
+    let (_, _, body) = served.send(&session, &[], &tabs).await;
+    assert!(body.contains("cookie-jar.html?set=basket-42"), "{body}");
+    assert_eq!(
+        jar(&served, &session, &server.url("cookie-jar.html")).await,
+        "who=basket-42"
+    );
+    // An unnamed task is another errand: signed out.
+    let other = served.initialize_at("/mcp/task", "2025-06-18").await;
+    assert_eq!(
+        jar(&served, &other, &server.url("cookie-jar.html")).await,
+        ""
+    );
+    drop(served);
+}

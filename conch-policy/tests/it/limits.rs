@@ -159,3 +159,36 @@ fn err_16_make_room() {
             .contains("wait a minute and try again")
     );
 }
+
+/// ERR-14: at most 40 set-aside sessions, none older than 14 days; the oldest go first.
+#[test]
+fn err_14_set_aside_sessions_are_bounded_by_count_and_age() {
+    use conch_policy::{MAX_SET_ASIDE, SET_ASIDE_FOR_SECS, set_aside_to_forget};
+    const DAY: u64 = 24 * 60 * 60;
+    let start = 1_796_000_000;
+    // 41 sessions, one a minute: the 41st makes the first go.
+    let kept: Vec<(String, u64)> = (0..=40u64)
+        .map(|n| (format!("task-{n}"), start + n * 60))
+        .collect();
+    assert_eq!(MAX_SET_ASIDE, 40);
+    assert!(set_aside_to_forget(&kept[..40], start + 41 * 60).is_empty());
+    assert_eq!(set_aside_to_forget(&kept, start + 41 * 60), ["task-0"]);
+    // The input's order does not matter.
+    let mut shuffled = kept.clone();
+    shuffled.reverse();
+    assert_eq!(set_aside_to_forget(&shuffled, start + 41 * 60), ["task-0"]);
+    // Day 14 keeps them all (bar the 41st's oldest); day 15 purges every one.
+    let few = &kept[..3];
+    assert!(set_aside_to_forget(few, start + 14 * DAY).is_empty());
+    assert_eq!(SET_ASIDE_FOR_SECS, 14 * DAY);
+    assert_eq!(
+        set_aside_to_forget(few, start + 15 * DAY),
+        ["task-0", "task-1", "task-2"]
+    );
+    // A newer one stays while older ones go.
+    let mixed = vec![
+        ("old".to_owned(), start),
+        ("new".to_owned(), start + 10 * DAY),
+    ];
+    assert_eq!(set_aside_to_forget(&mixed, start + 15 * DAY), ["old"]);
+}

@@ -1,0 +1,236 @@
+//! Setting errands aside and bringing them back (ERR-11, ERR-12, ERR-13): an interrupted
+//! or failed task's errand, and every open errand at shutdown, is put away sealed in
+//! `browser.errands.secrets.json` ([`crate::aside`]) with its cookies and its tabs'
+//! addresses, and its context closes. When the same conversation next browses (Resume,
+//! also after a restart), its tabs reopen in a new context that gets its cookies back
+//! before any of its pages loads. A task that is done forgets its entry (ERR-10).
+//!
+//! Deliberately absent: local storage, which an errand does not keep across a set-aside.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::aside::{AsideFile, AsideTab, SetAside, unix_secs};
+use crate::seal::Sealer;
+use crate::store::{ConversationTabs, SavedTab};
+
+/// The sealed file and its sealer, once opened.
+#[derive(Debug)]
+pub(super) struct Kept {
+    sealer: Sealer,
+    file: AsideFile,
+}
+
+impl Browser {
+    /// The set-aside errands, opened on first need. `None` when the device key can't be
+    /// had: errands are then not kept across a set-aside (said in the log).
+    async fn aside_file(&self) -> Option<tokio::sync::MutexGuard<'_, Option<Kept>>> {
+        let mut kept = self.inner.aside.lock().await;
+        if kept.is_none() {
+            let main = self.inner.main.as_ref().and_then(Weak::upgrade)?;
+            let home = &main.config.home;
+            let sealer = match Sealer::open(home, None) {
+                Ok(sealer) => sealer,
+                Err(e) => {
+                    tracing::warn!(target: "conch_browser", error = %e, "set-aside errands can't be kept");
+                    return None;
+                }
+            };
+            let file = match AsideFile::load(home, &sealer, self.inner.config.clock.as_ref()) {
+                Ok(file) => file,
+                Err(e) => {
+                    // Fails closed: the unreadable file was set aside, never read.
+                    tracing::warn!(target: "conch_browser", error = %e, "the set-aside errands did not open; starting without them");
+                    match AsideFile::load(home, &sealer, self.inner.config.clock.as_ref()) {
+                        Ok(file) => file,
+                        Err(_) => return None,
+                    }
+                }
+            };
+            *kept = Some(Kept { sealer, file });
+        }
+        Some(kept)
+    }
+
+    /// Sets errand `id` aside (ERR-11): its cookies and tabs are sealed away and its
+    /// context closes. Gives whether there was anything to keep.
+    pub(super) async fn set_errand_aside(&self, id: &str) -> bool {
+        let conv = self.conversation(id);
+        let turn = Arc::clone(&conv.lock);
+        let _turn = turn.lock().await;
+        conv.refresh_titles().await;
+        let (browser, context, tabs) = {
+            let state = self.inner.state.lock().await;
+            (
+                state.running.as_ref().map(|r| r.connection.browser()),
+                state.contexts.get(id).cloned(),
+                state.tabs.conversation(id).cloned(),
+            )
+        };
+        let Some(tabs) = tabs.filter(|t| !t.tabs.is_empty()) else {
+            return false;
+        };
+        let cookies = match (browser, context) {
+            (Some(browser), Some(context)) => {
+                match browser
+                    .call_raw("Storage.getCookies", json!({ "browserContextId": context }))
+                    .await
+                {
+                    Ok(jar) => jar["cookies"].as_array().cloned().unwrap_or_default(),
+                    Err(e) => {
+                        tracing::warn!(target: "conch_browser", error = %e, "an errand's cookies could not be read to set it aside");
+                        Vec::new()
+                    }
+                }
+            }
+            // Reopened from a set-aside but not browsed since: its cookies still wait.
+            _ => lock(&self.inner.pending)
+                .get(id)
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let active = tabs
+            .active
+            .as_ref()
+            .and_then(|a| tabs.tabs.iter().position(|t| &t.id == a));
+        let errand = SetAside {
+            at: unix_secs(self.inner.config.clock.as_ref()),
+            cookies,
+            tabs: tabs
+                .tabs
+                .iter()
+                .map(|t| AsideTab {
+                    url: t.url.clone(),
+                    title: t.title.clone(),
+                })
+                .collect(),
+            active,
+        };
+        if let Some(mut kept) = self.aside_file().await
+            && let Some(kept) = kept.as_mut()
+        {
+            let forgotten = kept.file.put(id, &errand, self.inner.config.clock.as_ref());
+            if !forgotten.is_empty() {
+                tracing::info!(target: "conch_browser", count = forgotten.len(), "the oldest set-aside errands were forgotten");
+            }
+            if let Err(e) = kept.file.save(&kept.sealer) {
+                tracing::warn!(target: "conch_browser", error = %e, "the set-aside errands could not be saved");
+            }
+        }
+        drop(_turn);
+        self.close_conversation(id).await;
+        true
+    }
+
+    /// Sets every open errand aside (ERR-12: shutdown, repair, update).
+    pub(super) async fn set_every_errand_aside(&self) {
+        let open: Vec<String> = {
+            let state = self.inner.state.lock().await;
+            state
+                .tabs
+                .conversations
+                .iter()
+                .filter(|(_, tabs)| !tabs.tabs.is_empty())
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        for id in open {
+            self.set_errand_aside(&id).await;
+        }
+    }
+
+    /// Brings errand `id` back if it was set aside and has nothing open now (Resume,
+    /// ERR-11): its tabs are filed to reopen on this call and its cookies wait for its
+    /// new context.
+    pub(super) async fn resume_errand(&self, id: &str) {
+        {
+            let state = self.inner.state.lock().await;
+            let open = state.contexts.contains_key(id)
+                || state
+                    .tabs
+                    .conversation(id)
+                    .is_some_and(|t| !t.tabs.is_empty());
+            if open {
+                return;
+            }
+        }
+        let errand = match self.aside_file().await {
+            Some(kept) => kept.as_ref().and_then(|k| k.file.get(id)),
+            None => None,
+        };
+        let Some(errand) = errand else { return };
+        let mut tabs = ConversationTabs::default();
+        for (n, tab) in errand.tabs.iter().enumerate() {
+            let tab_id = tabs.allocate_id();
+            if errand.active == Some(n) {
+                tabs.active = Some(tab_id.clone());
+            }
+            tabs.tabs.push(SavedTab {
+                id: tab_id,
+                url: tab.url.clone(),
+                title: tab.title.clone(),
+                opener: None,
+                last_used: 0,
+            });
+        }
+        if tabs.active.is_none() {
+            tabs.active = tabs.tabs.last().map(|t| t.id.clone());
+        }
+        lock(&self.inner.pending).insert(id.to_owned(), errand.cookies);
+        let mut state = self.inner.state.lock().await;
+        *state.tabs.conversation_mut(id) = tabs;
+        state.unrestored.insert(id.to_owned());
+        tracing::info!(target: "conch_browser", "a set-aside errand is back");
+    }
+
+    /// Forgets errand `id`'s set-aside entry, if any (ERR-10).
+    pub(super) async fn forget_aside(&self, id: &str) {
+        lock(&self.inner.pending).remove(id);
+        if let Some(mut kept) = self.aside_file().await
+            && let Some(kept) = kept.as_mut()
+            && kept.file.remove(id)
+            && let Err(e) = kept.file.save(&kept.sealer)
+        {
+            tracing::warn!(target: "conch_browser", error = %e, "the set-aside errands could not be saved");
+        }
+    }
+
+    /// The names of the conversations with an errand set aside (for status and tests).
+    pub async fn errands_set_aside(&self) -> Vec<String> {
+        let errands = match self.inner.side {
+            Side::Errands => Some(self.clone()),
+            Side::Main => Some(self.errands()),
+        };
+        let Some(errands) = errands else {
+            return Vec::new();
+        };
+        match errands.aside_file().await {
+            Some(kept) => kept.as_ref().map(|k| k.file.names()).unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Gives a new context of errand `id` the cookies it had when it was set aside, if it
+/// was (ERR-11).
+pub(super) async fn restore_cookies(
+    inner: &Inner,
+    errands: &Session,
+    id: &str,
+    context: &BrowserContextId,
+) -> Result<(), BrowserError> {
+    let Some(cookies) = lock(&inner.pending).remove(id) else {
+        return Ok(());
+    };
+    let cookies: Vec<Value> = cookies.iter().map(super::seed::cookie_param).collect();
+    if cookies.is_empty() {
+        return Ok(());
+    }
+    errands
+        .call_raw(
+            "Storage.setCookies",
+            json!({ "cookies": cookies, "browserContextId": context }),
+        )
+        .await?;
+    Ok(())
+}
