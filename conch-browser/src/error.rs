@@ -32,6 +32,10 @@ pub enum BrowserError {
     /// The conversation has no tab with that id.
     #[error("There is no tab {0} in this conversation; list the tabs with browser_tabs.")]
     NoSuchTab(String),
+    /// Every open errand is driven or watched, so no new one can open now (ERR-17): the
+    /// sentence is conch-policy's refusal.
+    #[error("{0}")]
+    ErrandsBusy(String),
     /// The conversation has no tab open yet.
     #[error("No page is open yet; open one with browser_open.")]
     NoTab,

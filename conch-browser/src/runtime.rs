@@ -101,6 +101,10 @@ pub struct BrowserConfig {
     /// of it). When it can't be reached, Conch uses its own local browser and says why
     /// in the status (BE-4).
     pub remote: Option<remote::Remote>,
+    /// The most errand contexts open at once (ERR-15): conch-policy's `errand_limit` of
+    /// this computer's total memory (2 to 6). At the cap, the errand used least recently
+    /// that nobody drives or watches is set aside to make room (ERR-16).
+    pub errand_limit: usize,
     /// Tests: pages whose address holds this text are handed over only after this long,
     /// as by a browser too busy to attach them in time.
     #[cfg(test)]
@@ -127,10 +131,30 @@ impl BrowserConfig {
             // allowed. An embedder names its gateway and allowed local origins here.
             guard: Some(GuardConfig::new(NetSettings::default())),
             remote: None,
+            errand_limit: conch_policy::errand_limit(total_memory()),
             #[cfg(test)]
             hold_pages: None,
         }
     }
+}
+
+/// This computer's total physical memory in bytes (AMB-26), from `/proc/meminfo` on
+/// Linux; 0 where it can't be read, which the cap counts as its smallest.
+fn total_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("MemTotal:"))
+                .and_then(|rest| {
+                    rest.trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+        })
+        .map_or(0, |kib| kib.saturating_mul(1024))
 }
 
 /// Whether the browser runs (LAUNCH-13).
@@ -324,6 +348,9 @@ struct State {
     /// The errands' browser: each task's own browser context in the running browser
     /// (ERR-1), made when its first page is.
     contexts: HashMap<String, BrowserContextId>,
+    /// The errands' browser: when each errand was last used by its agent, in the order of
+    /// `use_counter` (ERR-16).
+    errand_used: HashMap<String, u64>,
 }
 
 #[derive(Debug)]
@@ -474,6 +501,7 @@ impl Browser {
                     generation: 0,
                     unrestored: std::collections::HashSet::new(),
                     contexts: HashMap::new(),
+                    errand_used: HashMap::new(),
                 }),
                 conversation_locks: StdMutex::new(HashMap::new()),
                 guard_log,

@@ -183,6 +183,75 @@ impl Browser {
         tracing::info!(target: "conch_browser", "a set-aside errand is back");
     }
 
+    /// Marks errand `id` used by its agent now and, when it has no context yet and the
+    /// open errands are at the cap, makes room (ERR-15 … ERR-17): the errand used least
+    /// recently that nobody drives or watches is set aside (it comes back as it was when
+    /// next used).
+    ///
+    /// # Errors
+    /// [`BrowserError::ErrandsBusy`] when every open errand is driven or watched.
+    pub(super) async fn make_errand_room(&self, id: &str) -> Result<(), BrowserError> {
+        let open: Vec<(String, u64)> = {
+            let mut state = self.inner.state.lock().await;
+            state.use_counter += 1;
+            let now = state.use_counter;
+            state.errand_used.insert(id.to_owned(), now);
+            if state.contexts.contains_key(id)
+                || state.contexts.len() < self.inner.config.errand_limit
+            {
+                return Ok(());
+            }
+            state
+                .contexts
+                .keys()
+                .map(|open| {
+                    (
+                        open.clone(),
+                        state.errand_used.get(open).copied().unwrap_or(0),
+                    )
+                })
+                .collect()
+        };
+        let open: Vec<conch_policy::OpenErrand> = open
+            .into_iter()
+            .map(|(open, last_used)| {
+                let busy = self.errand_busy(&open);
+                conch_policy::OpenErrand {
+                    id: open,
+                    last_used,
+                    busy,
+                }
+            })
+            .collect();
+        match conch_policy::make_room(&open, self.inner.config.errand_limit) {
+            conch_policy::Room::Free => Ok(()),
+            conch_policy::Room::SetAside(other) => {
+                tracing::info!(target: "conch_browser", "the errands are at their cap; the one used least recently is set aside");
+                self.set_errand_aside(&other).await;
+                Ok(())
+            }
+            conch_policy::Room::Busy(verdict) => {
+                Err(BrowserError::ErrandsBusy(verdict.refusal().map_or_else(
+                    || {
+                        conch_policy::Refusal::new(conch_policy::RefusalCode::ErrandsBusy)
+                            .sentence()
+                    },
+                    conch_policy::Refusal::sentence,
+                )))
+            }
+        }
+    }
+
+    /// Whether someone drives or watches errand `id` now: its agent's call runs, the
+    /// person took over, or someone watches it live (ERR-16).
+    fn errand_busy(&self, id: &str) -> bool {
+        let calling = lock(&self.inner.conversation_locks)
+            .get(id)
+            .is_some_and(|turn| turn.try_lock().is_err());
+        let wheel = lock(&self.inner.wheels).get(id).cloned();
+        calling || wheel.is_some_and(|w| w.watched() || w.state().person_drives || w.agent_busy())
+    }
+
     /// Forgets errand `id`'s set-aside entry, if any (ERR-10).
     pub(super) async fn forget_aside(&self, id: &str) {
         lock(&self.inner.pending).remove(id);

@@ -578,6 +578,7 @@ impl Conversation {
     async fn ensure_ready(&self) -> Result<(), BrowserError> {
         if self.browser.inner.side == Side::Errands {
             self.browser.resume_errand(&self.id).await;
+            self.browser.make_errand_room(&self.id).await?;
         }
         self.browser.ensure_running().await?;
         let saved: Vec<SavedTab> = {

@@ -29,6 +29,10 @@ struct Env {
 
 impl Env {
     async fn start() -> Env {
+        Env::start_with(|_| {}).await
+    }
+
+    async fn start_with(tune: impl FnOnce(&mut BrowserConfig)) -> Env {
         let server = FixtureServer::start().await.expect("test set-up");
         let gateway = Listener::start("Gateway").await;
         let fixtures = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port());
@@ -41,6 +45,7 @@ impl Env {
         config.download = None;
         let net = NetSettings::for_gateway_port(gateway.port());
         config.guard = Some(GuardConfig::new(net).with_resolver(resolver));
+        tune(&mut config);
         Env {
             dir,
             server,
@@ -454,4 +459,58 @@ async fn err_11_err_12_set_aside_and_resume_also_across_a_restart() {
         .await;
     assert!(restarted.browser.errands_set_aside().await.is_empty());
     restarted.browser.shutdown().await;
+}
+
+/// ERR-16, ERR-17 with the limit forced to 2: a third errand sets the one used least
+/// recently aside, which comes back intact (its cookie and its tab) when next used; when
+/// every open errand is driven by the person, a new one fails with "wait a minute and try
+/// again".
+#[tokio::test(flavor = "multi_thread")]
+async fn err_16_err_17_at_the_cap_the_least_recently_used_errand_is_set_aside() {
+    let env = Env::start_with(|config| config.errand_limit = 2).await;
+    let a = env.task("task-a");
+    let b = env.task("task-b");
+    let c = env.task("task-c");
+    a.open("http://shop.test/cookie-jar.html?set=a")
+        .await
+        .unwrap();
+    b.open("http://shop.test/cookie-jar.html?set=b")
+        .await
+        .unwrap();
+    assert_eq!(env.browser.errands_open().await, 2);
+    // b was used last: a makes room for c.
+    c.open("http://shop.test/cookie-jar.html?set=c")
+        .await
+        .unwrap();
+    assert_eq!(env.browser.errands_open().await, 2);
+    assert_eq!(env.browser.errands_set_aside().await, ["task-a"]);
+
+    // a comes back as it was; b, now used least recently, makes room.
+    let tabs = a.tabs().await.unwrap();
+    assert_eq!(tabs.len(), 1);
+    assert_eq!(tabs[0].url, "http://shop.test/cookie-jar.html?set=a");
+    assert_eq!(cookies(&a).await, ["who=a"]);
+    assert_eq!(env.browser.errands_open().await, 2);
+    assert!(
+        env.browser
+            .errands_set_aside()
+            .await
+            .contains(&"task-b".to_owned())
+    );
+    assert_eq!(cookies(&c).await, ["who=c"]);
+
+    // The person drives both open errands: nothing can be set aside.
+    a.wheel().take_over();
+    c.wheel().take_over();
+    let refused = b.open("http://shop.test/basic.html").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("wait a minute and try again"),
+        "{refused}"
+    );
+    assert_eq!(env.browser.errands_open().await, 2);
+    c.wheel().hand_back();
+    b.open("http://shop.test/cookie-jar.html").await.unwrap();
+    assert_eq!(cookies(&b).await, ["who=b"], "b comes back intact");
+    a.wheel().hand_back();
+    env.browser.shutdown().await;
 }
