@@ -46,6 +46,7 @@ use crate::store::TabsFile;
 use crate::wheel::Wheel;
 
 mod aside;
+mod lend;
 mod navigate;
 mod reach;
 mod seed;

@@ -125,8 +125,9 @@ pub(crate) struct Act<'a> {
     pub(crate) card: Option<&'a Element>,
 }
 
-/// Runs the flow for one act; `Ok` means the act may go ahead now.
-pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<(), ToolError> {
+/// Runs the flow for one act; `Ok` means the act may go ahead now, with the site whose
+/// sign-in the person's Allow lends to the errand, if it did (ERR-4, PERM-15).
+pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<Option<Site>, ToolError> {
     let Act {
         tool,
         mut facts,
@@ -146,10 +147,12 @@ pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<(), ToolError
             tainted: taint_note(gate).is_some(),
         });
     }
+    // Only a question that said so lends, and only once allowed (ERR-4).
+    let mut lends = None;
     // Each gate asks at most once: site, high stakes, upload.
     for _ in 0..4 {
         let question = match decide(&facts) {
-            Decision::Allow => return Ok(()),
+            Decision::Allow => return Ok(lends),
             Decision::Refuse(refusal) => return Err(ToolError::Refused(refusal)),
             Decision::Ask(question) => question,
         };
@@ -177,6 +180,9 @@ pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<(), ToolError
         }
         match question.kind() {
             QuestionKind::Site | QuestionKind::OwnChrome => {
+                if question.lends_sign_in() {
+                    lends = Some(facts.site.clone());
+                }
                 consent.allow_site(facts.site.as_str());
                 if let Some(frame) = &facts.frame_site {
                     consent.allow_site(frame.as_str());

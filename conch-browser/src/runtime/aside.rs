@@ -252,6 +252,30 @@ impl Browser {
         calling || wheel.is_some_and(|w| w.watched() || w.state().person_drives || w.agent_busy())
     }
 
+    /// Keeps only the cookies `keeps` accepts in every set-aside errand (ERR-8).
+    pub(super) async fn revoke_aside(&self, keeps: &(dyn Fn(&Value) -> bool + Sync)) {
+        let Some(mut kept) = self.aside_file().await else {
+            return;
+        };
+        let Some(kept) = kept.as_mut() else { return };
+        let mut changed = false;
+        for name in kept.file.names() {
+            let Some(mut errand) = kept.file.get(&name) else {
+                continue;
+            };
+            let before = errand.cookies.len();
+            errand.cookies.retain(|c| keeps(c));
+            if errand.cookies.len() != before {
+                kept.file
+                    .put(&name, &errand, self.inner.config.clock.as_ref());
+                changed = true;
+            }
+        }
+        if changed && let Err(e) = kept.file.save(&kept.sealer) {
+            tracing::warn!(target: "conch_browser", error = %e, "the set-aside errands could not be saved");
+        }
+    }
+
     /// Forgets errand `id`'s set-aside entry, if any (ERR-10).
     pub(super) async fn forget_aside(&self, id: &str) {
         lock(&self.inner.pending).remove(id);

@@ -49,6 +49,17 @@ pub(super) async fn seed(
         return Ok(0);
     }
     let sites = lent_sites(&main);
+    copy_sites(&main, errands, context, &sites).await
+}
+
+/// Copies the main context's cookies of `sites` (by conch-policy's site function) into
+/// `context` in the errands' browser `errands`. Gives how many were copied.
+pub(super) async fn copy_sites(
+    main: &Browser,
+    errands: &Session,
+    context: &BrowserContextId,
+    sites: &[conch_policy::Site],
+) -> Result<usize, BrowserError> {
     if sites.is_empty() {
         return Ok(0);
     }
@@ -66,7 +77,7 @@ pub(super) async fn seed(
         .filter(|cookie| {
             cookie["domain"]
                 .as_str()
-                .is_some_and(|domain| conch_policy::lends_cookie(domain, &sites))
+                .is_some_and(|domain| conch_policy::lends_cookie(domain, sites))
         })
         .map(cookie_param)
         .collect();

@@ -514,3 +514,42 @@ async fn err_16_err_17_at_the_cap_the_least_recently_used_errand_is_set_aside() 
     a.wheel().hand_back();
     env.browser.shutdown().await;
 }
+
+/// ERR-8: revoking shop.test takes its cookies back from an open errand and from a
+/// set-aside one; another site's cookies stay.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_8_revoking_a_site_takes_its_cookies_back_from_every_errand() {
+    let env = Env::start().await;
+    let open = env.task("task-open");
+    let aside = env.task("task-aside");
+    for errand in [&open, &aside] {
+        errand
+            .open("http://shop.test/cookie-jar.html?set=shop")
+            .await
+            .unwrap();
+        errand
+            .open("http://bank.test/cookie-jar.html?set=bank")
+            .await
+            .unwrap();
+    }
+    env.browser
+        .task_changed("task-aside", TaskState::Interrupted)
+        .await;
+    assert_eq!(env.browser.errands_set_aside().await, ["task-aside"]);
+
+    env.browser.revoke_site("shop.test").await.unwrap();
+
+    for errand in [&open, &aside] {
+        errand
+            .open("http://shop.test/cookie-jar.html")
+            .await
+            .unwrap();
+        assert!(cookies(errand).await.is_empty(), "{}", errand.id());
+        errand
+            .open("http://bank.test/cookie-jar.html")
+            .await
+            .unwrap();
+        assert_eq!(cookies(errand).await, ["who=bank"], "{}", errand.id());
+    }
+    env.browser.shutdown().await;
+}

@@ -146,7 +146,7 @@ impl<'a> Turn<'a> {
     pub(crate) async fn permit(
         &self,
         card: Option<&Element>,
-        facts: PermitFacts,
+        mut facts: PermitFacts,
         carries: bool,
     ) -> Result<(), ToolError> {
         let gate = Gate {
@@ -154,13 +154,28 @@ impl<'a> Turn<'a> {
             home: self.home(),
             consent: &self.chat.consent,
         };
+        // In an errand the site question says Allow lends the sign-in (ERR-4); the
+        // browser knows whether the conversation is one, never a tool argument (ERR-1).
+        facts.errand_lends = self.browser().errand_lends(self.conversation_id());
         let act = Act {
             tool: self.tool,
             facts,
             carries,
             card,
         };
-        permit(gate, act).await
+        let lends = permit(gate, act).await?;
+        if let Some(site) = lends {
+            // The person allowed it in the errand: its sign-in is lent before the act
+            // (PERM-15). A lend that fails leaves the errand signed out, as before.
+            if let Err(e) = self
+                .browser()
+                .lend_sign_in(self.conversation_id(), site.as_str())
+                .await
+            {
+                tracing::warn!(target: "conch_tools", error = %e, "a sign-in could not be lent to the errand");
+            }
+        }
+        Ok(())
     }
 
     /// Marks the agent's step on the conversation's tabs, for the page's dialogs.

@@ -55,3 +55,114 @@ async fn err_1_err_10_the_embedders_context_makes_a_task_an_errand() {
     assert_eq!(cookie(&chat).await, "who=main", "the chat is untouched");
     tools.browser().shutdown().await;
 }
+
+/// Signs the main context in on the fixtures' site, through a Set-Cookie of the site's
+/// own, and gives the tools and their recorder for `site` answers.
+async fn signed_in(
+    server: &FixtureServer,
+    setup: &crate::support::Setup,
+    site: Choice,
+) -> (conch_tools::Tools, std::sync::Arc<Recorder>) {
+    server.route(
+        "/signin-main",
+        conch_fixtures::Response {
+            headers: vec![
+                ("Content-Type".into(), "text/html".into()),
+                (
+                    "Set-Cookie".into(),
+                    "sid=person; Path=/; Max-Age=3600".into(),
+                ),
+            ],
+            ..conch_fixtures::Response::html("<title>Signed in</title>")
+        },
+    );
+    let asker = Recorder::answering(site, Choice::No);
+    let tools = tools(setup, asker.clone());
+    let chat = tools.chat_in(&ToolContext::chat("chat", Mode::Ask));
+    let opened = chat
+        .call("browser_open", &json!({ "url": server.url("signin-main") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    assert_eq!(cookie(&chat).await, "sid=person");
+    (tools, asker)
+}
+
+/// Opens the fixtures' button page in task `id` in `mode` and clicks Go; gives the click's
+/// result text.
+async fn click_in_task(
+    tools: &conch_tools::Tools,
+    server: &FixtureServer,
+    id: &str,
+    mode: Mode,
+) -> (conch_tools::Chat, String) {
+    let task = tools.chat_in(&ToolContext::task(id, mode));
+    let opened = task
+        .call("browser_open", &json!({ "url": server.url("basic.html") }))
+        .await;
+    assert_eq!(cookie(&task).await, "", "the errand starts signed out");
+    let go = crate::support::ref_of(&opened.text(), "Go");
+    let clicked = task.call("browser_click", &json!({ "ref": go })).await;
+    (task, clicked.text())
+}
+
+/// ERR-4, PERM-15: in an errand, the site question says Allow lends the sign-in; after
+/// the person's Allow the errand has the main context's cookie of that site.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_4_perm_15_allow_in_an_errand_lends_the_sites_sign_in() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let (tools, asker) = signed_in(&server, &setup, Choice::ThisChat).await;
+    let (task, clicked) = click_in_task(&tools, &server, "task", Mode::Ask).await;
+    assert!(!clicked.contains("declined"), "{clicked}");
+    let asked = asker.asked();
+    assert_eq!(asked.len(), 1, "one site question");
+    assert!(asked[0].question.lends_sign_in());
+    assert!(
+        asked[0]
+            .question
+            .text()
+            .contains("lends this task your sign-in"),
+        "{}",
+        asked[0].question.text()
+    );
+    assert_eq!(cookie(&task).await, "sid=person", "the sign-in is lent");
+    tools.browser().shutdown().await;
+}
+
+/// ERR-4: No lends nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_4_no_in_an_errand_lends_nothing() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let (tools, asker) = signed_in(&server, &setup, Choice::No).await;
+    let (task, _) = click_in_task(&tools, &server, "task", Mode::Ask).await;
+    assert_eq!(asker.asked().len(), 1);
+    assert_eq!(cookie(&task).await, "", "nothing is lent");
+    tools.browser().shutdown().await;
+}
+
+/// ERR-5: Full trust asks no site question in an errand and lends nothing; a chat's
+/// question never lends (it is in the main context already).
+#[tokio::test(flavor = "multi_thread")]
+async fn err_5_full_trust_lends_nothing() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let (tools, asker) = signed_in(&server, &setup, Choice::ThisChat).await;
+    let (task, clicked) = click_in_task(&tools, &server, "task", Mode::FullTrust).await;
+    assert!(asker.asked().is_empty(), "no question: {clicked}");
+    assert_eq!(cookie(&task).await, "", "nothing is lent");
+
+    let chat = tools.chat_in(&ToolContext::chat("chat-2", Mode::Ask));
+    let opened = chat
+        .call("browser_open", &json!({ "url": server.url("basic.html") }))
+        .await;
+    let go = crate::support::ref_of(&opened.text(), "Go");
+    chat.call("browser_click", &json!({ "ref": go })).await;
+    let asked = asker.asked();
+    assert_eq!(asked.len(), 1);
+    assert!(
+        !asked[0].question.lends_sign_in(),
+        "a chat's question lends nothing"
+    );
+    tools.browser().shutdown().await;
+}

@@ -1,0 +1,118 @@
+//! Lending and taking back sign-ins (ERR-4, ERR-5, ERR-6, ERR-8, PERM-15): when the person
+//! presses Allow on a site's question inside an errand, that site's cookies are copied
+//! from the main context into the errand's; revoking a site (no longer always allowed)
+//! takes its cookies back from every errand, open or set aside.
+//!
+//! Deliberately absent: deciding when to lend. The permit flow asks conch-policy, and
+//! only an answer given in the person's own UI lends (never Auto, Full trust or MCP
+//! elicitation, ERR-5).
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::backend::Backend;
+
+impl Browser {
+    /// Whether an Allow in conversation `id` lends a sign-in (ERR-4): it is a task, and
+    /// the main browser is not the person's own Chrome, from which nothing is copied
+    /// (ERR-6).
+    pub fn errand_lends(&self, id: &str) -> bool {
+        self.inner.side == Side::Main
+            && self.kind(id) == ConversationKind::Task
+            && self.inner.chosen.backend() != Backend::Chrome
+    }
+
+    /// Lends the main context's sign-in on `site` (its cookies, by conch-policy's site
+    /// function) to task `id`'s errand, after the person allowed that site in it (ERR-4,
+    /// PERM-15). Gives how many cookies were lent; nothing for a chat, beside the
+    /// person's own Chrome, or when the errand has no context open.
+    ///
+    /// # Errors
+    /// A DevTools failure, or [`BrowserError::Unavailable`] when the main browser can't be
+    /// had to copy from.
+    pub async fn lend_sign_in(&self, id: &str, site: &str) -> Result<usize, BrowserError> {
+        if !self.errand_lends(id) {
+            return Ok(0);
+        }
+        let Ok(site) = conch_policy::Site::of_host(site) else {
+            return Ok(0);
+        };
+        let errands = self.errands();
+        let (browser, context) = {
+            let state = errands.inner.state.lock().await;
+            let Some(context) = state.contexts.get(id).cloned() else {
+                return Ok(0);
+            };
+            let Some(running) = state.running.as_ref() else {
+                return Ok(0);
+            };
+            (running.connection.browser(), context)
+        };
+        let lent = super::seed::copy_sites(self, &browser, &context, &[site]).await?;
+        tracing::info!(target: "conch_browser", count = lent, "a sign-in was lent to an errand");
+        Ok(lent)
+    }
+
+    /// Takes `site`'s cookies back from every errand (ERR-8, AMB-26): open errands lose
+    /// them from their contexts, set-aside ones from their sealed sessions. The embedder
+    /// calls this when the person revokes an always-allowed site.
+    ///
+    /// # Errors
+    /// A DevTools failure while an open errand's cookies are rewritten.
+    pub async fn revoke_site(&self, site: &str) -> Result<(), BrowserError> {
+        let Ok(site) = conch_policy::Site::of_host(site) else {
+            return Ok(());
+        };
+        let errands = match self.inner.side {
+            Side::Main => self.errands(),
+            Side::Errands => self.clone(),
+        };
+        let keeps = |cookie: &Value| {
+            !cookie["domain"].as_str().is_some_and(|domain| {
+                conch_policy::lends_cookie(domain, std::slice::from_ref(&site))
+            })
+        };
+        let (browser, contexts) = {
+            let state = errands.inner.state.lock().await;
+            (
+                state.running.as_ref().map(|r| r.connection.browser()),
+                state.contexts.values().cloned().collect::<Vec<_>>(),
+            )
+        };
+        if let Some(browser) = browser {
+            for context in contexts {
+                let jar = browser
+                    .call_raw("Storage.getCookies", json!({ "browserContextId": context }))
+                    .await?;
+                let all = jar["cookies"].as_array().cloned().unwrap_or_default();
+                if all.iter().all(keeps) {
+                    continue;
+                }
+                let kept: Vec<Value> = all
+                    .iter()
+                    .filter(|c| keeps(c))
+                    .map(super::seed::cookie_param)
+                    .collect();
+                browser
+                    .call_raw(
+                        "Storage.clearCookies",
+                        json!({ "browserContextId": context }),
+                    )
+                    .await?;
+                if !kept.is_empty() {
+                    browser
+                        .call_raw(
+                            "Storage.setCookies",
+                            json!({ "cookies": kept, "browserContextId": context }),
+                        )
+                        .await?;
+                }
+            }
+        }
+        for cookies in lock(&errands.inner.pending).values_mut() {
+            cookies.retain(|c| keeps(c));
+        }
+        errands.revoke_aside(&keeps).await;
+        Ok(())
+    }
+}
