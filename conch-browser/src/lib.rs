@@ -49,6 +49,6 @@ pub use home::Home;
 pub use launch::browser_args;
 pub use runtime::{
     AwakeGuard, Browser, BrowserConfig, Conversation, HealthCheck, HealthItem, HealthState,
-    MAX_TABS, RunState, Status, TabInfo,
+    MAX_TABS, REOPENED, RunState, Status, TabInfo,
 };
 pub use wheel::Wheel;

@@ -308,6 +308,10 @@ struct Inner {
     aside: Mutex<Option<aside::Kept>>,
     /// Cookies of errands brought back, waiting for their new context (ERR-11).
     pending: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
+    /// Each open errand's cookies as of a few seconds after its last page load, and the
+    /// load count that snapshot waits for (ERR-19).
+    snapshots: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
+    snapshot_due: StdMutex<HashMap<String, u64>>,
 }
 
 /// Which of the two browsers an [`Inner`] is.
@@ -350,8 +354,9 @@ struct State {
     /// (ERR-1), made when its first page is.
     contexts: HashMap<String, BrowserContextId>,
     /// The errands' browser: when each errand was last used by its agent, in the order of
-    /// `use_counter` (ERR-16).
+    /// `use_counter` (ERR-16), and on the clock (ERR-18).
     errand_used: HashMap<String, u64>,
+    errand_used_at: HashMap<String, SystemTime>,
 }
 
 #[derive(Debug)]
@@ -503,6 +508,7 @@ impl Browser {
                     unrestored: std::collections::HashSet::new(),
                     contexts: HashMap::new(),
                     errand_used: HashMap::new(),
+                    errand_used_at: HashMap::new(),
                 }),
                 conversation_locks: StdMutex::new(HashMap::new()),
                 guard_log,
@@ -525,6 +531,8 @@ impl Browser {
                 main: errands.map(|main| main.main.clone()),
                 aside: Mutex::new(None),
                 pending: StdMutex::default(),
+                snapshots: StdMutex::default(),
+                snapshot_due: StdMutex::default(),
                 owner,
                 config,
             }),
@@ -712,6 +720,14 @@ impl Browser {
     /// nothing keeps it awake (LAUNCH-12). The runtime calls this every 30 s by itself;
     /// tests call it after moving their clock. Gives whether it shut down.
     pub async fn tick(&self) -> bool {
+        // The errands' own sweep: idle errands are set aside (ERR-18).
+        let errands = lock(&self.inner.errands).clone();
+        if let Some(errands) = errands {
+            Box::pin(errands.tick()).await;
+        }
+        if self.inner.side == Side::Errands {
+            self.set_idle_errands_aside().await;
+        }
         let mut state = self.inner.state.lock().await;
         refresh_running(&self.inner, &mut state);
         let now = self.inner.config.clock.now();
@@ -847,6 +863,11 @@ impl Browser {
                 tracing::debug!(target: "conch_browser", error = %e, "an errand's context could not be closed");
             }
         }
+        state.errand_used.remove(id);
+        state.errand_used_at.remove(id);
+        lock(&self.inner.pending).remove(id);
+        lock(&self.inner.snapshots).remove(id);
+        lock(&self.inner.snapshot_due).remove(id);
         let removed = state.tabs.conversations.remove(id).is_some();
         state.unrestored.remove(id);
         state.notes.remove(id);
@@ -932,11 +953,30 @@ fn refresh_running(inner: &Inner, state: &mut State) {
             running.connection.close();
             forget_pages(inner, &running);
         }
+        // Each open errand comes back from its last snapshot on its next call (ERR-19).
+        if inner.side == Side::Errands {
+            let snapshots = lock(&inner.snapshots).clone();
+            let mut pending = lock(&inner.pending);
+            for id in state.contexts.keys() {
+                if let Some(cookies) = snapshots.get(id) {
+                    pending.entry(id.clone()).or_insert_with(|| cookies.clone());
+                }
+                state
+                    .notes
+                    .entry(id.clone())
+                    .or_default()
+                    .push(REOPENED.to_owned());
+            }
+        }
         state.contexts.clear();
         tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");
         lock(&inner.status).state = RunState::Idle;
     }
 }
+
+/// What a task's next result says after its errand's browser crashed and came back from
+/// its last snapshot (ERR-19).
+pub const REOPENED: &str = "Reopened a task's browser as it was.";
 
 /// Forgets what the runtime and the page readers remembered about `running`'s pages (their
 /// isolated worlds, frames, dialog watches, attach order), once that browser is gone.

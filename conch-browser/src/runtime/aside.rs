@@ -196,6 +196,8 @@ impl Browser {
             state.use_counter += 1;
             let now = state.use_counter;
             state.errand_used.insert(id.to_owned(), now);
+            let at = self.inner.config.clock.now();
+            state.errand_used_at.insert(id.to_owned(), at);
             if state.contexts.contains_key(id)
                 || state.contexts.len() < self.inner.config.errand_limit
             {
@@ -239,6 +241,54 @@ impl Browser {
                     conch_policy::Refusal::sentence,
                 )))
             }
+        }
+    }
+
+    /// Sets aside every open errand nobody drove or watched for the idle time (ERR-18,
+    /// AMB-26: 10 minutes by default, [`BrowserConfig::idle_after`]).
+    pub(super) async fn set_idle_errands_aside(&self) {
+        let idle: Vec<String> = {
+            let state = self.inner.state.lock().await;
+            let now = self.inner.config.clock.now();
+            state
+                .contexts
+                .keys()
+                .filter(|id| {
+                    state.errand_used_at.get(*id).is_none_or(|at| {
+                        now.duration_since(*at).unwrap_or(Duration::ZERO)
+                            >= self.inner.config.idle_after
+                    })
+                })
+                .cloned()
+                .collect()
+        };
+        for id in idle {
+            if !self.errand_busy(&id) {
+                tracing::info!(target: "conch_browser", "an idle errand is set aside");
+                self.set_errand_aside(&id).await;
+            }
+        }
+    }
+
+    /// Snapshots errand `id`'s cookies (ERR-19): what it comes back with if its browser
+    /// crashes.
+    pub(super) async fn snapshot_errand(&self, id: &str) {
+        let (browser, context) = {
+            let state = self.inner.state.lock().await;
+            let Some(context) = state.contexts.get(id).cloned() else {
+                return;
+            };
+            let Some(running) = state.running.as_ref() else {
+                return;
+            };
+            (running.connection.browser(), context)
+        };
+        if let Ok(jar) = browser
+            .call_raw("Storage.getCookies", json!({ "browserContextId": context }))
+            .await
+        {
+            let cookies = jar["cookies"].as_array().cloned().unwrap_or_default();
+            lock(&self.inner.snapshots).insert(id.to_owned(), cookies);
         }
     }
 

@@ -389,7 +389,7 @@ async fn page_destroyed(inner: &Inner, target: &TargetId) {
     inner.saver.save(&state.tabs);
 }
 
-async fn page_changed(inner: &Inner, info: &TargetInfo) {
+async fn page_changed(inner: &Arc<Inner>, info: &TargetInfo) {
     let mut state = inner.state.lock().await;
     let Some(page) = state
         .running
@@ -412,12 +412,39 @@ async fn page_changed(inner: &Inner, info: &TargetInfo) {
     let moved = tab.url != info.url;
     tab.url.clone_from(&info.url);
     tab.title.clone_from(&info.title);
+    if moved && inner.side == Side::Errands {
+        snapshot_soon(inner, &page.conversation);
+    }
     // A title alone is not worth two fsyncs under the browser-wide lock: a page that
     // changes its title in a loop would stall every conversation. It is written with the
     // next change that matters.
     if moved {
         inner.saver.save(&state.tabs);
     }
+}
+
+/// How long after a page loads its errand's cookies are snapshotted (ERR-19, AMB-26).
+const SNAPSHOT_AFTER: Duration = Duration::from_secs(3);
+
+/// Snapshots errand `conversation`'s cookies [`SNAPSHOT_AFTER`] from now, debounced: a
+/// later load in the meantime moves the snapshot on (ERR-19).
+fn snapshot_soon(inner: &Arc<Inner>, conversation: &str) {
+    let due = {
+        let mut due = lock(&inner.snapshot_due);
+        let count = due.entry(conversation.to_owned()).or_insert(0);
+        *count += 1;
+        *count
+    };
+    let weak = Arc::downgrade(inner);
+    let conversation = conversation.to_owned();
+    tokio::spawn(async move {
+        tokio::time::sleep(SNAPSHOT_AFTER).await;
+        let Some(inner) = weak.upgrade() else { return };
+        if lock(&inner.snapshot_due).get(&conversation) != Some(&due) {
+            return;
+        }
+        Browser { inner }.snapshot_errand(&conversation).await;
+    });
 }
 
 #[cfg(test)]

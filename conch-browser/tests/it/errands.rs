@@ -401,6 +401,10 @@ async fn err_11_err_12_set_aside_and_resume_also_across_a_restart() {
     a.open("http://shop.test/cookie-jar.html?set=a")
         .await
         .unwrap();
+    // Moved on, so reopening the tab can't set the cookie again.
+    a.open("http://shop.test/cookie-jar.html?seen")
+        .await
+        .unwrap();
     a.new_tab("http://shop.test/basic.html").await.unwrap();
     env.browser
         .task_changed("task-a", TaskState::Interrupted)
@@ -415,7 +419,7 @@ async fn err_11_err_12_set_aside_and_resume_also_across_a_restart() {
     assert_eq!(
         urls,
         [
-            "http://shop.test/cookie-jar.html?set=a",
+            "http://shop.test/cookie-jar.html?seen",
             "http://shop.test/basic.html"
         ]
     );
@@ -474,7 +478,13 @@ async fn err_16_err_17_at_the_cap_the_least_recently_used_errand_is_set_aside() 
     a.open("http://shop.test/cookie-jar.html?set=a")
         .await
         .unwrap();
+    a.open("http://shop.test/cookie-jar.html?seen")
+        .await
+        .unwrap();
     b.open("http://shop.test/cookie-jar.html?set=b")
+        .await
+        .unwrap();
+    b.open("http://shop.test/cookie-jar.html?seen")
         .await
         .unwrap();
     assert_eq!(env.browser.errands_open().await, 2);
@@ -488,7 +498,7 @@ async fn err_16_err_17_at_the_cap_the_least_recently_used_errand_is_set_aside() 
     // a comes back as it was; b, now used least recently, makes room.
     let tabs = a.tabs().await.unwrap();
     assert_eq!(tabs.len(), 1);
-    assert_eq!(tabs[0].url, "http://shop.test/cookie-jar.html?set=a");
+    assert_eq!(tabs[0].url, "http://shop.test/cookie-jar.html?seen");
     assert_eq!(cookies(&a).await, ["who=a"]);
     assert_eq!(env.browser.errands_open().await, 2);
     assert!(
@@ -551,5 +561,81 @@ async fn err_8_revoking_a_site_takes_its_cookies_back_from_every_errand() {
             .unwrap();
         assert_eq!(cookies(errand).await, ["who=bank"], "{}", errand.id());
     }
+    env.browser.shutdown().await;
+}
+
+/// ERR-18 (clock): the idle sweep sets an errand nobody used for the idle time aside, and
+/// leaves one used since; the set-aside one comes back when next used.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_18_the_idle_sweep_sets_idle_errands_aside() {
+    let clock = std::sync::Arc::new(conch_browser::ManualClock::at_unix(1_796_000_000));
+    let ticking = std::sync::Arc::clone(&clock);
+    let env = Env::start_with(move |config| config.clock = ticking).await;
+    let idle = env.task("task-idle");
+    let busy = env.task("task-busy");
+    idle.open("http://shop.test/cookie-jar.html?set=idle")
+        .await
+        .unwrap();
+    idle.open("http://shop.test/cookie-jar.html?seen")
+        .await
+        .unwrap();
+    clock.advance(std::time::Duration::from_secs(6 * 60));
+    busy.open("http://shop.test/cookie-jar.html?set=busy")
+        .await
+        .unwrap();
+    clock.advance(std::time::Duration::from_secs(5 * 60));
+    env.browser.tick().await;
+    assert_eq!(env.browser.errands_set_aside().await, ["task-idle"]);
+    assert_eq!(env.browser.errands_open().await, 1);
+    assert_eq!(
+        cookies(&idle).await,
+        ["who=idle"],
+        "it comes back as it was"
+    );
+    env.browser.shutdown().await;
+}
+
+/// ERR-19: a few seconds after a page loads, the errand's cookies are snapshotted; when
+/// the errands' browser is killed, the next call reopens the errand's tabs with its
+/// cookie, and its result's notes say the task's browser was reopened as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_19_a_crashed_errands_browser_comes_back_as_it_was() {
+    let env = Env::start().await;
+    let a = env.task("task-a");
+    a.open("http://shop.test/cookie-jar.html?set=a")
+        .await
+        .unwrap();
+    a.open("http://shop.test/cookie-jar.html?seen")
+        .await
+        .unwrap();
+    a.new_tab("http://shop.test/basic.html").await.unwrap();
+    // The snapshot is taken 3 s after the last load.
+    tokio::time::sleep(std::time::Duration::from_millis(4000)).await;
+    let pid = env.browser.errands_pid().await.expect("running");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+
+    let tabs = a.tabs().await.unwrap();
+    let urls: Vec<&str> = tabs.iter().map(|t| t.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://shop.test/cookie-jar.html?seen",
+            "http://shop.test/basic.html"
+        ]
+    );
+    assert_ne!(env.browser.errands_pid().await, Some(pid), "a new process");
+    assert!(
+        a.take_notes()
+            .await
+            .contains(&conch_browser::REOPENED.to_owned()),
+        "the note says it was reopened"
+    );
+    a.open("http://shop.test/cookie-jar.html").await.unwrap();
+    assert_eq!(cookies(&a).await, ["who=a"]);
     env.browser.shutdown().await;
 }

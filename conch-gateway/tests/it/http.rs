@@ -599,6 +599,9 @@ async fn err_11_a_named_task_resumes_after_a_gateway_restart() {
     let session = session.expect("a session id");
     let cart = server.url("cookie-jar.html?set=basket-42");
     assert_eq!(jar(&served, &session, &cart).await, "who=basket-42");
+    // Moved on, so reopening the tab can't set the cookie again.
+    let seen = server.url("cookie-jar.html?seen-basket");
+    assert_eq!(jar(&served, &session, &seen).await, "who=basket-42");
     let (status, _, body) = named(&served).await;
     assert_eq!(status, 409, "a second session with a running name: {body}");
     assert!(body.contains("is running already"), "{body}");
@@ -624,7 +627,7 @@ async fn err_11_a_named_task_resumes_after_a_gateway_restart() {
     let session = session.expect("a session id");
     let tabs = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "browser_tabs", "arguments": { "action": "list" } } });
     let (_, _, body) = served.send(&session, &[], &tabs).await;
-    assert!(body.contains("cookie-jar.html?set=basket-42"), "{body}");
+    assert!(body.contains("cookie-jar.html?seen-basket"), "{body}");
     assert_eq!(
         jar(&served, &session, &server.url("cookie-jar.html")).await,
         "who=basket-42"
