@@ -312,6 +312,8 @@ struct Inner {
     /// load count that snapshot waits for (ERR-19).
     snapshots: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
     snapshot_due: StdMutex<HashMap<String, u64>>,
+    /// The sites each errand was seeded or lent (ERR-23), for its window's tooltip.
+    lent: StdMutex<HashMap<String, std::collections::BTreeSet<String>>>,
 }
 
 /// Which of the two browsers an [`Inner`] is.
@@ -533,6 +535,7 @@ impl Browser {
                 pending: StdMutex::default(),
                 snapshots: StdMutex::default(),
                 snapshot_due: StdMutex::default(),
+                lent: StdMutex::default(),
                 owner,
                 config,
             }),
@@ -868,6 +871,7 @@ impl Browser {
         lock(&self.inner.pending).remove(id);
         lock(&self.inner.snapshots).remove(id);
         lock(&self.inner.snapshot_due).remove(id);
+        lock(&self.inner.lent).remove(id);
         let removed = state.tabs.conversations.remove(id).is_some();
         state.unrestored.remove(id);
         state.notes.remove(id);

@@ -268,14 +268,17 @@ fn event_of(activity: Activity) -> Event {
 }
 
 /// The conversation's browser as the panel shows it (PROTO-6): its tabs, the backend,
-/// and the dialog its active page shows.
+/// the dialog its active page shows, and an errand's session (ERR-23).
 pub(crate) async fn browser_tab(view: &View) -> BrowserTab {
     let tabs = view.conv.tabs_now().await;
     let dialog = match view.conv.active_page().await {
         Some((_, page)) => page_dialog(&page),
         None => None,
     };
-    browser_tab_of(&tabs, view.browser.status().await.backend, dialog)
+    let mut tab = browser_tab_of(&tabs, view.browser.status().await.backend, dialog);
+    // A task's window shows "Its own browser" with the sites lent to it (ERR-23).
+    tab.session = view.conv.session();
+    tab
 }
 
 fn browser_tab_of(

@@ -48,7 +48,9 @@ impl Browser {
             };
             (running.connection.browser(), context)
         };
-        let lent = super::seed::copy_sites(self, &browser, &context, &[site]).await?;
+        let lent =
+            super::seed::copy_sites(self, &browser, &context, std::slice::from_ref(&site)).await?;
+        super::seed::note_lent(&errands.inner, id, &[site]);
         tracing::info!(target: "conch_browser", count = lent, "a sign-in was lent to an errand");
         Ok(lent)
     }
@@ -108,6 +110,9 @@ impl Browser {
                         .await?;
                 }
             }
+        }
+        for sites in lock(&errands.inner.lent).values_mut() {
+            sites.remove(site.as_str());
         }
         for cookies in lock(&errands.inner.pending).values_mut() {
             cookies.retain(|c| keeps(c));

@@ -37,6 +37,7 @@ const COOKIE_FIELDS: &[&str] = &[
 /// beside the person's own Chrome (ERR-6).
 pub(super) async fn seed(
     inner: &Inner,
+    id: &str,
     errands: &Session,
     context: &BrowserContextId,
 ) -> Result<usize, BrowserError> {
@@ -49,7 +50,20 @@ pub(super) async fn seed(
         return Ok(0);
     }
     let sites = lent_sites(&main);
-    copy_sites(&main, errands, context, &sites).await
+    let copied = copy_sites(&main, errands, context, &sites).await?;
+    note_lent(inner, id, &sites);
+    Ok(copied)
+}
+
+/// Notes `sites` as lent to errand `id` (ERR-23).
+pub(super) fn note_lent(inner: &Inner, id: &str, sites: &[conch_policy::Site]) {
+    if sites.is_empty() {
+        return;
+    }
+    lock(&inner.lent)
+        .entry(id.to_owned())
+        .or_default()
+        .extend(sites.iter().map(|s| s.as_str().to_owned()));
 }
 
 /// Copies the main context's cookies of `sites` (by conch-policy's site function) into

@@ -144,7 +144,9 @@ async fn errand_context(
         .await?;
     // Signed in only where the person always allows, before its first page (ERR-3), then
     // given back what it held if it was set aside (ERR-11).
-    let seeded = match super::seed::seed(inner, &browser, &made.browser_context_id).await {
+    let seeded = match super::seed::seed(inner, conversation, &browser, &made.browser_context_id)
+        .await
+    {
         Ok(_) => {
             super::aside::restore_cookies(inner, &browser, conversation, &made.browser_context_id)
                 .await
@@ -262,6 +264,23 @@ impl Conversation {
     /// Who has the wheel of this conversation (HAND-8).
     pub fn wheel(&self) -> Arc<Wheel> {
         self.browser.wheel(&self.id)
+    }
+
+    /// Why this conversation browses in a browser of its own, and the sites lent to it
+    /// (ERR-23): `task` and the always-allowed sites it was seeded with plus those the
+    /// person allowed in it; `None` for a chat in the main context.
+    pub fn session(&self) -> Option<crate::protocol::BrowserSession> {
+        if self.browser.inner.side != Side::Errands {
+            return None;
+        }
+        let sites = lock(&self.browser.inner.lent)
+            .get(&self.id)
+            .map(|sites| sites.iter().cloned().collect())
+            .unwrap_or_default();
+        Some(crate::protocol::BrowserSession {
+            reason: "task".to_owned(),
+            sites,
+        })
     }
 
     /// Opens `url` in the active tab, or in a new tab when the conversation has none.

@@ -284,12 +284,12 @@ impl tracing::Subscriber for Capture {
 /// The cookie canary: a sign-in's value that must never be seen outside the browsers.
 const CANARY: &str = "canary-s3cr3t-5d1e0b";
 
-/// ERR-3, ERR-7, ERR-9: a new errand gets a copy of the main context's cookies of the
-/// always-allowed site (shop.test) and not of another (bank.test); what the errand signs
-/// in to never reaches the main context; with every trace captured, the cookie canary
-/// appears in none of them.
+/// ERR-3, ERR-7, ERR-9, ERR-23: a new errand gets a copy of the main context's cookies of
+/// the always-allowed site (shop.test) and not of another (bank.test), and its session
+/// names that site; what the errand signs in to never reaches the main context; with
+/// every trace captured, the cookie canary appears in none of them.
 #[tokio::test(flavor = "multi_thread")]
-async fn err_3_err_7_err_9_an_errand_is_seeded_with_the_always_allowed_sites_only() {
+async fn err_3_err_7_err_9_err_23_an_errand_is_seeded_with_the_always_allowed_sites_only() {
     let capture = Capture::default();
     tracing::subscriber::set_global_default(capture.clone()).expect("one subscriber");
     let env = Env::start().await;
@@ -343,6 +343,11 @@ async fn err_3_err_7_err_9_an_errand_is_seeded_with_the_always_allowed_sites_onl
         .await
         .unwrap();
     assert_eq!(seen, "plain,sid", "shop.test's cookies are copied");
+    // Its window says it is a task's own browser, lent shop.test (ERR-23).
+    let session = errand.session().expect("a task's own browser");
+    assert_eq!(session.reason, "task");
+    assert_eq!(session.sites, ["shop.test"]);
+    assert!(chat.session().is_none(), "a chat is in the main context");
     let names = |conv: conch_browser::Conversation, url: &'static str| async move {
         conv.open(url).await.unwrap();
         conv.evaluate("document.cookie.split('; ').map(c => c.split('=')[0]).sort().join(',')")
