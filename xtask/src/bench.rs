@@ -14,6 +14,9 @@
 //! - `live` (see `bench_live`): the live view's latency, frames per second, memory with a
 //!   watcher that never reads, and frames with no watcher, through the gateway's live socket
 //!   against a raw CDP screencast on the same tab.
+//! - `errands` (see `bench_errands`): 1, 2, 4 and 6 errands (a browser context each) at
+//!   once: step time against one errand, memory per open errand, set aside and resume.
+//!   Not part of the default run.
 //! - `cdp`: the median round trip of `Runtime.evaluate("1+1")` through conch-cdp and
 //!   through playwright-core's CDP session, on the same browser executable and flags.
 //!
@@ -56,9 +59,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "backends" => crate::bench_backends::run()?,
             "real" => crate::bench_real::run()?,
             "live" => crate::bench_live::run()?,
+            "errands" => crate::bench_errands::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real, backends, live"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real, backends, live, errands"
                 ));
             }
         }

@@ -20,6 +20,7 @@ mod axe;
 mod bench;
 mod bench_agent;
 mod bench_backends;
+mod bench_errands;
 mod bench_guard;
 mod bench_live;
 mod bench_load;

@@ -35,13 +35,19 @@ impl Browser {
     /// in for the chosen backend, connects to the chosen one again and, once it answers,
     /// ends the stand-in; the saved tabs reopen there on their conversations' next calls.
     /// When it still can't be reached, the local browser stays and the sentence says why
-    /// as of now. Gives the health check after the repair.
+    /// as of now. Every open errand is set aside first (ERR-12). Gives the health check
+    /// after the repair.
     ///
     /// # Errors
     /// [`BrowserError::HomeInUse`] when another process owns the home, or a DevTools
     /// failure while the reached browser is being set up.
     pub async fn repair(&self) -> Result<Vec<HealthItem>, BrowserError> {
         self.owns_home()?;
+        // Every open errand is set aside first, and comes back when next used (ERR-12).
+        let errands = lock(&self.inner.errands).clone();
+        if let Some(errands) = errands {
+            errands.set_every_errand_aside().await;
+        }
         let mut state = self.inner.state.lock().await;
         refresh_running(&self.inner, &mut state);
         if lock(&self.inner.stand_in).is_some() {

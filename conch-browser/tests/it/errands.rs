@@ -432,6 +432,11 @@ async fn err_11_err_12_set_aside_and_resume_also_across_a_restart() {
     a.open("http://shop.test/cookie-jar.html").await.unwrap();
     assert_eq!(cookies(&a).await, ["who=a"]);
 
+    // Repair sets it aside too (ERR-12), and it comes back when next used.
+    env.browser.repair().await.unwrap();
+    assert_eq!(env.browser.errands_open().await, 0);
+    assert_eq!(cookies(&a).await, ["who=a"]);
+
     // Shutdown sets it aside (ERR-12); a new runtime on the same home brings it back.
     a.open("http://shop.test/basic.html?after-resume")
         .await

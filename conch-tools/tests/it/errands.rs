@@ -127,7 +127,11 @@ async fn err_4_perm_15_allow_in_an_errand_lends_the_sites_sign_in() {
     );
     assert_eq!(cookie(&task).await, "sid=person", "the sign-in is lent");
     let session = task.conversation().session().expect("its own browser");
-    assert_eq!(session.sites, ["127.0.0.1"], "the lent site is named (ERR-23)");
+    assert_eq!(
+        session.sites,
+        ["127.0.0.1"],
+        "the lent site is named (ERR-23)"
+    );
     tools.browser().shutdown().await;
 }
 
