@@ -94,6 +94,7 @@ impl Browser {
         let abilities = driver.abilities();
         *lock(&self.inner.abilities) = abilities;
         let connection = connected.connection.clone();
+        let heal_connection = connected.connection.clone();
         let browser = connection.browser();
         // Every new target, at any depth, is held until the guard's rules are in
         // (LAUNCH-19, NET-8). Subscribed before asking, so none slips past.
@@ -126,6 +127,13 @@ impl Browser {
         state.generation += 1;
         // Contexts of a browser that went away are gone with it.
         state.contexts.clear();
+        if self.inner.side == Side::Errands {
+            tokio::spawn(heal_when_watched(
+                Arc::downgrade(&self.inner),
+                heal_connection,
+                state.generation,
+            ));
+        }
         // Saved tabs reopen when their conversation next calls (LAUNCH-8), each on its
         // own and never under this lock: one slow page must not hold every conversation.
         state.unrestored = state
@@ -195,5 +203,31 @@ impl Browser {
         status.executable.clone_from(&facts.executable);
         status.user_agent = Some(facts.user_agent.clone());
         status.why.clone_from(&facts.why);
+    }
+}
+
+/// When the errands' browser of `generation` crashes, reopens at once every errand someone
+/// watches, as it was (ERR-19): the others come back on their next call. A browser shut
+/// down on purpose is not reopened.
+async fn heal_when_watched(inner: Weak<Inner>, connection: Connection, generation: u64) {
+    connection.closed().await;
+    let Some(inner) = inner.upgrade() else { return };
+    let browser = Browser { inner };
+    let watched: Vec<String> = {
+        let mut state = browser.inner.state.lock().await;
+        // Shut down on purpose (the running browser was let go first), or already
+        // replaced: nothing to heal.
+        if state.generation != generation || state.running.is_none() {
+            return;
+        }
+        let open: Vec<String> = state.contexts.keys().cloned().collect();
+        refresh_running(&browser.inner, &mut state);
+        let wheels = lock(&browser.inner.wheels);
+        open.into_iter()
+            .filter(|id| wheels.get(id).is_some_and(|w| w.watched()))
+            .collect()
+    };
+    for id in watched {
+        tokio::spawn(super::tabs::reopen(browser.conversation(&id)));
     }
 }

@@ -701,6 +701,16 @@ impl Conversation {
     }
 }
 
+/// Reopens `conv`'s tabs now, as its next call would (ERR-19: a watched errand heals at
+/// once). Boxed, so the runtime can start it from where the browser is installed.
+pub(super) fn reopen(conv: Conversation) -> futures_util::future::BoxFuture<'static, ()> {
+    Box::pin(async move {
+        if let Err(e) = conv.tabs().await {
+            tracing::warn!(target: "conch_browser", error = %e, "a watched errand could not be reopened");
+        }
+    })
+}
+
 pub(super) fn session_of(state: &State, conversation: &str, tab: &str) -> Option<Session> {
     state.running.as_ref().and_then(|r| {
         r.pages

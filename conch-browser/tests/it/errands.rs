@@ -649,3 +649,36 @@ async fn err_19_a_crashed_errands_browser_comes_back_as_it_was() {
     assert_eq!(cookies(&a).await, ["who=a"]);
     env.browser.shutdown().await;
 }
+
+/// ERR-19: with someone watching the errand, its crashed browser is reopened at once,
+/// without a call, with its cookie.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_19_a_watched_errand_heals_without_a_call() {
+    let env = Env::start().await;
+    let a = env.task("task-a");
+    a.open("http://shop.test/cookie-jar.html?set=a")
+        .await
+        .unwrap();
+    a.open("http://shop.test/cookie-jar.html?seen")
+        .await
+        .unwrap();
+    let _watching = a.wheel().activity();
+    tokio::time::sleep(std::time::Duration::from_millis(4000)).await;
+    let pid = env.browser.errands_pid().await.expect("running");
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    let mut healed = false;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let now = env.browser.errands_pid().await;
+        if now.is_some() && now != Some(pid) && env.browser.errands_open().await == 1 {
+            healed = true;
+            break;
+        }
+    }
+    assert!(healed, "the watched errand was not reopened without a call");
+    assert_eq!(cookies(&a).await, ["who=a"]);
+    env.browser.shutdown().await;
+}
