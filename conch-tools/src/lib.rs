@@ -64,7 +64,10 @@ pub use mcp::{
     APP_MIME, APPS_EXTENSION, LIVE_APP_URI, McpApp, McpServer, McpSession, PROGRESS_EVERY,
     PROTOCOL_VERSIONS, SERVER_NAME,
 };
-pub use prompt::{BROWSER_HINT, EngineCaps, NO_BROWSER_NOTE, browser_prompt};
+pub use prompt::{
+    BROWSER_HINT, ERRAND_NOTE, ERRAND_OWN_CHROME_NOTE, EngineCaps, NO_BROWSER_NOTE, browser_prompt,
+    errand_prompt,
+};
 pub use result::{Content, ToolResult};
 pub use spec::{TOOL_NAMES, ToolSpec, bridged_functions, tool_spec, tool_specs};
 pub use tool::wait::MAX_WAIT;

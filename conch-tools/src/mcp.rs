@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::context::{ConversationKind, ToolContext};
-use crate::prompt::BROWSER_HINT;
+use crate::prompt::{BROWSER_HINT, errand_prompt};
 use crate::spec::{tool_spec, tool_specs};
 use crate::tools::{Chat, Tools};
 
@@ -407,11 +407,19 @@ impl McpSession {
             capabilities["resources"] = json!({ "listChanged": false });
             capabilities["extensions"] = json!({ APPS_EXTENSION: { "mimeTypes": [APP_MIME] } });
         }
+        // A task's session is told it browses in a browser of its own (ERR-6).
+        let browser = self.server.tools.browser();
+        let id = self.chat.id();
+        let instructions = if browser.kind(id) == ConversationKind::Task {
+            format!("{BROWSER_HINT} {}", errand_prompt(browser.errand_lends(id)))
+        } else {
+            BROWSER_HINT.to_owned()
+        };
         json!({
             "protocolVersion": version,
             "capabilities": capabilities,
             "serverInfo": { "name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") },
-            "instructions": BROWSER_HINT,
+            "instructions": instructions,
         })
     }
 

@@ -18,6 +18,22 @@ pub struct EngineCaps {
 /// The hint for an engine that has the browser tools (TOOL-9).
 pub const BROWSER_HINT: &str = "You have a real web browser through the browser_ tools: browser_form fills many fields in one step, and browser_read takes `part` to read long pages piece by piece.";
 
+/// The note for a task, which browses in a browser of its own (ERR-1, ERR-3, ERR-4).
+pub const ERRAND_NOTE: &str = "This task browses in a browser of its own: it starts signed out except on the sites the person always allows, and a site's sign-in is lent only when the person allows that site when asked.";
+
+/// The note for a task beside the person's own Chrome (ERR-6).
+pub const ERRAND_OWN_CHROME_NOTE: &str = "This task browses in Conch's own browser, signed in nowhere: nothing is copied from the person's own Chrome, so sign in with a handoff where a site needs it.";
+
+/// The errand's line in a task's prompt (ERR-6): whether sign-ins can be lent to it
+/// (`lends`), or it runs beside the person's own Chrome, signed in nowhere.
+pub fn errand_prompt(lends: bool) -> &'static str {
+    if lends {
+        ERRAND_NOTE
+    } else {
+        ERRAND_OWN_CHROME_NOTE
+    }
+}
+
 /// The note for a bridge engine that was offered no browser tools (TOOL-8).
 pub const NO_BROWSER_NOTE: &str = "You can't browse the web in this conversation.";
 

@@ -166,6 +166,29 @@ fn err_1_no_tool_parameter_chooses_a_context() {
     assert!(found.is_empty(), "{found:?}");
 }
 
+/// ERR-6: a task's MCP session is told at `initialize` that it browses in a browser of
+/// its own, signed out but for the always-allowed sites; a chat's is not.
+#[tokio::test]
+async fn err_6_a_tasks_session_is_told_it_has_its_own_browser() {
+    let server = McpServer::new(offline_tools(), Mode::Ask);
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+    let task = server
+        .session_as("memory-task", conch_tools::ConversationKind::Task)
+        .handle(&init)
+        .await
+        .unwrap();
+    let told = task["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(told.contains(conch_tools::ERRAND_NOTE), "{told}");
+    let chat = server.session("memory-chat").handle(&init).await.unwrap();
+    let told = chat["result"]["instructions"].as_str().unwrap_or_default();
+    assert_eq!(told, conch_tools::BROWSER_HINT);
+    assert_eq!(
+        conch_tools::errand_prompt(false),
+        conch_tools::ERRAND_OWN_CHROME_NOTE,
+        "beside your own Chrome the note says it is signed in nowhere"
+    );
+}
+
 /// TOOL-2: the bridged function schemas match the MCP definitions field by field.
 #[test]
 fn tool_2_bridged_functions_match_mcp() {
