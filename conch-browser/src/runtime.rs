@@ -780,17 +780,22 @@ impl Browser {
     }
 
     /// Signs out of everything (DATA-4): closes the browser and wipes its profile, so no
-    /// site's cookies or storage survive. Tabs stay saved and reopen, signed out, on the
-    /// next call.
+    /// site's cookies or storage survive, and wipes every errand, open or set aside
+    /// (ERR-8). Tabs stay saved and reopen, signed out, on the next call.
     ///
     /// # Errors
     /// [`BrowserError::Wipe`] when the profile cannot be emptied.
     pub async fn sign_out_everywhere(&self) -> Result<(), BrowserError> {
         self.owns_home()?;
-        // Every errand's context goes too: their tabs reopen, signed out, on next use.
+        // Every errand is wiped too (ERR-8): open contexts close, set-aside sessions and
+        // snapshots lose their cookies; their tabs reopen, signed out, on next use.
         let errands = lock(&self.inner.errands).clone();
         if let Some(errands) = errands {
             errands.shutdown().await;
+            lock(&errands.inner.pending).clear();
+            lock(&errands.inner.snapshots).clear();
+            lock(&errands.inner.lent).clear();
+            errands.revoke_aside(&|_| false).await;
         }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;

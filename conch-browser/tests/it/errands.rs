@@ -536,7 +536,7 @@ async fn err_16_err_17_at_the_cap_the_least_recently_used_errand_is_set_aside() 
 }
 
 /// ERR-8: revoking shop.test takes its cookies back from an open errand and from a
-/// set-aside one; another site's cookies stay.
+/// set-aside one; another site's cookies stay. Signing out of every site wipes both.
 #[tokio::test(flavor = "multi_thread")]
 async fn err_8_revoking_a_site_takes_its_cookies_back_from_every_errand() {
     let env = Env::start().await;
@@ -570,6 +570,19 @@ async fn err_8_revoking_a_site_takes_its_cookies_back_from_every_errand() {
             .await
             .unwrap();
         assert_eq!(cookies(errand).await, ["who=bank"], "{}", errand.id());
+    }
+
+    // "Sign out of every site" wipes every errand, open or set aside.
+    env.browser
+        .task_changed("task-aside", TaskState::Interrupted)
+        .await;
+    env.browser.sign_out_everywhere().await.unwrap();
+    for errand in [&open, &aside] {
+        errand
+            .open("http://bank.test/cookie-jar.html")
+            .await
+            .unwrap();
+        assert!(cookies(errand).await.is_empty(), "{}", errand.id());
     }
     env.browser.shutdown().await;
 }
