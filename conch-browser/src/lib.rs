@@ -16,6 +16,11 @@
 //! shut down after 10 idle minutes; [`Conversation`] is one conversation's tabs, its calls
 //! run one at a time. [`Status`] says what runs and why; [`BrowserError`] is one sentence.
 //!
+//! Errands ([`errands`], ADR 0141): a conversation the embedder calls a task
+//! ([`Browser::set_kind`]) browses in a browser context of its own in a second,
+//! non-persistent Chromium, seeded with the always-allowed sites' cookies, set aside sealed
+//! ([`aside`]) when interrupted, capped, and healed after a crash.
+//!
 //! [`fetch`] downloads a pinned Chromium into Playwright's cache when no browser is found.
 
 pub mod aside;
