@@ -16,6 +16,9 @@
 //! shut down after 10 idle minutes; [`Conversation`] is one conversation's tabs, its calls
 //! run one at a time. [`Status`] says what runs and why; [`BrowserError`] is one sentence.
 //!
+//! [`reports`] is what the embedder hears: the checkup, health and backup manifest
+//! ([`reports::HostReports`], PROTO-11).
+//!
 //! [`fetch`] downloads a pinned Chromium into Playwright's cache when no browser is found.
 
 mod backend;
@@ -33,6 +36,7 @@ pub mod page;
 pub mod process;
 pub mod protocol;
 pub mod remote;
+pub mod reports;
 mod runtime;
 mod saver;
 pub mod seal;
@@ -46,6 +50,6 @@ pub use home::Home;
 pub use launch::browser_args;
 pub use runtime::{
     AwakeGuard, Browser, BrowserConfig, Conversation, HealthCheck, HealthItem, HealthState,
-    MAX_TABS, RunState, Status, TabInfo,
+    MAX_TABS, RepairStep, RunState, Status, StepOutcome, TabInfo,
 };
 pub use wheel::Wheel;

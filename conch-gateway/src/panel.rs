@@ -20,7 +20,8 @@
 //! Deliberately absent: any way to sign in again after the code is used (restarting the
 //! gateway prints a new link). Sessions live in memory only.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::time::Instant;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use axum::Router;
@@ -53,8 +54,9 @@ struct Inner {
     port: u16,
     /// The one-time sign-in code, until it is used.
     code: Mutex<Option<String>>,
-    /// The valid `conch_session` values.
-    sessions: Mutex<HashSet<String>>,
+    /// The valid `conch_session` values, with when each signed in (the settings'
+    /// recent sign-in, BE-2).
+    sessions: Mutex<HashMap<String, Instant>>,
     live: Live,
     /// The tools, once made: they know the conversations.
     tools: OnceLock<conch_tools::Tools>,
@@ -67,7 +69,7 @@ impl Panel {
             inner: Arc::new(Inner {
                 port,
                 code: Mutex::new(Some(crate::random_hex(24))),
-                sessions: Mutex::new(HashSet::new()),
+                sessions: Mutex::new(HashMap::new()),
                 live,
                 tools: OnceLock::new(),
             }),
@@ -96,7 +98,7 @@ impl Panel {
     }
 
     /// Uses the sign-in code: a new session's value when `given` is the unused code.
-    fn sign_in(&self, given: &str) -> Option<String> {
+    pub(crate) fn sign_in(&self, given: &str) -> Option<String> {
         let mut code = self
             .inner
             .code
@@ -114,7 +116,7 @@ impl Panel {
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(session.clone());
+            .insert(session.clone(), Instant::now());
         Some(session)
     }
 
@@ -125,12 +127,29 @@ impl Panel {
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        cookies(headers, SESSION_COOKIE).any(|value| sessions.contains(value))
+        cookies(headers, SESSION_COOKIE).any(|value| sessions.contains_key(value))
+    }
+
+    /// When the request's session signed in, for a signed-in request.
+    pub(crate) fn signed_in_at(&self, headers: &HeaderMap) -> Option<Instant> {
+        let sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        cookies(headers, SESSION_COOKIE)
+            .filter_map(|value| sessions.get(value).copied())
+            .max()
+    }
+
+    /// The tools, once made.
+    pub(crate) fn tools(&self) -> Option<&conch_tools::Tools> {
+        self.inner.tools.get()
     }
 
     /// The 403 for anyone but a signed-in person on the gateway's own host, with the
     /// sentence that says why; `None` lets the person through.
-    fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
+    pub(crate) fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
         if !self.own_host(headers) {
             return Some(refuse(StatusCode::FORBIDDEN, WRONG_HOST));
         }
@@ -154,7 +173,7 @@ impl Panel {
     }
 
     /// Whether `Origin` is present and the gateway's own.
-    fn own_origin(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn own_origin(&self, headers: &HeaderMap) -> bool {
         let port = self.inner.port;
         headers
             .get(header::ORIGIN)
@@ -170,8 +189,10 @@ impl Panel {
     }
 }
 
-/// The person's routes: `/`, `/signin` and `/api/browser/live`.
+/// The person's routes: `/`, `/signin` and `/api/browser/live`, and the settings'
+/// ([`crate::settings`]).
 pub(crate) fn router(panel: Panel) -> Router {
+    let settings = crate::settings::router(crate::settings::Settings::new(panel.clone()));
     Router::new()
         .route("/", get(home))
         .route("/panel/{file}", get(panel_file))
@@ -180,6 +201,7 @@ pub(crate) fn router(panel: Panel) -> Router {
         .route("/api/browser/conversations", get(conversations))
         .route("/api/browser/shots/{file}", get(shot))
         .with_state(panel)
+        .merge(settings)
 }
 
 /// Values of the cookie `name` in every `Cookie` header.
@@ -235,7 +257,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// A refusal: `status` and one sentence as plain text.
-fn refuse(status: StatusCode, sentence: &str) -> Response {
+pub(crate) fn refuse(status: StatusCode, sentence: &str) -> Response {
     (
         status,
         [
@@ -309,7 +331,7 @@ async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Respon
 }
 
 /// A JSON answer that no cache keeps.
-fn json_response(value: &serde_json::Value) -> Response {
+pub(crate) fn json_response(value: &serde_json::Value) -> Response {
     (
         StatusCode::OK,
         [

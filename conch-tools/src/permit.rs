@@ -92,6 +92,14 @@ impl Consent {
             .insert(site.to_owned());
     }
 
+    /// Forgets a "This chat" answer for `site` (PERM-7): its next act asks again.
+    pub(crate) fn forget_site(&self, site: &str) {
+        self.sites
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(site);
+    }
+
     fn vouched(&self) -> bool {
         self.vouched.load(Ordering::SeqCst)
     }

@@ -89,6 +89,28 @@ impl Tools {
         ids
     }
 
+    /// Revokes `site` (PERM-7): it leaves browser.json's always-allowed sites, and every
+    /// conversation forgets its "This chat" answer for it, so the next act on it asks
+    /// again. Gives whether browser.json held it.
+    ///
+    /// # Errors
+    /// When browser.json can't be read or written; nothing is forgotten then.
+    pub fn revoke_site(&self, site: &str) -> Result<bool, conch_browser::store::StoreError> {
+        let browser = &self.inner.browser;
+        let home = &browser.config().home;
+        let mut settings =
+            conch_browser::store::BrowserSettings::load(home, browser.config().clock.as_ref())?
+                .value;
+        let held = settings.revoke_site(site);
+        if held {
+            settings.save(home)?;
+        }
+        for chat in lock(&self.inner.chats).values() {
+            chat.consent.forget_site(site);
+        }
+        Ok(held)
+    }
+
     /// Forgets conversation `id`'s answers (its tabs stay with the browser).
     pub fn forget(&self, id: &str) {
         lock(&self.inner.chats).remove(id);

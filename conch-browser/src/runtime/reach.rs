@@ -45,7 +45,7 @@ impl Browser {
         let mut state = self.inner.state.lock().await;
         refresh_running(&self.inner, &mut state);
         if lock(&self.inner.stand_in).is_some() {
-            let chosen = Arc::clone(&self.inner.chosen);
+            let chosen = Arc::clone(&lock(&self.inner.chosen));
             if let Some(waiting) = chosen.waiting() {
                 lock(&self.inner.status).why = Some(waiting.to_owned());
             }
@@ -72,6 +72,32 @@ impl Browser {
         }
         drop(state);
         Ok(self.health())
+    }
+
+    /// Makes `remote` the chosen backend from now on (`None`: Conch's own local browser),
+    /// as the person chose it in the settings (BE-2): the running browser is let go (its
+    /// tabs stay saved), any stand-in ends, and the next call reaches the new choice,
+    /// falling back to the local browser with a sentence when it can't (BE-4).
+    ///
+    /// # Errors
+    /// [`BrowserError::HomeInUse`] when another process owns the home.
+    pub async fn choose(&self, remote: Option<&remote::Remote>) -> Result<(), BrowserError> {
+        self.owns_home()?;
+        let driver = match remote {
+            Some(remote) => crate::backend::reached::driver_for(
+                remote,
+                Arc::clone(&self.inner.config.probe),
+            ),
+            None => Arc::clone(&self.inner.local),
+        };
+        let mut state = self.inner.state.lock().await;
+        shut_down(&self.inner, &mut state).await;
+        *lock(&self.inner.chosen) = driver;
+        *lock(&self.inner.stand_in) = None;
+        let mut status = lock(&self.inner.status);
+        status.why = None;
+        status.state = RunState::Idle;
+        Ok(())
     }
 
     /// Starts watching what `driver` connected, and makes it the running browser.
@@ -133,7 +159,7 @@ impl Browser {
     /// Connects to the chosen backend; when it can't be reached, launches the local one
     /// and says why in the status (BE-4). Gives the driver that connected.
     async fn reach(&self) -> Result<(Arc<dyn Driver>, Connected), BrowserError> {
-        let chosen = Arc::clone(&self.inner.chosen);
+        let chosen = Arc::clone(&lock(&self.inner.chosen));
         if let Some(waiting) = chosen.waiting() {
             lock(&self.inner.status).why = Some(waiting.to_owned());
         }
