@@ -21,8 +21,8 @@
 //! gateway prints a new link). Sessions live in memory only.
 
 use std::collections::HashMap;
-use std::time::Instant;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Instant;
 
 use axum::Router;
 use axum::extract::State;

@@ -117,21 +117,22 @@ impl Settings {
 
     /// The tools, for a signed-in request on the own host (and, when `changes`, the own
     /// origin); else the refusal to send.
-    fn check(&self, headers: &HeaderMap, changes: bool) -> Result<&conch_tools::Tools, Response> {
+    fn check(&self, headers: &HeaderMap, changes: bool) -> Result<&conch_tools::Tools, Refused> {
         if let Some(refused) = self.panel.refusal(headers) {
-            return Err(refused);
+            return Err(refused.into());
         }
         if changes && !self.panel.own_origin(headers) {
-            return Err(refuse(
+            return Err(Refused::from(refuse(
                 StatusCode::FORBIDDEN,
                 "Forbidden: only the gateway's own pages may change Conch's settings.",
-            ));
+            )));
         }
         self.panel.tools().ok_or_else(|| {
             refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Conch is still starting; try again in a moment.",
             )
+            .into()
         })
     }
 }
@@ -146,6 +147,22 @@ pub(crate) fn router(settings: Settings) -> Router {
         .route("/api/browser/sites/{site}", delete(revoke_site))
         .route("/api/browser/sign-out", post(sign_out))
         .with_state(settings)
+}
+
+/// A refusal on its way back: boxed, as a response is large.
+#[derive(Debug)]
+struct Refused(Box<Response>);
+
+impl From<Response> for Refused {
+    fn from(response: Response) -> Self {
+        Refused(Box::new(response))
+    }
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        *self.0
+    }
 }
 
 /// A JSON answer with `status`, kept by no cache.
@@ -167,7 +184,7 @@ fn bad_request(sentence: &str) -> Response {
 }
 
 /// The body as a JSON object (an empty body is an empty object); else the 400 to send.
-fn object(body: &Bytes) -> Result<Map<String, Value>, Response> {
+fn object(body: &Bytes) -> Result<Map<String, Value>, Refused> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Map::new());
     }
@@ -175,11 +192,12 @@ fn object(body: &Bytes) -> Result<Map<String, Value>, Response> {
         Ok(Value::Object(fields)) => Ok(fields),
         _ => Err(bad_request(
             "The body must be a JSON object, like {\"allowLocalhost\": true}; nothing was changed.",
-        )),
+        )
+        .into()),
     }
 }
 
-fn load(browser: &Browser) -> Result<BrowserSettings, Response> {
+fn load(browser: &Browser) -> Result<BrowserSettings, Refused> {
     BrowserSettings::load(&browser.config().home, &SystemClock)
         .map(|loaded| loaded.value)
         .map_err(|e| {
@@ -187,15 +205,17 @@ fn load(browser: &Browser) -> Result<BrowserSettings, Response> {
                 StatusCode::INTERNAL_SERVER_ERROR,
                 &format!("Conch's settings could not be read: failed to {e}."),
             )
+            .into()
         })
 }
 
-fn save(browser: &Browser, settings: &BrowserSettings) -> Result<(), Response> {
+fn save(browser: &Browser, settings: &BrowserSettings) -> Result<(), Refused> {
     settings.save(&browser.config().home).map_err(|e| {
         refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             &format!("Conch's settings could not be saved: failed to {e}; nothing was changed."),
         )
+        .into()
     })
 }
 
@@ -269,15 +289,10 @@ fn settings_view(tools: &conch_tools::Tools, settings: &BrowserSettings) -> Valu
 }
 
 /// `GET /api/browser/settings`.
-async fn read(State(settings): State<Settings>, headers: HeaderMap) -> Response {
-    let tools = match settings.check(&headers, false) {
-        Ok(tools) => tools,
-        Err(refused) => return refused,
-    };
-    match load(tools.browser()) {
-        Ok(saved) => answer(StatusCode::OK, &settings_view(tools, &saved)),
-        Err(refused) => refused,
-    }
+async fn read(State(settings): State<Settings>, headers: HeaderMap) -> Result<Response, Refused> {
+    let tools = settings.check(&headers, false)?;
+    let saved = load(tools.browser())?;
+    Ok(answer(StatusCode::OK, &settings_view(tools, &saved)))
 }
 
 /// The sentence for a PATCH that names a field it may not change; `None` for a field it
@@ -292,7 +307,7 @@ fn unchangeable(field: &str) -> Option<String> {
         ),
         "declineCookieBanners" | "allowLocalhost" | "allowHosts" | "searchUrl" => None,
         other => Some(format!(
-            "“{other}” is not a setting that can be changed; the changeable ones are declineCookieBanners, allowLocalhost, allowHosts and searchUrl. Nothing was changed."
+            "“{other}” is not a setting that can be changed; the changeable ones are declineCookieBanners, allowLocalhost, allowHosts and searchUrl; nothing was changed."
         )),
     }
 }
@@ -314,7 +329,8 @@ fn merge(settings: &mut BrowserSettings, fields: &Map<String, Value>) -> Result<
         let wrong = |what: &str| format!("{field} must be {what}; nothing was changed.");
         match field.as_str() {
             "declineCookieBanners" => {
-                next.decline_cookie_banners = value.as_bool().ok_or_else(|| wrong("true or false"))?;
+                next.decline_cookie_banners =
+                    value.as_bool().ok_or_else(|| wrong("true or false"))?;
             }
             "allowLocalhost" => {
                 next.allow_localhost = value.as_bool().ok_or_else(|| wrong("true or false"))?;
@@ -361,32 +377,25 @@ fn merge(settings: &mut BrowserSettings, fields: &Map<String, Value>) -> Result<
 }
 
 /// `PATCH /api/browser/settings`: a merge of the changeable fields.
-async fn change(State(settings): State<Settings>, headers: HeaderMap, body: Bytes) -> Response {
-    let tools = match settings.check(&headers, true) {
-        Ok(tools) => tools,
-        Err(refused) => return refused,
-    };
-    let fields = match object(&body) {
-        Ok(fields) => fields,
-        Err(refused) => return refused,
-    };
+async fn change(
+    State(settings): State<Settings>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Refused> {
+    let tools = settings.check(&headers, true)?;
+    let fields = object(&body)?;
     let _writing = settings.writes.lock().await;
-    let mut saved = match load(tools.browser()) {
-        Ok(saved) => saved,
-        Err(refused) => return refused,
-    };
+    let mut saved = load(tools.browser())?;
     if let Err(sentence) = merge(&mut saved, &fields) {
-        return bad_request(&sentence);
+        return Err(bad_request(&sentence).into());
     }
-    if let Err(refused) = save(tools.browser(), &saved) {
-        return refused;
-    }
+    save(tools.browser(), &saved)?;
     tracing::info!(fields = ?fields.keys().collect::<Vec<_>>(), "the person changed the settings");
     let mut view = settings_view(tools, &saved);
     view["said"] = json!(
         "Saved. Changes to local access and the search address take effect when conch-gateway next starts."
     );
-    answer(StatusCode::OK, &view)
+    Ok(answer(StatusCode::OK, &view))
 }
 
 /// `PUT /api/browser/backend`: `{"backend": KIND, "url"?, "key"?, "project"?}` (BE-2).
@@ -394,28 +403,24 @@ async fn choose_backend(
     State(settings): State<Settings>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    let tools = match settings.check(&headers, true) {
-        Ok(tools) => tools,
-        Err(refused) => return refused,
-    };
-    let fields = match object(&body) {
-        Ok(fields) => fields,
-        Err(refused) => return refused,
-    };
+) -> Result<Response, Refused> {
+    let tools = settings.check(&headers, true)?;
+    let fields = object(&body)?;
     let text = |name: &str| fields.get(name).and_then(Value::as_str).map(str::to_owned);
     let Some(backend) = text("backend").and_then(|b| b.parse::<Backend>().ok()) else {
-        return bad_request(
+        return Err(bad_request(
             "Say which browser with \"backend\": local, chrome, browserbase, steel or cdp; nothing was changed.",
-        );
+        )
+        .into());
     };
     if let Some(other) = fields
         .keys()
         .find(|k| !matches!(k.as_str(), "backend" | "url" | "key" | "project"))
     {
-        return bad_request(&format!(
+        return Err(bad_request(&format!(
             "“{other}” is not part of a backend choice (backend, url, key, project); nothing was changed."
-        ));
+        ))
+        .into());
     }
     if backend != Backend::Local {
         let recent = settings
@@ -423,28 +428,29 @@ async fn choose_backend(
             .signed_in_at(&headers)
             .is_some_and(|at| settings.recent.is_recent(at));
         if !recent {
-            return refuse(
+            return Err(refuse(
                 StatusCode::FORBIDDEN,
                 "Forbidden: choosing a browser other than Conch's own needs a recent sign-in; restart conch-gateway, open its new sign-in link, and choose again within 5 minutes.",
-            );
+            )
+            .into());
         }
     }
     let _writing = settings.writes.lock().await;
     let browser = tools.browser();
     let home = &browser.config().home;
-    let said = match crate::backend::save_choice(
-        home,
-        backend,
-        text("url"),
-        text("project"),
-        text("key"),
-    ) {
-        Ok(said) => said,
-        Err(sentence) => return bad_request(&format!("{}; nothing was changed.", capital(&sentence))),
-    };
+    let said =
+        match crate::backend::save_choice(home, backend, text("url"), text("project"), text("key"))
+        {
+            Ok(said) => said,
+            Err(sentence) => {
+                return Err(
+                    bad_request(&format!("{}; nothing was changed.", capital(&sentence))).into(),
+                );
+            }
+        };
     let (remote, unusable) = crate::backend::remote_for(home);
     if let Err(e) = browser.choose(remote.as_ref()).await {
-        return refuse(StatusCode::CONFLICT, &e.to_string());
+        return Err(refuse(StatusCode::CONFLICT, &e.to_string()).into());
     }
     if backend == Backend::Chrome {
         // Chrome asks the person for each connection: connect now, while they are here
@@ -457,14 +463,11 @@ async fn choose_backend(
         });
     }
     tracing::info!(backend = %backend, "the person chose the browser");
-    let saved = match load(browser) {
-        Ok(saved) => saved,
-        Err(refused) => return refused,
-    };
+    let saved = load(browser)?;
     let mut view = settings_view(tools, &saved);
     view["said"] = json!(said);
     view["unusable"] = json!(unusable);
-    answer(StatusCode::OK, &view)
+    Ok(answer(StatusCode::OK, &view))
 }
 
 /// `sentence` with its first letter capitalised.
@@ -478,11 +481,8 @@ fn capital(sentence: &str) -> String {
 
 /// `GET /api/browser/status`: what runs and why (LAUNCH-13), with the health check, the
 /// checkup, health notes and the backup manifest (PROTO-11).
-async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Response {
-    let tools = match settings.check(&headers, false) {
-        Ok(tools) => tools,
-        Err(refused) => return refused,
-    };
+async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<Response, Refused> {
+    let tools = settings.check(&headers, false)?;
     let browser = tools.browser();
     let status = browser.status().await;
     record_user_agent(&settings, browser, &status).await;
@@ -530,7 +530,7 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Respons
             "powers": reports.manifest().powers.iter().map(|p| p.code()).collect::<Vec<_>>(),
         },
     });
-    answer(StatusCode::OK, &view)
+    Ok(answer(StatusCode::OK, &view))
 }
 
 /// Records the user agent the running browser reports in browser.json, per browser, for
@@ -552,27 +552,26 @@ async fn record_user_agent(settings: &Settings, browser: &Browser, status: &conc
 
 /// `POST /api/browser/repair`: every fix in turn; the profile wiped last, only with
 /// `{"wipeProfile": true}` (LAUNCH-14).
-async fn repair(State(settings): State<Settings>, headers: HeaderMap, body: Bytes) -> Response {
-    let tools = match settings.check(&headers, true) {
-        Ok(tools) => tools,
-        Err(refused) => return refused,
-    };
-    let fields = match object(&body) {
-        Ok(fields) => fields,
-        Err(refused) => return refused,
-    };
+async fn repair(
+    State(settings): State<Settings>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Refused> {
+    let tools = settings.check(&headers, true)?;
+    let fields = object(&body)?;
     let wipe = match fields.get("wipeProfile") {
         None => false,
         Some(Value::Bool(yes)) => *yes,
         Some(_) => {
-            return bad_request(
+            return Err(bad_request(
                 "wipeProfile must be true (the person said yes) or false; nothing was repaired.",
-            );
+            )
+            .into());
         }
     };
     let steps = tools.browser().repair_all(wipe).await;
     let reports: &dyn HostReports = tools.browser();
-    answer(
+    Ok(answer(
         StatusCode::OK,
         &json!({
             "steps": steps.iter().map(|s| json!({
@@ -582,7 +581,7 @@ async fn repair(State(settings): State<Settings>, headers: HeaderMap, body: Byte
             })).collect::<Vec<_>>(),
             "notes": reports.notes(),
         }),
-    )
+    ))
 }
 
 /// `DELETE /api/browser/sites/{site}`: the site is no longer always allowed, and no
@@ -591,13 +590,10 @@ async fn revoke_site(
     State(settings): State<Settings>,
     headers: HeaderMap,
     Path(site): Path<String>,
-) -> Response {
-    let tools = match settings.check(&headers, true) {
-        Ok(tools) => tools,
-        Err(refused) => return refused,
-    };
+) -> Result<Response, Refused> {
+    let tools = settings.check(&headers, true)?;
     let _writing = settings.writes.lock().await;
-    match tools.revoke_site(&site) {
+    Ok(match tools.revoke_site(&site) {
         Ok(true) => {
             tracing::info!(site = %site, "the person revoked a site");
             answer(
@@ -613,26 +609,25 @@ async fn revoke_site(
             StatusCode::INTERNAL_SERVER_ERROR,
             &format!("The site could not be revoked: failed to {e}."),
         ),
-    }
+    })
 }
 
 /// `POST /api/browser/sign-out`: signs out of everything (wipes the profile) only with
 /// the person's confirmation, `{"confirm": true}`.
-async fn sign_out(State(settings): State<Settings>, headers: HeaderMap, body: Bytes) -> Response {
-    let tools = match settings.check(&headers, true) {
-        Ok(tools) => tools,
-        Err(refused) => return refused,
-    };
-    let fields = match object(&body) {
-        Ok(fields) => fields,
-        Err(refused) => return refused,
-    };
+async fn sign_out(
+    State(settings): State<Settings>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Refused> {
+    let tools = settings.check(&headers, true)?;
+    let fields = object(&body)?;
     if fields.get("confirm") != Some(&Value::Bool(true)) {
-        return bad_request(
+        return Err(bad_request(
             "Signing out of everything wipes every site's sign-in and needs your confirmation, {\"confirm\": true}; nothing was wiped.",
-        );
+        )
+        .into());
     }
-    match tools.browser().sign_out_everywhere().await {
+    Ok(match tools.browser().sign_out_everywhere().await {
         Ok(()) => {
             tracing::info!("the person signed out of everything");
             answer(
@@ -641,7 +636,7 @@ async fn sign_out(State(settings): State<Settings>, headers: HeaderMap, body: By
             )
         }
         Err(e) => refuse(StatusCode::CONFLICT, &e.to_string()),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -668,7 +663,7 @@ mod tests {
         for body in [
             json!({ "allowLocalhost": true, "backend": "chrome" }),
             json!({ "sites": ["shop.test"], "allowLocalhost": true }),
-            json!({ "allowLocalhost": true, "allowHosts": ["example.com:80"] }),
+            json!({ "allowLocalhost": true, "allowHosts": ["10.0.0.1:80"] }),
             json!({ "searchUrl": "javascript:alert(1)//%s" }),
             json!({ "userAgents": {} }),
         ] {
@@ -689,6 +684,84 @@ mod tests {
         merge(&mut settings, &fields).expect("changeable fields");
         assert!(settings.allow_localhost && !settings.decline_cookie_banners);
         assert_eq!(settings.allow_hosts, ["localhost:3000"]);
+    }
+
+    /// A recent sign-in that the test turns on and off.
+    #[derive(Debug, Default)]
+    struct Toggle(std::sync::atomic::AtomicBool);
+
+    impl RecentAuth for Toggle {
+        fn is_recent(&self, _: Instant) -> bool {
+            self.0.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    /// One request to the in-process gateway from its own page; gives (status, body).
+    async fn put(port: u16, cookie: &str, body: &str) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connect");
+        let request = format!(
+            "PUT /api/browser/backend HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\nCookie: {cookie}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.expect("read");
+        let status = answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, answer)
+    }
+
+    /// BE-2: PUT backend to anything but local is 403 without a recent sign-in and 200
+    /// with one (the embedder's RecentAuth, injected); local needs none.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn be_2_put_backend_needs_a_recent_sign_in() {
+        let dir = tempfile::tempdir().expect("temp home");
+        let home = conch_browser::Home::new(dir.path());
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let browser = Browser::new(conch_browser::BrowserConfig::new(home.clone()));
+        let board = crate::cards::Board::new(Duration::from_secs(1));
+        let panel = Panel::new(port, crate::live::Live::new(browser.clone(), board));
+        panel.set_tools(conch_tools::Tools::new(
+            browser,
+            conch_tools::ToolsConfig::new(Arc::new(conch_tools::Unattended)),
+        ));
+        let link = panel.signin_link().expect("a link");
+        let code = link.split("code=").nth(1).expect("a code");
+        let cookie = format!(
+            "{}={}",
+            crate::panel::SESSION_COOKIE,
+            panel.sign_in(code).expect("signed in")
+        );
+        let recent = Arc::new(Toggle::default());
+        let app = router(Settings::with_recent_auth(panel, recent.clone()));
+        let served = tokio::spawn(async move { axum::serve(listener, app).await });
+        let chrome = r#"{"backend":"cdp","url":"http://127.0.0.1:1"}"#;
+        let (status, said) = put(port, &cookie, chrome).await;
+        assert_eq!(status, 403, "{said}");
+        assert!(said.contains("recent sign-in"), "{said}");
+        let saved = || {
+            BrowserSettings::load(&home, &SystemClock)
+                .expect("settings")
+                .value
+                .backend
+        };
+        assert_eq!(saved(), Backend::Local, "nothing changed");
+        let (status, said) = put(port, &cookie, r#"{"backend":"local"}"#).await;
+        assert_eq!(status, 200, "{said}");
+        recent.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        let (status, said) = put(port, &cookie, chrome).await;
+        assert_eq!(status, 200, "{said}");
+        assert_eq!(saved(), Backend::Cdp);
+        served.abort();
     }
 
     /// BE-3: the host shown never carries the address's user, path or query.

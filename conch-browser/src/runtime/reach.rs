@@ -84,10 +84,9 @@ impl Browser {
     pub async fn choose(&self, remote: Option<&remote::Remote>) -> Result<(), BrowserError> {
         self.owns_home()?;
         let driver = match remote {
-            Some(remote) => crate::backend::reached::driver_for(
-                remote,
-                Arc::clone(&self.inner.config.probe),
-            ),
+            Some(remote) => {
+                crate::backend::reached::driver_for(remote, Arc::clone(&self.inner.config.probe))
+            }
             None => Arc::clone(&self.inner.local),
         };
         let mut state = self.inner.state.lock().await;

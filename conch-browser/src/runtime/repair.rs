@@ -99,9 +99,7 @@ impl Browser {
                     "No browser was found, so Conch downloaded Chromium and uses it.".to_owned(),
                 ),
                 (None, None, Some(why)) if relaunched.is_ok() => StepOutcome::Done(why.clone()),
-                _ => StepOutcome::Skipped(
-                    "No fallback or download was needed.".to_owned(),
-                ),
+                _ => StepOutcome::Skipped("No fallback or download was needed.".to_owned()),
             },
         });
         steps.push(RepairStep {
@@ -151,24 +149,23 @@ impl Browser {
         }
         let profile = self.inner.config.home.profile_dir();
         let processes = Arc::clone(&self.inner.config.processes);
-        let healed = tokio::task::spawn_blocking(move || {
-            heal_profile(&profile, processes.as_ref())
-        })
-        .await;
+        let healed =
+            tokio::task::spawn_blocking(move || heal_profile(&profile, processes.as_ref())).await;
         match healed {
             Err(e) => StepOutcome::Failed(format!("The profile could not be checked ({e}).")),
             Ok(report) if !report.is_healed() => {
-                let problems: Vec<String> =
-                    report.problems.iter().map(|p| format!("failed to {p}")).collect();
+                let problems: Vec<String> = report
+                    .problems
+                    .iter()
+                    .map(|p| format!("failed to {p}"))
+                    .collect();
                 StepOutcome::Failed(format!(
                     "Conch {}; close other browsers using Conch's folder and try again.",
                     problems.join(", ")
                 ))
             }
             Ok(report) if report.ended.is_empty() && report.removed.is_empty() => {
-                StepOutcome::Skipped(
-                    "No stale browser process or lock was found.".to_owned(),
-                )
+                StepOutcome::Skipped("No stale browser process or lock was found.".to_owned())
             }
             Ok(report) => StepOutcome::Done(format!(
                 "Ended {} stale browser process(es) and removed {} stale lock(s).",

@@ -15,21 +15,29 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use crate::support::{StdioClient, gateway};
 
 /// A running `conch-gateway mcp` with its person's door.
-struct Watched {
-    client: StdioClient,
+pub(crate) struct Watched {
+    pub(crate) client: StdioClient,
     /// The person's port.
-    port: u16,
+    pub(crate) port: u16,
     /// The one-time sign-in code printed at start.
     code: String,
     /// The rest of standard error, line by line.
-    stderr: mpsc::UnboundedReceiver<String>,
+    pub(crate) stderr: mpsc::UnboundedReceiver<String>,
 }
 
 impl Watched {
     /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, and reads the sign-in
     /// link from standard error.
-    async fn start(home: &Path, args: &[&str]) -> Watched {
-        let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
+    pub(crate) async fn start(home: &Path, args: &[&str]) -> Watched {
+        let mut all = vec!["--allow-localhost"];
+        all.extend_from_slice(args);
+        Watched::start_bare(home, &all).await
+    }
+
+    /// Starts `mcp --panel-port 0` with `args` only, and reads the sign-in link from
+    /// standard error.
+    pub(crate) async fn start_bare(home: &Path, args: &[&str]) -> Watched {
+        let mut all = vec!["mcp", "--panel-port", "0"];
         all.extend_from_slice(args);
         let mut client = StdioClient::start(gateway(home, &all)).await;
         let pipe = client.child.stderr.take().expect("stderr is piped");
@@ -65,7 +73,7 @@ impl Watched {
     }
 
     /// Signs in; gives the `Cookie` header's value.
-    async fn sign_in(&self) -> String {
+    pub(crate) async fn sign_in(&self) -> String {
         let (status, head, _) = get(self.port, &format!("/signin?code={}", self.code), &[]).await;
         assert_eq!(status, 303, "{head}");
         let cookie = header(&head, "set-cookie").expect("a cookie");

@@ -7,6 +7,7 @@ mod live;
 mod panel_browser;
 mod panel_page;
 mod passwords;
+mod settings;
 mod stdio;
 mod support;
 mod webdriver;
