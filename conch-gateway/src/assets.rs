@@ -55,6 +55,8 @@ const ASSETS: &[Asset] = &[
     asset!("cards.js"),
     asset!("view.js"),
     asset!("icon.svg"),
+    asset!("settings.html"),
+    asset!("settings.js"),
 ];
 
 /// The panel's Content-Security-Policy on port `port`.
@@ -128,7 +130,13 @@ mod tests {
     /// person's browser.
     #[test]
     fn live_10_every_file_index_html_references_is_embedded() {
-        let html = ASSETS[0].body;
+        for html in ASSETS.iter().filter(|a| a.content_type() == HTML) {
+            references_are_embedded(html.body);
+        }
+    }
+
+    /// Every `/panel/` file `html` loads is embedded, and it links nowhere else.
+    fn references_are_embedded(html: &str) {
         let mut referenced: Vec<&str> = values(html, "src");
         referenced.extend(values(html, "href"));
         let local: Vec<&str> = referenced
@@ -170,7 +178,16 @@ mod tests {
     /// No inline script or style: the policy would block them (LIVE-10).
     #[test]
     fn the_page_has_no_inline_script_or_style() {
-        let html = ASSETS[0].body;
+        for page in ASSETS.iter().filter(|a| a.content_type() == HTML) {
+            no_inline_script_or_style(page.body);
+        }
+        assert!(
+            policy(7391).contains("connect-src 'self' ws://127.0.0.1:7391 ws://localhost:7391;")
+        );
+    }
+
+    /// `html` has no inline script or style.
+    fn no_inline_script_or_style(html: &str) {
         assert!(!html.contains("style="));
         assert!(!html.contains("<style"));
         for (at, _) in html.match_indices("<script") {
@@ -181,9 +198,17 @@ mod tests {
                 "a script body"
             );
         }
-        assert!(
-            policy(7391).contains("connect-src 'self' ws://127.0.0.1:7391 ws://localhost:7391;")
-        );
+        // No inline event handler either (` onclick="…"`).
+        for (at, _) in html.match_indices(" on") {
+            let name: String = html[at + 3..]
+                .chars()
+                .take_while(char::is_ascii_lowercase)
+                .collect();
+            assert!(
+                !html[at + 3 + name.len()..].starts_with('='),
+                "an inline handler: on{name}"
+            );
+        }
     }
 
     #[test]
