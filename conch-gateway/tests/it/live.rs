@@ -37,9 +37,16 @@ impl Watched {
     /// Starts `mcp --panel-port 0` with `args` only, and reads the sign-in link from
     /// standard error.
     pub(crate) async fn start_bare(home: &Path, args: &[&str]) -> Watched {
+        Watched::start_with(home, args, &[]).await
+    }
+
+    /// As [`Watched::start_bare`], with `env` set for the gateway.
+    pub(crate) async fn start_with(home: &Path, args: &[&str], env: &[(&str, &Path)]) -> Watched {
         let mut all = vec!["mcp", "--panel-port", "0"];
         all.extend_from_slice(args);
-        let mut client = StdioClient::start(gateway(home, &all)).await;
+        let mut command = gateway(home, &all);
+        command.envs(env.iter().copied());
+        let mut client = StdioClient::start(command).await;
         let pipe = client.child.stderr.take().expect("stderr is piped");
         let (tx, mut stderr) = mpsc::unbounded_channel();
         tokio::spawn(async move {

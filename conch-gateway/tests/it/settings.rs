@@ -622,3 +622,47 @@ async fn data_5_browser_json_is_honoured_at_start() {
     assert_eq!(read["thisRun"]["allowLocalhost"], true, "{read}");
     watched.client.finish().await;
 }
+
+/// BE-16, PROTO-11: with your own Chrome chosen, the status flags `browser-own-chrome`
+/// with its one-press fix back to local and the backup power; the fix (PUT local) needs
+/// no recent sign-in, and afterwards nothing is flagged.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_16_own_chrome_is_flagged_with_its_fix_back_to_local() {
+    let home = tempfile::tempdir().expect("temp home");
+    // Nothing of the person's own Chrome is here: reaching it fails, and Conch falls back.
+    let chrome = tempfile::tempdir().expect("an empty Chrome folder");
+    seed(home.path(), json!({ "backend": "chrome" }));
+    let watched = Watched::start_with(
+        home.path(),
+        &["--unattended"],
+        &[("CONCH_CHROME_PROFILE", chrome.path())],
+    )
+    .await;
+    let mut person = Person::of(&watched).await;
+    let (status, health) = person.call("GET", "/api/browser/status", Value::Null).await;
+    assert_eq!(status, 200, "{health}");
+    let own = health["flagged"]
+        .as_array()
+        .expect("flagged")
+        .iter()
+        .find(|i| i["id"] == "browser-own-chrome")
+        .unwrap_or_else(|| panic!("no browser-own-chrome item: {health}"))
+        .clone();
+    assert_eq!(own["fix"], "browser-own-chrome-off");
+    assert!(
+        own["said"]
+            .as_str()
+            .is_some_and(|s| s.contains("with your real account")),
+        "{own}"
+    );
+    assert_eq!(health["backup"]["powers"], json!(["browser-own-chrome"]));
+    let (status, answer) = person
+        .call("PUT", "/api/browser/backend", json!({ "backend": "local" }))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let (_, health) = person.call("GET", "/api/browser/status", Value::Null).await;
+    assert_eq!(health["flagged"], json!([]), "{health}");
+    assert_eq!(health["backup"]["powers"], json!([]));
+    assert_eq!(health["chosen"], "local");
+    watched.client.finish().await;
+}
