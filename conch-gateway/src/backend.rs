@@ -152,7 +152,8 @@ pub(crate) fn save_choice(
     let (sealer, mut file) = sealed(home)?;
     match backend {
         Backend::Cdp => {
-            let url = url.ok_or("the cdp backend needs its DevTools address (--url on the command line)")?;
+            let url = url
+                .ok_or("the cdp backend needs its DevTools address (--url on the command line)")?;
             if !(url.starts_with("http://")
                 || url.starts_with("ws://")
                 || url.starts_with("wss://"))

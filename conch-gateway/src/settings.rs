@@ -593,6 +593,16 @@ async fn revoke_site(
 ) -> Result<Response, Refused> {
     let tools = settings.check(&headers, true)?;
     let _writing = settings.writes.lock().await;
+    // The site as browser.json keeps it, else as conch-policy names a host's site
+    // (`www.shop.example` is `shop.example`).
+    let saved = load(tools.browser())?;
+    let site = if saved.is_site_allowed(&site) {
+        site
+    } else {
+        conch_policy::Site::of_host(&site)
+            .map(|s| s.as_str().to_owned())
+            .unwrap_or(site)
+    };
     Ok(match tools.revoke_site(&site) {
         Ok(true) => {
             tracing::info!(site = %site, "the person revoked a site");

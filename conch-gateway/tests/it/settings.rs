@@ -396,6 +396,12 @@ async fn perm_7_a_revoked_site_asks_again() {
         .call("DELETE", "/api/browser/sites/127.0.0.1", Value::Null)
         .await;
     assert_eq!(status, 404, "{answer}");
+    // A host names its site: www.shop.example is shop.example.
+    seed(home.path(), json!({ "sites": ["shop.example"] }));
+    let (status, answer) = person
+        .call("DELETE", "/api/browser/sites/WWW.Shop.Example", Value::Null)
+        .await;
+    assert_eq!(status, 200, "{answer}");
     watched.client.finish().await;
 }
 

@@ -411,3 +411,59 @@ async fn tool_20_a_wait_for_text_reads_the_page_where_it_cannot_lie() {
     assert!(truth.starts_with("Done waiting"), "{truth}");
     tools.browser().shutdown().await;
 }
+
+/// PERM-7: revoking a site takes it out of browser.json's always-allowed sites and makes
+/// every conversation forget its "This chat" answer for it (an Always answer gives the
+/// conversation both): the next click there asks again.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_7_revoking_a_site_forgets_always_and_this_chat() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::Always, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let always = tools.chat("always", Mode::Ask);
+    let page = always
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("counter.html") }),
+        )
+        .await
+        .text();
+    let add = ref_of(&page, "button \"Add\"");
+    assert!(
+        !always
+            .call("browser_click", &json!({ "ref": add }))
+            .await
+            .is_error
+    );
+    assert_eq!(asker.asked().len(), 1, "the first click asks");
+    assert!(
+        !always
+            .call("browser_click", &json!({ "ref": add }))
+            .await
+            .is_error
+    );
+    assert_eq!(
+        asker.asked().len(),
+        1,
+        "Always: the next click does not ask"
+    );
+
+    assert!(tools.revoke_site("127.0.0.1").unwrap());
+    assert!(!tools.revoke_site("127.0.0.1").unwrap(), "once only");
+    let settings = conch_browser::store::BrowserSettings::load(
+        &setup.config.home,
+        &conch_browser::SystemClock,
+    )
+    .unwrap()
+    .value;
+    assert!(settings.sites.is_empty(), "{:?}", settings.sites);
+    assert!(
+        !always
+            .call("browser_click", &json!({ "ref": add }))
+            .await
+            .is_error
+    );
+    assert_eq!(asker.asked().len(), 2, "revoked: the next click asks again");
+    tools.browser().shutdown().await;
+}
