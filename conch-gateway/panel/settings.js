@@ -259,6 +259,10 @@ async function signOut() {
 byId('backend-form').addEventListener('submit', chooseBackend);
 byId('local-form').addEventListener('submit', saveLocal);
 byId('refresh').addEventListener('click', loadStatus);
+byId('sign-in-again').addEventListener('click', async () => {
+  const answer = await api('POST', '/api/browser/sign-in-again');
+  say(answer.ok ? answer.body.said : failure(answer));
+});
 byId('repair').addEventListener('click', repair);
 byId('sign-out').addEventListener('click', signOut);
 byId('sites-heading').setAttribute('tabindex', '-1');

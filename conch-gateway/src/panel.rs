@@ -17,8 +17,9 @@
 //! Every route needs a `Host` that is the gateway's own loopback name and port, so a page
 //! whose name was rebound to 127.0.0.1 (DNS rebinding) is refused.
 //!
-//! Deliberately absent: any way to sign in again after the code is used (restarting the
-//! gateway prints a new link). Sessions live in memory only.
+//! A signed-in person may ask for a new one-time link ([`Panel::renew_signin`], from the
+//! settings page, for a recent sign-in): it is printed on standard error like the first,
+//! never sent back to the page. Sessions live in memory only.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -95,6 +96,19 @@ impl Panel {
             .unwrap_or_else(PoisonError::into_inner);
         code.as_ref()
             .map(|code| format!("{}signin?code={code}", self.address()))
+    }
+
+    /// Makes a new one-time sign-in code, replacing any unused one, and gives its link
+    /// (for standard error only: it is never sent to a page).
+    pub(crate) fn renew_signin(&self) -> String {
+        let code = crate::random_hex(24);
+        let link = format!("{}signin?code={code}", self.address());
+        *self
+            .inner
+            .code
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(code);
+        link
     }
 
     /// Uses the sign-in code: a new session's value when `given` is the unused code.

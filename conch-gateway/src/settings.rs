@@ -20,6 +20,9 @@
 //!   (PERM-7).
 //! - `POST /api/browser/sign-out`: wipes the profile only with `{"confirm": true}`, which
 //!   the page sends after the person confirmed; without it nothing is wiped (DATA-4).
+//! - `POST /api/browser/sign-in-again`: prints a new one-time sign-in link on the
+//!   gateway's standard error, as at start, so the person can sign in recently without a
+//!   restart; the link never goes back to the page (AMB-2).
 //!
 //! Every route needs the panel's sign-in and the gateway's own `Host`; every route that
 //! changes something also needs the gateway's own `Origin`, so a page elsewhere can't
@@ -146,6 +149,7 @@ pub(crate) fn router(settings: Settings) -> Router {
         .route("/api/browser/repair", post(repair))
         .route("/api/browser/sites/{site}", delete(revoke_site))
         .route("/api/browser/sign-out", post(sign_out))
+        .route("/api/browser/sign-in-again", post(sign_in_again))
         .with_state(settings)
 }
 
@@ -430,7 +434,7 @@ async fn choose_backend(
         if !recent {
             return Err(refuse(
                 StatusCode::FORBIDDEN,
-                "Forbidden: choosing a browser other than Conch's own needs a recent sign-in; restart conch-gateway, open its new sign-in link, and choose again within 5 minutes.",
+                "Forbidden: choosing a browser other than Conch's own needs a recent sign-in; ask for a new sign-in link (it is printed where conch-gateway runs), open it, and choose again within 5 minutes.",
             )
             .into());
         }
@@ -647,6 +651,22 @@ async fn sign_out(
         }
         Err(e) => refuse(StatusCode::CONFLICT, &e.to_string()),
     })
+}
+
+/// `POST /api/browser/sign-in-again`: a new one-time sign-in link, printed on standard
+/// error where the person started the gateway; the page hears only where to look.
+async fn sign_in_again(
+    State(settings): State<Settings>,
+    headers: HeaderMap,
+) -> Result<Response, Refused> {
+    settings.check(&headers, true)?;
+    let link = settings.panel.renew_signin();
+    eprintln!("conch-gateway: sign in again at {link}");
+    tracing::info!("the person asked for a new sign-in link");
+    Ok(answer(
+        StatusCode::OK,
+        &json!({ "said": "A new sign-in link was printed where conch-gateway runs (its standard error). Open it, then choose the browser again within 5 minutes." }),
+    ))
 }
 
 #[cfg(test)]

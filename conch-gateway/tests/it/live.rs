@@ -103,7 +103,10 @@ async fn opened(file: &str) -> (FixtureServer, tempfile::TempDir, Watched, Strin
 }
 
 /// The next line of standard error holding `needle`, within 60 s.
-async fn wait_for_line(stderr: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
+pub(crate) async fn wait_for_line(
+    stderr: &mut mpsc::UnboundedReceiver<String>,
+    needle: &str,
+) -> String {
     tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let line = stderr.recv().await.expect("the gateway is still running");

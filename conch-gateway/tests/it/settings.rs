@@ -120,7 +120,8 @@ async fn amb_2_a_forged_cross_origin_request_is_refused() {
     let before = std::fs::read(home.path().join("browser.json")).expect("settings");
     let own_host = format!("127.0.0.1:{port}");
     let own_origin = format!("http://127.0.0.1:{port}");
-    let attacks: [(&str, &str, &str); 6] = [
+    let attacks: [(&str, &str, &str); 7] = [
+        ("POST", "/api/browser/sign-in-again", ""),
         (
             "PATCH",
             "/api/browser/settings",
@@ -670,5 +671,33 @@ async fn be_16_own_chrome_is_flagged_with_its_fix_back_to_local() {
     assert_eq!(health["flagged"], json!([]), "{health}");
     assert_eq!(health["backup"]["powers"], json!([]));
     assert_eq!(health["chosen"], "local");
+    watched.client.finish().await;
+}
+
+/// AMB-2, BE-2: a signed-in person asks for a new sign-in link; it is printed on standard
+/// error, never sent back, and opening it signs in (recently) without a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_2_a_new_sign_in_link_is_printed_not_sent() {
+    let home = tempfile::tempdir().expect("temp home");
+    let mut watched = Watched::start(home.path(), &["--unattended"]).await;
+    let mut person = Person::of(&watched).await;
+    let (status, answer) = person
+        .call("POST", "/api/browser/sign-in-again", Value::Null)
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(!answer.to_string().contains("code="), "{answer}");
+    let line = crate::live::wait_for_line(&mut watched.stderr, "sign in again at ").await;
+    let link = line.split("sign in again at ").nth(1).expect("a link");
+    let path = link
+        .strip_prefix(&format!("http://127.0.0.1:{}", watched.port))
+        .unwrap_or_else(|| panic!("a link to the door: {link}"));
+    let (status, head, _) = send(watched.port, "GET", path, &[], "").await;
+    assert_eq!(status, 303, "{head}");
+    assert!(head.contains("set-cookie: conch_session="), "{head}");
+    // The link is one-time, and the first session still works.
+    let (status, _, _) = send(watched.port, "GET", path, &[], "").await;
+    assert_eq!(status, 403);
+    let (status, _) = person.call("GET", "/api/browser/status", Value::Null).await;
+    assert_eq!(status, 200);
     watched.client.finish().await;
 }
