@@ -13,8 +13,8 @@ fn settings(home: &std::path::Path) -> Value {
 }
 
 /// PROTO-10, PERM-7, LAUNCH-14, HS-9, NET-12, BE-17: the settings page states the risks,
-/// saves a change, revokes a site and runs Repair (keeping the profile on No), with no
-/// axe-core violation in any of those states.
+/// saves a change, revokes a site, runs Repair (keeping the profile on No) and signs out
+/// of everything only on the person's yes, with no axe-core violation in any state.
 #[tokio::test(flavor = "multi_thread")]
 async fn proto_10_the_settings_page_changes_revokes_and_repairs() {
     let home = tempfile::tempdir().expect("a temp home");
@@ -120,5 +120,41 @@ async fn proto_10_the_settings_page_changes_revokes_and_repairs() {
         )
         .await;
     session.person.assert_accessible("after a repair").await;
+
+    // Sign out of everything: the question starts on Cancel, so Enter never wipes;
+    // Cancel wipes nothing, and the yes wipes the profile.
+    session.click("#sign-out").await;
+    session
+        .wait_until(
+            "document.getElementById('confirm').open",
+            "the sign-out question",
+        )
+        .await;
+    let focused = session.js("return document.activeElement.id").await;
+    assert_eq!(focused, json!("confirm-cancel"));
+    session.click("#confirm-cancel").await;
+    session
+        .wait_until(
+            "document.getElementById('outcome').textContent === 'Nothing was wiped.'",
+            "the cancel to be said",
+        )
+        .await;
+    assert!(marker.exists(), "Cancel wipes nothing");
+    session.click("#sign-out").await;
+    session
+        .wait_until(
+            "document.getElementById('confirm').open",
+            "the sign-out question",
+        )
+        .await;
+    session.click("#confirm-yes").await;
+    session
+        .wait_until(
+            "document.getElementById('outcome').textContent.startsWith('Signed out of everything')",
+            "the sign-out to be said",
+        )
+        .await;
+    assert!(!marker.exists(), "the yes wipes the profile");
+    session.person.assert_accessible("after signing out").await;
     session.finish().await;
 }

@@ -328,6 +328,18 @@ async fn proto_10_be_3_no_response_carries_the_key() {
     assert_eq!(status, 200, "{health}");
     assert_eq!(health["chosen"], "steel", "{health}");
     assert_eq!(health["backend"], "local", "the stand-in: {health}");
+    // The fallen-back state says why, in the status and as a health note (LAUNCH-13,
+    // PROTO-11).
+    let why = health["why"].as_str().expect("why");
+    assert!(why.contains("uses its own local browser"), "{health}");
+    assert_eq!(health["notes"], json!([why]), "{health}");
+    assert_eq!(health["health"][0]["ok"], false, "{health}");
+    let steps = repaired["steps"].as_array().expect("steps");
+    assert_eq!(steps[3]["id"], "reconnect-backend");
+    assert_eq!(
+        steps[3]["outcome"], "failed",
+        "nothing answers on port 1: {repaired}"
+    );
     let flagged: Vec<&str> = health["flagged"]
         .as_array()
         .expect("flagged items")
