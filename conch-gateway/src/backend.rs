@@ -211,9 +211,11 @@ pub(crate) fn save_choice(
         Backend::Local | Backend::Chrome => {}
     }
     file.save(&sealer).map_err(|e| format!("{e}."))?;
-    let mut settings = settings(home)?;
-    settings.backend = backend;
-    settings.save(home).map_err(|e| format!("{e}."))?;
+    BrowserSettings::update(home, &SystemClock, |settings| {
+        settings.backend = backend;
+        Ok::<_, std::convert::Infallible>(true)
+    })
+    .map_err(|e| format!("failed to {e}"))?;
     said.push(format!("backend: {backend}"));
     if backend == Backend::Chrome {
         said.push(

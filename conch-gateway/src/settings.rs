@@ -43,7 +43,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use conch_browser::reports::{HostReports, OWN_CHROME_RISK};
-use conch_browser::store::{Backend, BrowserSettings};
+use conch_browser::store::{Backend, BrowserSettings, UpdateError};
 use conch_browser::{Browser, RunState, SystemClock};
 use conch_policy::AllowedHost;
 use serde_json::{Map, Value, json};
@@ -94,13 +94,13 @@ pub(crate) const RESIDUAL_RISKS: [&str; 4] = [
     "A vaguely worded question from a page (“Continue?”) on a site you allowed is answered OK.",
 ];
 
-/// The settings routes' state: the panel (sign-in, host and origin checks, the tools),
-/// who judges a recent sign-in, and one lock so two changes never interleave.
+/// The settings routes' state: the panel (sign-in, host and origin checks, the tools) and
+/// who judges a recent sign-in. Changes to browser.json go through
+/// [`BrowserSettings::update`], so two never write over each other.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     panel: Panel,
     recent: Arc<dyn RecentAuth>,
-    writes: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Settings {
@@ -111,11 +111,7 @@ impl Settings {
 
     /// The settings of `panel`, judging recent sign-ins with `recent`.
     pub(crate) fn with_recent_auth(panel: Panel, recent: Arc<dyn RecentAuth>) -> Settings {
-        Settings {
-            panel,
-            recent,
-            writes: Arc::new(tokio::sync::Mutex::new(())),
-        }
+        Settings { panel, recent }
     }
 
     /// The tools, for a signed-in request on the own host (and, when `changes`, the own
@@ -211,16 +207,6 @@ fn load(browser: &Browser) -> Result<BrowserSettings, Refused> {
             )
             .into()
         })
-}
-
-fn save(browser: &Browser, settings: &BrowserSettings) -> Result<(), Refused> {
-    settings.save(&browser.config().home).map_err(|e| {
-        refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!("Conch's settings could not be saved: failed to {e}; nothing was changed."),
-        )
-        .into()
-    })
 }
 
 /// The backend as the page shows it: its kind, the host it is reached at and whether a
@@ -388,12 +374,17 @@ async fn change(
 ) -> Result<Response, Refused> {
     let tools = settings.check(&headers, true)?;
     let fields = object(&body)?;
-    let _writing = settings.writes.lock().await;
-    let mut saved = load(tools.browser())?;
-    if let Err(sentence) = merge(&mut saved, &fields) {
-        return Err(bad_request(&sentence).into());
-    }
-    save(tools.browser(), &saved)?;
+    let saved = BrowserSettings::update(&tools.browser().config().home, &SystemClock, |s| {
+        merge(s, &fields).map(|()| true)
+    })
+    .map_err(|e| match e {
+        UpdateError::Refused(sentence) => Refused::from(bad_request(&sentence)),
+        UpdateError::Store(e) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("Conch's settings could not be saved: failed to {e}; nothing was changed."),
+        )
+        .into(),
+    })?;
     tracing::info!(fields = ?fields.keys().collect::<Vec<_>>(), "the person changed the settings");
     let mut view = settings_view(tools, &saved);
     view["said"] = json!(
@@ -439,7 +430,6 @@ async fn choose_backend(
             .into());
         }
     }
-    let _writing = settings.writes.lock().await;
     let browser = tools.browser();
     let home = &browser.config().home;
     let said =
@@ -489,7 +479,7 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<
     let tools = settings.check(&headers, false)?;
     let browser = tools.browser();
     let status = browser.status().await;
-    record_user_agent(&settings, browser, &status).await;
+    record_user_agent(browser, &status);
     let reports: &dyn HostReports = browser;
     let saved = load(browser).unwrap_or_default();
     let state = match status.state {
@@ -539,18 +529,19 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<
 
 /// Records the user agent the running browser reports in browser.json, per browser, for
 /// status (DATA-5, AMB-16). Conch never rewrites it.
-async fn record_user_agent(settings: &Settings, browser: &Browser, status: &conch_browser::Status) {
+fn record_user_agent(browser: &Browser, status: &conch_browser::Status) {
     let (Some(name), Some(agent)) = (&status.browser, &status.user_agent) else {
         return;
     };
-    let _writing = settings.writes.lock().await;
-    let Ok(mut saved) = load(browser) else { return };
-    if saved.user_agents.get(name) == Some(agent) {
-        return;
-    }
-    saved.user_agents.insert(name.clone(), agent.clone());
-    if save(browser, &saved).is_err() {
-        tracing::warn!("the browser's user agent could not be recorded in browser.json");
+    let recorded = BrowserSettings::update(&browser.config().home, &SystemClock, |s| {
+        let new = s.user_agents.get(name) != Some(agent);
+        if new {
+            s.user_agents.insert(name.clone(), agent.clone());
+        }
+        Ok::<_, std::convert::Infallible>(new)
+    });
+    if let Err(e) = recorded {
+        tracing::warn!("the browser's user agent could not be recorded in browser.json: {e}");
     }
 }
 
@@ -596,7 +587,6 @@ async fn revoke_site(
     Path(site): Path<String>,
 ) -> Result<Response, Refused> {
     let tools = settings.check(&headers, true)?;
-    let _writing = settings.writes.lock().await;
     // The site as browser.json keeps it, else as conch-policy names a host's site
     // (`www.shop.example` is `shop.example`).
     let saved = load(tools.browser())?;

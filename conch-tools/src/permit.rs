@@ -240,10 +240,8 @@ fn always(home: &Home, site: &str) -> bool {
 /// Saves an Always answer to browser.json's sites (PERM-6). A failure to save leaves the
 /// answer good for this conversation and is logged.
 fn save_always(home: &Home, site: &str) {
-    let saved = BrowserSettings::load(home, &SystemClock).and_then(|loaded| {
-        let mut settings = loaded.value;
-        settings.allow_site(site);
-        settings.save(home)
+    let saved = BrowserSettings::update(home, &SystemClock, |settings| {
+        Ok::<_, std::convert::Infallible>(settings.allow_site(site))
     });
     if let Err(e) = saved {
         tracing::warn!(target: "conch_tools", %e, "the always-allowed site could not be saved");

@@ -96,15 +96,21 @@ impl Tools {
     /// # Errors
     /// When browser.json can't be read or written; nothing is forgotten then.
     pub fn revoke_site(&self, site: &str) -> Result<bool, conch_browser::store::StoreError> {
+        use conch_browser::store::{BrowserSettings, UpdateError};
         let browser = &self.inner.browser;
-        let home = &browser.config().home;
-        let mut settings =
-            conch_browser::store::BrowserSettings::load(home, browser.config().clock.as_ref())?
-                .value;
-        let held = settings.revoke_site(site);
-        if held {
-            settings.save(home)?;
-        }
+        let mut held = false;
+        BrowserSettings::update(
+            &browser.config().home,
+            browser.config().clock.as_ref(),
+            |s| {
+                held = s.revoke_site(site);
+                Ok::<_, std::convert::Infallible>(held)
+            },
+        )
+        .map_err(|e| match e {
+            UpdateError::Store(e) => e,
+            UpdateError::Refused(never) => match never {},
+        })?;
         for chat in lock(&self.inner.chats).values() {
             chat.consent.forget_site(site);
         }
