@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex as StdMutex, PoisonError};
 use std::time::Duration;
 
+use conch_browser::Conversation;
 use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
 use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
 use conch_browser::page::settle::{Settle, SettleOptions};
@@ -22,7 +23,6 @@ use conch_browser::page::{
     Change, Element, PageError, Reader, Snapshot, Who, changes_since, evaluate_in_world,
     page_address, read, resolve, screenshot_for_model,
 };
-use conch_browser::{Conversation, TabInfo};
 use conch_policy::{FieldFacts, Mode, Point, Size};
 use serde_json::{Value, json};
 
@@ -112,13 +112,13 @@ impl From<ActError> for ToolError {
     }
 }
 
-/// The conversation's active tab, if it has one.
-pub(crate) async fn active_tab(conv: &Conversation) -> Result<Option<TabInfo>, ToolError> {
-    Ok(conv.tabs().await?.into_iter().find(|t| t.active))
+/// The id of the conversation's active tab, if it has one.
+pub(crate) async fn active_tab(conv: &Conversation) -> Result<Option<String>, ToolError> {
+    Ok(conv.active_tab_id().await?)
 }
 
-/// The active tab, or the sentence that says to open a page.
-pub(crate) async fn need_tab(conv: &Conversation) -> Result<TabInfo, ToolError> {
+/// The active tab's id, or the sentence that says to open a page.
+pub(crate) async fn need_tab(conv: &Conversation) -> Result<String, ToolError> {
     active_tab(conv).await?.ok_or(ToolError::NoPage)
 }
 
@@ -173,9 +173,9 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let snapshot = read(&page, reader).await?;
-        Ok(first_look(&tab.id, &snapshot))
+        Ok(first_look(&tab, &snapshot))
     }
 
     /// Reads the active tab whole and gives part `n` (SNAP-1, SNAP-8, SNAP-13).
@@ -187,9 +187,9 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let snapshot = read(&page, reader).await?;
-        whole(&tab.id, &snapshot, n)
+        whole(&tab, &snapshot, n)
     }
 
     /// The lines of the whole page holding `needle`, with their parts (SNAP-11), each
@@ -202,7 +202,7 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let snapshot = read(&page, reader).await?;
         let found = snapshot.find(needle);
         if found.is_empty() {
@@ -227,11 +227,11 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         match changes_since(&page, reader, Who::Agent).await? {
             Change::Nothing => Ok(None),
             Change::Diff(text) => Ok(Some(PageBody::bounded(&text))),
-            Change::Whole(snapshot) => Ok(Some(first_look(&tab.id, &snapshot))),
+            Change::Whole(snapshot) => Ok(Some(first_look(&tab, &snapshot))),
         }
     }
 
@@ -242,10 +242,10 @@ impl Pages {
         let page = conv.page().await.ok()?;
         let mut readers = self.readers.lock().await;
         // A tab the agent never read has no baseline to compare with.
-        let reader = readers.get_mut(&tab.id)?;
+        let reader = readers.get_mut(&tab)?;
         match changes_since(&page, reader, Who::Person).await.ok()? {
             Change::Diff(text) => Some(PageBody::bounded(&text)),
-            Change::Whole(snapshot) => Some(first_look(&tab.id, &snapshot)),
+            Change::Whole(snapshot) => Some(first_look(&tab, &snapshot)),
             Change::Nothing => None,
         }
     }
@@ -267,7 +267,7 @@ impl Pages {
         let page = conv.page().await?;
         let size = act::viewport(&page).await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let png = screenshot_for_model(&page, reader).await?;
         Ok((png, size))
     }
@@ -292,13 +292,13 @@ impl Pages {
             .map(|id| id.as_str().to_owned())
             .unwrap_or_default();
         let installed = lock(&self.watches)
-            .get(&tab.id)
+            .get(&tab)
             .is_some_and(|(id, _)| *id == session);
         if !installed {
             let watch = dialog::watch(&page, hook)
                 .await
                 .map_err(conch_browser::BrowserError::from)?;
-            lock(&self.watches).insert(tab.id.clone(), (session, watch));
+            lock(&self.watches).insert(tab.clone(), (session, watch));
         }
         let watches = lock(&self.watches);
         Ok(watches
