@@ -97,6 +97,7 @@ pub fn how_to_allow(question: &Question) -> String {
             )
         }
         K::HighStakes | K::Upload | K::Download => "this always needs the person's own yes: ask them to do it themselves, or run Conch with a panel that can ask.".to_owned(),
+        K::BrowserDownload => "the browser is downloaded again on the next call, or when the person presses Try again on the panel.".to_owned(),
     }
 }
 
