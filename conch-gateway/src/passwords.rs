@@ -16,6 +16,11 @@
 //! A file that does not open (a flipped byte) is set aside and fails closed: nothing is
 //! filled until the person saves again.
 //!
+//! On a new-password field of a site with nothing saved (a sign-up form), the vault makes
+//! a strong password ([`SecretText::strong_password`]) and saves it for the site with the
+//! form's username before anything is typed; when it can't be saved, nothing is made and
+//! the field goes to the person.
+//!
 //! Deliberately absent: any way to print a password back, and the panel's Passwords page
 //! (a later part of issue 16).
 
@@ -189,31 +194,83 @@ pub(crate) struct Vault {
     pub(crate) home: Home,
 }
 
+impl Vault {
+    /// Opens the file in a blocking task and runs `work` on it; `None` (with a warning)
+    /// when the file can't be used.
+    async fn with_file<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Sealer, &mut SecretsFile) -> Option<T> + Send + 'static,
+    ) -> Option<T> {
+        let home = self.home.clone();
+        tokio::task::spawn_blocking(move || {
+            let (sealer, mut file) = match open(&home) {
+                Ok(opened) => opened,
+                Err(sentence) => {
+                    tracing::warn!("the saved passwords can't be used: {sentence}");
+                    return None;
+                }
+            };
+            work(&sealer, &mut file)
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
 impl SecretFiller for Vault {
     fn secret_for<'a>(&'a self, request: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
         Box::pin(async move {
             let key = key_of_page(&request.url)?;
-            let home = self.home.clone();
-            let found = tokio::task::spawn_blocking(move || {
-                let (_, file) = match open(&home) {
-                    Ok(opened) => opened,
-                    Err(sentence) => {
-                        tracing::warn!("the saved passwords can't be used: {sentence}");
-                        return None;
-                    }
-                };
-                file.get(&key)
-                    .map(|password| SecretValue::new(password.expose()))
-            })
-            .await
-            .ok()
-            .flatten();
+            let found = self
+                .with_file(move |_, file| {
+                    file.get(&key)
+                        .map(|password| SecretValue::new(password.expose()))
+                })
+                .await;
             tracing::info!(
                 conversation = request.conversation,
                 filled = found.is_some(),
                 "a secret field asked the saved passwords"
             );
             found
+        })
+    }
+
+    /// A new-password field with nothing saved (issue 16): a strong password, saved for
+    /// the page's site with the form's username before anything is typed, so the site
+    /// never gets a password the person doesn't have; nothing when it can't be saved.
+    fn new_secret_for<'a>(
+        &'a self,
+        request: &'a SecretRequest,
+    ) -> BoxFuture<'a, Option<SecretValue>> {
+        Box::pin(async move {
+            let key = key_of_page(&request.url)?;
+            let username = request.username.trim().to_owned();
+            let made = self
+                .with_file(move |sealer, file| {
+                    if let Some(saved) = file.get(&key) {
+                        // Saved meanwhile: that one is the site's.
+                        return Some(SecretValue::new(saved.expose()));
+                    }
+                    let password = SecretText::strong_password()?;
+                    let value = SecretValue::new(password.expose());
+                    file.set(&key, KIND, &username, password);
+                    match file.save(sealer) {
+                        Ok(()) => Some(value),
+                        Err(e) => {
+                            tracing::warn!("a generated password could not be saved: {e}");
+                            None
+                        }
+                    }
+                })
+                .await;
+            tracing::info!(
+                conversation = request.conversation,
+                made = made.is_some(),
+                "a new-password field asked the saved passwords for a new one"
+            );
+            made
         })
     }
 }

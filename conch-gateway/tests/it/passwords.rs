@@ -11,6 +11,9 @@ use tokio::io::AsyncWriteExt;
 use crate::backend::everything_in;
 use crate::support::{StdioClient, gateway, ref_of};
 
+use conch_browser::seal::{Sealer, SecretsFile};
+use conch_browser::{Home, SystemClock};
+
 /// The fixture page's saved password (fixtures/pages/vault-signin.html).
 const CANARY: &str = "canary-vault-93b1";
 
@@ -102,7 +105,7 @@ async fn sec_2_an_agent_signs_in_with_a_saved_password_it_never_sees() {
         .await;
     assert!(!error, "{typed}");
     assert!(
-        typed.contains("Filled that field from the person's saved passwords"),
+        typed.contains(&format!("Filled the saved password for {site}")),
         "{typed}"
     );
     assert!(
@@ -185,4 +188,252 @@ async fn data_6_a_tampered_passwords_file_fails_closed() {
     assert!(!ok, "a tampered file was read");
     assert!(err.contains("Save the passwords again"), "{err}");
     assert!(!path.exists(), "the tampered file was set aside");
+}
+
+/// The password saved for `site` in `home`, read back through the sealer as the gateway
+/// keeps it.
+fn saved_password(home: &std::path::Path, site: &str) -> String {
+    let home = Home::new(home.to_path_buf());
+    let sealer = Sealer::open(&home, None).expect("the device key");
+    let file = SecretsFile::load_at(home.passwords_file(), &sealer, &SystemClock)
+        .expect("the sealed passwords open");
+    file.get(site)
+        .unwrap_or_else(|| panic!("no password saved for {site}"))
+        .expose()
+        .to_owned()
+}
+
+/// The gateway on `home` in Full trust with trace logging to its log file only.
+async fn traced_gateway(home: &std::path::Path) -> StdioClient {
+    let mut command = gateway(
+        home,
+        &[
+            "mcp",
+            "--trust",
+            "full",
+            "--allow-localhost",
+            "--panel-port",
+            "0",
+        ],
+    );
+    command.env("RUST_LOG", "trace").stderr(Stdio::null());
+    StdioClient::start(command).await
+}
+
+/// `secret` is in no result, notification or request the gateway wrote (`transcript`),
+/// no file of `home` but the sealed one, and the trace log (which was on).
+fn nowhere_but_sealed(home: &std::path::Path, transcript: &str, secret: &str) {
+    assert!(secret.len() >= 20, "a weak password was made");
+    assert!(
+        !transcript.contains(secret),
+        "a message carries the password"
+    );
+    let sealed = home.join("passwords.secrets.json");
+    for (path, bytes) in everything_in(home) {
+        if path == sealed {
+            continue;
+        }
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} holds the password in plain text",
+            path.display()
+        );
+    }
+    let log = std::fs::read_to_string(home.join("gateway.log")).expect("the log");
+    assert!(log.contains("TRACE"), "trace logging was off");
+}
+
+/// Issue 16, SEC-2, DATA-6: browser_type on a sign-up form's new-password field with
+/// nothing saved makes a strong password, fills it and its confirmation, and saves it for
+/// the site with the username the form holds; a later sign-in on the same site gets it
+/// from the vault. The password is in no result, notification, log or file but the
+/// sealed one.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_a_sign_up_gets_a_generated_password_that_the_sign_in_then_uses() {
+    let pages = FixtureServer::start().await.expect("fixture server");
+    let home = tempfile::tempdir().expect("temp home");
+    let site = format!("127.0.0.1:{}", pages.port());
+    let mut client = traced_gateway(home.path()).await;
+
+    let (page, error) = client
+        .call(
+            "browser_open",
+            json!({ "url": pages.url("vault-signup.html") }),
+        )
+        .await;
+    assert!(!error, "{page}");
+    let email = ref_of(&page, "textbox \"Email\"");
+    let (typed, error) = client
+        .call(
+            "browser_type",
+            json!({ "ref": email, "text": "ada@example.com" }),
+        )
+        .await;
+    assert!(!error, "{typed}");
+    let field = ref_of(&page, "textbox \"Choose a password\"");
+    let (made, error) = client
+        .call("browser_type", json!({ "ref": field, "text": "hunter2" }))
+        .await;
+    assert!(!error, "{made}");
+    assert!(
+        made.contains(&format!(
+            "Generated a strong password for {site}, filled it and saved it"
+        )),
+        "{made}"
+    );
+    assert!(
+        made.contains("Its confirmation field has it too."),
+        "{made}"
+    );
+    let create = ref_of(&page, "button \"Create account\"");
+    let (created, error) = client.call("browser_click", json!({ "ref": create })).await;
+    assert!(!error, "{created}");
+    let (read, _) = client.call("browser_read", json!({})).await;
+    assert!(
+        read.contains("Account created for ada@example.com"),
+        "{read}"
+    );
+
+    let (signin, error) = client
+        .call(
+            "browser_open",
+            json!({ "url": pages.url("vault-signin.html") }),
+        )
+        .await;
+    assert!(!error, "{signin}");
+    let field = ref_of(&signin, "textbox \"Password\"");
+    let (filled, error) = client
+        .call("browser_type", json!({ "ref": field, "text": "hunter2" }))
+        .await;
+    assert!(!error, "{filled}");
+    assert!(
+        filled.contains(&format!("Filled the saved password for {site}")),
+        "{filled}"
+    );
+    assert!(
+        filled.contains("Password accepted for ada@example.com"),
+        "the sign-in got the generated password: {filled}"
+    );
+    let transcript = std::mem::take(&mut client.transcript);
+    client.finish().await;
+
+    let (ok, listed, err) = passwords(home.path(), &["list"], "").await;
+    assert!(ok, "{err}");
+    assert_eq!(listed, format!("{site}\tada@example.com\n"));
+    let secret = saved_password(home.path(), &site);
+    nowhere_but_sealed(home.path(), &transcript, &secret);
+}
+
+/// Issue 16, SEC-2, FORM-3: browser_form fills a sign-up form's password fields from the
+/// vault (a generated password, then the saved one) instead of skipping them, never with
+/// the agent's values, and names them as filled from the vault; the sign-in form then
+/// gets the saved password; a site with nothing saved and no new-password field still
+/// has its password field skipped and named.
+#[tokio::test(flavor = "multi_thread")]
+async fn form_3_browser_form_fills_password_fields_from_the_vault() {
+    let pages = FixtureServer::start().await.expect("fixture server");
+    let home = tempfile::tempdir().expect("temp home");
+    let site = format!("127.0.0.1:{}", pages.port());
+    let mut client = traced_gateway(home.path()).await;
+
+    let (page, error) = client
+        .call(
+            "browser_open",
+            json!({ "url": pages.url("vault-signup.html") }),
+        )
+        .await;
+    assert!(!error, "{page}");
+    let (email, password, again) = (
+        ref_of(&page, "textbox \"Email\""),
+        ref_of(&page, "textbox \"Choose a password\""),
+        ref_of(&page, "textbox \"Repeat the password\""),
+    );
+    let (filled, error) = client
+        .call(
+            "browser_form",
+            json!({ "fields": [
+                { "ref": email, "value": "bob@example.com" },
+                { "ref": password, "value": "the agent's guess" },
+                { "ref": again, "value": "the agent's guess" },
+            ] }),
+        )
+        .await;
+    assert!(!error, "{filled}");
+    assert!(filled.contains("Filled 3 of 3 fields."), "{filled}");
+    assert!(
+        filled.contains(&format!(
+            "{password}: Generated a strong password for {site}, filled it and saved it"
+        )),
+        "{filled}"
+    );
+    assert!(
+        filled.contains(&format!("{again}: Filled the saved password for {site}")),
+        "{filled}"
+    );
+    assert!(!filled.contains("Skipped"), "{filled}");
+    let create = ref_of(&page, "button \"Create account\"");
+    let (created, error) = client.call("browser_click", json!({ "ref": create })).await;
+    assert!(!error, "{created}");
+    let (read, _) = client.call("browser_read", json!({})).await;
+    assert!(
+        read.contains("Account created for bob@example.com"),
+        "{read}"
+    );
+
+    let (signin, _) = client
+        .call(
+            "browser_open",
+            json!({ "url": pages.url("vault-signin.html") }),
+        )
+        .await;
+    let (email, password) = (
+        ref_of(&signin, "textbox \"Email\""),
+        ref_of(&signin, "textbox \"Password\""),
+    );
+    let fields = json!({ "fields": [
+        { "ref": email, "value": "bob@example.com" },
+        { "ref": password, "value": "the agent's guess" },
+    ] });
+    let (signed, error) = client.call("browser_form", fields).await;
+    assert!(!error, "{signed}");
+    assert!(
+        signed.contains(&format!("{password}: Filled the saved password for {site}")),
+        "{signed}"
+    );
+    assert!(
+        signed.contains("Password accepted for bob@example.com"),
+        "{signed}"
+    );
+
+    // Another site, nothing saved, a sign-in form: skipped and named as before.
+    let (other, _) = client
+        .call(
+            "browser_open",
+            json!({ "url": pages.cross_site_url("vault-signin.html") }),
+        )
+        .await;
+    let password = ref_of(&other, "textbox \"Password\"");
+    let (skipped, error) = client
+        .call(
+            "browser_form",
+            json!({ "fields": [{ "ref": password, "value": "the agent's guess" }] }),
+        )
+        .await;
+    assert!(!error, "{skipped}");
+    assert!(skipped.contains("Filled 0 of 1 field."), "{skipped}");
+    assert!(
+        skipped.contains(&format!(
+            "Skipped: {password}: a password, code or card field"
+        )),
+        "{skipped}"
+    );
+    let (read, _) = client.call("browser_read", json!({})).await;
+    assert!(read.contains("Not signed in"), "{read}");
+    let transcript = std::mem::take(&mut client.transcript);
+    client.finish().await;
+
+    let (_, listed, _) = passwords(home.path(), &["list"], "").await;
+    assert_eq!(listed, format!("{site}\tbob@example.com\n"));
+    let secret = saved_password(home.path(), &site);
+    nowhere_but_sealed(home.path(), &transcript, &secret);
 }
