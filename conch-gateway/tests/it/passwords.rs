@@ -6,7 +6,7 @@ use std::process::Stdio;
 
 use conch_fixtures::FixtureServer;
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt};
 
 use crate::backend::everything_in;
 use crate::support::{StdioClient, gateway, ref_of};
@@ -436,4 +436,418 @@ async fn form_3_browser_form_fills_password_fields_from_the_vault() {
     assert_eq!(listed, format!("{site}\tbob@example.com\n"));
     let secret = saved_password(home.path(), &site);
     nowhere_but_sealed(home.path(), &transcript, &secret);
+}
+
+/// A `conch-gateway mcp` with its person's door: the agent's client (which keeps it
+/// running), the door's port and the one-time sign-in code.
+async fn door(home: &std::path::Path) -> (StdioClient, u16, String) {
+    let command = gateway(home, &["mcp", "--panel-port", "0", "--allow-localhost"]);
+    let mut agent = StdioClient::start(command).await;
+    let pipe = agent.child.stderr.take().expect("stderr is piped");
+    let mut lines = tokio::io::BufReader::new(pipe).lines();
+    let link = loop {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("the sign-in link within 60 s")
+            .expect("stderr is readable")
+            .expect("the gateway prints its sign-in link");
+        if let Some(link) = line.split("watch and take over at ").nth(1) {
+            break link.to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let rest = link
+        .strip_prefix("http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("a loopback link: {link}"));
+    let (port, code) = rest
+        .split_once("/signin?code=")
+        .unwrap_or_else(|| panic!("a sign-in link: {link}"));
+    (agent, port.parse().expect("a port"), code.to_owned())
+}
+
+/// One HTTP/1.1 request to the door; gives (status, lowercase head, body).
+async fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("the door listens");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        stream.read_to_end(&mut answer),
+    )
+    .await
+    .expect("an answer within 30 s")
+    .expect("read");
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("a status line: {head}"));
+    (status, head.to_lowercase(), body.to_owned())
+}
+
+/// Issue 16, AMB-2, SEC-2: the Passwords API is the signed-in person's on the gateway's
+/// own host and origin only: a forged cross-origin save or removal gets 403 and changes
+/// nothing, as does one with no Origin, a form post, the wrong Host or no session; the
+/// list gives sites and usernames only, and no answer ever carries the password.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
+    let home = tempfile::tempdir().expect("temp home");
+    let (agent, port, code) = door(home.path()).await;
+    let own = format!("http://127.0.0.1:{port}");
+    let mut answers = String::new();
+
+    let (status, head, _) = http(port, "GET", &format!("/signin?code={code}"), &[], "").await;
+    assert_eq!(status, 303, "{head}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_owned();
+    let json = ("Content-Type", "application/json");
+    let signed = ("Cookie", cookie.as_str());
+    let origin = ("Origin", own.as_str());
+    let body = format!(
+        r#"{{"site": "https://login.example.com/x", "username": "ada", "password": "{CANARY}"}}"#
+    );
+    let refused: [(&str, Vec<(&str, &str)>); 6] = [
+        (
+            "a forged cross-origin post",
+            vec![signed, json, ("Origin", "http://evil.example")],
+        ),
+        ("a post with no Origin", vec![signed, json]),
+        (
+            "a post from the null origin",
+            vec![signed, json, ("Origin", "null")],
+        ),
+        (
+            "a rebound host",
+            vec![signed, json, origin, ("Host", "evil.example")],
+        ),
+        ("no session", vec![json, origin]),
+        (
+            "a made-up session",
+            vec![json, origin, ("Cookie", "conch_session=00ff")],
+        ),
+    ];
+    for (what, headers) in &refused {
+        let (status, _, said) = http(port, "POST", "/api/browser/passwords", headers, &body).await;
+        assert_eq!(status, 403, "{what}: {said}");
+        answers.push_str(&said);
+    }
+    let (status, _, said) = http(
+        port,
+        "POST",
+        "/api/browser/passwords",
+        &[
+            signed,
+            origin,
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        &format!("site=example.com&username=ada&password={CANARY}"),
+    )
+    .await;
+    assert_eq!(status, 415, "a form post: {said}");
+    answers.push_str(&said);
+    let (_, listed, _) = passwords(home.path(), &["list"], "").await;
+    assert_eq!(
+        listed, "no passwords saved\n",
+        "a refused request saved something"
+    );
+
+    // The person's own page saves, lists and removes.
+    let (status, _, said) = http(
+        port,
+        "POST",
+        "/api/browser/passwords",
+        &[signed, origin, json],
+        &body,
+    )
+    .await;
+    assert_eq!(status, 200, "{said}");
+    let saved: serde_json::Value = serde_json::from_str(&said).expect("JSON");
+    assert_eq!(
+        saved,
+        json!({ "saved": { "site": "example.com", "username": "ada" } })
+    );
+    answers.push_str(&said);
+    for (what, bad) in [
+        ("not JSON", "site=example.com"),
+        (
+            "no password",
+            r#"{"site": "example.com", "username": "ada"}"#,
+        ),
+        (
+            "not a site",
+            r#"{"site": "not a site", "username": "ada", "password": "x"}"#,
+        ),
+        (
+            "no username",
+            r#"{"site": "example.com", "username": " ", "password": "x"}"#,
+        ),
+    ] {
+        let (status, _, said) = http(
+            port,
+            "POST",
+            "/api/browser/passwords",
+            &[signed, origin, json],
+            bad,
+        )
+        .await;
+        assert_eq!(status, 400, "{what}: {said}");
+        assert!(
+            said.trim().ends_with('.') && said.len() < 300,
+            "{what}: {said}"
+        );
+        answers.push_str(&said);
+    }
+    let (status, _, said) = http(port, "GET", "/api/browser/passwords", &[signed], "").await;
+    assert_eq!(status, 200, "{said}");
+    let listed: serde_json::Value = serde_json::from_str(&said).expect("JSON");
+    assert_eq!(
+        listed,
+        json!({ "passwords": [{ "site": "example.com", "username": "ada" }] })
+    );
+    answers.push_str(&said);
+    let (status, _, said) = http(
+        port,
+        "GET",
+        "/api/browser/passwords",
+        &[signed, ("Origin", "http://evil.example")],
+        "",
+    )
+    .await;
+    assert_eq!(status, 403, "a cross-origin read: {said}");
+    let (status, _, said) = http(port, "GET", "/api/browser/passwords", &[], "").await;
+    assert_eq!(status, 403, "a read with no session: {said}");
+
+    let (status, _, said) = http(
+        port,
+        "DELETE",
+        "/api/browser/passwords/example.com",
+        &[signed, ("Origin", "http://evil.example")],
+        "",
+    )
+    .await;
+    assert_eq!(status, 403, "a forged removal: {said}");
+    let (_, listed, _) = passwords(home.path(), &["list"], "").await;
+    assert_eq!(listed, "example.com\tada\n", "a forged removal removed it");
+    let (status, _, said) = http(
+        port,
+        "DELETE",
+        "/api/browser/passwords/example.com",
+        &[signed, origin],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{said}");
+    answers.push_str(&said);
+    let (status, _, said) = http(
+        port,
+        "DELETE",
+        "/api/browser/passwords/example.com",
+        &[signed, origin],
+        "",
+    )
+    .await;
+    assert_eq!(status, 404, "{said}");
+    assert!(
+        said.contains("No password is saved for example.com"),
+        "{said}"
+    );
+
+    // The page itself: the signed-in person's, on the gateway's own host.
+    let (status, head, page) = http(port, "GET", "/passwords", &[signed], "").await;
+    assert_eq!(status, 200, "{head}");
+    assert!(page.contains("<h1>Passwords</h1>"), "{page}");
+    assert!(
+        head.contains("content-security-policy: default-src 'self'"),
+        "{head}"
+    );
+    let (_, _, page) = http(port, "GET", "/passwords", &[], "").await;
+    assert!(page.contains("Sign in with the link"), "{page}");
+    let (status, _, _) = http(
+        port,
+        "GET",
+        "/passwords",
+        &[signed, ("Host", "evil.example")],
+        "",
+    )
+    .await;
+    assert_eq!(status, 403);
+
+    assert!(!answers.contains(CANARY), "an answer carries the password");
+    drop(agent);
+    let sealed = home.path().join("passwords.secrets.json");
+    for (path, bytes) in everything_in(home.path()) {
+        if path != sealed {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(CANARY),
+                "{} holds the password in plain text",
+                path.display()
+            );
+        }
+    }
+}
+
+/// Issue 16, LIVE-10, SEC-2: the person reaches the Passwords page from the panel's
+/// navigation, saves a password by keyboard, sees it listed by site and username only,
+/// and removes it; the outcomes are said in a live region, the password is in no answer
+/// the page received, and axe-core finds nothing in any state.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_10_the_passwords_page_saves_lists_and_removes_by_keyboard() {
+    use fantoccini::Locator;
+    use fantoccini::key::Key;
+
+    let home = tempfile::tempdir().expect("temp home");
+    let ((agent, port, code), person) =
+        tokio::join!(door(home.path()), crate::webdriver::Person::start());
+    let client = &person.client;
+    let own = format!("http://127.0.0.1:{port}");
+    client
+        .goto(&format!("{own}/signin?code={code}"))
+        .await
+        .expect("the sign-in link opens");
+    client
+        .find(Locator::Css("nav.panel-nav a[href='/passwords']"))
+        .await
+        .expect("the panel's navigation links to Passwords")
+        .click()
+        .await
+        .expect("the link can be clicked");
+    let wait = |condition: &'static str| async move {
+        let script = format!("return Boolean({condition});");
+        for _ in 0..200 {
+            if client
+                .execute(&script, vec![])
+                .await
+                .expect("a script runs")
+                == json!(true)
+            {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let text = client
+            .execute("return document.body.innerText", vec![])
+            .await
+            .expect("a script runs");
+        panic!("waited 20 s for {condition}; the page says:\n{text}");
+    };
+    wait("location.pathname === '/passwords' && document.getElementById('loading').hidden").await;
+    wait("!document.getElementById('none').hidden").await;
+    person
+        .assert_accessible("on the empty Passwords page")
+        .await;
+
+    // By keyboard: the site field, then Tab to each next field, Enter to save.
+    let site = client
+        .find(Locator::Id("site"))
+        .await
+        .expect("the site field");
+    site.click().await.expect("the site field takes the focus");
+    let tab = Key::Tab.to_string();
+    let enter = Key::Enter.to_string();
+    for keys in [
+        "127.0.0.1:8080",
+        &tab,
+        "ada@example.com",
+        &tab,
+        CANARY,
+        &enter,
+    ] {
+        client
+            .active_element()
+            .await
+            .expect("a focused element")
+            .send_keys(keys)
+            .await
+            .expect("keys");
+    }
+    wait("document.getElementById('outcome').textContent.startsWith('Saved')").await;
+    let said = client
+        .execute(
+            "return [document.getElementById('outcome').textContent, document.getElementById('password').value, document.getElementById('saved-rows').innerText, document.getElementById('outcome').getAttribute('role')]",
+            vec![],
+        )
+        .await
+        .expect("a script runs");
+    assert_eq!(
+        said,
+        json!([
+            "Saved the password for 127.0.0.1:8080 (ada@example.com).",
+            "",
+            "127.0.0.1:8080\tada@example.com\tRemove",
+            "status"
+        ])
+    );
+    let (_, listed, _) = passwords(home.path(), &["list"], "").await;
+    assert_eq!(listed, "127.0.0.1:8080\tada@example.com\n");
+    person.assert_accessible("with a saved password").await;
+    let shown = client
+        .execute("return document.documentElement.outerHTML", vec![])
+        .await
+        .expect("a script runs");
+    assert!(
+        !shown.to_string().contains(CANARY),
+        "the page shows the password"
+    );
+    // Everything the page fetched: the list carries no password.
+    let fetched = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; fetch('/api/browser/passwords').then(r => r.text()).then(done);",
+            vec![],
+        )
+        .await
+        .expect("a fetch");
+    assert!(fetched.to_string().contains("ada@example.com"), "{fetched}");
+    assert!(!fetched.to_string().contains(CANARY), "{fetched}");
+
+    // Remove it by keyboard: the row's button, named for its site.
+    let remove = client
+        .find(Locator::Css(
+            "button[aria-label='Remove the password for 127.0.0.1:8080']",
+        ))
+        .await
+        .expect("a remove button named for the site");
+    remove.send_keys(&enter).await.expect("Enter on it");
+    wait("document.getElementById('outcome').textContent === 'Removed the password for 127.0.0.1:8080.'").await;
+    wait(
+        "!document.getElementById('none').hidden && document.activeElement.id === 'saved-heading'",
+    )
+    .await;
+    let (_, listed, _) = passwords(home.path(), &["list"], "").await;
+    assert_eq!(listed, "no passwords saved\n");
+    person.assert_accessible("after removing it").await;
+
+    // The panel's front page links back and forth.
+    client.goto(&format!("{own}/")).await.expect("the panel");
+    let current = client
+        .find(Locator::Css("nav.panel-nav a[aria-current='page']"))
+        .await
+        .expect("the current page is marked")
+        .text()
+        .await
+        .expect("its text");
+    assert_eq!(current, "Conversations");
+    person.finish().await;
+    drop(agent);
 }
