@@ -1141,3 +1141,48 @@ async fn ges_8_the_secret_filler_types_nothing_when_the_page_moves_the_focus() {
     assert_eq!(*vault.urls.lock().unwrap(), vec![url]);
     tools.browser().shutdown().await;
 }
+
+/// Issue 16, SEC-2: a password field inside another site's frame is asked for under the
+/// frame's own address, never the tab's, so the tab's saved password can't be typed into
+/// a frame from elsewhere; the result names that site, never the value.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_a_password_field_in_a_cross_site_frame_is_asked_for_under_the_frames_site() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let vault = Arc::new(NotingVault::default());
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(vault.clone());
+    let tools = tools(&setup, asker.clone());
+    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let chat = vaulted.chat("framed", Mode::FullTrust);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("xo-frame.html") }),
+        )
+        .await;
+    let password = ref_of(&opened.text(), "Card password");
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(!typed.is_error, "{}", typed.text());
+    let frame_site = format!("localhost:{}", server.cross_site_port());
+    assert!(
+        typed
+            .text()
+            .contains(&format!("Filled the saved password for {frame_site}")),
+        "{}",
+        typed.text()
+    );
+    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    assert_eq!(
+        *vault.urls.lock().unwrap(),
+        vec![server.cross_site_url("frame.html")]
+    );
+    tools.browser().shutdown().await;
+}
