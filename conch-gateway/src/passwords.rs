@@ -37,7 +37,7 @@ use axum::response::Response;
 use axum::routing::{delete, get};
 use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
 use conch_browser::{Home, SystemClock};
-use conch_policy::Site;
+use conch_policy::{FieldClass, SecretKind, Site, classify_field};
 use conch_tools::{BoxFuture, SecretFiller, SecretRequest, SecretValue};
 use serde::Deserialize;
 
@@ -446,9 +446,22 @@ impl Vault {
     }
 }
 
+/// Whether the field takes a password: the vault holds nothing for a one-time code or a
+/// card field, which go to the person. A field the embedder's extra words made secret
+/// counts as a password.
+fn holds_a_password(request: &SecretRequest) -> bool {
+    !matches!(
+        classify_field(&request.field),
+        FieldClass::Secret(SecretKind::Code | SecretKind::Card)
+    )
+}
+
 impl SecretFiller for Vault {
     fn secret_for<'a>(&'a self, request: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
         Box::pin(async move {
+            if !holds_a_password(request) {
+                return None;
+            }
             let key = key_of_page(&request.url)?;
             let found = self
                 .with_file(move |_, file| {
@@ -473,6 +486,9 @@ impl SecretFiller for Vault {
         request: &'a SecretRequest,
     ) -> BoxFuture<'a, Option<SecretValue>> {
         Box::pin(async move {
+            if !holds_a_password(request) {
+                return None;
+            }
             let key = key_of_page(&request.url)?;
             let username = request.username.trim().to_owned();
             let made = self

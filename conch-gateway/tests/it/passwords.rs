@@ -50,8 +50,8 @@ async fn passwords(home: &std::path::Path, args: &[&str], stdin: &str) -> (bool,
 }
 
 /// Issue 16, SEC-2: a password saved for 127.0.0.1:PORT is typed into that page's
-/// password field whatever the agent wrote, and the page accepts it; the same page on
-/// another origin gets nothing; the canary is in no result, no log (trace on) and no file
+/// password field whatever the agent wrote, and the page accepts it; its one-time code
+/// field gets nothing; the same page on another origin gets nothing; the canary is in no result, no log (trace on) and no file
 /// but the sealed one.
 #[tokio::test(flavor = "multi_thread")]
 async fn sec_2_an_agent_signs_in_with_a_saved_password_it_never_sees() {
@@ -114,6 +114,14 @@ async fn sec_2_an_agent_signs_in_with_a_saved_password_it_never_sees() {
     );
     said.push_str(&page);
     said.push_str(&typed);
+    // A one-time code field of the same site is no password: the person gets it.
+    let code = ref_of(&page, "textbox \"Two-step code\"");
+    let (handed, error) = client
+        .call("browser_type", json!({ "ref": code, "text": "123456" }))
+        .await;
+    assert!(error, "a code field was filled: {handed}");
+    assert!(handed.contains("browser_handoff"), "{handed}");
+    said.push_str(&handed);
 
     // A look-alike: the same page on another origin is another site.
     let (other, error) = client
