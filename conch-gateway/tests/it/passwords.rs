@@ -254,14 +254,33 @@ fn nowhere_but_sealed(home: &std::path::Path, transcript: &str, secret: &str) {
 /// Issue 16, SEC-2, DATA-6: browser_type on a sign-up form's new-password field with
 /// nothing saved makes a strong password, fills it and its confirmation, and saves it for
 /// the site with the username the form holds; a later sign-in on the same site gets it
-/// from the vault. The password is in no result, notification, log or file but the
-/// sealed one.
+/// from the vault. The password is in no result, notification, live event (the person
+/// watches), log or file but the sealed one.
 #[tokio::test(flavor = "multi_thread")]
 async fn sec_2_a_sign_up_gets_a_generated_password_that_the_sign_in_then_uses() {
     let pages = FixtureServer::start().await.expect("fixture server");
     let home = tempfile::tempdir().expect("temp home");
     let site = format!("127.0.0.1:{}", pages.port());
-    let mut client = traced_gateway(home.path()).await;
+    let (mut client, port, code) = door_with(home.path(), &["--trust", "full"]).await;
+    // The person watches: every live event is kept for the scan.
+    let (_, head, _) = http(port, "GET", &format!("/signin?code={code}"), &[], "").await;
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_owned();
+    let mut socket = crate::live::join(port, &cookie, "mcp-stdio").await;
+    let events = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = events.clone();
+    let watcher = tokio::spawn(async move {
+        use futures_util::StreamExt as _;
+        while let Some(Ok(message)) = socket.next().await {
+            if let tokio_tungstenite::tungstenite::Message::Text(text) = message {
+                kept.lock().expect("the events").push_str(&text);
+            }
+        }
+    });
 
     let (page, error) = client
         .call(
@@ -322,8 +341,12 @@ async fn sec_2_a_sign_up_gets_a_generated_password_that_the_sign_in_then_uses() 
         filled.contains("Password accepted for ada@example.com"),
         "the sign-in got the generated password: {filled}"
     );
-    let transcript = std::mem::take(&mut client.transcript);
+    let mut transcript = std::mem::take(&mut client.transcript);
     client.finish().await;
+    watcher.abort();
+    let events = events.lock().expect("the events").clone();
+    assert!(events.contains("\"type\""), "no live event came: {events}");
+    transcript.push_str(&events);
 
     let (ok, listed, err) = passwords(home.path(), &["list"], "").await;
     assert!(ok, "{err}");
@@ -449,7 +472,15 @@ async fn form_3_browser_form_fills_password_fields_from_the_vault() {
 /// A `conch-gateway mcp` with its person's door: the agent's client (which keeps it
 /// running), the door's port and the one-time sign-in code.
 async fn door(home: &std::path::Path) -> (StdioClient, u16, String) {
-    let command = gateway(home, &["mcp", "--panel-port", "0", "--allow-localhost"]);
+    door_with(home, &[]).await
+}
+
+/// [`door`] with more arguments and, with `RUST_LOG` set to trace, every log line.
+async fn door_with(home: &std::path::Path, args: &[&str]) -> (StdioClient, u16, String) {
+    let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
+    all.extend_from_slice(args);
+    let mut command = gateway(home, &all);
+    command.env("RUST_LOG", "trace");
     let mut agent = StdioClient::start(command).await;
     let pipe = agent.child.stderr.take().expect("stderr is piped");
     let mut lines = tokio::io::BufReader::new(pipe).lines();
