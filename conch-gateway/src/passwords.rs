@@ -18,10 +18,10 @@
 //! A file that does not open (a flipped byte) is set aside and fails closed: nothing is
 //! filled until the person saves again.
 //!
-//! On a new-password field of a site with nothing saved (a sign-up form), the vault makes
-//! a strong password ([`SecretText::strong_password`]) and saves it for the site with the
-//! form's username before anything is typed; when it can't be saved, nothing is made and
-//! the field goes to the person.
+//! On a new-password field of a site with nothing saved (a sign-up form), once the act is
+//! permitted, the vault makes a strong password ([`SecretText::strong_password`]) and
+//! saves it for the site with the form's username before anything is typed; when it can't
+//! be saved, nothing is made and the field goes to the person.
 //!
 //! Deliberately absent: any way to print or answer a password back, from the command line
 //! or the API.

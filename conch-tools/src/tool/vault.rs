@@ -2,8 +2,9 @@
 //! browser_form: the embedder's [`SecretFiller`](crate::SecretFiller) gives the saved
 //! password for the field's own site, or, on a new-password field with nothing saved
 //! (`conch_policy::is_new_password`), makes a strong one and keeps it with the form's
-//! username. The value is typed into the field (and a new password into its confirmation
-//! fields) and never reaches a result, a log or an event: the sentences name the site only.
+//! username, once the act is permitted. The value is typed into the field (and into the
+//! form's other new-password fields, its confirmations) and never reaches a result, a log
+//! or an event: the sentences name the site only.
 //!
 //! The site is the one of the document that holds the field, so a password field in
 //! another site's frame is asked for under that site, never the tab's.
@@ -11,34 +12,41 @@
 //! Deliberately absent: any rule (is_new_password is conch-policy's, the site rule is
 //! `Site::for_password`) and any keeping (the filler keeps what it makes).
 
-use conch_browser::page::Element;
-use conch_policy::{FieldClass, SecretKind, Site, classify_field, is_new_password};
+use std::sync::Arc;
 
-use crate::embedder::{SecretRequest, SecretValue};
+use conch_browser::page::Element;
+use conch_policy::{
+    FieldClass, Refusal, RefusalCode, SecretKind, Site, classify_field, is_new_password,
+};
+
+use crate::embedder::{SecretFiller, SecretRequest, SecretValue};
 use crate::engine::{self, TargetFacts};
 use crate::error::ToolError;
 use crate::tool::turn::Turn;
 
-/// What the vault gave for a field.
+/// What the vault has for a field: the saved password, or the promise to make one when
+/// the act is permitted (so a refused act leaves nothing saved).
 pub(crate) struct VaultFill {
-    value: SecretValue,
+    filler: Arc<dyn SecretFiller>,
+    request: SecretRequest,
+    /// The saved password; `None` for one to make.
+    saved: Option<SecretValue>,
     /// The site it is kept under, for the sentence.
     site: String,
-    /// Whether the filler made it just now.
-    made: bool,
     /// The other new-password fields of the form: the confirmations.
     confirmations: Vec<Element>,
 }
 
 /// Asks the embedder's vault for `target`'s value, on `site`: `None` when there is no
-/// filler, nothing saved and nothing made, so the field goes to the person.
+/// filler, or nothing saved and the field is no new-password field, so the field goes to
+/// the person.
 pub(crate) async fn ask(
     turn: &Turn<'_>,
     site: &Site,
     element: &Element,
     target: &TargetFacts,
 ) -> Option<VaultFill> {
-    let filler = turn.config().secret_filler.as_ref()?;
+    let filler = turn.config().secret_filler.clone()?;
     let url = match &target.document_url {
         Some(url) => url.clone(),
         None => engine::current_url(turn.conv()).await.unwrap_or_default(),
@@ -65,11 +73,10 @@ pub(crate) async fn ask(
         new_password,
         username: form.username,
     };
-    let (value, made) = match filler.secret_for(&request).await {
-        Some(saved) => (saved, false),
-        None if new_password => (filler.new_secret_for(&request).await?, true),
-        None => return None,
-    };
+    let saved = filler.secret_for(&request).await;
+    if saved.is_none() && !new_password {
+        return None;
+    }
     let mut confirmations = Vec::new();
     if new_password {
         for &i in passwords.iter().filter(|&&i| Some(i) != form.at) {
@@ -83,26 +90,37 @@ pub(crate) async fn ask(
         }
     }
     Some(VaultFill {
-        value,
+        filler,
+        request,
+        saved,
         site: key,
-        made,
         confirmations,
     })
 }
 
-/// Types the vault's value into `element` and its confirmations; gives the sentence for
-/// the result, which names the site, never the value.
+/// Types the vault's value into `element` and its confirmations, making it first when
+/// none was saved (a filler that makes none hands the field to the person); gives the
+/// sentence for the result, which names the site, never the value.
 pub(crate) async fn fill(element: &Element, fill: &VaultFill) -> Result<String, ToolError> {
-    engine::fill_secret(element, fill.value.expose()).await?;
+    let made = fill.saved.is_none();
+    let value = match &fill.saved {
+        Some(saved) => saved.clone(),
+        None => fill
+            .filler
+            .new_secret_for(&fill.request)
+            .await
+            .ok_or_else(|| ToolError::from(Refusal::new(RefusalCode::SecretField)))?,
+    };
+    engine::fill_secret(element, value.expose()).await?;
     let site = &fill.site;
-    let mut sentence = if fill.made {
+    let mut sentence = if made {
         format!("Generated a strong password for {site}, filled it and saved it")
     } else {
         format!("Filled the saved password for {site}")
     };
     sentence.push_str("; its value is not shown.");
     for other in &fill.confirmations {
-        match engine::fill_secret(other, fill.value.expose()).await {
+        match engine::fill_secret(other, value.expose()).await {
             Ok(()) => sentence.push_str(" Its confirmation field has it too."),
             Err(e) => sentence.push_str(&format!(
                 " Its confirmation field could not be filled ({}); call browser_type on it.",
