@@ -261,7 +261,7 @@ fn api_refusal(panel: &Panel, headers: &HeaderMap, change: bool) -> Option<Respo
     if (change || has_origin) && !panel.own_origin(headers) {
         return Some(refuse(
             StatusCode::FORBIDDEN,
-            "Forbidden: only the panel's own Passwords page may change the saved passwords.",
+            "Forbidden: only the panel's own Passwords page may read or change the saved passwords.",
         ));
     }
     None
