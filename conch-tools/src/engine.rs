@@ -558,6 +558,110 @@ pub(crate) async fn fill_secret(element: &Element, secret: &str) -> Result<(), T
     Ok(())
 }
 
+/// The script that finds a field's form (its `form`, the closest `<form>`, else the
+/// document's body) and the typed-text inputs in it, in order, as `scope` and `inputs`.
+const FORM_INPUTS: &str = "const scope = this.form || this.closest('form') || this.ownerDocument.body; \
+const skip = ['checkbox','radio','button','submit','reset','image','file','hidden','range','color']; \
+const inputs = Array.from(scope.querySelectorAll('input')).filter((i) => !i.disabled && !skip.includes((i.type || '').toLowerCase()));";
+
+/// What the form around a secret field holds, for the vault (SEC-2, issue 16).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FormAround {
+    /// The form's typed-text inputs, in order.
+    pub(crate) inputs: Vec<FieldFacts>,
+    /// Where the field itself is among them.
+    pub(crate) at: Option<usize>,
+    /// The form's words: its name, id and label, its headings and its buttons.
+    pub(crate) words: String,
+    /// What its username or email field holds, empty when it has none.
+    pub(crate) username: String,
+}
+
+/// Reads the form around `element` ([`FormAround`]).
+pub(crate) async fn form_around(element: &Element) -> Result<FormAround, ToolError> {
+    let function = format!(
+        "function() {{ {FORM_INPUTS} \
+const text = (t) => (t || '').replace(/\\s+/g, ' ').trim().slice(0, 200); \
+const label = (i) => text(i.getAttribute('aria-label') || (i.labels && i.labels[0] ? i.labels[0].textContent : '')); \
+const fields = inputs.map((i) => ({{ inputType: i.type || '', autocomplete: i.getAttribute('autocomplete') || '', label: label(i), name: i.name || '', id: i.id || '', placeholder: i.placeholder || '' }})); \
+const said = [scope.getAttribute('aria-label'), scope.getAttribute('name'), scope.id, scope.getAttribute('action')]; \
+for (const e of scope.querySelectorAll('h1, h2, h3, legend, button, input[type=submit], input[type=button]')) said.push(e.tagName === 'INPUT' ? e.value : e.textContent); \
+const named = (i, re) => re.test([i.getAttribute('autocomplete'), i.name, i.id, label(i)].join(' ')); \
+const plain = inputs.filter((i) => i.type !== 'password'); \
+const user = plain.find((i) => /\\b(username|email)\\b/i.test(i.getAttribute('autocomplete') || '')) \
+  || plain.find((i) => i.type === 'email') \
+  || plain.find((i) => named(i, /user|e-?mail|login/i)); \
+return {{ inputs: fields, at: inputs.indexOf(this), words: said.map(text).join(' ').slice(0, 2000), username: user ? text(user.value) : '' }}; }}"
+    );
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": function,
+                "returnByValue": true,
+            }),
+        )
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    let value = &answer["result"]["value"];
+    let string = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_owned();
+    let inputs = value["inputs"]
+        .as_array()
+        .map(|inputs| {
+            inputs
+                .iter()
+                .map(|i| FieldFacts {
+                    input_type: string(i, "inputType"),
+                    autocomplete: string(i, "autocomplete"),
+                    label: string(i, "label"),
+                    name: string(i, "name"),
+                    id: string(i, "id"),
+                    placeholder: string(i, "placeholder"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(FormAround {
+        inputs,
+        at: value["at"].as_u64().and_then(|at| usize::try_from(at).ok()),
+        words: string(value, "words"),
+        username: string(value, "username"),
+    })
+}
+
+/// The `index`th typed-text input of the form around `element` ([`form_around`]'s
+/// order), as an element to act on, named `reference` in errors.
+pub(crate) async fn form_input(
+    element: &Element,
+    index: usize,
+    reference: String,
+) -> Result<Element, ToolError> {
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": format!("function(at) {{ {FORM_INPUTS} return inputs[at] || null; }}"),
+                "arguments": [{ "value": index }],
+            }),
+        )
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    let object_id = answer["result"]["objectId"]
+        .as_str()
+        .ok_or_else(|| ToolError::Act(format!("{reference} is gone from the page.")))?;
+    Ok(Element {
+        reference,
+        page: element.page.clone(),
+        frame: element.frame.clone(),
+        object_id: object_id.to_owned(),
+        offset: element.offset,
+    })
+}
+
 /// Presses a key or chord, on an element or the focused one.
 pub(crate) async fn press(
     conv: &Conversation,
