@@ -8,6 +8,9 @@
 //! socket, no inline script or style, and no framing; files are never cached, so a new
 //! gateway never meets an old page.
 //!
+//! `passwords.html` and `passwords.js` are the Passwords page (issue 16), served at
+//! `/passwords` by [`crate::passwords`].
+//!
 //! Deliberately absent: step thumbnails (they live under the gateway's home and have a
 //! route of their own in `panel`).
 
@@ -57,6 +60,8 @@ const ASSETS: &[Asset] = &[
     asset!("icon.svg"),
     asset!("settings.html"),
     asset!("settings.js"),
+    asset!("passwords.html"),
+    asset!("passwords.js"),
 ];
 
 /// The panel's Content-Security-Policy on port `port`.
@@ -126,17 +131,22 @@ mod tests {
             .collect()
     }
 
-    /// Every file the page loads is embedded, so a renamed file fails here, not in a
+    /// The panel's HTML pages.
+    fn pages() -> impl Iterator<Item = &'static Asset> {
+        ASSETS.iter().filter(|asset| asset.content_type() == HTML)
+    }
+
+    /// Every file the pages load is embedded, so a renamed file fails here, not in a
     /// person's browser.
     #[test]
     fn live_10_every_file_index_html_references_is_embedded() {
-        for html in ASSETS.iter().filter(|a| a.content_type() == HTML) {
-            references_are_embedded(html.body);
+        for page in pages() {
+            every_file_is_embedded(page.body);
         }
     }
 
     /// Every `/panel/` file `html` loads is embedded, and it links nowhere else.
-    fn references_are_embedded(html: &str) {
+    fn every_file_is_embedded(html: &str) {
         let mut referenced: Vec<&str> = values(html, "src");
         referenced.extend(values(html, "href"));
         let local: Vec<&str> = referenced
@@ -178,7 +188,7 @@ mod tests {
     /// No inline script or style: the policy would block them (LIVE-10).
     #[test]
     fn the_page_has_no_inline_script_or_style() {
-        for page in ASSETS.iter().filter(|a| a.content_type() == HTML) {
+        for page in pages() {
             no_inline_script_or_style(page.body);
         }
         assert!(

@@ -13,6 +13,8 @@
 //!
 //! - `GET /api/browser/conversations`: the conversations the person can watch, each with
 //!   its tabs, watchers and waiting questions (issue 14), for a signed-in person.
+//! - `/passwords` and `/api/browser/passwords`: the Passwords page and its API, in
+//!   [`crate::passwords`] (issue 16).
 //!
 //! Every route needs a `Host` that is the gateway's own loopback name and port, so a page
 //! whose name was rebound to 127.0.0.1 (DNS rebinding) is refused.
@@ -82,6 +84,17 @@ impl Panel {
         let _ = self.inner.tools.set(tools);
     }
 
+    /// The port the door listens on.
+    pub(crate) fn port(&self) -> u16 {
+        self.inner.port
+    }
+
+    /// Conch's folder, once the door has the tools.
+    pub(crate) fn home(&self) -> Option<conch_browser::Home> {
+        let tools = self.inner.tools.get()?;
+        Some(tools.browser().config().home.clone())
+    }
+
     /// The panel's address, `http://127.0.0.1:PORT/`: the base of a handoff's link.
     pub(crate) fn address(&self) -> String {
         format!("http://127.0.0.1:{}/", self.inner.port)
@@ -135,7 +148,7 @@ impl Panel {
     }
 
     /// Whether the request carries a valid session cookie.
-    fn signed_in(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn signed_in(&self, headers: &HeaderMap) -> bool {
         let sessions = self
             .inner
             .sessions
@@ -174,7 +187,7 @@ impl Panel {
     }
 
     /// Whether `Host` is the gateway's own loopback name and port (DNS rebinding).
-    fn own_host(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn own_host(&self, headers: &HeaderMap) -> bool {
         let port = self.inner.port;
         headers
             .get(header::HOST)
@@ -203,8 +216,8 @@ impl Panel {
     }
 }
 
-/// The person's routes: `/`, `/signin` and `/api/browser/live`, and the settings'
-/// ([`crate::settings`]).
+/// The person's routes: `/`, `/signin`, `/api/browser/live` and the rest above, the
+/// passwords' ([`crate::passwords`]) and the settings' ([`crate::settings`]).
 pub(crate) fn router(panel: Panel) -> Router {
     let settings = crate::settings::router(crate::settings::Settings::new(panel.clone()));
     Router::new()
@@ -214,6 +227,8 @@ pub(crate) fn router(panel: Panel) -> Router {
         .route("/api/browser/live", get(live))
         .route("/api/browser/conversations", get(conversations))
         .route("/api/browser/shots/{file}", get(shot))
+        // The Passwords page and its API (issue 16).
+        .merge(crate::passwords::routes())
         .with_state(panel)
         .merge(settings)
 }
@@ -283,14 +298,14 @@ pub(crate) fn refuse(status: StatusCode, sentence: &str) -> Response {
         .into_response()
 }
 
-const NOT_SIGNED_IN: &str =
+pub(crate) const NOT_SIGNED_IN: &str =
     "Forbidden: sign in first with the link conch-gateway printed when it started.";
 
-const WRONG_HOST: &str =
+pub(crate) const WRONG_HOST: &str =
     "Forbidden: the gateway answers only on its own loopback address (127.0.0.1 or localhost).";
 
 /// A small HTML page: `sentence` in a paragraph. Nothing in it comes from the request.
-fn page(sentence: &str) -> Response {
+pub(crate) fn page(sentence: &str) -> Response {
     let html = format!(
         "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Conch</title></head>\n<body>\n<main>\n<h1>Conch</h1>\n<p>{sentence}</p>\n</main>\n</body>\n</html>\n"
     );

@@ -199,6 +199,8 @@ pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<(), ToolError
                 facts.vouched = true;
                 consent.vouch();
             }
+            // Never a permit's question: the toolbox asks it on its own (LAUNCH-5).
+            QuestionKind::BrowserDownload => {}
         }
     }
     Err(ToolError::Page(

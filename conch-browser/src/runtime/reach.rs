@@ -169,7 +169,9 @@ impl Browser {
                 return Ok((chosen, connected));
             }
             Err(ConnectError::Browser(e)) => {
-                if let BrowserError::Unavailable(sentence) = &e {
+                if let BrowserError::Unavailable(sentence)
+                | BrowserError::DownloadFailed(sentence) = &e
+                {
                     let mut status = lock(&self.inner.status);
                     status.state = RunState::Unavailable;
                     status.why = Some(sentence.clone());
@@ -184,13 +186,19 @@ impl Browser {
         let local = Arc::clone(&self.inner.local);
         let connected = match local.connect().await {
             Ok(connected) => connected,
-            Err(ConnectError::Browser(BrowserError::Unavailable(local))) => {
-                let sentence = format!("Conch couldn't reach {shown} ({why}). {local}");
+            Err(ConnectError::Browser(
+                e @ (BrowserError::Unavailable(_) | BrowserError::DownloadFailed(_)),
+            )) => {
+                let sentence = format!("Conch couldn't reach {shown} ({why}). {e}");
                 let mut status = lock(&self.inner.status);
                 status.state = RunState::Unavailable;
                 status.why = Some(sentence.clone());
                 *lock(&self.inner.stand_in) = Some(sentence.clone());
-                return Err(BrowserError::Unavailable(sentence));
+                // A failed download keeps its kind: the person is offered Try again.
+                return Err(match e {
+                    BrowserError::DownloadFailed(_) => BrowserError::DownloadFailed(sentence),
+                    _ => BrowserError::Unavailable(sentence),
+                });
             }
             Err(ConnectError::Browser(e)) => return Err(e),
             Err(ConnectError::Unreachable(e)) => return Err(BrowserError::Unavailable(e)),

@@ -201,12 +201,12 @@ async fn upgrade(port: u16, conversation: &str, extra: &[(&str, &str)]) -> (u16,
 }
 
 /// A live socket, as the panel holds it.
-type Socket =
+pub(crate) type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Joins `conversation`'s live view with the session `cookie` and the gateway's own
 /// Origin.
-async fn join(port: u16, cookie: &str, conversation: &str) -> Socket {
+pub(crate) async fn join(port: u16, cookie: &str, conversation: &str) -> Socket {
     let mut request = format!("ws://127.0.0.1:{port}/api/browser/live?conversation={conversation}")
         .into_client_request()
         .expect("a request");
