@@ -16,6 +16,11 @@ pub enum BrowserError {
     /// It sums up every browser tried and the download, so it is words, not one cause.
     #[error("{0}")]
     Unavailable(String),
+    /// No browser was found and downloading Chromium failed; the fetcher's sentence names
+    /// the cause (offline, disk full, a bad archive). The person is offered Try again
+    /// (LAUNCH-5); the status is unavailable, as for [`BrowserError::Unavailable`].
+    #[error("{0}")]
+    DownloadFailed(String),
     /// Conch's network guard could not start, so no browser is launched without it
     /// (NET-5).
     #[error("The browser is unavailable: Conch's network guard could not start ({0}); try again.")]

@@ -20,6 +20,8 @@
 //! ([`Browser::set_kind`]) browses in a browser context of its own in a second,
 //! non-persistent Chromium, seeded with the always-allowed sites' cookies, set aside sealed
 //! ([`aside`]) when interrupted, capped, and healed after a crash.
+//! [`reports`] is what the embedder hears: the checkup, health and backup manifest
+//! ([`reports::HostReports`], PROTO-11).
 //!
 //! [`fetch`] downloads a pinned Chromium into Playwright's cache when no browser is found.
 
@@ -40,6 +42,7 @@ pub mod page;
 pub mod process;
 pub mod protocol;
 pub mod remote;
+pub mod reports;
 mod runtime;
 mod saver;
 pub mod seal;
@@ -54,6 +57,6 @@ pub use home::Home;
 pub use launch::browser_args;
 pub use runtime::{
     AwakeGuard, Browser, BrowserConfig, Conversation, HealthCheck, HealthItem, HealthState,
-    MAX_TABS, REOPENED, RunState, Status, TabInfo,
+    MAX_TABS, REOPENED, RepairStep, RunState, Status, StepOutcome, TabInfo,
 };
 pub use wheel::Wheel;

@@ -49,12 +49,14 @@ mod aside;
 mod lend;
 mod navigate;
 mod reach;
+mod repair;
 mod seed;
 mod tabs;
 mod targets;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use repair::{RepairStep, StepOutcome};
 pub use tabs::Conversation;
 use targets::Ready;
 
@@ -258,8 +260,9 @@ struct Inner {
     state: Mutex<State>,
     /// Kept apart from the state so it can be read while a launch or download holds that.
     status: Arc<StdMutex<Status>>,
-    /// The backend the person chose (BE-1).
-    chosen: Arc<dyn Driver>,
+    /// The backend the person chose (BE-1); the settings may choose another one while
+    /// Conch runs ([`Browser::choose`], BE-2).
+    chosen: StdMutex<Arc<dyn Driver>>,
     /// Conch's own local browser: the chosen one, or the stand-in when the chosen one
     /// can't be reached (BE-4).
     local: Arc<dyn Driver>,
@@ -495,7 +498,7 @@ impl Browser {
         Browser {
             inner: Arc::new(Inner {
                 status,
-                chosen,
+                chosen: StdMutex::new(chosen),
                 local,
                 abilities: StdMutex::new(Abilities::LOCAL),
                 stand_in: StdMutex::new(None),

@@ -286,7 +286,47 @@ impl SecretText {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// A fresh strong password (SEC-2, issue 16): [`PASSWORD_LENGTH`] characters drawn
+    /// uniformly from [`PASSWORD_CHARACTERS`] (about 121 bits) with the system's random
+    /// source, the one the device key comes from, holding at least one capital, one
+    /// small letter, one digit and one symbol, as sites ask. `None` when the system gives
+    /// no random bytes.
+    pub fn strong_password() -> Option<SecretText> {
+        // Bytes under this bound map evenly onto the characters; the rest are drawn again.
+        let bound = 256 - 256 % PASSWORD_CHARACTERS.len();
+        loop {
+            let mut password = Zeroizing::new(String::with_capacity(PASSWORD_LENGTH));
+            while password.len() < PASSWORD_LENGTH {
+                let mut fresh = Zeroizing::new([0u8; 32]);
+                fresh.copy_from_slice(&Key::<Aes256Gcm>::try_generate().ok()?);
+                for &byte in fresh.iter() {
+                    let byte = usize::from(byte);
+                    if byte < bound && password.len() < PASSWORD_LENGTH {
+                        let at = byte % PASSWORD_CHARACTERS.len();
+                        password.push(char::from(PASSWORD_CHARACTERS[at]));
+                    }
+                }
+            }
+            let has = |test: fn(&char) -> bool| password.chars().any(|c| test(&c));
+            if has(char::is_ascii_uppercase)
+                && has(char::is_ascii_lowercase)
+                && has(char::is_ascii_digit)
+                && has(char::is_ascii_punctuation)
+            {
+                return Some(SecretText(password));
+            }
+        }
+    }
 }
+
+/// How many characters a generated password has.
+pub const PASSWORD_LENGTH: usize = 20;
+
+/// The characters a generated password is made of: letters and digits without the ones
+/// read alike (I, O, l, 0, 1), and symbols sites commonly accept.
+pub const PASSWORD_CHARACTERS: &[u8] =
+    b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789-_.!@#%+=";
 
 impl fmt::Debug for SecretText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -459,6 +499,24 @@ mod tests {
         );
         file.save(sealer).expect("saved");
         file
+    }
+
+    /// Issue 16, SEC-2: a generated password is long, mixed and new each time.
+    #[test]
+    fn sec_2_a_generated_password_is_strong_and_fresh() {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..200 {
+            let password = SecretText::strong_password().expect("random bytes");
+            let text = password.expose();
+            assert_eq!(text.len(), PASSWORD_LENGTH);
+            assert!(text.bytes().all(|b| PASSWORD_CHARACTERS.contains(&b)));
+            assert!(text.chars().any(|c| c.is_ascii_uppercase()));
+            assert!(text.chars().any(|c| c.is_ascii_lowercase()));
+            assert!(text.chars().any(|c| c.is_ascii_digit()));
+            assert!(text.chars().any(|c| c.is_ascii_punctuation()));
+            assert!(seen.insert(text.to_owned()), "a password came twice");
+            assert_eq!(format!("{password:?}"), "[sealed]");
+        }
     }
 
     #[test]

@@ -105,6 +105,31 @@ impl BrowserSettings {
         save(path, self)
     }
 
+    /// Reads `<home>/browser.json`, lets `change` change the settings, and writes them
+    /// back when it says so (`Ok(true)`), all under one lock this process holds for every
+    /// such change: two changes (an Always answer, a revoke, the settings page) never
+    /// write over each other. Gives the settings as they now are, or `change`'s error
+    /// with nothing written.
+    ///
+    /// # Errors
+    /// [`UpdateError::Store`] when the file can't be read or written;
+    /// [`UpdateError::Refused`] with `change`'s own error.
+    pub fn update<E>(
+        home: &Home,
+        clock: &dyn Clock,
+        change: impl FnOnce(&mut Self) -> Result<bool, E>,
+    ) -> Result<Self, UpdateError<E>> {
+        static CHANGES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = CHANGES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut settings = Self::load(home, clock)?.value;
+        if change(&mut settings).map_err(UpdateError::Refused)? {
+            settings.save(home)?;
+        }
+        Ok(settings)
+    }
+
     /// Adds `site` to the always-allowed sites. Returns whether it was new.
     pub fn allow_site(&mut self, site: &str) -> bool {
         self.sites.insert(site.to_owned())
@@ -119,6 +144,17 @@ impl BrowserSettings {
     pub fn is_site_allowed(&self, site: &str) -> bool {
         self.sites.contains(site)
     }
+}
+
+/// Why [`BrowserSettings::update`] changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError<E> {
+    /// browser.json could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The change itself refused.
+    #[error("the change was refused")]
+    Refused(E),
 }
 
 /// Every conversation's tabs, in `<home>/browser/tabs.json` (DATA-9), rewritten on each tab
@@ -646,6 +682,36 @@ mod tests {
         );
         assert_eq!(std::fs::read(&first).expect("first kept"), b"one");
         assert_eq!(std::fs::read(&second).expect("second kept"), b"two");
+    }
+
+    /// DATA-5: changes made at the same time (an Always answer, a revoke, the settings
+    /// page) all land: none writes over another; a refused change writes nothing.
+    #[test]
+    fn data_5_changes_at_the_same_time_all_land() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let home = Home::new(dir.path());
+        let clock = ManualClock::at_unix(1_795_993_501);
+        std::thread::scope(|scope| {
+            for n in 0..8 {
+                let (home, clock) = (&home, &clock);
+                scope.spawn(move || {
+                    BrowserSettings::update(home, clock, |s| {
+                        Ok::<_, ()>(s.allow_site(&format!("site{n}.example")))
+                    })
+                    .expect("saved");
+                });
+            }
+        });
+        let refused = BrowserSettings::update(&home, &clock, |s| {
+            s.sites.clear();
+            Err::<bool, _>("no")
+        });
+        assert!(matches!(refused, Err(UpdateError::Refused("no"))));
+        let sites = BrowserSettings::load(&home, &clock)
+            .expect("read")
+            .value
+            .sites;
+        assert_eq!(sites.len(), 8, "{sites:?}");
     }
 
     /// TAB-2: ids keep counting past any id already in the file.

@@ -12,6 +12,7 @@ const KIND_NAMES = {
   highStakes: 'A significant step',
   upload: 'Uploading files',
   download: 'Downloading a file',
+  browserDownload: 'The browser could not be downloaded',
 };
 
 /** The cards of one conversation; `send(command)` writes to its live socket. */

@@ -8,6 +8,9 @@
 //! socket, no inline script or style, and no framing; files are never cached, so a new
 //! gateway never meets an old page.
 //!
+//! `passwords.html` and `passwords.js` are the Passwords page (issue 16), served at
+//! `/passwords` by [`crate::passwords`].
+//!
 //! Deliberately absent: step thumbnails (they live under the gateway's home and have a
 //! route of their own in `panel`).
 
@@ -55,6 +58,10 @@ const ASSETS: &[Asset] = &[
     asset!("cards.js"),
     asset!("view.js"),
     asset!("icon.svg"),
+    asset!("settings.html"),
+    asset!("settings.js"),
+    asset!("passwords.html"),
+    asset!("passwords.js"),
 ];
 
 /// The panel's Content-Security-Policy on port `port`.
@@ -124,11 +131,22 @@ mod tests {
             .collect()
     }
 
-    /// Every file the page loads is embedded, so a renamed file fails here, not in a
+    /// The panel's HTML pages.
+    fn pages() -> impl Iterator<Item = &'static Asset> {
+        ASSETS.iter().filter(|asset| asset.content_type() == HTML)
+    }
+
+    /// Every file the pages load is embedded, so a renamed file fails here, not in a
     /// person's browser.
     #[test]
     fn live_10_every_file_index_html_references_is_embedded() {
-        let html = ASSETS[0].body;
+        for page in pages() {
+            every_file_is_embedded(page.body);
+        }
+    }
+
+    /// Every `/panel/` file `html` loads is embedded, and it links nowhere else.
+    fn every_file_is_embedded(html: &str) {
         let mut referenced: Vec<&str> = values(html, "src");
         referenced.extend(values(html, "href"));
         let local: Vec<&str> = referenced
@@ -170,7 +188,16 @@ mod tests {
     /// No inline script or style: the policy would block them (LIVE-10).
     #[test]
     fn the_page_has_no_inline_script_or_style() {
-        let html = ASSETS[0].body;
+        for page in pages() {
+            no_inline_script_or_style(page.body);
+        }
+        assert!(
+            policy(7391).contains("connect-src 'self' ws://127.0.0.1:7391 ws://localhost:7391;")
+        );
+    }
+
+    /// `html` has no inline script or style.
+    fn no_inline_script_or_style(html: &str) {
         assert!(!html.contains("style="));
         assert!(!html.contains("<style"));
         for (at, _) in html.match_indices("<script") {
@@ -181,9 +208,17 @@ mod tests {
                 "a script body"
             );
         }
-        assert!(
-            policy(7391).contains("connect-src 'self' ws://127.0.0.1:7391 ws://localhost:7391;")
-        );
+        // No inline event handler either (` onclick="…"`).
+        for (at, _) in html.match_indices(" on") {
+            let name: String = html[at + 3..]
+                .chars()
+                .take_while(char::is_ascii_lowercase)
+                .collect();
+            assert!(
+                !html[at + 3 + name.len()..].starts_with('='),
+                "an inline handler: on{name}"
+            );
+        }
     }
 
     #[test]

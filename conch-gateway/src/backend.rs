@@ -71,7 +71,16 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
     let home = crate::cli::home(home.as_deref().map(std::path::Path::new))?;
     match (verb, chosen) {
         (Some("show"), _) => show(&home),
-        (Some("set"), Some(backend)) => set(&home, backend, url, project, key_env.as_deref()),
+        (Some("set"), Some(backend)) => {
+            // A key is read only when the backend takes one: never echoed, never printed.
+            let takes_key = matches!(backend, Backend::Browserbase | Backend::Steel);
+            let key = if needs_key(backend, url.as_deref()) || (takes_key && key_env.is_some()) {
+                Some(read_key(key_env.as_deref())?)
+            } else {
+                None
+            };
+            save_choice(&home, backend, url, project, key).map(|said| said.join("\n") + "\n")
+        }
         (Some("-h" | "--help") | None, _) => Ok(USAGE.to_owned()),
         (Some(other), _) => Err(format!(
             "unknown backend command “{other}”: use show or set"
@@ -83,7 +92,7 @@ fn parse_backend(name: &str) -> Result<Backend, String> {
     name.parse()
 }
 
-fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), String> {
+pub(crate) fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), String> {
     let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
     let file = SecretsFile::load(home, &sealer, &SystemClock).map_err(|e| match e {
         SealError::Tampered { .. } => format!("{e}"),
@@ -115,24 +124,36 @@ fn show(home: &Home) -> Result<String, String> {
     Ok(out)
 }
 
-fn set(
+/// Whether `backend` needs a key: Browserbase always, Steel's cloud (no address given).
+pub(crate) fn needs_key(backend: Backend, url: Option<&str>) -> bool {
+    match backend {
+        Backend::Browserbase => true,
+        Backend::Steel => url.is_none(),
+        _ => false,
+    }
+}
+
+/// Saves the person's choice of browser (BE-1, BE-2): the key and the address sealed in
+/// browser.secrets.json (BE-3), the choice in browser.json (DATA-5). Gives what was saved,
+/// line by line, never a key or a full address; or the sentence that says what was wrong,
+/// with nothing saved. Used by `backend set` and by `PUT /api/browser/backend`.
+pub(crate) fn save_choice(
     home: &Home,
     backend: Backend,
     url: Option<String>,
     project: Option<String>,
-    key_env: Option<&str>,
-) -> Result<String, String> {
+    key: Option<String>,
+) -> Result<Vec<String>, String> {
     let mut said = Vec::new();
-    // A self-hosted steel-browser (an address given) takes no key.
-    let needs_key = match backend {
-        Backend::Browserbase => true,
-        Backend::Steel => url.is_none(),
-        _ => false,
-    };
+    let key = key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty());
+    if needs_key(backend, url.as_deref()) && key.is_none() {
+        return Err(format!("the {backend} backend needs its API key"));
+    }
     let (sealer, mut file) = sealed(home)?;
     match backend {
         Backend::Cdp => {
-            let url = url.ok_or("backend set cdp needs --url with the DevTools address")?;
+            let url = url
+                .ok_or("the cdp backend needs its DevTools address (--url on the command line)")?;
             if !(url.starts_with("http://")
                 || url.starts_with("ws://")
                 || url.starts_with("wss://"))
@@ -167,8 +188,7 @@ fn set(
                 );
                 said.push("address saved".to_owned());
             }
-            if needs_key || key_env.is_some() {
-                let key = read_key(key_env)?;
+            if let Some(key) = key {
                 // The key is for the API it was given with: a configured one, else the
                 // provider's own.
                 let host = match (backend, &url) {
@@ -191,16 +211,18 @@ fn set(
         Backend::Local | Backend::Chrome => {}
     }
     file.save(&sealer).map_err(|e| format!("{e}."))?;
-    let mut settings = settings(home)?;
-    settings.backend = backend;
-    settings.save(home).map_err(|e| format!("{e}."))?;
+    BrowserSettings::update(home, &SystemClock, |settings| {
+        settings.backend = backend;
+        Ok::<_, std::convert::Infallible>(true)
+    })
+    .map_err(|e| format!("failed to {e}"))?;
     said.push(format!("backend: {backend}"));
     if backend == Backend::Chrome {
         said.push(
             "turn on remote debugging at chrome://inspect/#remote-debugging in your Chrome; when Conch starts, Chrome asks you once to allow it".to_owned(),
         );
     }
-    Ok(said.join("\n") + "\n")
+    Ok(said)
 }
 
 /// The key from the environment variable `name`, else one line of standard input.

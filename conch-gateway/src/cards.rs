@@ -284,6 +284,45 @@ mod tests {
         }
     }
 
+    /// LAUNCH-5: a failed browser download is a card in the fetcher's own sentence with
+    /// exactly one button, Try again, and no site; pressing it is the answer.
+    #[tokio::test]
+    async fn launch_5_a_failed_download_is_a_card_with_one_button() {
+        let asker = asker(Duration::from_secs(30));
+        let mut events = asker.board.subscribe();
+        let sentence = "Conch couldn't download Chromium: there isn't enough free disk space. Free up some space and try again.";
+        let request = AskRequest {
+            conversation: "c1".to_owned(),
+            question: Question::browser_download_failed(sentence),
+            tool: "browser-download".to_owned(),
+            thumbnail: None,
+            taint_note: None,
+        };
+        let asking = asker.ask(&request);
+        tokio::pin!(asking);
+        let (_, card) = tokio::select! {
+            event = events.recv() => event.expect("a card"),
+            _ = &mut asking => panic!("answered with no answer"),
+        };
+        assert_eq!(card["kind"], "browserDownload");
+        assert_eq!(card["text"], sentence);
+        assert_eq!(
+            card["choices"],
+            json!([{"id": "tryAgain", "label": "Try again"}])
+        );
+        assert!(card.get("site").is_none(), "{card}");
+        let id = card["id"].as_str().expect("an id").to_owned();
+        assert_eq!(
+            asker.board.answer("c1", &id, "no"),
+            Err(AnswerError::NotOffered)
+        );
+        assert_eq!(
+            asker.board.answer("c1", &id, "tryAgain"),
+            Ok(Choice::TryAgain)
+        );
+        assert_eq!(asking.await, Answer::Person(Choice::TryAgain));
+    }
+
     /// PERM-3: the card carries the question, the site, the choices and the picture; the
     /// person's This chat comes back; the first answer wins and a second is told so.
     #[tokio::test]

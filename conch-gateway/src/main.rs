@@ -19,7 +19,9 @@
 //! its own (`--panel-port`). While it listens, `browser_handoff` tells the person through
 //! the gateway's notifier (`notify`) and waits for them.
 //!
-//! Deliberately absent: the web panel itself and the settings API (later issues).
+//! The settings and health API (`settings`) rides on the person's door; browser.json's
+//! `allowLocalhost`, `allowHosts` and `searchUrl` are read at start, and the flags
+//! override them for a run (DATA-5).
 
 mod ask;
 mod assets;
@@ -32,6 +34,7 @@ mod log;
 mod notify;
 mod panel;
 mod passwords;
+mod settings;
 mod stdio;
 
 use std::collections::HashMap;
@@ -43,7 +46,8 @@ use std::sync::{Arc, Mutex};
 
 use conch_browser::discover::{Os, Probe, SystemProbe};
 use conch_browser::guard::GuardConfig;
-use conch_browser::{Browser, BrowserConfig, Home};
+use conch_browser::store::BrowserSettings;
+use conch_browser::{Browser, BrowserConfig, Home, SystemClock};
 use conch_policy::{Gateway, NetSettings};
 use conch_tools::{Asker, McpServer, NoOneToAsk, Tools, ToolsConfig, Unattended, WorkFolder};
 
@@ -201,9 +205,15 @@ async fn run(cli: Cli) -> Result<(), String> {
         None => base,
     };
 
+    // browser.json's settings (DATA-5); the gateway's flags override them for this run.
+    let saved = saved_settings(&home);
     let net = NetSettings {
-        allow_localhost: cli.allow_localhost,
-        allow_hosts: cli.allow_hosts.clone(),
+        allow_localhost: cli.allow_localhost || saved.allow_localhost,
+        allow_hosts: if cli.allow_hosts.is_empty() {
+            allowed_hosts(&saved.allow_hosts)
+        } else {
+            cli.allow_hosts.clone()
+        },
         gateway: Gateway::on_port(port),
     };
     let mut config = BrowserConfig::new(home.clone());
@@ -245,6 +255,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     // Downloads the person keeps land in `<home>/work/Downloads` (DL-1, AMB-9).
     tools_config.downloads = Some(home.root().join("work").join("Downloads"));
     tools_config.net = net;
+    tools_config.search_url.clone_from(&saved.search_url);
     // Secret fields are filled from the person's saved passwords, never from the agent's
     // text (SEC-2, issue 16).
     tools_config.secret_filler = Some(Arc::new(passwords::Vault { home: home.clone() }));
@@ -337,6 +348,43 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// browser.json's settings (DATA-5): the defaults, with a warning, when they can't be read
+/// (a corrupt file is set aside and said so).
+fn saved_settings(home: &Home) -> BrowserSettings {
+    match BrowserSettings::load(home, &SystemClock) {
+        Ok(loaded) => {
+            if let Some(aside) = loaded.set_aside {
+                tracing::warn!("{aside}");
+                eprintln!("conch-gateway: {aside}.");
+            }
+            loaded.value
+        }
+        Err(e) => {
+            tracing::warn!("browser.json can't be read ({e}); the defaults are used");
+            eprintln!("conch-gateway: failed to {e}; the default settings are used.");
+            BrowserSettings::default()
+        }
+    }
+}
+
+/// browser.json's `allowHosts` (AMB-3): an entry that is not a local app's HOST:PORT is
+/// left out, with a warning.
+fn allowed_hosts(entries: &[String]) -> Vec<conch_policy::AllowedHost> {
+    entries
+        .iter()
+        .filter_map(|entry| match conch_policy::AllowedHost::parse(entry) {
+            Ok(host) => Some(host),
+            Err(_) => {
+                tracing::warn!(entry = %entry, "an allowHosts entry of browser.json is not a local HOST:PORT and is left out");
+                eprintln!(
+                    "conch-gateway: browser.json's allowHosts entry “{entry}” is not a local app's HOST:PORT, so it is left out."
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 /// How many ports past `--panel-port` are tried before any free port.

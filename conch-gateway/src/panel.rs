@@ -13,15 +13,19 @@
 //!
 //! - `GET /api/browser/conversations`: the conversations the person can watch, each with
 //!   its tabs, watchers and waiting questions (issue 14), for a signed-in person.
+//! - `/passwords` and `/api/browser/passwords`: the Passwords page and its API, in
+//!   [`crate::passwords`] (issue 16).
 //!
 //! Every route needs a `Host` that is the gateway's own loopback name and port, so a page
 //! whose name was rebound to 127.0.0.1 (DNS rebinding) is refused.
 //!
-//! Deliberately absent: any way to sign in again after the code is used (restarting the
-//! gateway prints a new link). Sessions live in memory only.
+//! A signed-in person may ask for a new one-time link ([`Panel::renew_signin`], from the
+//! settings page, for a recent sign-in): it is printed on standard error like the first,
+//! never sent back to the page. Sessions live in memory only.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Instant;
 
 use axum::Router;
 use axum::extract::State;
@@ -53,8 +57,9 @@ struct Inner {
     port: u16,
     /// The one-time sign-in code, until it is used.
     code: Mutex<Option<String>>,
-    /// The valid `conch_session` values.
-    sessions: Mutex<HashSet<String>>,
+    /// The valid `conch_session` values, with when each signed in (the settings'
+    /// recent sign-in, BE-2).
+    sessions: Mutex<HashMap<String, Instant>>,
     live: Live,
     /// The tools, once made: they know the conversations.
     tools: OnceLock<conch_tools::Tools>,
@@ -67,7 +72,7 @@ impl Panel {
             inner: Arc::new(Inner {
                 port,
                 code: Mutex::new(Some(crate::random_hex(24))),
-                sessions: Mutex::new(HashSet::new()),
+                sessions: Mutex::new(HashMap::new()),
                 live,
                 tools: OnceLock::new(),
             }),
@@ -77,6 +82,17 @@ impl Panel {
     /// Gives the door the tools, whose conversations it lists.
     pub(crate) fn set_tools(&self, tools: conch_tools::Tools) {
         let _ = self.inner.tools.set(tools);
+    }
+
+    /// The port the door listens on.
+    pub(crate) fn port(&self) -> u16 {
+        self.inner.port
+    }
+
+    /// Conch's folder, once the door has the tools.
+    pub(crate) fn home(&self) -> Option<conch_browser::Home> {
+        let tools = self.inner.tools.get()?;
+        Some(tools.browser().config().home.clone())
     }
 
     /// The panel's address, `http://127.0.0.1:PORT/`: the base of a handoff's link.
@@ -95,8 +111,21 @@ impl Panel {
             .map(|code| format!("{}signin?code={code}", self.address()))
     }
 
+    /// Makes a new one-time sign-in code, replacing any unused one, and gives its link
+    /// (for standard error only: it is never sent to a page).
+    pub(crate) fn renew_signin(&self) -> String {
+        let code = crate::random_hex(24);
+        let link = format!("{}signin?code={code}", self.address());
+        *self
+            .inner
+            .code
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(code);
+        link
+    }
+
     /// Uses the sign-in code: a new session's value when `given` is the unused code.
-    fn sign_in(&self, given: &str) -> Option<String> {
+    pub(crate) fn sign_in(&self, given: &str) -> Option<String> {
         let mut code = self
             .inner
             .code
@@ -114,23 +143,40 @@ impl Panel {
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(session.clone());
+            .insert(session.clone(), Instant::now());
         Some(session)
     }
 
     /// Whether the request carries a valid session cookie.
-    fn signed_in(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn signed_in(&self, headers: &HeaderMap) -> bool {
         let sessions = self
             .inner
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        cookies(headers, SESSION_COOKIE).any(|value| sessions.contains(value))
+        cookies(headers, SESSION_COOKIE).any(|value| sessions.contains_key(value))
+    }
+
+    /// When the request's session signed in, for a signed-in request.
+    pub(crate) fn signed_in_at(&self, headers: &HeaderMap) -> Option<Instant> {
+        let sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        cookies(headers, SESSION_COOKIE)
+            .filter_map(|value| sessions.get(value).copied())
+            .max()
+    }
+
+    /// The tools, once made.
+    pub(crate) fn tools(&self) -> Option<&conch_tools::Tools> {
+        self.inner.tools.get()
     }
 
     /// The 403 for anyone but a signed-in person on the gateway's own host, with the
     /// sentence that says why; `None` lets the person through.
-    fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
+    pub(crate) fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
         if !self.own_host(headers) {
             return Some(refuse(StatusCode::FORBIDDEN, WRONG_HOST));
         }
@@ -141,7 +187,7 @@ impl Panel {
     }
 
     /// Whether `Host` is the gateway's own loopback name and port (DNS rebinding).
-    fn own_host(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn own_host(&self, headers: &HeaderMap) -> bool {
         let port = self.inner.port;
         headers
             .get(header::HOST)
@@ -154,7 +200,7 @@ impl Panel {
     }
 
     /// Whether `Origin` is present and the gateway's own.
-    fn own_origin(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn own_origin(&self, headers: &HeaderMap) -> bool {
         let port = self.inner.port;
         headers
             .get(header::ORIGIN)
@@ -170,8 +216,10 @@ impl Panel {
     }
 }
 
-/// The person's routes: `/`, `/signin` and `/api/browser/live`.
+/// The person's routes: `/`, `/signin`, `/api/browser/live` and the rest above, the
+/// passwords' ([`crate::passwords`]) and the settings' ([`crate::settings`]).
 pub(crate) fn router(panel: Panel) -> Router {
+    let settings = crate::settings::router(crate::settings::Settings::new(panel.clone()));
     Router::new()
         .route("/", get(home))
         .route("/panel/{file}", get(panel_file))
@@ -179,7 +227,10 @@ pub(crate) fn router(panel: Panel) -> Router {
         .route("/api/browser/live", get(live))
         .route("/api/browser/conversations", get(conversations))
         .route("/api/browser/shots/{file}", get(shot))
+        // The Passwords page and its API (issue 16).
+        .merge(crate::passwords::routes())
         .with_state(panel)
+        .merge(settings)
 }
 
 /// Values of the cookie `name` in every `Cookie` header.
@@ -235,7 +286,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// A refusal: `status` and one sentence as plain text.
-fn refuse(status: StatusCode, sentence: &str) -> Response {
+pub(crate) fn refuse(status: StatusCode, sentence: &str) -> Response {
     (
         status,
         [
@@ -247,14 +298,14 @@ fn refuse(status: StatusCode, sentence: &str) -> Response {
         .into_response()
 }
 
-const NOT_SIGNED_IN: &str =
+pub(crate) const NOT_SIGNED_IN: &str =
     "Forbidden: sign in first with the link conch-gateway printed when it started.";
 
-const WRONG_HOST: &str =
+pub(crate) const WRONG_HOST: &str =
     "Forbidden: the gateway answers only on its own loopback address (127.0.0.1 or localhost).";
 
 /// A small HTML page: `sentence` in a paragraph. Nothing in it comes from the request.
-fn page(sentence: &str) -> Response {
+pub(crate) fn page(sentence: &str) -> Response {
     let html = format!(
         "<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Conch</title></head>\n<body>\n<main>\n<h1>Conch</h1>\n<p>{sentence}</p>\n</main>\n</body>\n</html>\n"
     );
@@ -309,7 +360,7 @@ async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Respon
 }
 
 /// A JSON answer that no cache keeps.
-fn json_response(value: &serde_json::Value) -> Response {
+pub(crate) fn json_response(value: &serde_json::Value) -> Response {
     (
         StatusCode::OK,
         [

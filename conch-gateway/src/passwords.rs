@@ -5,7 +5,9 @@
 //! Each entry is for one site: the registrable domain (`example.com` covers
 //! `www.example.com` and `login.example.com`), or the exact `host:port` for loopback and
 //! IP addresses, where a port is another app. A look-alike host is another site and gets
-//! nothing. The person manages entries from the command line:
+//! nothing. The person manages entries from the panel's Passwords page (`/passwords`,
+//! [`routes`]: a form on the panel's own origin, which the agent's browser never shows)
+//! or from the command line:
 //!
 //! - `conch-gateway passwords add SITE --username NAME [--home DIR]`: the password is one
 //!   line of standard input, read without echo on a terminal; only "password saved" is
@@ -16,16 +18,30 @@
 //! A file that does not open (a flipped byte) is set aside and fails closed: nothing is
 //! filled until the person saves again.
 //!
-//! Deliberately absent: any way to print a password back, and the panel's Passwords page
-//! (a later part of issue 16).
+//! On a new-password field of a site with nothing saved (a sign-up form), once the act is
+//! permitted, the vault makes a strong password ([`SecretText::strong_password`]) and
+//! saves it for the site with the form's username before anything is typed; when it can't
+//! be saved, nothing is made and the field goes to the person.
+//!
+//! Deliberately absent: any way to print or answer a password back, from the command line
+//! or the API.
 
 use std::io::{BufRead as _, IsTerminal as _};
 use std::process::Command;
 
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use axum::routing::{delete, get};
 use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
 use conch_browser::{Home, SystemClock};
-use conch_policy::Site;
+use conch_policy::{FieldClass, SecretKind, Site, classify_field};
 use conch_tools::{BoxFuture, SecretFiller, SecretRequest, SecretValue};
+use serde::Deserialize;
+
+use crate::panel::{Panel, WRONG_HOST, json_response, refuse};
 
 /// The kind the entries are sealed as.
 const KIND: &str = "password";
@@ -129,34 +145,55 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
 fn add(home: &Home, site: &str, username: &str) -> Result<String, String> {
     let key = key_of_argument(site)?;
     let password = read_password()?;
-    let (sealer, mut file) = open(home)?;
-    file.set(&key, KIND, username.trim(), password);
-    file.save(&sealer).map_err(|e| format!("{e}."))?;
+    save(home, &key, username.trim(), password)?;
     Ok(format!("password saved for {key} ({})\n", username.trim()))
 }
 
 fn remove(home: &Home, site: &str) -> Result<String, String> {
     let key = key_of_argument(site)?;
-    let (sealer, mut file) = open(home)?;
-    if !file.remove(&key) {
+    if !forget(home, &key)? {
         return Err(format!("no password is saved for {key}"));
     }
-    file.save(&sealer).map_err(|e| format!("{e}."))?;
     Ok(format!("password removed for {key}\n"))
 }
 
 fn list(home: &Home) -> Result<String, String> {
-    let (_, file) = open(home)?;
-    let entries: Vec<String> = file
-        .inventory()
+    let entries: Vec<String> = entries(home)?
         .into_iter()
-        .filter(|e| e.kind == KIND)
-        .map(|e| format!("{}\t{}\n", e.name, e.host))
+        .map(|(site, username)| format!("{site}\t{username}\n"))
         .collect();
     if entries.is_empty() {
         return Ok("no passwords saved\n".to_owned());
     }
     Ok(entries.concat())
+}
+
+/// Saves `password` for the site `key` with `username`, replacing what was there.
+fn save(home: &Home, key: &str, username: &str, password: SecretText) -> Result<(), String> {
+    let (sealer, mut file) = open(home)?;
+    file.set(key, KIND, username, password);
+    file.save(&sealer).map_err(|e| format!("{e}."))
+}
+
+/// Forgets the site `key`'s password; `false` when none was saved.
+fn forget(home: &Home, key: &str) -> Result<bool, String> {
+    let (sealer, mut file) = open(home)?;
+    if !file.remove(key) {
+        return Ok(false);
+    }
+    file.save(&sealer).map_err(|e| format!("{e}."))?;
+    Ok(true)
+}
+
+/// Each saved site with its username, never a password.
+fn entries(home: &Home) -> Result<Vec<(String, String)>, String> {
+    let (_, file) = open(home)?;
+    Ok(file
+        .inventory()
+        .into_iter()
+        .filter(|e| e.kind == KIND)
+        .map(|e| (e.name, e.host))
+        .collect())
 }
 
 /// One line of standard input, without echo on a terminal.
@@ -182,6 +219,202 @@ fn read_password() -> Result<SecretText, String> {
     Ok(SecretText::new(password))
 }
 
+/// The Passwords page and its API (issue 16), for [`crate::panel::router`]:
+///
+/// - `GET /passwords`: the page (`panel/passwords.html`), for a signed-in person.
+/// - `GET /api/browser/passwords`: `{"passwords": [{"site", "username"}]}`, never a
+///   password.
+/// - `POST /api/browser/passwords` with `{"site", "username", "password"}` as
+///   `application/json`: saves it; answers `{"saved": {"site", "username"}}`.
+/// - `DELETE /api/browser/passwords/{site}`: forgets it; 404 when none was saved.
+///
+/// Every route needs the gateway's own `Host` and the session cookie; the API also
+/// refuses any `Origin` but the gateway's own, and a change needs one (a forged
+/// cross-site request gets 403). Refusals and mistakes are one sentence of plain text.
+pub(crate) fn routes() -> Router<Panel> {
+    Router::new()
+        .route("/passwords", get(passwords_page))
+        .route("/api/browser/passwords", get(list_route).post(save_route))
+        .route("/api/browser/passwords/{site}", delete(remove_route))
+}
+
+/// The most bytes of a save request, and of each of its fields.
+const BODY_LIMIT: usize = 16 * 1024;
+const FIELD_LIMIT: usize = 1024;
+
+/// What a save request carries.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SaveRequest {
+    site: String,
+    username: String,
+    password: SecretText,
+}
+
+/// The API's checks: the panel's own (host, session), then the origin: a change needs
+/// the gateway's own `Origin`; a read refuses any other.
+fn api_refusal(panel: &Panel, headers: &HeaderMap, change: bool) -> Option<Response> {
+    if let Some(refused) = panel.refusal(headers) {
+        return Some(refused);
+    }
+    let has_origin = headers.contains_key(header::ORIGIN);
+    if (change || has_origin) && !panel.own_origin(headers) {
+        return Some(refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: only the panel's own Passwords page may read or change the saved passwords.",
+        ));
+    }
+    None
+}
+
+/// Runs `work` on Conch's folder off the async threads; a sentence for the person when
+/// the folder or the file can't be used.
+async fn on_home<T: Send + 'static>(
+    panel: &Panel,
+    work: impl FnOnce(&Home) -> Result<T, String> + Send + 'static,
+) -> Result<T, Response> {
+    let Some(home) = panel.home() else {
+        return Err(refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The gateway is still starting: try again in a moment.",
+        ));
+    };
+    match tokio::task::spawn_blocking(move || work(&home)).await {
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(sentence)) => Err(refuse(StatusCode::INTERNAL_SERVER_ERROR, &sentence)),
+        Err(_) => Err(refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The saved passwords could not be read: try again.",
+        )),
+    }
+}
+
+/// `GET /passwords`: the page, or how to sign in.
+async fn passwords_page(State(panel): State<Panel>, headers: HeaderMap) -> Response {
+    if !panel.own_host(&headers) {
+        return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
+    }
+    if !panel.signed_in(&headers) {
+        return crate::panel::page(
+            "Sign in with the link conch-gateway printed on its standard error when it started.",
+        );
+    }
+    crate::assets::file("passwords.html", panel.port())
+}
+
+/// `GET /api/browser/passwords`: each site and username.
+async fn list_route(State(panel): State<Panel>, headers: HeaderMap) -> Response {
+    if let Some(refused) = api_refusal(&panel, &headers, false) {
+        return refused;
+    }
+    match on_home(&panel, entries).await {
+        Ok(entries) => json_response(&serde_json::json!({
+            "passwords": entries
+                .into_iter()
+                .map(|(site, username)| serde_json::json!({ "site": site, "username": username }))
+                .collect::<Vec<_>>(),
+        })),
+        Err(refused) => refused,
+    }
+}
+
+/// `POST /api/browser/passwords`: saves one.
+async fn save_route(State(panel): State<Panel>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refused) = api_refusal(&panel, &headers, true) {
+        return refused;
+    }
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !json {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Send the password as application/json: {\"site\", \"username\", \"password\"}.",
+        );
+    }
+    if body.len() > BODY_LIMIT {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "That request is too large to be a password.",
+        );
+    }
+    // serde's message could quote the body: the sentence is Conch's own.
+    let Ok(request) = serde_json::from_slice::<SaveRequest>(&body) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad request: send {\"site\", \"username\", \"password\"}, each a string.",
+        );
+    };
+    let username = request.username.trim().to_owned();
+    let key = match key_of_argument(&request.site) {
+        Ok(key) => key,
+        Err(sentence) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                &format!("Bad request: {sentence}."),
+            );
+        }
+    };
+    if username.is_empty() || username.len() > FIELD_LIMIT {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad request: give the account's username.",
+        );
+    }
+    let password = request.password;
+    if password.expose().is_empty() || password.expose().len() > FIELD_LIMIT {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad request: give the password (at most 1024 characters).",
+        );
+    }
+    let (site, user) = (key.clone(), username.clone());
+    match on_home(&panel, move |home| save(home, &site, &user, password)).await {
+        Ok(()) => {
+            tracing::info!(site = key, "the person saved a password from the panel");
+            json_response(&serde_json::json!({ "saved": { "site": key, "username": username } }))
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// `DELETE /api/browser/passwords/{site}`: forgets one.
+async fn remove_route(
+    State(panel): State<Panel>,
+    headers: HeaderMap,
+    Path(site): Path<String>,
+) -> Response {
+    if let Some(refused) = api_refusal(&panel, &headers, true) {
+        return refused;
+    }
+    let key = match key_of_argument(&site) {
+        Ok(key) => key,
+        Err(sentence) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                &format!("Bad request: {sentence}."),
+            );
+        }
+    };
+    let site = key.clone();
+    match on_home(&panel, move |home| forget(home, &site)).await {
+        Ok(true) => {
+            tracing::info!(site = key, "the person removed a password from the panel");
+            json_response(&serde_json::json!({ "removed": { "site": key } }))
+        }
+        Ok(false) => refuse(
+            StatusCode::NOT_FOUND,
+            &format!("No password is saved for {key}."),
+        ),
+        Err(refused) => refused,
+    }
+}
+
 /// The gateway's default [`SecretFiller`]: the person's saved password for the page's
 /// site, never anything for another site.
 #[derive(Debug, Clone)]
@@ -189,31 +422,99 @@ pub(crate) struct Vault {
     pub(crate) home: Home,
 }
 
+impl Vault {
+    /// Opens the file in a blocking task and runs `work` on it; `None` (with a warning)
+    /// when the file can't be used.
+    async fn with_file<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Sealer, &mut SecretsFile) -> Option<T> + Send + 'static,
+    ) -> Option<T> {
+        let home = self.home.clone();
+        tokio::task::spawn_blocking(move || {
+            let (sealer, mut file) = match open(&home) {
+                Ok(opened) => opened,
+                Err(sentence) => {
+                    tracing::warn!("the saved passwords can't be used: {sentence}");
+                    return None;
+                }
+            };
+            work(&sealer, &mut file)
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
+/// Whether the field takes a password: the vault holds nothing for a one-time code or a
+/// card field, which go to the person. A field the embedder's extra words made secret
+/// counts as a password.
+fn holds_a_password(request: &SecretRequest) -> bool {
+    !matches!(
+        classify_field(&request.field),
+        FieldClass::Secret(SecretKind::Code | SecretKind::Card)
+    )
+}
+
 impl SecretFiller for Vault {
     fn secret_for<'a>(&'a self, request: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
         Box::pin(async move {
+            if !holds_a_password(request) {
+                return None;
+            }
             let key = key_of_page(&request.url)?;
-            let home = self.home.clone();
-            let found = tokio::task::spawn_blocking(move || {
-                let (_, file) = match open(&home) {
-                    Ok(opened) => opened,
-                    Err(sentence) => {
-                        tracing::warn!("the saved passwords can't be used: {sentence}");
-                        return None;
-                    }
-                };
-                file.get(&key)
-                    .map(|password| SecretValue::new(password.expose()))
-            })
-            .await
-            .ok()
-            .flatten();
+            let found = self
+                .with_file(move |_, file| {
+                    file.get(&key)
+                        .map(|password| SecretValue::new(password.expose()))
+                })
+                .await;
             tracing::info!(
                 conversation = request.conversation,
                 filled = found.is_some(),
                 "a secret field asked the saved passwords"
             );
             found
+        })
+    }
+
+    /// A new-password field with nothing saved (issue 16): a strong password, saved for
+    /// the page's site with the form's username before anything is typed, so the site
+    /// never gets a password the person doesn't have; nothing when it can't be saved.
+    fn new_secret_for<'a>(
+        &'a self,
+        request: &'a SecretRequest,
+    ) -> BoxFuture<'a, Option<SecretValue>> {
+        Box::pin(async move {
+            if !holds_a_password(request) {
+                return None;
+            }
+            let key = key_of_page(&request.url)?;
+            let username = request.username.trim().to_owned();
+            let made = self
+                .with_file(move |sealer, file| {
+                    if let Some(saved) = file.get(&key) {
+                        // Saved meanwhile: that one is the site's.
+                        return Some(SecretValue::new(saved.expose()));
+                    }
+                    let password = SecretText::strong_password()?;
+                    let value = SecretValue::new(password.expose());
+                    file.set(&key, KIND, &username, password);
+                    match file.save(sealer) {
+                        Ok(()) => Some(value),
+                        Err(e) => {
+                            tracing::warn!("a generated password could not be saved: {e}");
+                            None
+                        }
+                    }
+                })
+                .await;
+            tracing::info!(
+                conversation = request.conversation,
+                made = made.is_some(),
+                "a new-password field asked the saved passwords for a new one"
+            );
+            made
         })
     }
 }

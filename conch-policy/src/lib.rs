@@ -82,7 +82,8 @@ pub use permit::{
     carries, decide,
 };
 pub use secrets::{
-    FieldClass, FieldFacts, SecretKind, SecretWords, classify_field, typing_verdict,
+    FieldClass, FieldFacts, SecretKind, SecretWords, classify_field, is_new_password,
+    typing_verdict,
 };
 pub use site::Site;
 pub use stakes::{LONG_LINK_WORDS, Significant, StakesWords, asks_high_stakes, significant_word};

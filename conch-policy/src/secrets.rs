@@ -15,6 +15,12 @@
 //! "Password hint", "PIN code" and "Pincode" (India's postal code). Not secret:
 //! "Promo code", "Postal code", "Confirmation code" (a booking reference), "Name on card".
 //! The embedder adds words with [`SecretWords::with_extra`].
+//!
+//! A password field asks for a *new* password ([`is_new_password`], SEC-2, issue 16) when
+//! its autocomplete says `new-password`, or, with no `current-password` anywhere in its
+//! form, when the form has a second password field (the confirmation) or its words (the
+//! submit button, the form's name or heading) say sign up, register, create an account or
+//! join. The vault may then make a strong password for the site and fill it.
 
 use serde::Serialize;
 
@@ -178,6 +184,61 @@ impl SecretWords {
 /// Classifies a field by the built-in words (SEC-1).
 pub fn classify_field(field: &FieldFacts) -> FieldClass {
     SecretWords::default().classify(field)
+}
+
+/// Words that make a form a sign-up form, as consecutive words.
+const SIGN_UP_PHRASES: &[&[&str]] = &[
+    &["sign", "up"],
+    &["signup"],
+    &["register"],
+    &["registration"],
+    &["create", "account"],
+    &["create", "an", "account"],
+    &["create", "your", "account"],
+    &["new", "account"],
+    &["join"],
+    &["get", "started"],
+];
+
+/// Whether a field's autocomplete holds `token`.
+fn has_token(field: &FieldFacts, token: &str) -> bool {
+    field
+        .autocomplete
+        .split_ascii_whitespace()
+        .any(|t| t.eq_ignore_ascii_case(token))
+}
+
+/// Whether `field` asks for a new password (SEC-2, issue 16): it is a password field, and
+/// its autocomplete says `new-password`, or nothing in its form says `current-password`
+/// and the form has another password field (a confirmation) or `form_words` (its submit
+/// buttons, name, heading) name a sign-up. `form_passwords` are the form's password
+/// fields, `field` among them.
+pub fn is_new_password(
+    field: &FieldFacts,
+    form_passwords: &[FieldFacts],
+    form_words: &str,
+) -> bool {
+    if classify_field(field) != FieldClass::Secret(SecretKind::Password) {
+        return false;
+    }
+    if has_token(field, "new-password") {
+        return true;
+    }
+    if has_token(field, "current-password")
+        || form_passwords
+            .iter()
+            .any(|other| has_token(other, "current-password"))
+    {
+        return false;
+    }
+    if form_passwords.len() >= 2 {
+        return true;
+    }
+    let tokens = words_split_case(form_words);
+    SIGN_UP_PHRASES.iter().any(|phrase| {
+        let phrase: Vec<String> = phrase.iter().map(|w| (*w).to_owned()).collect();
+        contains_phrase(&tokens, &phrase)
+    })
 }
 
 /// Whether the agent's text may be typed into a field (SEC-2, SEC-6): never into a

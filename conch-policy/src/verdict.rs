@@ -451,6 +451,20 @@ impl Question {
         }
     }
 
+    /// The browser's download failed: the fetcher's one plain sentence naming the cause,
+    /// with exactly one button, Try again (LAUNCH-5). It names no site.
+    pub fn browser_download_failed(sentence: &str) -> Self {
+        Self {
+            kind: QuestionKind::BrowserDownload,
+            text: sentence.to_owned(),
+            choices: vec![Choice::TryAgain],
+            site: None,
+            frame_site: None,
+            words: None,
+            lends_sign_in: false,
+        }
+    }
+
     /// What kind of question this is.
     pub fn kind(&self) -> QuestionKind {
         self.kind
@@ -514,6 +528,8 @@ pub enum QuestionKind {
     Upload,
     /// A download.
     Download,
+    /// The browser could not be downloaded (LAUNCH-5).
+    BrowserDownload,
 }
 
 impl QuestionKind {
@@ -525,6 +541,7 @@ impl QuestionKind {
             Self::HighStakes => "high-stakes",
             Self::Upload => "upload",
             Self::Download => "download",
+            Self::BrowserDownload => "browser-download",
         }
     }
 }
@@ -541,6 +558,8 @@ pub enum Choice {
     Yes,
     /// Don't. Also what closing the card or no answer means.
     No,
+    /// Download the browser again: the one button of a failed download (LAUNCH-5).
+    TryAgain,
 }
 
 impl Choice {
@@ -551,6 +570,7 @@ impl Choice {
             Self::Always => "Always",
             Self::Yes => "Yes",
             Self::No => "No",
+            Self::TryAgain => "Try again",
         }
     }
 

@@ -97,6 +97,7 @@ pub fn how_to_allow(question: &Question) -> String {
             )
         }
         K::HighStakes | K::Upload | K::Download => "this always needs the person's own yes: ask them to do it themselves, or run Conch with a panel that can ask.".to_owned(),
+        K::BrowserDownload => "the browser is downloaded again on the next call, or when the person presses Try again on the panel.".to_owned(),
     }
 }
 
@@ -133,6 +134,12 @@ pub struct SecretRequest {
     pub url: String,
     /// What the page says about the field.
     pub field: FieldFacts,
+    /// Whether the field asks for a new password (`conch_policy::is_new_password`: a
+    /// `new-password` autocomplete, or a sign-up form's password field).
+    pub new_password: bool,
+    /// What the form's username or email field holds (typed by the agent, never secret);
+    /// empty when the form has none.
+    pub username: String,
 }
 
 /// Fills secret fields from the person's vault (Passwords) without the value reaching the
@@ -140,6 +147,18 @@ pub struct SecretRequest {
 pub trait SecretFiller: fmt::Debug + Send + Sync {
     /// The value for this field, or `None` when the vault has none.
     fn secret_for<'a>(&'a self, request: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>>;
+
+    /// For a new-password field the vault has nothing for (issue 16): a fresh strong
+    /// password, already kept for the page's site with the request's username, or `None`
+    /// to hand the field to the person. A filler that can't keep it must give `None`, so a
+    /// site never gets a password the person doesn't have. The default makes none.
+    fn new_secret_for<'a>(
+        &'a self,
+        request: &'a SecretRequest,
+    ) -> BoxFuture<'a, Option<SecretValue>> {
+        let _ = request;
+        Box::pin(async { None })
+    }
 }
 
 /// The files a chat may upload from (UP-2).

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex as StdMutex, PoisonError};
 use std::time::Duration;
 
+use conch_browser::Conversation;
 use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
 use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
 use conch_browser::page::settle::{Settle, SettleOptions};
@@ -22,7 +23,6 @@ use conch_browser::page::{
     Change, Element, PageError, Reader, Snapshot, Who, changes_since, evaluate_in_world,
     page_address, read, resolve, screenshot_for_model,
 };
-use conch_browser::{Conversation, TabInfo};
 use conch_policy::{FieldFacts, Mode, Point, Size};
 use serde_json::{Value, json};
 
@@ -112,13 +112,13 @@ impl From<ActError> for ToolError {
     }
 }
 
-/// The conversation's active tab, if it has one.
-pub(crate) async fn active_tab(conv: &Conversation) -> Result<Option<TabInfo>, ToolError> {
-    Ok(conv.tabs().await?.into_iter().find(|t| t.active))
+/// The id of the conversation's active tab, if it has one.
+pub(crate) async fn active_tab(conv: &Conversation) -> Result<Option<String>, ToolError> {
+    Ok(conv.active_tab_id().await?)
 }
 
-/// The active tab, or the sentence that says to open a page.
-pub(crate) async fn need_tab(conv: &Conversation) -> Result<TabInfo, ToolError> {
+/// The active tab's id, or the sentence that says to open a page.
+pub(crate) async fn need_tab(conv: &Conversation) -> Result<String, ToolError> {
     active_tab(conv).await?.ok_or(ToolError::NoPage)
 }
 
@@ -173,9 +173,9 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let snapshot = read(&page, reader).await?;
-        Ok(first_look(&tab.id, &snapshot))
+        Ok(first_look(&tab, &snapshot))
     }
 
     /// Reads the active tab whole and gives part `n` (SNAP-1, SNAP-8, SNAP-13).
@@ -187,9 +187,9 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let snapshot = read(&page, reader).await?;
-        whole(&tab.id, &snapshot, n)
+        whole(&tab, &snapshot, n)
     }
 
     /// The lines of the whole page holding `needle`, with their parts (SNAP-11), each
@@ -202,7 +202,7 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let snapshot = read(&page, reader).await?;
         let found = snapshot.find(needle);
         if found.is_empty() {
@@ -227,11 +227,11 @@ impl Pages {
         let tab = need_tab(conv).await?;
         let page = conv.page().await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         match changes_since(&page, reader, Who::Agent).await? {
             Change::Nothing => Ok(None),
             Change::Diff(text) => Ok(Some(PageBody::bounded(&text))),
-            Change::Whole(snapshot) => Ok(Some(first_look(&tab.id, &snapshot))),
+            Change::Whole(snapshot) => Ok(Some(first_look(&tab, &snapshot))),
         }
     }
 
@@ -242,10 +242,10 @@ impl Pages {
         let page = conv.page().await.ok()?;
         let mut readers = self.readers.lock().await;
         // A tab the agent never read has no baseline to compare with.
-        let reader = readers.get_mut(&tab.id)?;
+        let reader = readers.get_mut(&tab)?;
         match changes_since(&page, reader, Who::Person).await.ok()? {
             Change::Diff(text) => Some(PageBody::bounded(&text)),
-            Change::Whole(snapshot) => Some(first_look(&tab.id, &snapshot)),
+            Change::Whole(snapshot) => Some(first_look(&tab, &snapshot)),
             Change::Nothing => None,
         }
     }
@@ -267,7 +267,7 @@ impl Pages {
         let page = conv.page().await?;
         let size = act::viewport(&page).await?;
         let mut readers = self.readers.lock().await;
-        let reader = readers.entry(tab.id.clone()).or_default();
+        let reader = readers.entry(tab.clone()).or_default();
         let png = screenshot_for_model(&page, reader).await?;
         Ok((png, size))
     }
@@ -292,13 +292,13 @@ impl Pages {
             .map(|id| id.as_str().to_owned())
             .unwrap_or_default();
         let installed = lock(&self.watches)
-            .get(&tab.id)
+            .get(&tab)
             .is_some_and(|(id, _)| *id == session);
         if !installed {
             let watch = dialog::watch(&page, hook)
                 .await
                 .map_err(conch_browser::BrowserError::from)?;
-            lock(&self.watches).insert(tab.id.clone(), (session, watch));
+            lock(&self.watches).insert(tab.clone(), (session, watch));
         }
         let watches = lock(&self.watches);
         Ok(watches
@@ -556,6 +556,110 @@ pub(crate) async fn fill_secret(element: &Element, secret: &str) -> Result<(), T
         .await
         .map_err(|e| ToolError::Act(e.to_string()))?;
     Ok(())
+}
+
+/// The script that finds a field's form (its `form`, the closest `<form>`, else the
+/// document's body) and the typed-text inputs in it, in order, as `scope` and `inputs`.
+const FORM_INPUTS: &str = "const scope = this.form || this.closest('form') || this.ownerDocument.body; \
+const skip = ['checkbox','radio','button','submit','reset','image','file','hidden','range','color']; \
+const inputs = Array.from(scope.querySelectorAll('input')).filter((i) => !i.disabled && !skip.includes((i.type || '').toLowerCase()));";
+
+/// What the form around a secret field holds, for the vault (SEC-2, issue 16).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FormAround {
+    /// The form's typed-text inputs, in order.
+    pub(crate) inputs: Vec<FieldFacts>,
+    /// Where the field itself is among them.
+    pub(crate) at: Option<usize>,
+    /// The form's words: its name, id and label, its headings and its buttons.
+    pub(crate) words: String,
+    /// What its username or email field holds, empty when it has none.
+    pub(crate) username: String,
+}
+
+/// Reads the form around `element` ([`FormAround`]).
+pub(crate) async fn form_around(element: &Element) -> Result<FormAround, ToolError> {
+    let function = format!(
+        "function() {{ {FORM_INPUTS} \
+const text = (t) => (t || '').replace(/\\s+/g, ' ').trim().slice(0, 200); \
+const label = (i) => text(i.getAttribute('aria-label') || (i.labels && i.labels[0] ? i.labels[0].textContent : '')); \
+const fields = inputs.map((i) => ({{ inputType: i.type || '', autocomplete: i.getAttribute('autocomplete') || '', label: label(i), name: i.name || '', id: i.id || '', placeholder: i.placeholder || '' }})); \
+const said = [scope.getAttribute('aria-label'), scope.getAttribute('name'), scope.id, scope.getAttribute('action')]; \
+for (const e of scope.querySelectorAll('h1, h2, h3, legend, button, input[type=submit], input[type=button]')) said.push(e.tagName === 'INPUT' ? e.value : e.textContent); \
+const named = (i, re) => re.test([i.getAttribute('autocomplete'), i.name, i.id, label(i)].join(' ')); \
+const plain = inputs.filter((i) => i.type !== 'password'); \
+const user = plain.find((i) => /\\b(username|email)\\b/i.test(i.getAttribute('autocomplete') || '')) \
+  || plain.find((i) => i.type === 'email') \
+  || plain.find((i) => named(i, /user|e-?mail|login/i)); \
+return {{ inputs: fields, at: inputs.indexOf(this), words: said.map(text).join(' ').slice(0, 2000), username: user ? text(user.value) : '' }}; }}"
+    );
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": function,
+                "returnByValue": true,
+            }),
+        )
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    let value = &answer["result"]["value"];
+    let string = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_owned();
+    let inputs = value["inputs"]
+        .as_array()
+        .map(|inputs| {
+            inputs
+                .iter()
+                .map(|i| FieldFacts {
+                    input_type: string(i, "inputType"),
+                    autocomplete: string(i, "autocomplete"),
+                    label: string(i, "label"),
+                    name: string(i, "name"),
+                    id: string(i, "id"),
+                    placeholder: string(i, "placeholder"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(FormAround {
+        inputs,
+        at: value["at"].as_u64().and_then(|at| usize::try_from(at).ok()),
+        words: string(value, "words"),
+        username: string(value, "username"),
+    })
+}
+
+/// The `index`th typed-text input of the form around `element` ([`form_around`]'s
+/// order), as an element to act on, named `reference` in errors.
+pub(crate) async fn form_input(
+    element: &Element,
+    index: usize,
+    reference: String,
+) -> Result<Element, ToolError> {
+    let answer = element
+        .frame
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": element.object_id,
+                "functionDeclaration": format!("function(at) {{ {FORM_INPUTS} return inputs[at] || null; }}"),
+                "arguments": [{ "value": index }],
+            }),
+        )
+        .await
+        .map_err(conch_browser::BrowserError::from)?;
+    let object_id = answer["result"]["objectId"]
+        .as_str()
+        .ok_or_else(|| ToolError::Act(format!("{reference} is gone from the page.")))?;
+    Ok(Element {
+        reference,
+        page: element.page.clone(),
+        frame: element.frame.clone(),
+        object_id: object_id.to_owned(),
+        offset: element.offset,
+    })
 }
 
 /// Presses a key or chord, on an element or the focused one.

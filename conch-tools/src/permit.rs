@@ -92,6 +92,14 @@ impl Consent {
             .insert(site.to_owned());
     }
 
+    /// Forgets a "This chat" answer for `site` (PERM-7): its next act asks again.
+    pub(crate) fn forget_site(&self, site: &str) {
+        self.sites
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(site);
+    }
+
     fn vouched(&self) -> bool {
         self.vouched.load(Ordering::SeqCst)
     }
@@ -197,6 +205,8 @@ pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<Option<Site>,
                 facts.vouched = true;
                 consent.vouch();
             }
+            // Never a permit's question: the toolbox asks it on its own (LAUNCH-5).
+            QuestionKind::BrowserDownload => {}
         }
     }
     Err(ToolError::Page(
@@ -238,10 +248,8 @@ fn always(home: &Home, site: &str) -> bool {
 /// Saves an Always answer to browser.json's sites (PERM-6). A failure to save leaves the
 /// answer good for this conversation and is logged.
 fn save_always(home: &Home, site: &str) {
-    let saved = BrowserSettings::load(home, &SystemClock).and_then(|loaded| {
-        let mut settings = loaded.value;
-        settings.allow_site(site);
-        settings.save(home)
+    let saved = BrowserSettings::update(home, &SystemClock, |settings| {
+        Ok::<_, std::convert::Infallible>(settings.allow_site(site))
     });
     if let Err(e) = saved {
         tracing::warn!(target: "conch_tools", %e, "the always-allowed site could not be saved");

@@ -29,6 +29,9 @@ pub(crate) struct Inner {
     /// The conversation whose step runs now, for download questions. Held alone here;
     /// the download hook keeps it weakly.
     pub(crate) stepping: Arc<StdMutex<String>>,
+    /// Whether the person is being offered Try again for a failed browser download
+    /// (LAUNCH-5): one card at a time, however many calls fail meanwhile.
+    pub(crate) offering_retry: std::sync::atomic::AtomicBool,
 }
 
 /// One conversation's state in the toolbox.

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 
 use conch_browser::guard::BLOCKED_SENTENCE;
-use conch_browser::{Browser, Conversation, RunState};
-use conch_policy::{ActClass, Mode, Point, Refusal, RefusalCode};
+use conch_browser::{Browser, BrowserError, Conversation, RunState};
+use conch_policy::{ActClass, Choice, Mode, Point, Question, Refusal, RefusalCode};
 use serde_json::Value;
 
 use crate::call::{TabAction, ToolCall};
@@ -46,6 +46,7 @@ impl Tools {
                 chats: StdMutex::new(HashMap::new()),
                 downloads: tokio::sync::Mutex::new(None),
                 stepping: Arc::new(StdMutex::new(String::new())),
+                offering_retry: AtomicBool::new(false),
             }),
         }
     }
@@ -108,6 +109,34 @@ impl Tools {
         let mut ids: Vec<String> = lock(&self.inner.chats).keys().cloned().collect();
         ids.sort();
         ids
+    }
+
+    /// Revokes `site` (PERM-7): it leaves browser.json's always-allowed sites, and every
+    /// conversation forgets its "This chat" answer for it, so the next act on it asks
+    /// again. Gives whether browser.json held it.
+    ///
+    /// # Errors
+    /// When browser.json can't be read or written; nothing is forgotten then.
+    pub fn revoke_site(&self, site: &str) -> Result<bool, conch_browser::store::StoreError> {
+        use conch_browser::store::{BrowserSettings, UpdateError};
+        let browser = &self.inner.browser;
+        let mut held = false;
+        BrowserSettings::update(
+            &browser.config().home,
+            browser.config().clock.as_ref(),
+            |s| {
+                held = s.revoke_site(site);
+                Ok::<_, std::convert::Infallible>(held)
+            },
+        )
+        .map_err(|e| match e {
+            UpdateError::Store(e) => e,
+            UpdateError::Refused(never) => match never {},
+        })?;
+        for chat in lock(&self.inner.chats).values() {
+            chat.consent.forget_site(site);
+        }
+        Ok(held)
     }
 
     /// Forgets conversation `id`'s answers (its tabs stay with the browser).
@@ -227,6 +256,9 @@ impl Chat {
             .iter()
             .filter(|b| b.code != "page-scheme-cancelled")
             .count();
+        if let Err(ToolError::Browser(BrowserError::DownloadFailed(sentence))) = &outcome {
+            offer_try_again(&self.tools.inner, self.id(), sentence);
+        }
         let (reply, is_error) = match outcome {
             Ok(reply) => (reply, false),
             Err(e) => (Reply::line(e.to_string()), true),
@@ -359,4 +391,35 @@ fn with_persons(
     };
     reply.page = Some(crate::result::PageBody::bounded(&text));
     Ok(reply)
+}
+
+/// The browser's download failed (LAUNCH-5): the person is asked once, in the fetcher's
+/// own sentence, with one button, Try again; pressing it downloads again in the
+/// background, and a new failure is asked about anew. The agent's step has already failed
+/// with the same sentence: nothing waits for the person here.
+fn offer_try_again(inner: &Arc<Inner>, conversation: &str, sentence: &str) {
+    if inner.offering_retry.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let request = crate::embedder::AskRequest {
+        conversation: conversation.to_owned(),
+        question: Question::browser_download_failed(sentence),
+        tool: "browser-download".to_owned(),
+        thumbnail: None,
+        taint_note: None,
+    };
+    let inner = Arc::downgrade(inner);
+    tokio::spawn(async move {
+        let Some(asker) = inner.upgrade().map(|i| Arc::clone(&i.config.asker)) else {
+            return;
+        };
+        let answer = asker.ask(&request).await;
+        let Some(inner) = inner.upgrade() else { return };
+        inner.offering_retry.store(false, Ordering::SeqCst);
+        if answer == crate::embedder::Answer::Person(Choice::TryAgain)
+            && let Err(BrowserError::DownloadFailed(again)) = inner.browser.ensure_running().await
+        {
+            offer_try_again(&inner, &request.conversation, &again);
+        }
+    });
 }

@@ -36,6 +36,11 @@ pub(crate) enum Step {
     Find(&'static str),
     Click(Target),
     Type(Target, &'static str),
+    /// Typing the account's password into a sign-in field. Conch's agent types
+    /// [`PASSWORD_PLACEHOLDER`] and Conch fills the password saved for the site (the step
+    /// fails unless the result says so); Playwright MCP's agent, having no vault, types
+    /// the password itself.
+    Password(Target, &'static str),
     /// Typing into a field, then Enter.
     Submit(Target, &'static str),
     Form(Vec<(Target, &'static str)>),
@@ -56,6 +61,9 @@ pub(crate) enum Step {
     /// The journey's proof that something went away: the agent waits for it to go.
     Gone(&'static str),
 }
+
+/// What Conch's agent types into a password field of a site whose password is saved.
+pub(crate) const PASSWORD_PLACEHOLDER: &str = "saved";
 
 /// What one step cost.
 #[derive(Debug, Clone, Copy, Default)]
@@ -400,6 +408,17 @@ impl Agent {
                 let reference = self.conch_ref(*target, cost)?;
                 ("browser_type", json!({ "ref": reference, "text": text }))
             }
+            Step::Password(target, _) => {
+                let reference = self.conch_ref(*target, cost)?;
+                let args = json!({ "ref": reference, "text": PASSWORD_PLACEHOLDER });
+                let answer = self.call(cost, "browser_type", args)?;
+                if !answer.contains("Filled the saved password for") {
+                    return Err(format!(
+                        "conch: browser_type did not fill the saved password: {answer}"
+                    ));
+                }
+                return Ok(());
+            }
             Step::Submit(target, text) => {
                 let reference = self.conch_ref(*target, cost)?;
                 let args = json!({ "ref": reference, "text": text });
@@ -475,7 +494,9 @@ impl Agent {
                     json!({ "action": "select", "index": 1 }),
                 )
             }
-            Step::Type(target, text) | Step::Submit(target, text) => {
+            Step::Type(target, text)
+            | Step::Submit(target, text)
+            | Step::Password(target, text) => {
                 let mut args = aim(self, target)?;
                 args["text"] = json!(text);
                 if matches!(step, Step::Submit(..)) {

@@ -7,7 +7,10 @@
 //! loopback ports, waits until they answer, plays every journey with a fresh server of
 //! each kind on the same browser, and stops the apps. A journey is written once, as an
 //! agent would do it, and counts as completed only when its proof (`Step::Expect`) shows
-//! on the page. Results print as a table and go to `target/bench/real.json`; every call
+//! on the page. A sign-in journey types the account's password with
+//! [`Step::Password`]: Conch's server starts with the password saved for the app's site in
+//! its home, and its agent types a placeholder; no Conch log may hold the password.
+//! Results print as a table and go to `target/bench/real.json`; every call
 //! and answer of every journey goes to `target/bench/real/log/`.
 
 use std::io::{Read, Write};
@@ -42,7 +45,13 @@ struct App {
     install: Install,
 }
 
-const APPS: [App; 5] = [
+/// The Django admin's superuser and password. The password is saved in Conch's vault
+/// before a sign-in journey; Playwright MCP's agent types it. It doubles as the canary
+/// that must never show in Conch's calls or answers.
+const ADMIN_USER: &str = "admin";
+const ADMIN_PASSWORD: &str = "Quill-Harbour-4417-lantern";
+
+const APPS: [App; 6] = [
     App {
         name: "datasette",
         version: "0.65.5",
@@ -68,6 +77,12 @@ const APPS: [App; 5] = [
         name: "streamlit",
         version: "1.67.0",
         install: Install::Pip(&["streamlit==1.67.0"]),
+    },
+    App {
+        // A project made by `django-admin startproject`; its admin signs in with a form.
+        name: "django-admin",
+        version: "5.2.19",
+        install: Install::Pip(&["Django==5.2.19"]),
     },
 ];
 
@@ -99,12 +114,23 @@ fn w(app: &'static str, name: &'static str, steps: Vec<Step>) -> Journey {
 
 fn journeys() -> Vec<Journey> {
     use Step::{
-        Back, Click, DialogClick, Expect, Find, Form, Gone, NewTabClick, Open, ReadPart, Select,
-        Submit, Type, Wait,
+        Back, Click, DialogClick, Expect, Find, Form, Gone, NewTabClick, Open, Password, ReadPart,
+        Select, Submit, Type, Wait,
     };
     let text = |name| t("textbox", name);
     let button = |name| t("button", name);
     let link = |name| t("link", name);
+    // The Django admin's sign-in form, from the page `open` (which sends there first).
+    let signed_in = |open: &'static str, then: Vec<Step>| {
+        let mut steps = vec![
+            Open(open),
+            Type(text("Username:"), ADMIN_USER),
+            Password(text("Password:"), ADMIN_PASSWORD),
+            Click(button("Log in")),
+        ];
+        steps.extend(then);
+        steps
+    };
     vec![
         j(
             "datasette",
@@ -327,6 +353,46 @@ fn journeys() -> Vec<Journey> {
                 Expect("Record screen"),
             ],
         ),
+        j(
+            "django-admin",
+            "sign in with the saved password",
+            signed_in("/admin/", vec![Expect("Site administration")]),
+        ),
+        w(
+            "django-admin",
+            "sign in, add a group and see it listed",
+            signed_in(
+                "/admin/",
+                vec![
+                    Click(t("link|rowheader", "Groups")),
+                    Click(link("Add group")),
+                    Type(text("Name:"), "Lighthouse keepers"),
+                    Click(button("Save")),
+                    Expect("was added successfully"),
+                    Expect("Lighthouse keepers"),
+                ],
+            ),
+        ),
+        j(
+            "django-admin",
+            "sign in from a deep link, search the users",
+            signed_in(
+                "/admin/auth/user/",
+                vec![Submit(text("Search"), "lind"), Expect("1 result")],
+            ),
+        ),
+        j(
+            "django-admin",
+            "sign in, filter the users by staff status",
+            signed_in(
+                "/admin/auth/user/",
+                vec![
+                    Find("By staff status"),
+                    Click(link("Yes")),
+                    Expect("6 results"),
+                ],
+            ),
+        ),
     ]
 }
 
@@ -382,6 +448,7 @@ fn prepare(app: &App) -> Result<(), String> {
         .arg(&dir)
         .arg(tiddlywiki_js())
         .env("NO_MKDOCS_2_WARNING", "1")
+        .env("CONCH_BENCH_ADMIN_PASSWORD", ADMIN_PASSWORD)
         .stdout(Stdio::null());
     cmd::run(&mut command)
 }
@@ -420,6 +487,13 @@ fn serve_command(app: &App, port: u16) -> Command {
                 .arg("-f")
                 .arg(dir.join("mkdocs.yml"))
                 .env("NO_MKDOCS_2_WARNING", "1");
+            c
+        }
+        "django-admin" => {
+            let mut c = Command::new(bin.join("python"));
+            c.arg(dir.join("manage.py"))
+                .args(["runserver", "--noreload"])
+                .arg(format!("127.0.0.1:{port}"));
             c
         }
         _ => {
@@ -561,6 +635,13 @@ struct Ground<'a> {
 /// start, not counted), so the journey's time is the agent's, not the browser's launch.
 fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcome, String> {
     let home = tempdir(server.label())?;
+    let password = journey.steps.iter().find_map(|step| match step {
+        Step::Password(_, password) => Some(*password),
+        _ => None,
+    });
+    if let (Some(password), Server::Conch) = (password, server) {
+        save_password(&home, &ground.origin, password)?;
+    }
     let command = server.command(ground.browser, &ground.ports, &home, ground.node_dir);
     let mut agent = Agent::new(server, McpClient::start(command)?);
     agent.step(
@@ -585,25 +666,94 @@ fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcom
         server.label(),
         ground.run
     ));
-    let _ = std::fs::write(&log, &agent.transcript);
+    std::fs::write(&log, &agent.transcript)
+        .map_err(|e| format!("could not write {}: {e}", log.display()))?;
     drop(agent);
     let _ = std::fs::remove_dir_all(&home);
+    if let Some(password) = password {
+        check_log(server, &log, password, &mut outcome)?;
+    }
     Ok(outcome)
+}
+
+/// Saves the app's password in the vault of the Conch home, for the app's site (its
+/// exact `127.0.0.1:port`), as a person would with `conch-gateway passwords add`.
+fn save_password(home: &Path, origin: &str, password: &str) -> Result<(), String> {
+    let site = origin.trim_start_matches("http://");
+    let mut child = Command::new(cmd::target().join("release/conch-gateway"))
+        .args(["passwords", "add", site, "--username", ADMIN_USER, "--home"])
+        .arg(home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not start conch-gateway passwords add: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(format!("{password}\n").as_bytes())
+            .map_err(|e| format!("could not give conch-gateway the password: {e}"))?;
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("conch-gateway passwords add: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "conch-gateway passwords add {site} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+/// The password must never show in Conch's logged calls and answers (the model never
+/// sees it), and must show in Playwright MCP's, whose agent typed it: that proves the
+/// check reads the log a password would be in. A Conch log that holds it fails the
+/// journey; a Playwright log that does not stops the bench, as the check is blind.
+fn check_log(
+    server: Server,
+    log: &Path,
+    password: &str,
+    outcome: &mut Outcome,
+) -> Result<(), String> {
+    let text = std::fs::read_to_string(log)
+        .map_err(|e| format!("could not read {}: {e}", log.display()))?;
+    let shown = text.contains(password);
+    match server {
+        Server::Conch if shown => {
+            outcome.completed = false;
+            outcome.failure = Some(format!(
+                "the saved password shows in Conch's calls or answers ({})",
+                log.display()
+            ));
+        }
+        Server::Playwright if !shown && outcome.completed => {
+            return Err(format!(
+                "the password Playwright MCP's agent typed is not in {}: the check that \
+                 Conch's logs never hold it cannot see a password",
+                log.display()
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Runs the bench; `CONCH_BENCH_REAL_ONLY` (a word of an app or journey name) picks some.
 pub(crate) fn run() -> Result<(), String> {
     let browser = browser::ensure()?;
     let node_dir = bench::install_node_packages(&[&format!("@playwright/mcp@{PLAYWRIGHT_MCP}")])?;
-    for app in &APPS {
-        install(app)?;
-    }
-    crate::bench::release_gateway()?;
     let only = std::env::var("CONCH_BENCH_REAL_ONLY").unwrap_or_default();
     let chosen: Vec<Journey> = journeys()
         .into_iter()
         .filter(|j| only.is_empty() || j.app.contains(&only) || j.name.contains(&only))
         .collect();
+    for app in APPS
+        .iter()
+        .filter(|a| chosen.iter().any(|j| j.app == a.name))
+    {
+        install(app)?;
+    }
+    crate::bench::release_gateway()?;
     let log_dir = bench::bench_dir().join("real/log");
     let pages = Pages::start()?;
     let mut running = Vec::new();
@@ -746,6 +896,24 @@ fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Res
         sums[0].calls,
         sums[1].calls
     );
+    let signins = rows
+        .iter()
+        .filter(|(j, _)| j.steps.iter().any(|s| matches!(s, Step::Password(..))))
+        .count();
+    let leaks = rows
+        .iter()
+        .filter(|(_, pair)| {
+            pair[0]
+                .failure
+                .as_deref()
+                .is_some_and(|f| f.starts_with("the saved password shows"))
+        })
+        .count();
+    if signins > 0 {
+        println!(
+            "saved password in the logs of the {signins} sign-in journeys: conch {leaks} (target 0), playwright {signins} (its agent typed it)"
+        );
+    }
     for failure in &failures {
         println!("failed: {}", failure.replace('\n', " "));
     }
@@ -763,6 +931,7 @@ fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Res
         "journeys": json_rows,
         "completed": { "conch": count(0), "playwright": count(1), "of": rows.len() },
         "playwright_only": missed,
+        "password_in_conch_logs": leaks,
         "both_completed": both,
         "totals_both_completed": { "conch": total(&sums[0]), "playwright": total(&sums[1]) },
         "ratio": { "chars": chars_ratio, "time": time_ratio },

@@ -113,7 +113,7 @@ impl Local {
                     failure.detail()
                 ),
             },
-            Some(Err(sentence)) => sentence,
+            Some(Err(sentence)) => return Err(BrowserError::DownloadFailed(sentence)),
             None => match failures.first() {
                 None => "The browser is unavailable: no Chrome, Edge, Brave or Chromium was found on this computer; install one (on Debian: apt-get install chromium).".to_owned(),
                 Some((found, detail)) => format!(

@@ -192,8 +192,9 @@
         if (block) flush(o, depth);
         // One of a run of alike boxes (a product card in a grid) is an item: its lines are
         // bracketed by \u0003 and \u0004 lines, which reading takes out and keeps for
-        // find's neighbourhoods (issue 11, class 7).
-        const item = block && alike(el);
+        // find's neighbourhoods (issue 11, class 7). A disclosure (<details>) is one item
+        // of its own, its summary with what it shows: a filter's title brings its links.
+        const item = block && (tag === 'details' || alike(el));
         const start = o.lines.length;
         if (item) o.lines.push('\u0003');
         walk(el, depth, o);

@@ -19,7 +19,7 @@ impl Browser {
     pub fn errand_lends(&self, id: &str) -> bool {
         self.inner.side == Side::Main
             && self.kind(id) == ConversationKind::Task
-            && self.inner.chosen.backend() != Backend::Chrome
+            && lock(&self.inner.chosen).backend() != Backend::Chrome
     }
 
     /// Lends the main context's sign-in on `site` (its cookies, by conch-policy's site

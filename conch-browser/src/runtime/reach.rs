@@ -51,7 +51,7 @@ impl Browser {
         let mut state = self.inner.state.lock().await;
         refresh_running(&self.inner, &mut state);
         if lock(&self.inner.stand_in).is_some() {
-            let chosen = Arc::clone(&self.inner.chosen);
+            let chosen = Arc::clone(&lock(&self.inner.chosen));
             if let Some(waiting) = chosen.waiting() {
                 lock(&self.inner.status).why = Some(waiting.to_owned());
             }
@@ -78,6 +78,31 @@ impl Browser {
         }
         drop(state);
         Ok(self.health())
+    }
+
+    /// Makes `remote` the chosen backend from now on (`None`: Conch's own local browser),
+    /// as the person chose it in the settings (BE-2): the running browser is let go (its
+    /// tabs stay saved), any stand-in ends, and the next call reaches the new choice,
+    /// falling back to the local browser with a sentence when it can't (BE-4).
+    ///
+    /// # Errors
+    /// [`BrowserError::HomeInUse`] when another process owns the home.
+    pub async fn choose(&self, remote: Option<&remote::Remote>) -> Result<(), BrowserError> {
+        self.owns_home()?;
+        let driver = match remote {
+            Some(remote) => {
+                crate::backend::reached::driver_for(remote, Arc::clone(&self.inner.config.probe))
+            }
+            None => Arc::clone(&self.inner.local),
+        };
+        let mut state = self.inner.state.lock().await;
+        shut_down(&self.inner, &mut state).await;
+        *lock(&self.inner.chosen) = driver;
+        *lock(&self.inner.stand_in) = None;
+        let mut status = lock(&self.inner.status);
+        status.why = None;
+        status.state = RunState::Idle;
+        Ok(())
     }
 
     /// Starts watching what `driver` connected, and makes it the running browser.
@@ -149,7 +174,7 @@ impl Browser {
     /// Connects to the chosen backend; when it can't be reached, launches the local one
     /// and says why in the status (BE-4). Gives the driver that connected.
     async fn reach(&self) -> Result<(Arc<dyn Driver>, Connected), BrowserError> {
-        let chosen = Arc::clone(&self.inner.chosen);
+        let chosen = Arc::clone(&lock(&self.inner.chosen));
         if let Some(waiting) = chosen.waiting() {
             lock(&self.inner.status).why = Some(waiting.to_owned());
         }
@@ -160,7 +185,9 @@ impl Browser {
                 return Ok((chosen, connected));
             }
             Err(ConnectError::Browser(e)) => {
-                if let BrowserError::Unavailable(sentence) = &e {
+                if let BrowserError::Unavailable(sentence)
+                | BrowserError::DownloadFailed(sentence) = &e
+                {
                     let mut status = lock(&self.inner.status);
                     status.state = RunState::Unavailable;
                     status.why = Some(sentence.clone());
@@ -175,13 +202,19 @@ impl Browser {
         let local = Arc::clone(&self.inner.local);
         let connected = match local.connect().await {
             Ok(connected) => connected,
-            Err(ConnectError::Browser(BrowserError::Unavailable(local))) => {
-                let sentence = format!("Conch couldn't reach {shown} ({why}). {local}");
+            Err(ConnectError::Browser(
+                e @ (BrowserError::Unavailable(_) | BrowserError::DownloadFailed(_)),
+            )) => {
+                let sentence = format!("Conch couldn't reach {shown} ({why}). {e}");
                 let mut status = lock(&self.inner.status);
                 status.state = RunState::Unavailable;
                 status.why = Some(sentence.clone());
                 *lock(&self.inner.stand_in) = Some(sentence.clone());
-                return Err(BrowserError::Unavailable(sentence));
+                // A failed download keeps its kind: the person is offered Try again.
+                return Err(match e {
+                    BrowserError::DownloadFailed(_) => BrowserError::DownloadFailed(sentence),
+                    _ => BrowserError::Unavailable(sentence),
+                });
             }
             Err(ConnectError::Browser(e)) => return Err(e),
             Err(ConnectError::Unreachable(e)) => return Err(BrowserError::Unavailable(e)),

@@ -46,7 +46,7 @@ pub(super) async fn seed(
     };
     let main = Browser { inner: main };
     // Conch never copies cookies out of the person's own browser (ERR-6).
-    if main.inner.chosen.backend() == Backend::Chrome {
+    if lock(&main.inner.chosen).backend() == Backend::Chrome {
         return Ok(0);
     }
     let sites = lent_sites(&main);

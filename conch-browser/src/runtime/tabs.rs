@@ -321,6 +321,19 @@ impl Conversation {
             .await)
     }
 
+    /// The id of the conversation's active tab, if it has one, without asking the browser
+    /// for the tabs' titles (a step needs only which tab is in front: asking for every
+    /// target's title three times a step cost each conversation's steps a browser-wide
+    /// call, issue 18).
+    ///
+    /// # Errors
+    /// As [`Browser::ensure_running`].
+    pub async fn active_tab_id(&self) -> Result<Option<String>, BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.ensure_ready().await?;
+        Ok(self.active_tab().await)
+    }
+
     /// The conversation's tabs as they stand, without waiting for its call in flight and
     /// without starting the browser (the live view reads them while the agent acts):
     /// empty when the browser is not running.

@@ -834,3 +834,83 @@ async fn net_5_a_guard_that_cannot_start_keeps_its_io_error() {
     assert!(system.is_some(), "{error:?}");
     assert_eq!(browser.pid().await, None, "a browser was launched");
 }
+
+/// LAUNCH-14: repair ends a stale browser still holding Conch's profile, relaunches, and
+/// reports every step in order; with No the profile (and a site's cookie) stays, with Yes
+/// the profile is wiped as the last step and the cookie is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_14_repair_ends_the_stale_browser_and_wipes_only_on_yes() {
+    use conch_browser::StepOutcome;
+    let server = FixtureServer::start().await.unwrap();
+    let s = setup();
+    let profile = s.config.home.profile_dir();
+    std::fs::create_dir_all(&profile).unwrap();
+    // A browser left behind by a crashed Conch, still holding the profile.
+    let mut stale = conch_fixtures::browser::command(&profile)
+        .unwrap()
+        .arg("--remote-debugging-port=0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stale_pid = stale.id();
+    assert!(
+        wait_until(async || profile.join("SingletonLock").symlink_metadata().is_ok()).await,
+        "the stale browser locks the profile"
+    );
+    let browser = Browser::new(s.config.clone());
+    let ids = |steps: &[conch_browser::RepairStep]| steps.iter().map(|s| s.id).collect::<Vec<_>>();
+    let order = [
+        "set-errands-aside",
+        "end-stale",
+        "relaunch",
+        "fallback-or-download",
+        "reconnect-backend",
+        "wipe-profile",
+    ];
+
+    let steps = browser.repair_all(false).await;
+    let _ = stale.wait();
+    assert_eq!(ids(&steps), order);
+    assert!(
+        matches!(&steps[0].outcome, StepOutcome::Done(said) if said.starts_with("Ended")),
+        "{steps:?}"
+    );
+    assert!(!pid_alive(stale_pid), "the stale browser was ended");
+    assert!(
+        matches!(steps[1].outcome, StepOutcome::Done(_)),
+        "{steps:?}"
+    );
+    assert!(
+        matches!(steps[4].outcome, StepOutcome::Skipped(_)),
+        "{steps:?}"
+    );
+
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    chat.evaluate("document.cookie = 'session=signed-in; max-age=86400; path=/'; 1")
+        .await
+        .unwrap();
+    let steps = browser.repair_all(false).await;
+    assert!(
+        matches!(steps[4].outcome, StepOutcome::Skipped(_)),
+        "{steps:?}"
+    );
+    chat.open(&server.url("basic.html")).await.unwrap();
+    assert_eq!(
+        chat.evaluate("document.cookie").await.unwrap(),
+        "session=signed-in",
+        "No keeps the profile"
+    );
+
+    let steps = browser.repair_all(true).await;
+    assert_eq!(ids(&steps), order);
+    assert!(
+        matches!(steps[4].outcome, StepOutcome::Done(_)),
+        "{steps:?}"
+    );
+    assert_eq!(browser.status().await.state, RunState::Idle, "wiped last");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    assert_eq!(chat.evaluate("document.cookie").await.unwrap(), "");
+    browser.shutdown().await;
+}

@@ -597,6 +597,33 @@ async fn snap_11_find_on_products_brings_the_add_to_cart_ref() {
     tab.browser.shutdown().await;
 }
 
+/// Issue 11, class 7 (SNAP-11): finding a filter's title on a Django-shaped sidebar gives
+/// the filter's own links with their refs (its `<details>` is the item), not only its
+/// summary, and not the next filter's links, even for the first filter, which has no
+/// alike box before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_11_find_on_a_details_filter_brings_its_links() {
+    let mut tab = open("filter-sidebar.html").await;
+    let snap = tab.read().await;
+    let found = snap.find("By staff status");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let block = &found[0].block;
+    assert!(block.len() <= page::NEIGHBOURHOOD_LINES, "{block:?}");
+    let yes = block
+        .iter()
+        .find(|l| l.contains("link \"Yes\""))
+        .unwrap_or_else(|| panic!("no Yes link in {block:?}"));
+    let href = on_element(
+        &tab.page,
+        &ref_on(yes, "Yes"),
+        "function() { return this.getAttribute('href'); }",
+    )
+    .await;
+    assert_eq!(href, "?is_staff=1");
+    assert!(!block.iter().any(|l| l.contains("superuser")), "{block:?}");
+    tab.browser.shutdown().await;
+}
+
 /// Issue 11 review (SNAP-1): page text with control characters (the reader's own markers
 /// among them) can't cut or splice lines: they are taken out, no field value lands on a
 /// text line, and every line still reads as one element.

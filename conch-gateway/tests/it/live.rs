@@ -15,23 +15,38 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use crate::support::{StdioClient, gateway};
 
 /// A running `conch-gateway mcp` with its person's door.
-struct Watched {
-    client: StdioClient,
+pub(crate) struct Watched {
+    pub(crate) client: StdioClient,
     /// The person's port.
-    port: u16,
+    pub(crate) port: u16,
     /// The one-time sign-in code printed at start.
     code: String,
     /// The rest of standard error, line by line.
-    stderr: mpsc::UnboundedReceiver<String>,
+    pub(crate) stderr: mpsc::UnboundedReceiver<String>,
 }
 
 impl Watched {
     /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, and reads the sign-in
     /// link from standard error.
-    async fn start(home: &Path, args: &[&str]) -> Watched {
-        let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
+    pub(crate) async fn start(home: &Path, args: &[&str]) -> Watched {
+        let mut all = vec!["--allow-localhost"];
         all.extend_from_slice(args);
-        let mut client = StdioClient::start(gateway(home, &all)).await;
+        Watched::start_bare(home, &all).await
+    }
+
+    /// Starts `mcp --panel-port 0` with `args` only, and reads the sign-in link from
+    /// standard error.
+    pub(crate) async fn start_bare(home: &Path, args: &[&str]) -> Watched {
+        Watched::start_with(home, args, &[]).await
+    }
+
+    /// As [`Watched::start_bare`], with `env` set for the gateway.
+    pub(crate) async fn start_with(home: &Path, args: &[&str], env: &[(&str, &Path)]) -> Watched {
+        let mut all = vec!["mcp", "--panel-port", "0"];
+        all.extend_from_slice(args);
+        let mut command = gateway(home, &all);
+        command.envs(env.iter().copied());
+        let mut client = StdioClient::start(command).await;
         let pipe = client.child.stderr.take().expect("stderr is piped");
         let (tx, mut stderr) = mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -65,7 +80,7 @@ impl Watched {
     }
 
     /// Signs in; gives the `Cookie` header's value.
-    async fn sign_in(&self) -> String {
+    pub(crate) async fn sign_in(&self) -> String {
         let (status, head, _) = get(self.port, &format!("/signin?code={}", self.code), &[]).await;
         assert_eq!(status, 303, "{head}");
         let cookie = header(&head, "set-cookie").expect("a cookie");
@@ -88,7 +103,10 @@ async fn opened(file: &str) -> (FixtureServer, tempfile::TempDir, Watched, Strin
 }
 
 /// The next line of standard error holding `needle`, within 60 s.
-async fn wait_for_line(stderr: &mut mpsc::UnboundedReceiver<String>, needle: &str) -> String {
+pub(crate) async fn wait_for_line(
+    stderr: &mut mpsc::UnboundedReceiver<String>,
+    needle: &str,
+) -> String {
     tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let line = stderr.recv().await.expect("the gateway is still running");
@@ -183,12 +201,12 @@ async fn upgrade(port: u16, conversation: &str, extra: &[(&str, &str)]) -> (u16,
 }
 
 /// A live socket, as the panel holds it.
-type Socket =
+pub(crate) type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Joins `conversation`'s live view with the session `cookie` and the gateway's own
 /// Origin.
-async fn join(port: u16, cookie: &str, conversation: &str) -> Socket {
+pub(crate) async fn join(port: u16, cookie: &str, conversation: &str) -> Socket {
     let mut request = format!("ws://127.0.0.1:{port}/api/browser/live?conversation={conversation}")
         .into_client_request()
         .expect("a request");

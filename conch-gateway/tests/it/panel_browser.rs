@@ -21,15 +21,15 @@ const STDIO: &str = "mcp-stdio";
 
 /// A `conch-gateway mcp` with its person's door, the agent's MCP client, and the
 /// person's browser.
-struct Session {
-    agent: StdioClient,
-    person: Person,
+pub(crate) struct Session {
+    pub(crate) agent: StdioClient,
+    pub(crate) person: Person,
     /// The person's door, `http://127.0.0.1:PORT`.
-    door: String,
+    pub(crate) door: String,
     /// The one-time sign-in link printed at start.
     link: String,
     /// The gateway's home; its `work` folder holds what the agent may upload.
-    home: tempfile::TempDir,
+    pub(crate) home: tempfile::TempDir,
 }
 
 impl Session {
@@ -51,7 +51,11 @@ impl Session {
     /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, reads the sign-in link
     /// from standard error, and opens the person's browser (not yet signed in).
     async fn start(args: &[&str]) -> Session {
-        let home = tempfile::tempdir().expect("a temp home");
+        Session::start_in(tempfile::tempdir().expect("a temp home"), args).await
+    }
+
+    /// As [`Session::start`], on `home` (which may hold files the gateway reads at start).
+    pub(crate) async fn start_in(home: tempfile::TempDir, args: &[&str]) -> Session {
         let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
         all.extend_from_slice(args);
         let (mut agent, person) = tokio::join!(
@@ -92,7 +96,7 @@ impl Session {
 
     /// Opens the sign-in link in the person's browser: the 303 sets the cookie and
     /// leads to the panel.
-    async fn sign_in(&self) {
+    pub(crate) async fn sign_in(&self) {
         self.person
             .client
             .goto(&self.link)
@@ -107,7 +111,7 @@ impl Session {
     }
 
     /// The text of the page's body as the person sees it.
-    async fn body_text(&self) -> String {
+    pub(crate) async fn body_text(&self) -> String {
         let text: Value = self
             .person
             .client
@@ -132,7 +136,7 @@ impl Session {
     }
 
     /// Runs `script` in the panel; gives what it returns.
-    async fn js(&self, script: &str) -> Value {
+    pub(crate) async fn js(&self, script: &str) -> Value {
         self.person
             .client
             .execute(script, vec![])
@@ -142,7 +146,7 @@ impl Session {
 
     /// Waits up to 20 s until the expression `condition` is truthy in the panel; gives
     /// its value.
-    async fn wait_until(&self, condition: &str, what: &str) -> Value {
+    pub(crate) async fn wait_until(&self, condition: &str, what: &str) -> Value {
         let script = format!("return ({condition});");
         let started = std::time::Instant::now();
         loop {
@@ -162,7 +166,7 @@ impl Session {
     }
 
     /// The panel's element at `css`.
-    async fn element(&self, css: &str) -> fantoccini::elements::Element {
+    pub(crate) async fn element(&self, css: &str) -> fantoccini::elements::Element {
         self.person
             .client
             .find(Locator::Css(css))
@@ -171,7 +175,7 @@ impl Session {
     }
 
     /// Clicks the panel's element at `css`, as the person.
-    async fn click(&self, css: &str) {
+    pub(crate) async fn click(&self, css: &str) {
         self.element(css)
             .await
             .click()
@@ -256,7 +260,7 @@ impl Session {
     }
 
     /// Ends the person's browser and the gateway.
-    async fn finish(self) {
+    pub(crate) async fn finish(self) {
         self.person.finish().await;
         self.agent.finish().await;
     }

@@ -30,6 +30,8 @@ pub(crate) struct StdioClient {
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
     next_id: i64,
+    /// Every line the gateway wrote to standard output: results, requests, notifications.
+    pub(crate) transcript: String,
 }
 
 impl StdioClient {
@@ -58,6 +60,7 @@ impl StdioClient {
             stdin,
             lines: BufReader::new(stdout).lines(),
             next_id: 1,
+            transcript: String::new(),
         };
         let init = client
             .request(
@@ -136,6 +139,8 @@ impl StdioClient {
             .expect("the gateway answers within a minute")
             .expect("stdout is readable")
             .expect("the gateway is still running");
+        self.transcript.push_str(&line);
+        self.transcript.push('\n');
         serde_json::from_str(&line).expect("stdout carries only JSON-RPC")
     }
 

@@ -2,7 +2,7 @@
 
 use conch_policy::{
     Chord, FieldClass, FieldFacts, RefusalCode, SecretKind, SecretWords, classify_field,
-    key_verdict_on_secret, typing_verdict,
+    is_new_password, key_verdict_on_secret, typing_verdict,
 };
 
 use crate::corpus::table;
@@ -137,4 +137,77 @@ fn sec_5_control_v_refused_tab_allowed() {
     assert_eq!(refusal.code(), RefusalCode::SecretKey);
     assert_eq!(refusal.subject(), Some("Control+V"));
     assert!(key_verdict_on_secret(&Chord::parse("Tab").unwrap()).is_allowed());
+}
+
+/// A password field as the form shows it.
+fn password(autocomplete: &str, label: &str) -> FieldFacts {
+    FieldFacts {
+        input_type: "password".to_owned(),
+        autocomplete: autocomplete.to_owned(),
+        label: label.to_owned(),
+        ..FieldFacts::default()
+    }
+}
+
+/// SEC-2, issue 16: which password fields ask for a new password, so the vault may make
+/// one: autocomplete new-password, or a sign-up form's field (a confirmation beside it or
+/// sign-up words), never a sign-in form's or a code field.
+#[test]
+fn sec_2_a_new_password_field_is_told_from_a_sign_in_one() {
+    let new = password("new-password", "Choose a password");
+    assert!(is_new_password(
+        &new,
+        std::slice::from_ref(&new),
+        "Continue"
+    ));
+    let current = password("current-password", "Password");
+    assert!(!is_new_password(
+        &current,
+        std::slice::from_ref(&current),
+        "Sign up"
+    ));
+    // A bare password field: by its form's words.
+    let bare = password("", "Password");
+    assert!(is_new_password(
+        &bare,
+        std::slice::from_ref(&bare),
+        "Create an account"
+    ));
+    assert!(is_new_password(
+        &bare,
+        std::slice::from_ref(&bare),
+        "signUpForm"
+    ));
+    assert!(!is_new_password(
+        &bare,
+        std::slice::from_ref(&bare),
+        "Sign in"
+    ));
+    assert!(!is_new_password(
+        &bare,
+        std::slice::from_ref(&bare),
+        "Log in Sign upgrade"
+    ));
+    // A password and its confirmation.
+    let again = password("", "Repeat password");
+    assert!(is_new_password(
+        &bare,
+        &[bare.clone(), again.clone()],
+        "Continue"
+    ));
+    // A change-password form names the current one: only the new fields are new.
+    let change = [current.clone(), bare.clone(), again];
+    assert!(!is_new_password(&bare, &change, "Save"));
+    assert!(is_new_password(&new, &[current, new.clone()], "Save"));
+    // A code field is never a new password.
+    let code = FieldFacts {
+        autocomplete: "one-time-code new-password".to_owned(),
+        label: "Code".to_owned(),
+        ..FieldFacts::default()
+    };
+    assert!(!is_new_password(
+        &code,
+        std::slice::from_ref(&code),
+        "Sign up"
+    ));
 }

@@ -1,6 +1,9 @@
 //! browser_form: one permit for the whole form, then each field; a field that can't be
 //! filled is skipped and named (FORM-3, FORM-4, FORM-5, HS-7). A box ticked by the form
-//! is judged by its words like a click on it.
+//! is judged by its words like a click on it. Secret fields are filled last, from the
+//! person's vault as browser_type fills them ([`vault`]: the saved password, or a new
+//! strong one on a sign-up form), never with the agent's value; with nothing in the
+//! vault they are skipped and named.
 
 use conch_policy::carries;
 
@@ -9,13 +12,14 @@ use crate::engine::{self, Pointer, Settling};
 use crate::error::ToolError;
 use crate::result::Reply;
 use crate::tool::turn::Turn;
+use crate::tool::vault;
 
 /// Fills `fields`.
 pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, ToolError> {
     let conv = turn.conv();
     let site = turn.site().await?;
     let values: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
-    let mut facts = turn.bare_facts(site);
+    let mut facts = turn.bare_facts(site.clone());
     let mut targets = Vec::with_capacity(fields.len());
     for field in fields {
         let resolved = engine::target(conv, &field.reference).await;
@@ -35,6 +39,8 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
     // The fields are filled without waiting after each; the page settles once after the
     // last one.
     let settling = engine::begin_settling(conv).await;
+    // Secret fields come last, so the vault sees the username this call typed.
+    let mut secrets = Vec::new();
     for (field, resolved) in fields.iter().zip(targets) {
         let r = &field.reference;
         let (element, target) = match resolved {
@@ -45,9 +51,8 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
             }
         };
         let outcome = if target.secret {
-            Err(ToolError::Usage(
-                "a password, code or card field: Conch never types into it; call browser_type on it (or browser_handoff)".to_owned(),
-            ))
+            secrets.push((r, element, target));
+            continue;
         } else if target.is_file_input() || engine::is_file_input(&element).await.unwrap_or(false) {
             Err(ToolError::Usage(
                 "a file box: put files into it with browser_upload".to_owned(),
@@ -78,6 +83,24 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
             Err(e) => skipped.push(format!("{r}: {}", e.to_string().trim_end_matches('.'))),
         }
     }
+    // A secret field: from the vault (SEC-2, issue 16), never the agent's value; with
+    // nothing there it is skipped and named (FORM-3).
+    let mut from_vault = Vec::new();
+    for (r, element, target) in secrets {
+        let Some(secret) = vault::ask(turn, &site, &element, &target).await else {
+            skipped.push(format!(
+                "{r}: a password, code or card field: Conch never types into it; call browser_type on it (or browser_handoff)"
+            ));
+            continue;
+        };
+        match vault::fill(&element, &secret).await {
+            Ok(sentence) => {
+                filled += 1;
+                from_vault.push(format!("{r}: {sentence}"));
+            }
+            Err(e) => skipped.push(format!("{r}: {}", e.to_string().trim_end_matches('.'))),
+        }
+    }
     if let Some(settling) = settling {
         engine::finish_settling(settling).await;
     }
@@ -86,6 +109,7 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
         fields.len(),
         if fields.len() == 1 { "" } else { "s" }
     )];
+    lines.extend(from_vault);
     if !skipped.is_empty() {
         lines.push(format!("Skipped: {}.", skipped.join("; ")));
     }

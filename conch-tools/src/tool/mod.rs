@@ -21,4 +21,5 @@ pub(crate) mod tabs;
 pub(crate) mod turn;
 pub(crate) mod type_;
 pub(crate) mod upload;
+pub(crate) mod vault;
 pub(crate) mod wait;

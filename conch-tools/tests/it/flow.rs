@@ -183,6 +183,63 @@ async fn net_6_file_and_javascript_addresses_are_refused() {
     );
 }
 
+/// LAUNCH-5: with no browser and a download server that refuses connections, the step
+/// fails with the fetcher's own sentence and the person is asked in that sentence, with
+/// exactly one button, Try again; pressing it downloads again, and that failure is asked
+/// about anew, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_5_a_failed_download_asks_the_person_with_one_button() {
+    use conch_browser::fetch::{FetchConfig, Pin, Platform};
+    use conch_policy::QuestionKind;
+
+    let mut setup = setup();
+    setup.config.probe = std::sync::Arc::new(crate::support::NoBrowsers);
+    let refusing = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("address").port()
+    };
+    let mut fetch = FetchConfig::new(setup.work.join("cache"), Pin::pinned(Platform::Linux64));
+    fetch.base_url = format!("http://127.0.0.1:{refusing}/cft")
+        .parse()
+        .expect("an address");
+    fetch.connect_timeout = std::time::Duration::from_secs(5);
+    setup.config.download = Some(fetch);
+    let asker = Recorder::answering(Choice::No, Choice::No);
+    asker.then_other(Choice::TryAgain);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("offline", Mode::Ask);
+
+    let result = chat
+        .call("browser_open", &json!({ "url": "https://example.com" }))
+        .await;
+    assert!(result.is_error);
+    let sentence = result.text();
+    assert!(
+        sentence
+            .starts_with("Conch couldn't download Chromium: the download server can't be reached."),
+        "{sentence}"
+    );
+    // The question comes in the background; Try again fails the same way and is asked
+    // once more, and answered No, which ends it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while asker.asked().len() < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let asked = asker.asked();
+    assert_eq!(asked.len(), 2, "{:?}", asker.kinds());
+    for request in &asked {
+        assert_eq!(request.question.kind(), QuestionKind::BrowserDownload);
+        assert_eq!(request.question.choices(), [Choice::TryAgain]);
+        assert_eq!(request.question.text(), sentence.trim_end());
+        assert_eq!(request.question.site(), None);
+    }
+    assert_eq!(
+        tools.browser().status().await.state,
+        conch_browser::RunState::Unavailable
+    );
+}
+
 /// LAUNCH-16: with no browser to be had, every tool answers with the same truthful
 /// sentence, at once.
 #[tokio::test(flavor = "multi_thread")]
@@ -409,5 +466,61 @@ async fn tool_20_a_wait_for_text_reads_the_page_where_it_cannot_lie() {
         .await
         .text();
     assert!(truth.starts_with("Done waiting"), "{truth}");
+    tools.browser().shutdown().await;
+}
+
+/// PERM-7: revoking a site takes it out of browser.json's always-allowed sites and makes
+/// every conversation forget its "This chat" answer for it (an Always answer gives the
+/// conversation both): the next click there asks again.
+#[tokio::test(flavor = "multi_thread")]
+async fn perm_7_revoking_a_site_forgets_always_and_this_chat() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::Always, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let always = tools.chat("always", Mode::Ask);
+    let page = always
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("counter.html") }),
+        )
+        .await
+        .text();
+    let add = ref_of(&page, "button \"Add\"");
+    assert!(
+        !always
+            .call("browser_click", &json!({ "ref": add }))
+            .await
+            .is_error
+    );
+    assert_eq!(asker.asked().len(), 1, "the first click asks");
+    assert!(
+        !always
+            .call("browser_click", &json!({ "ref": add }))
+            .await
+            .is_error
+    );
+    assert_eq!(
+        asker.asked().len(),
+        1,
+        "Always: the next click does not ask"
+    );
+
+    assert!(tools.revoke_site("127.0.0.1").unwrap());
+    assert!(!tools.revoke_site("127.0.0.1").unwrap(), "once only");
+    let settings = conch_browser::store::BrowserSettings::load(
+        &setup.config.home,
+        &conch_browser::SystemClock,
+    )
+    .unwrap()
+    .value;
+    assert!(settings.sites.is_empty(), "{:?}", settings.sites);
+    assert!(
+        !always
+            .call("browser_click", &json!({ "ref": add }))
+            .await
+            .is_error
+    );
+    assert_eq!(asker.asked().len(), 2, "revoked: the next click asks again");
     tools.browser().shutdown().await;
 }

@@ -1141,3 +1141,187 @@ async fn ges_8_the_secret_filler_types_nothing_when_the_page_moves_the_focus() {
     assert_eq!(*vault.urls.lock().unwrap(), vec![url]);
     tools.browser().shutdown().await;
 }
+
+/// Issue 16, SEC-2: a password field inside another site's frame is asked for under the
+/// frame's own address, never the tab's, so the tab's saved password can't be typed into
+/// a frame from elsewhere; the result names that site, never the value.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_a_password_field_in_a_cross_site_frame_is_asked_for_under_the_frames_site() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let vault = Arc::new(NotingVault::default());
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(vault.clone());
+    let tools = tools(&setup, asker.clone());
+    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let chat = vaulted.chat("framed", Mode::FullTrust);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("xo-frame.html") }),
+        )
+        .await;
+    let password = ref_of(&opened.text(), "Card password");
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(!typed.is_error, "{}", typed.text());
+    let frame_site = format!("localhost:{}", server.cross_site_port());
+    assert!(
+        typed
+            .text()
+            .contains(&format!("Filled the saved password for {frame_site}")),
+        "{}",
+        typed.text()
+    );
+    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    assert_eq!(
+        *vault.urls.lock().unwrap(),
+        vec![server.cross_site_url("frame.html")]
+    );
+    tools.browser().shutdown().await;
+}
+
+/// A vault with nothing saved that makes a password on request and notes each request.
+#[derive(Debug, Default)]
+struct MakingVault {
+    made: std::sync::Mutex<Vec<(bool, String)>>,
+}
+
+impl SecretFiller for MakingVault {
+    fn secret_for<'a>(&'a self, _: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
+        Box::pin(async { None })
+    }
+
+    fn new_secret_for<'a>(
+        &'a self,
+        request: &'a SecretRequest,
+    ) -> BoxFuture<'a, Option<SecretValue>> {
+        self.made
+            .lock()
+            .expect("the vault's notes")
+            .push((request.new_password, request.username.clone()));
+        Box::pin(async { Some(SecretValue::new("n3w-s3cret-Made")) })
+    }
+}
+
+/// Issue 16, SEC-2: a sign-up form's new-password field is filled with a password the
+/// vault makes, and so is its confirmation field, only once the act is permitted: a
+/// refused act makes nothing. The vault is told the field is a new-password one and
+/// the username the form holds; the result names the site, never the value.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_a_new_password_is_made_only_for_a_permitted_act() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let vault = Arc::new(MakingVault::default());
+    let no = Recorder::answering(Choice::No, Choice::No);
+    let tools = tools(&setup, no.clone());
+    let with_vault = |asker: Arc<Recorder>| {
+        let mut config = ToolsConfig::new(asker);
+        config.net.allow_localhost = true;
+        config.secret_filler = Some(vault.clone());
+        conch_tools::Tools::new(tools.browser().clone(), config)
+    };
+    let url = server.url("vault-signup.html");
+
+    let refusing = with_vault(no.clone());
+    let chat = refusing.chat("refused", Mode::Ask);
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    let password = ref_of(&opened.text(), "Choose a password");
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(typed.is_error, "{}", typed.text());
+    assert_eq!(no.kinds(), vec![QuestionKind::Site]);
+    assert!(
+        vault.made.lock().unwrap().is_empty(),
+        "a refused act made a password"
+    );
+
+    let yes = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let allowing = with_vault(yes);
+    let chat = allowing.chat("signup", Mode::Ask);
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    let page = opened.text();
+    let email = ref_of(&page, "Email");
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": email, "text": "ada@example.com" }),
+        )
+        .await;
+    assert!(!typed.is_error, "{}", typed.text());
+    let password = ref_of(&page, "Choose a password");
+    let made = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(!made.is_error, "{}", made.text());
+    let site = format!("127.0.0.1:{}", server.port());
+    assert!(
+        made.text().contains(&format!(
+            "Generated a strong password for {site}, filled it and saved it"
+        )),
+        "{}",
+        made.text()
+    );
+    assert!(!made.text().contains("n3w-s3cret"), "{}", made.text());
+    assert_eq!(
+        *vault.made.lock().unwrap(),
+        vec![(true, "ada@example.com".to_owned())]
+    );
+    let values = chat
+        .conversation()
+        .evaluate("[password.value, again.value]")
+        .await
+        .unwrap();
+    assert_eq!(values, json!(["n3w-s3cret-Made", "n3w-s3cret-Made"]));
+
+    // A vault that makes none (the trait's default) hands the field to the person.
+    let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::Yes));
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(Arc::new(EmptyVault));
+    let empty = conch_tools::Tools::new(tools.browser().clone(), config);
+    let chat = empty.chat("empty", Mode::Ask);
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    let password = ref_of(&opened.text(), "Choose a password");
+    let handed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(handed.is_error, "{}", handed.text());
+    assert!(
+        handed.text().contains("browser_handoff"),
+        "{}",
+        handed.text()
+    );
+    let value = chat
+        .conversation()
+        .evaluate("password.value")
+        .await
+        .unwrap();
+    assert_eq!(value, json!(""));
+    tools.browser().shutdown().await;
+}
+
+/// A vault with nothing saved that makes nothing: the trait's default.
+#[derive(Debug)]
+struct EmptyVault;
+
+impl SecretFiller for EmptyVault {
+    fn secret_for<'a>(&'a self, _: &'a SecretRequest) -> BoxFuture<'a, Option<SecretValue>> {
+        Box::pin(async { None })
+    }
+}

@@ -139,6 +139,34 @@ nav:
                     os.path.join(d, "mkdocs.yml"), "-d", os.path.join(d, "site")], check=True)
 
 
+def django_admin(d, bindir):
+    """A tiny Django project whose admin is the app: a superuser `admin` with the password
+    the bench passes in CONCH_BENCH_ADMIN_PASSWORD, and users and groups to list."""
+    subprocess.run([os.path.join(bindir, "django-admin"), "startproject", "benchsite", d],
+                   check=True)
+    manage = [sys.executable, os.path.join(d, "manage.py")]
+    subprocess.run(manage + ["migrate", "--noinput"], check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ, DJANGO_SUPERUSER_PASSWORD=os.environ["CONCH_BENCH_ADMIN_PASSWORD"])
+    subprocess.run(manage + ["createsuperuser", "--noinput", "--username", "admin",
+                             "--email", "admin@bench.invalid"], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    sys.path.insert(0, d)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchsite.settings"
+    import django
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    groups = [Group.objects.create(name=n) for n in ["Archivists", "Editors", "Harbour staff"]]
+    rng = random.Random(13)
+    people = AUTHORS + [f"{a.title()} {b.title()}" for a, b in zip(WORDS, reversed(WORDS))]
+    for i, person in enumerate(people):
+        first, last = person.split(" ", 1)
+        user = User(username=f"{first}.{last}".lower(), first_name=first, last_name=last,
+                    email=f"{first}@bench.invalid".lower(), is_staff=i % 5 == 0)
+        user.set_unusable_password()
+        user.save()
+        user.groups.add(rng.choice(groups))
+
+
 def main():
     app, d = sys.argv[1], os.path.abspath(sys.argv[2])
     if os.path.exists(os.path.join(d, ".prepared")):
@@ -153,6 +181,8 @@ def main():
         trac(d, bindir)
     elif app == "mkdocs":
         mkdocs(d, bindir)
+    elif app == "django-admin":
+        django_admin(d, bindir)
     elif app == "streamlit":
         pass  # `streamlit hello` brings its own pages: only the folder it runs in
     else:
