@@ -227,7 +227,6 @@ async function repair() {
     return;
   }
   const names = {
-    'set-errands-aside': "Set the tasks' browsers aside",
     'end-stale': 'End stale browsers and clear locks',
     relaunch: 'Start the browser again',
     'fallback-or-download': 'Fall back or download',

@@ -61,7 +61,6 @@ impl Browser {
         if let Err(e) = self.owns_home() {
             let said = e.to_string();
             for id in [
-                "set-errands-aside",
                 "end-stale",
                 "relaunch",
                 "fallback-or-download",
@@ -76,28 +75,18 @@ impl Browser {
             return steps;
         }
         // Every open errand is set aside first, sealed with its tabs, and comes back as it
-        // was when its task next browses (LAUNCH-14, ERR-12).
-        let errands = lock(&self.inner.errands).clone();
-        steps.push(RepairStep {
-            id: "set-errands-aside",
-            outcome: match errands {
-                Some(errands) => {
-                    let open = errands.inner.state.lock().await.contexts.len();
-                    errands.set_every_errand_aside().await;
-                    if open == 0 {
-                        StepOutcome::Skipped("No task had a browser open.".to_owned())
-                    } else {
-                        StepOutcome::Done(format!(
-                            "{open} task browser(s) set aside; each comes back as it was when its task next browses."
-                        ))
-                    }
-                }
-                None => StepOutcome::Skipped("No task had a browser open.".to_owned()),
-            },
-        });
+        // was when its task next browses (LAUNCH-14, ERR-12); the step says so.
+        let aside = self.set_errands_aside_for_repair().await;
+        let mut ended = self.end_stale().await;
+        if let (Some(said), StepOutcome::Done(text) | StepOutcome::Skipped(text)) =
+            (aside, &mut ended)
+        {
+            text.push(' ');
+            text.push_str(&said);
+        }
         steps.push(RepairStep {
             id: "end-stale",
-            outcome: self.end_stale().await,
+            outcome: ended,
         });
         let relaunched = self.ensure_running().await;
         let status = self.status().await;
@@ -159,6 +148,19 @@ impl Browser {
         });
         tracing::info!(target: "conch_browser", steps = ?steps.iter().map(|s| (s.id, s.outcome.kind())).collect::<Vec<_>>(), "repair ran");
         steps
+    }
+
+    /// Sets every open errand aside before the repair; the sentence that says how many,
+    /// or `None` when no task had a browser open.
+    async fn set_errands_aside_for_repair(&self) -> Option<String> {
+        let errands = lock(&self.inner.errands).clone()?;
+        let open = errands.inner.state.lock().await.contexts.len();
+        errands.set_every_errand_aside().await;
+        (open > 0).then(|| {
+            format!(
+                "{open} task browser(s) set aside; each comes back as it was when its task next browses."
+            )
+        })
     }
 
     /// Closes the running browser (its tabs stay saved), then ends any other process still

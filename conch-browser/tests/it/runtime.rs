@@ -861,7 +861,6 @@ async fn launch_14_repair_ends_the_stale_browser_and_wipes_only_on_yes() {
     let browser = Browser::new(s.config.clone());
     let ids = |steps: &[conch_browser::RepairStep]| steps.iter().map(|s| s.id).collect::<Vec<_>>();
     let order = [
-        "set-errands-aside",
         "end-stale",
         "relaunch",
         "fallback-or-download",

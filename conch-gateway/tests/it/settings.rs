@@ -448,7 +448,6 @@ async fn launch_14_repair_wipes_the_profile_last_and_only_on_yes() {
     assert!(!error, "{page}");
     let marker = mark_profile(home.path());
     let order = [
-        "set-errands-aside",
         "end-stale",
         "relaunch",
         "fallback-or-download",
