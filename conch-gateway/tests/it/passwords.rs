@@ -6,10 +6,10 @@ use std::process::Stdio;
 
 use conch_fixtures::FixtureServer;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt};
 
 use crate::backend::everything_in;
-use crate::support::{StdioClient, gateway, ref_of};
+use crate::support::{StdioClient, door_request, gateway, ref_of};
 
 use conch_browser::seal::{Sealer, SecretsFile};
 use conch_browser::{Home, SystemClock};
@@ -263,7 +263,7 @@ async fn sec_2_a_sign_up_gets_a_generated_password_that_the_sign_in_then_uses() 
     let site = format!("127.0.0.1:{}", pages.port());
     let (mut client, port, code) = door_with(home.path(), &["--trust", "full"]).await;
     // The person watches: every live event is kept for the scan.
-    let (_, head, _) = http(port, "GET", &format!("/signin?code={code}"), &[], "").await;
+    let (_, head, _) = door_request(port, "GET", &format!("/signin?code={code}"), &[], "").await;
     let cookie = head
         .lines()
         .find_map(|l| l.strip_prefix("set-cookie: "))
@@ -504,44 +504,6 @@ async fn door_with(home: &std::path::Path, args: &[&str]) -> (StdioClient, u16, 
     (agent, port.parse().expect("a port"), code.to_owned())
 }
 
-/// One HTTP/1.1 request to the door; gives (status, lowercase head, body).
-async fn http(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String, String) {
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("the door listens");
-    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-    }
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut answer = Vec::new();
-    tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        stream.read_to_end(&mut answer),
-    )
-    .await
-    .expect("an answer within 30 s")
-    .expect("read");
-    let text = String::from_utf8_lossy(&answer).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("a status line: {head}"));
-    (status, head.to_lowercase(), body.to_owned())
-}
-
 /// Issue 16, AMB-2, SEC-2: the Passwords API is the signed-in person's on the gateway's
 /// own host and origin only: a forged cross-origin save or removal gets 403 and changes
 /// nothing, as does one with no Origin, a form post, the wrong Host or no session; the
@@ -553,7 +515,8 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     let own = format!("http://127.0.0.1:{port}");
     let mut answers = String::new();
 
-    let (status, head, _) = http(port, "GET", &format!("/signin?code={code}"), &[], "").await;
+    let (status, head, _) =
+        door_request(port, "GET", &format!("/signin?code={code}"), &[], "").await;
     assert_eq!(status, 303, "{head}");
     let cookie = head
         .lines()
@@ -588,11 +551,12 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         ),
     ];
     for (what, headers) in &refused {
-        let (status, _, said) = http(port, "POST", "/api/browser/passwords", headers, &body).await;
+        let (status, _, said) =
+            door_request(port, "POST", "/api/browser/passwords", headers, &body).await;
         assert_eq!(status, 403, "{what}: {said}");
         answers.push_str(&said);
     }
-    let (status, _, said) = http(
+    let (status, _, said) = door_request(
         port,
         "POST",
         "/api/browser/passwords",
@@ -613,7 +577,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     );
 
     // The person's own page saves, lists and removes.
-    let (status, _, said) = http(
+    let (status, _, said) = door_request(
         port,
         "POST",
         "/api/browser/passwords",
@@ -643,7 +607,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
             r#"{"site": "example.com", "username": " ", "password": "x"}"#,
         ),
     ] {
-        let (status, _, said) = http(
+        let (status, _, said) = door_request(
             port,
             "POST",
             "/api/browser/passwords",
@@ -658,7 +622,8 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         );
         answers.push_str(&said);
     }
-    let (status, _, said) = http(port, "GET", "/api/browser/passwords", &[signed], "").await;
+    let (status, _, said) =
+        door_request(port, "GET", "/api/browser/passwords", &[signed], "").await;
     assert_eq!(status, 200, "{said}");
     let listed: serde_json::Value = serde_json::from_str(&said).expect("JSON");
     assert_eq!(
@@ -666,7 +631,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         json!({ "passwords": [{ "site": "example.com", "username": "ada" }] })
     );
     answers.push_str(&said);
-    let (status, _, said) = http(
+    let (status, _, said) = door_request(
         port,
         "GET",
         "/api/browser/passwords",
@@ -675,10 +640,10 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     )
     .await;
     assert_eq!(status, 403, "a cross-origin read: {said}");
-    let (status, _, said) = http(port, "GET", "/api/browser/passwords", &[], "").await;
+    let (status, _, said) = door_request(port, "GET", "/api/browser/passwords", &[], "").await;
     assert_eq!(status, 403, "a read with no session: {said}");
 
-    let (status, _, said) = http(
+    let (status, _, said) = door_request(
         port,
         "DELETE",
         "/api/browser/passwords/example.com",
@@ -689,7 +654,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     assert_eq!(status, 403, "a forged removal: {said}");
     let (_, listed, _) = passwords(home.path(), &["list"], "").await;
     assert_eq!(listed, "example.com\tada\n", "a forged removal removed it");
-    let (status, _, said) = http(
+    let (status, _, said) = door_request(
         port,
         "DELETE",
         "/api/browser/passwords/example.com",
@@ -699,7 +664,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     .await;
     assert_eq!(status, 200, "{said}");
     answers.push_str(&said);
-    let (status, _, said) = http(
+    let (status, _, said) = door_request(
         port,
         "DELETE",
         "/api/browser/passwords/example.com",
@@ -714,16 +679,16 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     );
 
     // The page itself: the signed-in person's, on the gateway's own host.
-    let (status, head, page) = http(port, "GET", "/passwords", &[signed], "").await;
+    let (status, head, page) = door_request(port, "GET", "/passwords", &[signed], "").await;
     assert_eq!(status, 200, "{head}");
     assert!(page.contains("<h1>Passwords</h1>"), "{page}");
     assert!(
         head.contains("content-security-policy: default-src 'self'"),
         "{head}"
     );
-    let (_, _, page) = http(port, "GET", "/passwords", &[], "").await;
+    let (_, _, page) = door_request(port, "GET", "/passwords", &[], "").await;
     assert!(page.contains("Sign in with the link"), "{page}");
-    let (status, _, _) = http(
+    let (status, _, _) = door_request(
         port,
         "GET",
         "/passwords",

@@ -5,52 +5,12 @@
 //! (DATA-5), and no key in any response (BE-3).
 
 use std::path::Path;
-use std::time::Duration;
 
 use conch_fixtures::FixtureServer;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::live::Watched;
-
-/// One HTTP/1.1 request to the person's door; gives (status, lowercased head, body).
-/// `Host` is 127.0.0.1:PORT unless given.
-async fn send(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String, String) {
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("the person's door listens");
-    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-    }
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if !body.is_empty() {
-        request.push_str("Content-Type: application/json\r\n");
-    }
-    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(120), stream.read_to_end(&mut answer))
-        .await
-        .expect("an answer within 120 s")
-        .expect("read");
-    let text = String::from_utf8_lossy(&answer).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head.to_lowercase(), body.to_owned())
-}
+use crate::support::door_request;
 
 /// A signed-in person on the panel of a running gateway.
 struct Person {
@@ -77,7 +37,7 @@ impl Person {
         } else {
             body.to_string()
         };
-        let (status, head, text) = send(
+        let (status, head, text) = door_request(
             self.port,
             method,
             path,
@@ -152,7 +112,7 @@ async fn amb_2_a_forged_cross_origin_request_is_refused() {
                 // A GET changes nothing, and another origin can't read its answer.
                 continue;
             }
-            let (status, _, text) = send(port, method, path, headers, body).await;
+            let (status, _, text) = door_request(port, method, path, headers, body).await;
             assert_eq!(status, 403, "{method} {path} with {headers:?}: {text}");
             assert!(text.starts_with("Forbidden: "), "{text}");
         }
@@ -163,7 +123,7 @@ async fn amb_2_a_forged_cross_origin_request_is_refused() {
     );
     assert!(marker.exists(), "nothing was wiped");
     // The same request from the panel's own page goes through.
-    let (status, _, _) = send(
+    let (status, _, _) = door_request(
         port,
         "GET",
         "/api/browser/settings",
@@ -703,11 +663,11 @@ async fn amb_2_a_new_sign_in_link_is_printed_not_sent() {
     let path = link
         .strip_prefix(&format!("http://127.0.0.1:{}", watched.port))
         .unwrap_or_else(|| panic!("a link to the door: {link}"));
-    let (status, head, _) = send(watched.port, "GET", path, &[], "").await;
+    let (status, head, _) = door_request(watched.port, "GET", path, &[], "").await;
     assert_eq!(status, 303, "{head}");
     assert!(head.contains("set-cookie: conch_session="), "{head}");
     // The link is one-time, and the first session still works.
-    let (status, _, _) = send(watched.port, "GET", path, &[], "").await;
+    let (status, _, _) = door_request(watched.port, "GET", path, &[], "").await;
     assert_eq!(status, 403);
     let (status, _) = person.call("GET", "/api/browser/status", Value::Null).await;
     assert_eq!(status, 200);

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The gateway binary with `args`, on a temp home, using the test Chromium.
@@ -183,4 +183,50 @@ pub(crate) fn ref_of(snapshot: &str, needle: &str) -> String {
     let start = line.find("[ref=").expect("a ref") + "[ref=".len();
     let end = line[start..].find(']').expect("a bracket") + start;
     line[start..end].to_owned()
+}
+
+/// One HTTP/1.1 request to the person's door; gives (status, lowercased head, body).
+/// `Host` is 127.0.0.1:PORT and a body's `Content-Type` is JSON unless given.
+pub(crate) async fn door_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("the person's door listens");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty()
+        && !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+    {
+        request.push_str("Content-Type: application/json\r\n");
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        stream.read_to_end(&mut answer),
+    )
+    .await
+    .expect("an answer within 120 s")
+    .expect("read");
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_lowercase(), body.to_owned())
 }
