@@ -44,7 +44,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use conch_browser::reports::{HostReports, OWN_CHROME_RISK};
 use conch_browser::store::{Backend, BrowserSettings, UpdateError};
-use conch_browser::{Browser, RunState, SystemClock};
+use conch_browser::{Browser, RunState};
 use conch_policy::AllowedHost;
 use serde_json::{Map, Value, json};
 
@@ -198,7 +198,7 @@ fn object(body: &Bytes) -> Result<Map<String, Value>, Refused> {
 }
 
 fn load(browser: &Browser) -> Result<BrowserSettings, Refused> {
-    BrowserSettings::load(&browser.config().home, &SystemClock)
+    BrowserSettings::load(&browser.config().home, browser.config().clock.as_ref())
         .map(|loaded| loaded.value)
         .map_err(|e| {
             refuse(
@@ -374,7 +374,8 @@ async fn change(
 ) -> Result<Response, Refused> {
     let tools = settings.check(&headers, true)?;
     let fields = object(&body)?;
-    let saved = BrowserSettings::update(&tools.browser().config().home, &SystemClock, |s| {
+    let config = tools.browser().config();
+    let saved = BrowserSettings::update(&config.home, config.clock.as_ref(), |s| {
         merge(s, &fields).map(|()| true)
     })
     .map_err(|e| match e {
@@ -533,7 +534,8 @@ fn record_user_agent(browser: &Browser, status: &conch_browser::Status) {
     let (Some(name), Some(agent)) = (&status.browser, &status.user_agent) else {
         return;
     };
-    let recorded = BrowserSettings::update(&browser.config().home, &SystemClock, |s| {
+    let config = browser.config();
+    let recorded = BrowserSettings::update(&config.home, config.clock.as_ref(), |s| {
         let new = s.user_agents.get(name) != Some(agent);
         if new {
             s.user_agents.insert(name.clone(), agent.clone());
@@ -774,7 +776,7 @@ mod tests {
         assert_eq!(status, 403, "{said}");
         assert!(said.contains("recent sign-in"), "{said}");
         let saved = || {
-            BrowserSettings::load(&home, &SystemClock)
+            BrowserSettings::load(&home, &conch_browser::SystemClock)
                 .expect("settings")
                 .value
                 .backend

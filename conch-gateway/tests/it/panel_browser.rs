@@ -388,16 +388,8 @@ async fn live_5_the_agents_click_moves_the_drawn_cursor() {
 /// complete.
 #[tokio::test(flavor = "multi_thread")]
 async fn perm_3_a_site_question_answered_this_chat_in_the_panel_lets_the_call_complete() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("counter.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, mut session, page) = Session::watching("counter.html", &[]).await;
     let add = ref_of(&page, "button \"Add\"");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
     let call = session
         .agent
         .send_request(
@@ -442,19 +434,8 @@ async fn perm_3_a_site_question_answered_this_chat_in_the_panel_lets_the_call_co
 /// it; No there keeps the page untouched and the agent is told the person declined.
 #[tokio::test(flavor = "multi_thread")]
 async fn hs_2_a_high_stakes_card_shows_place_order_and_no_keeps_the_page() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call(
-            "browser_open",
-            json!({ "url": pages.url("basic-form.html") }),
-        )
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, mut session, page) = Session::watching("basic-form.html", &[]).await;
     let order = ref_of(&page, "Place order");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
     let call = session
         .agent
         .send_request(
@@ -793,18 +774,8 @@ async fn up_9_an_upload_card_lists_the_files() {
 /// them.
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_3_a_sign_in_handoff_ends_by_itself_after_the_person_signs_in_through_the_panel() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&["--trust", "full"]).await;
-    let (page, error) = session
-        .agent
-        .call(
-            "browser_open",
-            json!({ "url": pages.url("signin-gate.html") }),
-        )
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
+    let (_pages, mut session, _page) =
+        Session::watching("signin-gate.html", &["--trust", "full"]).await;
     session.wait_for_frame().await;
     let call = session
         .agent
@@ -918,16 +889,8 @@ async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
 /// site question; This chat in one completes the agent's call, and the other's card goes.
 #[tokio::test(flavor = "multi_thread")]
 async fn perm_3_two_panels_show_the_card_and_the_first_answer_closes_it_in_both() {
-    let pages = FixtureServer::start().await.unwrap();
-    let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("counter.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, mut session, page) = Session::watching("counter.html", &[]).await;
     let add = ref_of(&page, "button \"Add\"");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
     let client = session.person.client.clone();
     let first = client.window().await.expect("a window");
     let second = client
