@@ -10,8 +10,10 @@
 //!   lists of `Fetch.requestPaused`, `Fetch.continueRequest`, `Fetch.fulfillRequest`),
 //!   the user name and password of `Fetch.continueWithAuth`, posted form data, the values
 //!   a script hands back or is handed in the Runtime domain (a field's value read back,
-//!   an argument, a console message), and credentials in every string that is an address.
-//!   Long strings (screenshots) are shortened.
+//!   an argument, a console message), the values of local and session storage in the
+//!   DOMStorage domain (`getDOMStorageItems`' entries, `setDOMStorageItem`'s value, the
+//!   old and new values of its events; ERR-9), and credentials in every string that is an
+//!   address. Long strings (screenshots) are shortened.
 //!
 //! Deliberately absent: the content of scripts (`Runtime.evaluate`'s expression). A caller
 //! that puts a secret in a script must not trace it; conch-browser types secrets with
@@ -105,7 +107,39 @@ pub fn message(method: &str, value: &mut Value) {
     if method.starts_with("Runtime.") {
         redact_script_values(value);
     }
+    if method.starts_with("DOMStorage.") {
+        redact_storage_values(value);
+    }
     walk(value);
+}
+
+/// In a DOMStorage message (params, reply or event), every stored value: the second
+/// member of each `[key, value]` entry, `value`, `newValue` and `oldValue`. Keys and
+/// origins stay, as cookie names and domains do.
+fn redact_storage_values(value: &mut Value) {
+    let Value::Object(map) = value else { return };
+    for (key, v) in map.iter_mut() {
+        match key.as_str() {
+            "value" | "newValue" | "oldValue" => *v = Value::String(REDACTED.to_owned()),
+            "entries" => {
+                if let Value::Array(entries) = v {
+                    for entry in entries {
+                        match entry {
+                            Value::Array(pair) => {
+                                for stored in pair.iter_mut().skip(1) {
+                                    *stored = Value::String(REDACTED.to_owned());
+                                }
+                            }
+                            other => *other = Value::String(REDACTED.to_owned()),
+                        }
+                    }
+                } else {
+                    *v = Value::String(REDACTED.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// In a Runtime message (params, reply or event), every `value` that is not a number, a

@@ -333,6 +333,34 @@ fn redaction_rules_sec_8() {
     );
 }
 
+/// ERR-9: the values of local storage never reach a trace: in `getDOMStorageItems`'
+/// reply, in `setDOMStorageItem`'s call and in the DOMStorage events. Keys and origins
+/// stay.
+#[test]
+fn err_9_dom_storage_values_are_redacted() {
+    const STORED: &str = "stored-token-CANARY-7a41";
+    let id = json!({ "securityOrigin": "https://shop.test", "isLocalStorage": true });
+    let mut reply = json!({ "entries": [["token", STORED], ["theme", STORED]] });
+    redact::message("DOMStorage.getDOMStorageItems", &mut reply);
+    assert_eq!(
+        reply,
+        json!({ "entries": [["token", "[redacted]"], ["theme", "[redacted]"]] })
+    );
+    let mut set = json!({ "storageId": id, "key": "token", "value": STORED });
+    redact::message("DOMStorage.setDOMStorageItem", &mut set);
+    let mut added = json!({ "storageId": id, "key": "token", "newValue": STORED });
+    redact::message("DOMStorage.domStorageItemAdded", &mut added);
+    let mut updated =
+        json!({ "storageId": id, "key": "token", "oldValue": STORED, "newValue": STORED });
+    redact::message("DOMStorage.domStorageItemUpdated", &mut updated);
+    for message in [&set, &added, &updated] {
+        assert!(!message.to_string().contains(STORED), "{message}");
+        assert_eq!(message["key"], "token", "keys stay");
+        let origin = message["storageId"]["securityOrigin"].as_str();
+        assert!(origin.is_some_and(|o| o.starts_with("https://shop.test")));
+    }
+}
+
 /// SEC-8, issue 12 against the real browser: the typed text reaches the page, but not
 /// the traces, not even in the reply of the script that reads it back.
 #[tokio::test(flavor = "current_thread")]
