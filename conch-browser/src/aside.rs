@@ -1,5 +1,5 @@
 //! Set-aside errands (ERR-11, ERR-13, ERR-14, DATA-7): an interrupted or failed task's
-//! errand is put away with its cookies and its tabs' addresses, sealed in
+//! errand is put away with its cookies, its local storage and its tabs' addresses, sealed in
 //! `<home>/browser.errands.secrets.json` (AES-256-GCM under the device key, like the
 //! backend keys), and comes back when the same conversation browses again, also after a
 //! restart.
@@ -11,8 +11,11 @@
 //! ([`crate::Home::manifest`]), so it is never carried to another computer. A file that
 //! does not open (a flipped byte, another key) is set aside and reported, never read.
 //!
-//! Deliberately absent: local storage (see [`crate::errands`]), and any plain copy of a
-//! cookie or an address on disk.
+//! Entries written before local storage was kept have no `storage` and still load (as
+//! none).
+//!
+//! Deliberately absent: session storage and IndexedDB, and any plain copy of a cookie, a
+//! stored value or an address on disk.
 
 use std::time::UNIX_EPOCH;
 
@@ -44,6 +47,24 @@ impl std::fmt::Debug for AsideTab {
     }
 }
 
+/// One origin's local storage, as an errand held it (ERR-3, ERR-11). Its `Debug` shows
+/// the count of items only (a value may be a token, an origin an address).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OriginStorage {
+    /// The origin (`https://shop.example`).
+    pub origin: String,
+    /// Its keys and values, as `localStorage` holds them.
+    pub items: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for OriginStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OriginStorage")
+            .field("items", &self.items.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// What an errand held when it was set aside. Its `Debug` shows counts only.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct SetAside {
@@ -55,6 +76,10 @@ pub struct SetAside {
     pub tabs: Vec<AsideTab>,
     /// Which tab was active.
     pub active: Option<usize>,
+    /// Its local storage, by origin (ERR-11). Absent from entries written before it was
+    /// kept, which load with none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub storage: Vec<OriginStorage>,
 }
 
 impl std::fmt::Debug for SetAside {
@@ -63,6 +88,7 @@ impl std::fmt::Debug for SetAside {
             .field("at", &self.at)
             .field("cookies", &self.cookies.len())
             .field("tabs", &self.tabs.len())
+            .field("storage", &self.storage.len())
             .finish()
     }
 }
@@ -158,6 +184,7 @@ mod tests {
     use crate::home::BackupClass;
 
     const CANARY: &str = "errand-cookie-CANARY-91c3";
+    const STORED: &str = "errand-storage-CANARY-44d0";
 
     fn errand(at: u64) -> SetAside {
         SetAside {
@@ -170,6 +197,10 @@ mod tests {
                 title: "Cart".to_owned(),
             }],
             active: Some(0),
+            storage: vec![OriginStorage {
+                origin: "http://shop.test".to_owned(),
+                items: vec![("token".to_owned(), STORED.to_owned())],
+            }],
         }
     }
 
@@ -192,14 +223,16 @@ mod tests {
         let bytes = std::fs::read(home.errand_secrets_file()).expect("the file");
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains(CANARY), "the canary is in the file");
+        assert!(!text.contains(STORED), "a stored value is in the file");
         assert!(!text.contains("shop.test"), "an address is in the file");
         let again = AsideFile::load(&home, &sealer, &clock).expect("opens");
         let back = again.get("task-a").expect("kept");
         assert_eq!(back.cookies[0]["value"], CANARY);
         assert_eq!(back.tabs[0].title, "Cart");
+        assert_eq!(back.storage[0].items[0].1, STORED);
         assert!(
-            !format!("{back:?}").contains(CANARY),
-            "Debug shows a cookie"
+            !format!("{back:?}").contains(CANARY) && !format!("{back:?}").contains(STORED),
+            "Debug shows a cookie or a stored value"
         );
 
         let class = home
@@ -222,6 +255,19 @@ mod tests {
             AsideFile::load(&home, &sealer, &clock),
             Err(SealError::Tampered { .. })
         ));
+    }
+
+    /// ERR-11: an entry written before local storage was kept (no `storage`) still loads,
+    /// with none; an entry without local storage is written as before.
+    #[test]
+    fn err_11_an_entry_without_local_storage_still_loads() {
+        let old = r#"{"at":1796000000,"cookies":[{"name":"sid","value":"v","domain":"shop.test"}],"tabs":[{"url":"http://shop.test/","title":"Shop"}],"active":0}"#;
+        let errand: SetAside = serde_json::from_str(old).expect("an old entry loads");
+        assert_eq!(errand.cookies.len(), 1);
+        assert_eq!(errand.tabs[0].title, "Shop");
+        assert!(errand.storage.is_empty());
+        let again = serde_json::to_string(&errand).expect("encodes");
+        assert!(!again.contains("storage"), "{again}");
     }
 
     /// ERR-14 (clock): the 41st set-aside errand makes the oldest go, and on day 15 the

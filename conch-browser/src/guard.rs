@@ -119,6 +119,7 @@ pub(crate) fn rules_for(config: Option<&GuardConfig>, log: Arc<GuardLog>) -> rul
             .filter(|c| c.mode == GuardMode::CdpOnly)
             .map(|c| Arc::new(c.net.clone())),
         log,
+        blank: Arc::default(),
         #[cfg(test)]
         break_fetch: config.is_some_and(|c| c.break_fetch),
     }

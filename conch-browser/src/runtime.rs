@@ -51,6 +51,7 @@ mod navigate;
 mod reach;
 mod repair;
 mod seed;
+mod storage;
 mod tabs;
 mod targets;
 #[cfg(test)]
@@ -204,6 +205,9 @@ pub struct Status {
 pub enum HealthCheck {
     /// Whether the chosen backend drives the browser (`browser-backend`).
     BrowserBackend,
+    /// How the tasks' browsers fare (`browser-errands`): present for ten minutes after a
+    /// crashed errand was reopened from its snapshot (ERR-19).
+    Errands,
 }
 
 impl HealthCheck {
@@ -211,6 +215,7 @@ impl HealthCheck {
     pub fn id(self) -> &'static str {
         match self {
             HealthCheck::BrowserBackend => "browser-backend",
+            HealthCheck::Errands => "browser-errands",
         }
     }
 }
@@ -222,6 +227,9 @@ pub enum HealthState {
     Ok,
     /// Something is wrong, in one sentence; [`Browser::repair`] may mend it.
     Failing(String),
+    /// All is well again, and something happened the person should hear of, in one
+    /// sentence (ERR-19: "Reopened a task's browser as it was.").
+    Note(String),
 }
 
 /// One item of the health check (BE-4).
@@ -317,6 +325,12 @@ struct Inner {
     snapshot_due: StdMutex<HashMap<String, u64>>,
     /// The sites each errand was seeded or lent (ERR-23), for its window's tooltip.
     lent: StdMutex<HashMap<String, std::collections::BTreeSet<String>>>,
+    /// Each errand's local storage: its origins, snapshot and what waits for its next
+    /// context (ERR-3, ERR-11, ERR-19); errands side only.
+    storage: StdMutex<storage::Stores>,
+    /// Held from the cap's decision until the new errand's context is registered, so two
+    /// errands starting at once can't both take the last place (ERR-15, ERR-16).
+    room: Mutex<()>,
 }
 
 /// Which of the two browsers an [`Inner`] is.
@@ -539,6 +553,8 @@ impl Browser {
                 snapshots: StdMutex::default(),
                 snapshot_due: StdMutex::default(),
                 lent: StdMutex::default(),
+                storage: StdMutex::default(),
+                room: Mutex::new(()),
                 owner,
                 config,
             }),
@@ -587,16 +603,28 @@ impl Browser {
 
     /// The health check (BE-4): `browser-backend` is ok, or says in one sentence why the
     /// chosen backend can't be reached and Conch's own local browser stands in.
-    /// [`Browser::repair`] mends it.
+    /// [`Browser::repair`] mends it. For ten minutes after a crashed task's browser was
+    /// reopened from its snapshot, `browser-errands` says so (ERR-19); it then clears by
+    /// itself, whoever read it.
     pub fn health(&self) -> Vec<HealthItem> {
         let backend = match lock(&self.inner.stand_in).clone() {
             None => HealthState::Ok,
             Some(why) => HealthState::Failing(why),
         };
-        vec![HealthItem {
+        let mut items = vec![HealthItem {
             check: HealthCheck::BrowserBackend,
             state: backend,
-        }]
+        }];
+        let errands = lock(&self.inner.errands).clone();
+        if let Some(errands) = errands
+            && storage::reopened_lately(&errands.inner, self.inner.config.clock.now())
+        {
+            items.push(HealthItem {
+                check: HealthCheck::Errands,
+                state: HealthState::Note(REOPENED.to_owned()),
+            });
+        }
+        items
     }
 
     /// One conversation's view of the browser. Its tabs are its own (TAB-9). A task's is
@@ -798,7 +826,8 @@ impl Browser {
             lock(&errands.inner.pending).clear();
             lock(&errands.inner.snapshots).clear();
             lock(&errands.inner.lent).clear();
-            errands.revoke_aside(&|_| false).await;
+            storage::forget_all(&errands.inner);
+            errands.revoke_aside(&|_| false, &|_| false).await;
         }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
@@ -880,6 +909,7 @@ impl Browser {
         lock(&self.inner.snapshots).remove(id);
         lock(&self.inner.snapshot_due).remove(id);
         lock(&self.inner.lent).remove(id);
+        storage::forget(&self.inner, id);
         let removed = state.tabs.conversations.remove(id).is_some();
         state.unrestored.remove(id);
         state.notes.remove(id);
@@ -979,6 +1009,7 @@ fn refresh_running(inner: &Inner, state: &mut State) {
                     .or_default()
                     .push(REOPENED.to_owned());
             }
+            storage::crashed(inner, state.contexts.keys());
         }
         state.contexts.clear();
         tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");

@@ -506,10 +506,11 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<
         })),
         "health": reports.health().iter().map(|item| json!({
             "id": item.check.id(),
-            "ok": matches!(item.state, conch_browser::HealthState::Ok),
+            "ok": !matches!(item.state, conch_browser::HealthState::Failing(_)),
             "said": match &item.state {
                 conch_browser::HealthState::Ok => None,
-                conch_browser::HealthState::Failing(why) => Some(why),
+                conch_browser::HealthState::Failing(why)
+                | conch_browser::HealthState::Note(why) => Some(why),
             },
         })).collect::<Vec<_>>(),
         "flagged": reports.checkup().iter().map(|item| json!({

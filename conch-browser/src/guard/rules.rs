@@ -22,11 +22,17 @@
 //! The runtime then resumes the target. An out-of-process frame's own document request is
 //! paused on its parent's session, so it is judged there.
 //!
+//! A blank page ([`Rules::stand_blank`]: one the runtime opens only to stand on an origin
+//! and reach that origin's local storage, ERR-3, ERR-11) is judged the same way, but a
+//! document request the guard allows is answered here with an empty document and never
+//! sent, and every other request of it is refused: nothing of it reaches the network.
+//!
 //! Deliberately absent: any judgement of addresses when the proxy is in front (the proxy
 //! sees the address actually connected to; this layer could only see names), and any
 //! change to what a request carries.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use conch_cdp::protocol::SessionId;
 use conch_cdp::protocol::fetch::{
@@ -67,11 +73,40 @@ pub(crate) struct Rules {
     /// the proxy judges.
     pub(crate) check_urls: Option<Arc<NetSettings>>,
     pub(crate) log: Arc<GuardLog>,
+    /// The sessions of blank pages: their allowed documents are answered here, empty, and
+    /// never sent (see the module docs). Shared by every copy of the rules of a browser.
+    pub(crate) blank: Arc<Mutex<HashSet<SessionId>>>,
     /// Tests: ask for `Fetch.enable` in a form the browser refuses, so a real browser
     /// fails to install a rule.
     #[cfg(test)]
     pub(crate) break_fetch: bool,
 }
+
+impl Rules {
+    /// From now on, page `session` only stands on origins: a document it asks for that the
+    /// guard allows is answered with an empty one, never sent, and nothing else of it
+    /// leaves (ERR-3, ERR-22). [`Rules::forget_blank`] ends it.
+    pub(crate) fn stand_blank(&self, session: &SessionId) {
+        self.blanks().insert(session.clone());
+    }
+
+    /// `session` is no longer a blank page (it closed).
+    pub(crate) fn forget_blank(&self, session: &SessionId) {
+        self.blanks().remove(session);
+    }
+
+    fn is_blank(&self, session: Option<&SessionId>) -> bool {
+        session.is_some_and(|s| self.blanks().contains(s))
+    }
+
+    fn blanks(&self) -> std::sync::MutexGuard<'_, HashSet<SessionId>> {
+        self.blank.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The empty document a blank page gets for every origin it stands on: nothing to load,
+/// and a policy that would refuse anything it asked for.
+const BLANK_DOCUMENT: &str = "<!doctype html><title></title>";
 
 /// What to do with a target once its rules are in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,14 +275,18 @@ async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>
     while let Some(event) = paused.next().await {
         let Ok(event) = event else { continue };
         let verdict = judge(&event, &rules, session.id());
+        let blank = rules.is_blank(session.id());
         let session = session.clone();
         // Answered off the loop, so one slow answer does not hold the others.
         tokio::spawn(async move {
             match verdict {
-                None => {
+                None if blank && event.resource_type == "Document" => {
+                    fulfill_blank(&session, event.request_id).await;
+                }
+                None if !blank => {
                     let _ = session.call(&ContinueRequest::new(event.request_id)).await;
                 }
-                Some(_) => {
+                _ => {
                     let _ = session
                         .call(&FailRequest {
                             request_id: event.request_id,
@@ -257,6 +296,29 @@ async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>
                 }
             }
         });
+    }
+}
+
+/// Answers a blank page's document request with [`BLANK_DOCUMENT`]; it is never sent.
+async fn fulfill_blank(session: &Session, request_id: conch_cdp::protocol::fetch::RequestId) {
+    let body = crate::page::base64::encode(BLANK_DOCUMENT.as_bytes());
+    let answer = session
+        .call_raw(
+            "Fetch.fulfillRequest",
+            serde_json::json!({
+                "requestId": request_id,
+                "responseCode": 200,
+                "responseHeaders": [
+                    { "name": "Content-Type", "value": "text/html; charset=utf-8" },
+                    { "name": "Content-Security-Policy", "value": "default-src 'none'" },
+                    { "name": "Cache-Control", "value": "no-store" },
+                ],
+                "body": body,
+            }),
+        )
+        .await;
+    if let Err(e) = answer {
+        tracing::debug!(target: "conch_browser::guard", error = %e, "a blank page's document could not be answered");
     }
 }
 
@@ -402,6 +464,7 @@ mod tests {
             let rules = Rules {
                 check_urls: None,
                 log: Arc::clone(&log),
+                blank: Arc::default(),
                 break_fetch: false,
             };
             assert_eq!(install(&target, &rules).await, After::Refuse, "{kind}");
@@ -427,6 +490,7 @@ mod tests {
         let rules = Rules {
             check_urls: None,
             log: Arc::clone(&log),
+            blank: Arc::default(),
             break_fetch: false,
         };
         assert_eq!(install(&target, &rules).await, After::Resume);

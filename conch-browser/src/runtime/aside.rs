@@ -1,11 +1,17 @@
 //! Setting errands aside and bringing them back (ERR-11, ERR-12, ERR-13): an interrupted
 //! or failed task's errand, and every open errand at shutdown, is put away sealed in
-//! `browser.errands.secrets.json` ([`crate::aside`]) with its cookies and its tabs'
-//! addresses, and its context closes. When the same conversation next browses (Resume,
-//! also after a restart), its tabs reopen in a new context that gets its cookies back
-//! before any of its pages loads. A task that is done forgets its entry (ERR-10).
+//! `browser.errands.secrets.json` ([`crate::aside`]) with its cookies, its local storage
+//! ([`super::storage`]) and its tabs' addresses, and its context closes. When the same
+//! conversation next browses (Resume, also after a restart), its tabs reopen in a new
+//! context that gets its cookies and local storage back before any of its pages loads. A
+//! task that is done forgets its entry (ERR-10).
 //!
-//! Deliberately absent: local storage, which an errand does not keep across a set-aside.
+//! The cap (ERR-15 … ERR-17): a new errand's context is opened under one lock, from the
+//! decision that there is room (or the set-aside that makes it) to the context's
+//! registration, so errands starting at the same moment never pass the cap together.
+//!
+//! Deliberately absent: session storage, which an errand does not keep across a
+//! set-aside.
 
 use serde_json::{Value, json};
 
@@ -52,12 +58,31 @@ impl Browser {
         Some(kept)
     }
 
-    /// Sets errand `id` aside (ERR-11): its cookies and tabs are sealed away and its
-    /// context closes. Gives whether there was anything to keep.
+    /// Sets errand `id` aside (ERR-11): its cookies, local storage and tabs are sealed
+    /// away and its context closes. Gives whether there was anything to keep.
     pub(super) async fn set_errand_aside(&self, id: &str) -> bool {
         let conv = self.conversation(id);
         let turn = Arc::clone(&conv.lock);
-        let _turn = turn.lock().await;
+        let turn = turn.lock_owned().await;
+        self.set_aside_in_turn(&conv, turn).await
+    }
+
+    /// Sets errand `id` aside now if no call of its own runs: gives `None` when one does
+    /// (it is busy after all), else whether there was anything to keep.
+    async fn set_errand_aside_if_idle(&self, id: &str) -> Option<bool> {
+        let conv = self.conversation(id);
+        let turn = Arc::clone(&conv.lock).try_lock_owned().ok()?;
+        Some(self.set_aside_in_turn(&conv, turn).await)
+    }
+
+    /// Sets `conv`'s errand aside while its `_turn` is held (see
+    /// [`Browser::set_errand_aside`]).
+    async fn set_aside_in_turn(
+        &self,
+        conv: &Conversation,
+        _turn: tokio::sync::OwnedMutexGuard<()>,
+    ) -> bool {
+        let id = conv.id.as_str();
         conv.refresh_titles().await;
         let (browser, context, tabs) = {
             let state = self.inner.state.lock().await;
@@ -68,7 +93,23 @@ impl Browser {
             )
         };
         let Some(tabs) = tabs.filter(|t| !t.tabs.is_empty()) else {
+            // Nothing to keep; an open context without tabs still gives its place back.
+            if context.is_some() {
+                drop(_turn);
+                self.close_conversation(id).await;
+            }
             return false;
+        };
+        let storage = match &context {
+            Some(context) => match super::storage::read_errand(&self.inner, id, context).await {
+                Ok(storage) => storage,
+                Err(e) => {
+                    tracing::warn!(target: "conch_browser", error = %e, "an errand's local storage could not be read to set it aside; its last snapshot is kept");
+                    super::storage::last_known(&self.inner, id)
+                }
+            },
+            // Reopened from a set-aside but not browsed since: its storage still waits.
+            None => super::storage::last_known(&self.inner, id),
         };
         let cookies = match (browser, context) {
             (Some(browser), Some(context)) => {
@@ -105,6 +146,7 @@ impl Browser {
                 })
                 .collect(),
             active,
+            storage,
         };
         if let Some(mut kept) = self.aside_file().await
             && let Some(kept) = kept.as_mut()
@@ -177,31 +219,81 @@ impl Browser {
             tabs.active = tabs.tabs.last().map(|t| t.id.clone());
         }
         lock(&self.inner.pending).insert(id.to_owned(), errand.cookies);
+        super::storage::resume(&self.inner, id, errand.storage);
         let mut state = self.inner.state.lock().await;
         *state.tabs.conversation_mut(id) = tabs;
         state.unrestored.insert(id.to_owned());
         tracing::info!(target: "conch_browser", "a set-aside errand is back");
     }
 
-    /// Marks errand `id` used by its agent now and, when it has no context yet and the
-    /// open errands are at the cap, makes room (ERR-15 … ERR-17): the errand used least
-    /// recently that nobody drives or watches is set aside (it comes back as it was when
-    /// next used).
+    /// Marks errand `id` used by its agent now and, when it has no context yet, opens one
+    /// within the cap (ERR-15 … ERR-17): at the cap, the errand used least recently that
+    /// nobody drives or watches is set aside first (it comes back as it was when next
+    /// used). The decision and the new context's registration happen under one lock, so
+    /// errands starting at the same moment never pass the cap together. The errands'
+    /// browser is started if it does not run.
+    ///
+    /// # Errors
+    /// [`BrowserError::ErrandsBusy`] when every open errand is driven or watched; a
+    /// failure to start the browser or make the context.
+    pub(super) async fn open_errand(&self, id: &str) -> Result<(), BrowserError> {
+        if self.mark_errand_used(id).await {
+            return Ok(());
+        }
+        let _room = self.inner.room.lock().await;
+        self.make_errand_room(id).await?;
+        self.ensure_running().await?;
+        let generation = self.inner.state.lock().await.generation;
+        super::tabs::errand_context(&self.inner, id, generation).await?;
+        Ok(())
+    }
+
+    /// Marks errand `id` used by its agent now; gives whether its context is open.
+    async fn mark_errand_used(&self, id: &str) -> bool {
+        let mut state = self.inner.state.lock().await;
+        state.use_counter += 1;
+        let now = state.use_counter;
+        state.errand_used.insert(id.to_owned(), now);
+        let at = self.inner.config.clock.now();
+        state.errand_used_at.insert(id.to_owned(), at);
+        state.contexts.contains_key(id)
+    }
+
+    /// Makes room for errand `id`'s new context when the open errands are at the cap
+    /// (ERR-16, ERR-17): the errand used least recently that nobody drives or watches is
+    /// set aside. Called with the room lock held.
     ///
     /// # Errors
     /// [`BrowserError::ErrandsBusy`] when every open errand is driven or watched.
-    pub(super) async fn make_errand_room(&self, id: &str) -> Result<(), BrowserError> {
+    async fn make_errand_room(&self, id: &str) -> Result<(), BrowserError> {
+        // A victim whose own call starts meanwhile is busy after all: decide again.
+        for _ in 0..4 {
+            match self.room_for(id).await {
+                Ok(Some(other)) => {
+                    tracing::info!(target: "conch_browser", "the errands are at their cap; the one used least recently is set aside");
+                    if self.set_errand_aside_if_idle(&other).await.is_some() {
+                        return Ok(());
+                    }
+                }
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(errands_busy())
+    }
+
+    /// Whether errand `id` has room for a context: `None` when it has, or the errand to
+    /// set aside to make it.
+    ///
+    /// # Errors
+    /// [`BrowserError::ErrandsBusy`] when every open errand is driven or watched.
+    async fn room_for(&self, id: &str) -> Result<Option<String>, BrowserError> {
         let open: Vec<(String, u64)> = {
-            let mut state = self.inner.state.lock().await;
-            state.use_counter += 1;
-            let now = state.use_counter;
-            state.errand_used.insert(id.to_owned(), now);
-            let at = self.inner.config.clock.now();
-            state.errand_used_at.insert(id.to_owned(), at);
+            let state = self.inner.state.lock().await;
             if state.contexts.contains_key(id)
                 || state.contexts.len() < self.inner.config.errand_limit
             {
-                return Ok(());
+                return Ok(None);
             }
             state
                 .contexts
@@ -226,12 +318,8 @@ impl Browser {
             })
             .collect();
         match conch_policy::make_room(&open, self.inner.config.errand_limit) {
-            conch_policy::Room::Free => Ok(()),
-            conch_policy::Room::SetAside(other) => {
-                tracing::info!(target: "conch_browser", "the errands are at their cap; the one used least recently is set aside");
-                self.set_errand_aside(&other).await;
-                Ok(())
-            }
+            conch_policy::Room::Free => Ok(None),
+            conch_policy::Room::SetAside(other) => Ok(Some(other)),
             conch_policy::Room::Busy(verdict) => {
                 Err(BrowserError::ErrandsBusy(verdict.refusal().map_or_else(
                     || {
@@ -270,8 +358,8 @@ impl Browser {
         }
     }
 
-    /// Snapshots errand `id`'s cookies (ERR-19): what it comes back with if its browser
-    /// crashes.
+    /// Snapshots errand `id`'s cookies and local storage (ERR-19): what it comes back with
+    /// if its browser crashes.
     pub(super) async fn snapshot_errand(&self, id: &str) {
         let (browser, context) = {
             let state = self.inner.state.lock().await;
@@ -290,6 +378,7 @@ impl Browser {
             let cookies = jar["cookies"].as_array().cloned().unwrap_or_default();
             lock(&self.inner.snapshots).insert(id.to_owned(), cookies);
         }
+        super::storage::snapshot(&self.inner, id, &context).await;
     }
 
     /// Whether someone drives or watches errand `id` now: its agent's call runs, the
@@ -302,8 +391,14 @@ impl Browser {
         calling || wheel.is_some_and(|w| w.watched() || w.state().person_drives || w.agent_busy())
     }
 
-    /// Keeps only the cookies `keeps` accepts in every set-aside errand (ERR-8).
-    pub(super) async fn revoke_aside(&self, keeps: &(dyn Fn(&Value) -> bool + Sync)) {
+    /// Keeps only the cookies `keeps` accepts, and the local storage of the origins
+    /// `keeps_origin` accepts, in every set-aside errand (ERR-8).
+    pub(super) async fn revoke_aside(
+        &self,
+        keeps: &(dyn Fn(&Value) -> bool + Sync),
+        keeps_origin: &(dyn Fn(&str) -> bool + Sync),
+    ) {
+        super::storage::revoke(&self.inner, keeps_origin);
         let Some(mut kept) = self.aside_file().await else {
             return;
         };
@@ -313,9 +408,10 @@ impl Browser {
             let Some(mut errand) = kept.file.get(&name) else {
                 continue;
             };
-            let before = errand.cookies.len();
+            let before = (errand.cookies.len(), errand.storage.len());
             errand.cookies.retain(|c| keeps(c));
-            if errand.cookies.len() != before {
+            errand.storage.retain(|s| keeps_origin(&s.origin));
+            if (errand.cookies.len(), errand.storage.len()) != before {
                 kept.file
                     .put(&name, &errand, self.inner.config.clock.as_ref());
                 changed = true;
@@ -354,14 +450,22 @@ impl Browser {
     }
 }
 
-/// Gives a new context of errand `id` the cookies it had when it was set aside, if it
-/// was (ERR-11).
+/// The refusal when every open errand is driven or watched (ERR-17).
+fn errands_busy() -> BrowserError {
+    BrowserError::ErrandsBusy(
+        conch_policy::Refusal::new(conch_policy::RefusalCode::ErrandsBusy).sentence(),
+    )
+}
+
+/// Gives a new context of errand `id` the cookies and local storage it had when it was
+/// set aside, or at its last snapshot before a crash (ERR-11, ERR-19).
 pub(super) async fn restore_cookies(
     inner: &Inner,
     errands: &Session,
     id: &str,
     context: &BrowserContextId,
 ) -> Result<(), BrowserError> {
+    super::storage::restore(inner, id, context).await?;
     let Some(cookies) = lock(&inner.pending).remove(id) else {
         return Ok(());
     };

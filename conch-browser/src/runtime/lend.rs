@@ -1,7 +1,8 @@
 //! Lending and taking back sign-ins (ERR-4, ERR-5, ERR-6, ERR-8, PERM-15): when the person
-//! presses Allow on a site's question inside an errand, that site's cookies are copied
-//! from the main context into the errand's; revoking a site (no longer always allowed)
-//! takes its cookies back from every errand, open or set aside.
+//! presses Allow on a site's question inside an errand, that site's cookies and local
+//! storage are copied from the main context into the errand's; revoking a site (no longer
+//! always allowed) takes its cookies and local storage back from every errand, open or set
+//! aside.
 //!
 //! Deliberately absent: deciding when to lend. The permit flow asks conch-policy, and
 //! only an answer given in the person's own UI lends (never Auto, Full trust or MCP
@@ -48,15 +49,23 @@ impl Browser {
             };
             (running.connection.browser(), context)
         };
-        let lent =
-            super::seed::copy_sites(self, &browser, &context, std::slice::from_ref(&site)).await?;
+        let lent = super::seed::copy_sites(
+            self,
+            &errands.inner,
+            id,
+            &browser,
+            &context,
+            std::slice::from_ref(&site),
+        )
+        .await?;
         super::seed::note_lent(&errands.inner, id, &[site]);
         tracing::info!(target: "conch_browser", count = lent, "a sign-in was lent to an errand");
         Ok(lent)
     }
 
-    /// Takes `site`'s cookies back from every errand (ERR-8, AMB-26): open errands lose
-    /// them from their contexts, set-aside ones from their sealed sessions. The embedder
+    /// Takes `site`'s cookies and local storage back from every errand (ERR-8, AMB-26):
+    /// open errands lose them from their contexts, set-aside ones from their sealed
+    /// sessions. The embedder
     /// calls this when the person revokes an always-allowed site.
     ///
     /// # Errors
@@ -117,7 +126,12 @@ impl Browser {
         for cookies in lock(&errands.inner.pending).values_mut() {
             cookies.retain(|c| keeps(c));
         }
-        errands.revoke_aside(&keeps).await;
+        let keeps_origin = |origin: &str| {
+            !url::Url::parse(origin)
+                .is_ok_and(|url| conch_policy::lends_origin(&url, std::slice::from_ref(&site)))
+        };
+        super::storage::take_back(&errands.inner, &keeps_origin).await?;
+        errands.revoke_aside(&keeps, &keeps_origin).await;
         Ok(())
     }
 }

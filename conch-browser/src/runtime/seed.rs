@@ -1,15 +1,16 @@
 //! Seeding a new errand (ERR-3, ERR-6, ERR-7, ERR-9): a copy of the main context's
-//! cookies for exactly the sites the person always allows (`browser.json` sites), each
-//! cookie's domain judged by conch-policy's site function, the same one permissions use
-//! (`.shop.example` → `shop.example`; `alice.github.io` is not `github.io`). Never the
-//! whole jar, never from the person's own Chrome, and never back: nothing is ever copied
-//! from an errand to the main context.
+//! cookies and local storage for exactly the sites the person always allows
+//! (`browser.json` sites), each cookie's domain and each storage origin judged by
+//! conch-policy's site function, the same one permissions use (`.shop.example` →
+//! `shop.example`; `alice.github.io` is not `github.io`). Never the whole jar, never from
+//! the person's own Chrome, and never back: nothing is ever copied from an errand to the
+//! main context.
 //!
-//! The cookies go from one browser to the other through DevTools calls, whose traces
+//! The cookies go from one browser to the other through DevTools calls, and local storage
+//! through a blank page of Conch's own on each origin ([`super::storage`]), whose traces
 //! conch-cdp redacts; they never enter a result, a log line or a URL (ERR-9).
 //!
-//! Deliberately absent: local storage, IndexedDB and passkeys. Local storage can only be
-//! read and written through a page on its origin, which seeding would have to load.
+//! Deliberately absent: session storage, IndexedDB and passkeys.
 
 use serde_json::{Value, json};
 
@@ -31,8 +32,9 @@ const COOKIE_FIELDS: &[&str] = &[
     "sourcePort",
 ];
 
-/// Copies the main context's cookies of the always-allowed sites into the errand's new
-/// `context` in the errands' browser `errands` (ERR-3). Gives how many were copied.
+/// Copies the main context's cookies and local storage of the always-allowed sites into
+/// the errand's new `context` in the errands' browser `errands` (ERR-3). Gives how many
+/// cookies were copied.
 /// Nothing when there is no main browser to copy from, when no site is always allowed, or
 /// beside the person's own Chrome (ERR-6).
 pub(super) async fn seed(
@@ -50,7 +52,7 @@ pub(super) async fn seed(
         return Ok(0);
     }
     let sites = lent_sites(&main);
-    let copied = copy_sites(&main, errands, context, &sites).await?;
+    let copied = copy_sites(&main, inner, id, errands, context, &sites).await?;
     note_lent(inner, id, &sites);
     Ok(copied)
 }
@@ -66,10 +68,14 @@ pub(super) fn note_lent(inner: &Inner, id: &str, sites: &[conch_policy::Site]) {
         .extend(sites.iter().map(|s| s.as_str().to_owned()));
 }
 
-/// Copies the main context's cookies of `sites` (by conch-policy's site function) into
-/// `context` in the errands' browser `errands`. Gives how many were copied.
+/// Copies the main context's cookies and local storage of `sites` (by conch-policy's
+/// site function) into errand `id`'s `context` in the errands' browser `into` (reached
+/// through `errands`). Gives how many cookies were copied. Local storage that can't be
+/// copied is said in the log and left out: the errand then signs in again.
 pub(super) async fn copy_sites(
     main: &Browser,
+    into: &Inner,
+    id: &str,
     errands: &Session,
     context: &BrowserContextId,
     sites: &[conch_policy::Site],
@@ -95,17 +101,19 @@ pub(super) async fn copy_sites(
         })
         .map(cookie_param)
         .collect();
-    if lent.is_empty() {
-        return Ok(0);
-    }
     let count = lent.len();
-    errands
-        .call_raw(
-            "Storage.setCookies",
-            json!({ "cookies": lent, "browserContextId": context }),
-        )
-        .await?;
-    tracing::debug!(target: "conch_browser", count, "an errand was seeded with the always-allowed sites' cookies");
+    if !lent.is_empty() {
+        errands
+            .call_raw(
+                "Storage.setCookies",
+                json!({ "cookies": lent, "browserContextId": context }),
+            )
+            .await?;
+        tracing::debug!(target: "conch_browser", count, "an errand was seeded with the always-allowed sites' cookies");
+    }
+    if let Err(e) = super::storage::copy_sites(main, into, id, context, sites, &lent).await {
+        tracing::warn!(target: "conch_browser", error = %e, "the always-allowed sites' local storage could not be copied into an errand");
+    }
     Ok(count)
 }
 

@@ -116,7 +116,7 @@ async fn create_page(
 /// The browser context of `conversation`'s errand in the running errands' browser: made
 /// on its first page (ERR-1), with the guard's proxy named for it as for the browser
 /// (ERR-22).
-async fn errand_context(
+pub(super) async fn errand_context(
     inner: &Inner,
     conversation: &str,
     generation: u64,
@@ -610,7 +610,7 @@ impl Conversation {
     async fn ensure_ready(&self) -> Result<(), BrowserError> {
         if self.browser.inner.side == Side::Errands {
             self.browser.resume_errand(&self.id).await;
-            self.browser.make_errand_room(&self.id).await?;
+            self.browser.open_errand(&self.id).await?;
         }
         self.browser.ensure_running().await?;
         let saved: Vec<SavedTab> = {

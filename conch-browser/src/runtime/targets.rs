@@ -412,6 +412,10 @@ async fn page_changed(inner: &Arc<Inner>, info: &TargetInfo) {
     let moved = tab.url != info.url;
     tab.url.clone_from(&info.url);
     tab.title.clone_from(&info.title);
+    if moved {
+        // Its origin's local storage may be seeded (ERR-3) or kept (ERR-11, ERR-19).
+        super::storage::saw(inner, &page.conversation, &info.url);
+    }
     if moved && inner.side == Side::Errands {
         snapshot_soon(inner, &page.conversation);
     }
@@ -423,10 +427,11 @@ async fn page_changed(inner: &Arc<Inner>, info: &TargetInfo) {
     }
 }
 
-/// How long after a page loads its errand's cookies are snapshotted (ERR-19, AMB-26).
+/// How long after a page loads its errand's cookies and local storage are snapshotted
+/// (ERR-19, AMB-26).
 const SNAPSHOT_AFTER: Duration = Duration::from_secs(3);
 
-/// Snapshots errand `conversation`'s cookies [`SNAPSHOT_AFTER`] from now, debounced: a
+/// Snapshots errand `conversation`'s cookies and local storage [`SNAPSHOT_AFTER`] from now, debounced: a
 /// later load in the meantime moves the snapshot on (ERR-19).
 fn snapshot_soon(inner: &Arc<Inner>, conversation: &str) {
     let due = {

@@ -695,3 +695,258 @@ async fn err_19_a_watched_errand_heals_without_a_call() {
     assert_eq!(cookies(&a).await, ["who=a"]);
     env.browser.shutdown().await;
 }
+
+/// The local storage canaries: values a site stored that must never be seen outside the
+/// browsers and the sealed file.
+const STORED_MAIN: &str = "stored-main-CANARY-3f9a";
+const STORED_BANK: &str = "stored-bank-CANARY-81c2";
+const STORED_ERRAND: &str = "stored-errand-CANARY-d47e";
+
+/// Serves `path` as a page that stores `key` = `value` in its origin's local storage by
+/// itself, so no DevTools call of the test names the value.
+fn storing_page(env: &Env, path: &str, key: &str, value: &str) {
+    env.server.route(
+        path,
+        conch_fixtures::Response::html(&format!(
+            "<title>Stored</title><script>localStorage.setItem('{key}', '{value}')</script>"
+        )),
+    );
+}
+
+/// The keys of the local storage the active tab's page sees, sorted, joined by commas.
+async fn stored_keys(conv: &conch_browser::Conversation) -> String {
+    conv.evaluate("Object.keys(localStorage).sort().join(',')")
+        .await
+        .expect("local storage")
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// How long the value stored under `key` is, as the active tab's page sees it (-1 when
+/// absent): checks a canary without naming it in a script.
+async fn stored_len(conv: &conch_browser::Conversation, key: &str) -> i64 {
+    conv.evaluate(&format!(
+        "(localStorage.getItem({key:?}) ?? {{ length: -1 }}).length"
+    ))
+    .await
+    .expect("local storage")
+    .as_i64()
+    .unwrap_or(-2)
+}
+
+/// ERR-3, ERR-7, ERR-9: a new errand gets a copy of the main context's local storage of
+/// the always-allowed site (shop.test) and not of another (bank.test); what the errand
+/// stores never reaches the main context; with every trace captured, the stored values
+/// appear in none of them (the copy went through DOMStorage calls, redacted).
+#[tokio::test(flavor = "multi_thread")]
+async fn err_3_an_errand_is_seeded_with_the_always_allowed_sites_local_storage() {
+    let capture = Capture::default();
+    tracing::subscriber::set_global_default(capture.clone()).expect("one subscriber");
+    let env = Env::start().await;
+    storing_page(&env, "/store-shop", "token", STORED_MAIN);
+    storing_page(&env, "/store-bank", "bank", STORED_BANK);
+    let mut settings = conch_browser::store::BrowserSettings::default();
+    settings.allow_site("shop.test");
+    settings.save(&env.home()).expect("browser.json");
+
+    let chat = env.browser.conversation("chat");
+    chat.open("http://shop.test/store-shop").await.unwrap();
+    chat.open("http://bank.test/store-bank").await.unwrap();
+    assert_eq!(stored_keys(&chat).await, "bank");
+
+    let errand = env.task("task-a");
+    errand.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(
+        stored_keys(&errand).await,
+        "token",
+        "shop.test's local storage is copied"
+    );
+    assert_eq!(stored_len(&errand, "token").await, STORED_MAIN.len() as i64);
+    errand.open("http://bank.test/basic.html").await.unwrap();
+    assert_eq!(
+        stored_keys(&errand).await,
+        "",
+        "bank.test is not always allowed: nothing of it is copied"
+    );
+
+    // What the errand stores stays in the errand (ERR-7).
+    errand.open("http://shop.test/basic.html").await.unwrap();
+    errand
+        .evaluate("localStorage.setItem('errand', 'mine'); 1")
+        .await
+        .unwrap();
+    assert_eq!(stored_keys(&errand).await, "errand,token");
+    chat.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(
+        stored_keys(&chat).await,
+        "token",
+        "the errand's storage never reaches the main context"
+    );
+    // No tab of the main browser or of the errand was left behind by the copy.
+    assert_eq!(chat.tabs().await.unwrap().len(), 1);
+    assert_eq!(errand.tabs().await.unwrap().len(), 1);
+    env.browser.shutdown().await;
+
+    let lines = capture.lines.lock().expect("capture").clone();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("DOMStorage.setDOMStorageItem")),
+        "the seeding call was traced (redacted): {} lines",
+        lines.len()
+    );
+    for line in &lines {
+        assert!(
+            !line.contains(STORED_MAIN) && !line.contains(STORED_BANK),
+            "a trace shows a stored value: {line}"
+        );
+    }
+}
+
+/// ERR-11, ERR-13: an errand's local storage is kept when it is set aside, sealed (the
+/// file's bytes lack the stored value), and is back when the same conversation browses
+/// again, also after a restart, before its pages read it.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_11_local_storage_survives_set_aside_and_resume() {
+    let env = Env::start().await;
+    storing_page(&env, "/store-errand", "mine", STORED_ERRAND);
+    let a = env.task("task-a");
+    a.open("http://shop.test/store-errand").await.unwrap();
+    // Moved on, so reopening the tab can't store the value again.
+    a.open("http://shop.test/basic.html?seen").await.unwrap();
+    assert_eq!(stored_keys(&a).await, "mine");
+    env.browser
+        .task_changed("task-a", TaskState::Interrupted)
+        .await;
+    assert_eq!(env.browser.errands_open().await, 0, "its context closed");
+    let bytes = std::fs::read(env.home().errand_secrets_file()).expect("the sealed file");
+    assert!(
+        !String::from_utf8_lossy(&bytes).contains(STORED_ERRAND),
+        "the stored value is in the file in plain text"
+    );
+
+    // Resume: the tab reopens with the storage already there.
+    let a = env.browser.conversation("task-a");
+    let tabs = a.tabs().await.unwrap();
+    assert_eq!(tabs[0].url, "http://shop.test/basic.html?seen");
+    assert_eq!(stored_keys(&a).await, "mine");
+    assert_eq!(stored_len(&a, "mine").await, STORED_ERRAND.len() as i64);
+
+    // Shutdown sets it aside; a new runtime on the same home brings it back.
+    env.browser.shutdown().await;
+    let config = env.browser.config().clone();
+    drop(a);
+    let Env {
+        dir,
+        server,
+        gateway,
+        browser,
+    } = env;
+    drop(browser);
+    let restarted = Env {
+        dir,
+        server,
+        gateway,
+        browser: Browser::new(config),
+    };
+    let a = restarted.task("task-a");
+    assert_eq!(a.tabs().await.unwrap().len(), 1);
+    assert_eq!(stored_keys(&a).await, "mine");
+    restarted.browser.shutdown().await;
+}
+
+/// ERR-19: a few seconds after a load the errand's local storage is snapshotted; when the
+/// errands' browser is killed, the next call reopens the errand with it, and health says
+/// "Reopened a task's browser as it was" until ten minutes have passed.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_19_a_healed_errand_gets_its_local_storage_back_and_health_says_so() {
+    let clock = std::sync::Arc::new(conch_browser::ManualClock::at_unix(1_796_000_000));
+    let ticking = std::sync::Arc::clone(&clock);
+    let env = Env::start_with(move |config| config.clock = ticking).await;
+    storing_page(&env, "/store-errand", "mine", STORED_ERRAND);
+    let reopened = |browser: &Browser| {
+        browser
+            .health()
+            .into_iter()
+            .any(|item| item.check == conch_browser::HealthCheck::Errands)
+    };
+    let a = env.task("task-a");
+    a.open("http://shop.test/store-errand").await.unwrap();
+    a.open("http://shop.test/basic.html?seen").await.unwrap();
+    // The snapshot is taken 3 s after the last load.
+    tokio::time::sleep(std::time::Duration::from_millis(4500)).await;
+    assert!(!reopened(&env.browser), "nothing was reopened yet");
+    let pid = env.browser.errands_pid().await.expect("running");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+
+    let tabs = a.tabs().await.unwrap();
+    assert_eq!(tabs[0].url, "http://shop.test/basic.html?seen");
+    assert_ne!(env.browser.errands_pid().await, Some(pid), "a new process");
+    assert_eq!(stored_keys(&a).await, "mine");
+    assert_eq!(stored_len(&a, "mine").await, STORED_ERRAND.len() as i64);
+    let health = env.browser.health();
+    let item = health
+        .iter()
+        .find(|item| item.check == conch_browser::HealthCheck::Errands)
+        .expect("health says a task's browser was reopened");
+    assert_eq!(
+        item.state,
+        conch_browser::HealthState::Note("Reopened a task's browser as it was.".to_owned())
+    );
+    assert!(reopened(&env.browser), "reading health does not clear it");
+    clock.advance(std::time::Duration::from_secs(11 * 60));
+    assert!(!reopened(&env.browser), "it clears after ten minutes");
+    env.browser.shutdown().await;
+}
+
+/// ERR-15, ERR-16, ERR-17 with the limit forced to 2: three errands starting at the same
+/// moment never have more than two contexts open; each either opens (setting an idle one
+/// aside) or is told to wait a minute.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_errands_started_at_once_never_pass_the_cap() {
+    let env = Env::start_with(|config| config.errand_limit = 2).await;
+    let most = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let browser = env.browser.clone();
+        let most = std::sync::Arc::clone(&most);
+        let done = std::sync::Arc::clone(&done);
+        tokio::spawn(async move {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let open = browser.errands_open().await;
+                most.fetch_max(open, std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+        })
+    };
+    let tasks: Vec<_> = ["task-a", "task-b", "task-c"]
+        .into_iter()
+        .map(|id| {
+            let conv = env.task(id);
+            tokio::spawn(async move { conv.open("http://shop.test/basic.html").await })
+        })
+        .collect();
+    let mut opened = 0;
+    for task in tasks {
+        match task.await.expect("the task ran") {
+            Ok(_) => opened += 1,
+            Err(e) => assert!(
+                e.to_string().contains("wait a minute and try again"),
+                "{e}"
+            ),
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    watcher.await.expect("the watcher ran");
+    assert!(opened >= 2, "only {opened} errands opened");
+    let most = most.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(most <= 2, "{most} errand contexts were open at once");
+    assert!(env.browser.errands_open().await <= 2);
+    env.browser.shutdown().await;
+}
