@@ -18,8 +18,9 @@
 //!
 //! Errands ([`errands`], ADR 0141): a conversation the embedder calls a task
 //! ([`Browser::set_kind`]) browses in a browser context of its own in a second,
-//! non-persistent Chromium, seeded with the always-allowed sites' cookies, set aside sealed
-//! ([`aside`]) when interrupted, capped, and healed after a crash.
+//! non-persistent Chromium, seeded with the always-allowed sites' cookies and local
+//! storage, set aside sealed ([`aside`]) when interrupted, capped, and healed after a
+//! crash.
 //! [`reports`] is what the embedder hears: the checkup, health and backup manifest
 //! ([`reports::HostReports`], PROTO-11).
 //!

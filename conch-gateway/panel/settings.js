@@ -88,7 +88,7 @@ function fact(term, value) {
 }
 
 /** The health checks, in words. */
-const HEALTH = { 'browser-backend': 'The chosen browser' };
+const HEALTH = { 'browser-backend': 'The chosen browser', 'browser-errands': "The tasks' browsers" };
 
 function renderStatus(status) {
   const state = { running: 'running', idle: 'idle (starts on the next call)', downloading: 'downloading Chromium', unavailable: 'unavailable' };
@@ -111,7 +111,7 @@ function renderStatus(status) {
   show(byId('flagged-empty'), status.flagged.length === 0);
   const notes = status.notes || [];
   byId('health').replaceChildren(
-    ...status.health.map((item) => el('li', {}, item.ok ? `${HEALTH[item.id] || item.id}: all is well.` : `${HEALTH[item.id] || item.id}: ${item.said}`)),
+    ...status.health.map((item) => el('li', {}, item.ok && !item.said ? `${HEALTH[item.id] || item.id}: all is well.` : `${HEALTH[item.id] || item.id}: ${item.said}`)),
     ...notes.filter((note) => !status.health.some((item) => item.said === note)).map((note) => el('li', {}, note)),
   );
 }

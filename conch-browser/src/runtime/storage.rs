@@ -142,7 +142,8 @@ pub(super) fn crashed<'a>(inner: &Inner, open: impl Iterator<Item = &'a String>)
 pub(super) fn resume(inner: &Inner, id: &str, storage: Vec<OriginStorage>) {
     let mut stores = lock(&inner.storage);
     let held = stores.errands.entry(id.to_owned()).or_default();
-    held.origins.extend(storage.iter().map(|s| s.origin.clone()));
+    held.origins
+        .extend(storage.iter().map(|s| s.origin.clone()));
     held.pending = Some(storage);
     held.healing = false;
 }
@@ -221,9 +222,9 @@ pub(super) async fn take_back(
 /// When an errand last got its snapshot back after a crash, if within
 /// [`REOPENED_SHOWN`] of `now` (ERR-19).
 pub(super) fn reopened_lately(inner: &Inner, now: SystemTime) -> bool {
-    lock(&inner.storage).reopened_at.is_some_and(|at| {
-        now.duration_since(at).unwrap_or(Duration::ZERO) < REOPENED_SHOWN
-    })
+    lock(&inner.storage)
+        .reopened_at
+        .is_some_and(|at| now.duration_since(at).unwrap_or(Duration::ZERO) < REOPENED_SHOWN)
 }
 
 /// Gives errand `id`'s new `context` the storage that waits for it, if any: a
@@ -248,7 +249,8 @@ pub(super) async fn restore(
         write(inner, Some(context), &pending, true).await?;
         let mut stores = lock(&inner.storage);
         let held = stores.errands.entry(id.to_owned()).or_default();
-        held.origins.extend(pending.iter().map(|s| s.origin.clone()));
+        held.origins
+            .extend(pending.iter().map(|s| s.origin.clone()));
         held.snapshot = Some(pending);
     }
     if healing {
@@ -276,7 +278,8 @@ pub(super) async fn read_errand(
     let origins: Vec<String> = {
         let mut stores = lock(&inner.storage);
         let held = stores.errands.entry(id.to_owned()).or_default();
-        held.origins.extend(tabs.iter().filter_map(|t| origin_of(t)));
+        held.origins
+            .extend(tabs.iter().filter_map(|t| origin_of(t)));
         held.origins.iter().take(MAX_ORIGINS).cloned().collect()
     };
     read(inner, Some(context), &origins).await
@@ -331,7 +334,8 @@ pub(super) async fn copy_sites(
     write(into, Some(context), &storage, false).await?;
     let mut stores = lock(&into.storage);
     let held = stores.errands.entry(id.to_owned()).or_default();
-    held.origins.extend(storage.iter().map(|s| s.origin.clone()));
+    held.origins
+        .extend(storage.iter().map(|s| s.origin.clone()));
     tracing::debug!(target: "conch_browser", count = storage.len(), "an errand was seeded with the always-allowed sites' local storage");
     Ok(storage.len())
 }
@@ -514,7 +518,9 @@ async fn read(
             Ok(items) => {
                 found.insert(origin.clone(), items);
             }
-            Err(BrowserError::Cdp(e)) if matches!(e.kind(), conch_cdp::ErrorKind::Protocol { .. }) => {
+            Err(BrowserError::Cdp(e))
+                if matches!(e.kind(), conch_cdp::ErrorKind::Protocol { .. }) =>
+            {
                 // Not on that origin after all (it went elsewhere): nothing of it read.
             }
             Err(e) => {

@@ -735,10 +735,11 @@ async fn stored_len(conv: &conch_browser::Conversation, key: &str) -> i64 {
     .unwrap_or(-2)
 }
 
-/// ERR-3, ERR-7, ERR-9: a new errand gets a copy of the main context's local storage of
-/// the always-allowed site (shop.test) and not of another (bank.test); what the errand
-/// stores never reaches the main context; with every trace captured, the stored values
-/// appear in none of them (the copy went through DOMStorage calls, redacted).
+/// ERR-3, ERR-7, ERR-9, ERR-22: a new errand gets a copy of the main context's local
+/// storage of the always-allowed site (shop.test) and not of another (bank.test); what
+/// the errand stores never reaches the main context; the blank pages that read and wrote
+/// it never reached the site; with every trace captured, the stored values appear in none
+/// of them (the copy went through DOMStorage calls, redacted).
 #[tokio::test(flavor = "multi_thread")]
 async fn err_3_an_errand_is_seeded_with_the_always_allowed_sites_local_storage() {
     let capture = Capture::default();
@@ -783,9 +784,11 @@ async fn err_3_an_errand_is_seeded_with_the_always_allowed_sites_local_storage()
         "token",
         "the errand's storage never reaches the main context"
     );
-    // No tab of the main browser or of the errand was left behind by the copy.
+    // No tab of the main browser or of the errand was left behind by the copy, and the
+    // blank pages that stood on the origins never reached the site (ERR-22).
     assert_eq!(chat.tabs().await.unwrap().len(), 1);
     assert_eq!(errand.tabs().await.unwrap().len(), 1);
+    assert_eq!(env.server.requests("/"), 0, "a blank page reached the site");
     env.browser.shutdown().await;
 
     let lines = capture.lines.lock().expect("capture").clone();
@@ -832,6 +835,7 @@ async fn err_11_local_storage_survives_set_aside_and_resume() {
     assert_eq!(tabs[0].url, "http://shop.test/basic.html?seen");
     assert_eq!(stored_keys(&a).await, "mine");
     assert_eq!(stored_len(&a, "mine").await, STORED_ERRAND.len() as i64);
+    assert_eq!(env.server.requests("/"), 0, "a blank page reached the site");
 
     // Shutdown sets it aside; a new runtime on the same home brings it back.
     env.browser.shutdown().await;
@@ -936,10 +940,7 @@ async fn err_15_errands_started_at_once_never_pass_the_cap() {
     for task in tasks {
         match task.await.expect("the task ran") {
             Ok(_) => opened += 1,
-            Err(e) => assert!(
-                e.to_string().contains("wait a minute and try again"),
-                "{e}"
-            ),
+            Err(e) => assert!(e.to_string().contains("wait a minute and try again"), "{e}"),
         }
     }
     done.store(true, std::sync::atomic::Ordering::SeqCst);
