@@ -237,6 +237,9 @@ impl Browser {
     /// [`BrowserError::ErrandsBusy`] when every open errand is driven or watched; a
     /// failure to start the browser or make the context.
     pub(super) async fn open_errand(&self, id: &str) -> Result<(), BrowserError> {
+        // A browser that died is noticed first: its contexts are gone, and each comes
+        // back through the lock below.
+        self.ensure_running().await?;
         if self.mark_errand_used(id).await {
             return Ok(());
         }
