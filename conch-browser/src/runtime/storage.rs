@@ -229,7 +229,11 @@ pub(super) fn reopened_lately(inner: &Inner, now: SystemTime) -> bool {
 
 /// Gives errand `id`'s new `context` the storage that waits for it, if any: a
 /// set-aside's (ERR-11) or a crashed one's last snapshot (ERR-19), then notes a heal for
-/// health. Before any of its pages loads.
+/// health. Before any of its pages loads. When it can't be written, it waits on for the
+/// next context.
+///
+/// # Errors
+/// A DevTools failure, or [`BrowserError::PageNotReady`] when the blank page was not.
 pub(super) async fn restore(
     inner: &Inner,
     id: &str,
@@ -246,7 +250,14 @@ pub(super) async fn restore(
         return Ok(());
     };
     if !pending.is_empty() {
-        write(inner, Some(context), &pending, true).await?;
+        if let Err(e) = write(inner, Some(context), &pending, true).await {
+            // Kept for the next context: the one being made is given up with this error.
+            let mut stores = lock(&inner.storage);
+            let held = stores.errands.entry(id.to_owned()).or_default();
+            held.pending.get_or_insert(pending);
+            held.healing |= healing;
+            return Err(e);
+        }
         let mut stores = lock(&inner.storage);
         let held = stores.errands.entry(id.to_owned()).or_default();
         held.origins
