@@ -951,3 +951,35 @@ async fn err_15_errands_started_at_once_never_pass_the_cap() {
     assert!(env.browser.errands_open().await <= 2);
     env.browser.shutdown().await;
 }
+
+/// ERR-8: revoking shop.test takes its local storage back from an open errand and from a
+/// set-aside one; bank.test's stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_8_revoking_a_site_takes_its_local_storage_back_too() {
+    let env = Env::start().await;
+    storing_page(&env, "/store-errand", "mine", STORED_ERRAND);
+    let open = env.task("task-open");
+    let aside = env.task("task-aside");
+    for errand in [&open, &aside] {
+        errand.open("http://shop.test/store-errand").await.unwrap();
+        errand.open("http://bank.test/store-errand").await.unwrap();
+        errand
+            .open("http://bank.test/basic.html?seen")
+            .await
+            .unwrap();
+    }
+    env.browser
+        .task_changed("task-aside", TaskState::Interrupted)
+        .await;
+    assert_eq!(env.browser.errands_set_aside().await, ["task-aside"]);
+
+    env.browser.revoke_site("shop.test").await.unwrap();
+
+    for errand in [&open, &aside] {
+        errand.open("http://shop.test/basic.html").await.unwrap();
+        assert_eq!(stored_keys(errand).await, "", "{}", errand.id());
+        errand.open("http://bank.test/basic.html").await.unwrap();
+        assert_eq!(stored_keys(errand).await, "mine", "{}", errand.id());
+    }
+    env.browser.shutdown().await;
+}
