@@ -431,8 +431,8 @@ async fn page_changed(inner: &Arc<Inner>, info: &TargetInfo) {
 /// (ERR-19, AMB-26).
 const SNAPSHOT_AFTER: Duration = Duration::from_secs(3);
 
-/// Snapshots errand `conversation`'s cookies and local storage [`SNAPSHOT_AFTER`] from now, debounced: a
-/// later load in the meantime moves the snapshot on (ERR-19).
+/// Snapshots errand `conversation`'s cookies and local storage [`SNAPSHOT_AFTER`] from
+/// now, debounced: a later load in the meantime moves the snapshot on (ERR-19).
 fn snapshot_soon(inner: &Arc<Inner>, conversation: &str) {
     let due = {
         let mut due = lock(&inner.snapshot_due);
