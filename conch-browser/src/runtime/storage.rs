@@ -15,9 +15,9 @@
 //!
 //! Which origins: for seeding, those the main context's cookies of the lent sites were set
 //! from, each lent site itself and its `www.`, and the main context's tabs and the pages
-//! it showed in this run on those sites;
-//! for an errand, every origin one of its pages stood on (told by the target watcher) and
-//! every origin it was given storage of. At most [`MAX_ORIGINS`] are read at once.
+//! it showed in this run on those sites; for an errand, every origin one of its pages
+//! stood on (told by the target watcher) and every origin it was given storage of. At
+//! most [`MAX_ORIGINS`] are read at once.
 //!
 //! Deliberately absent: session storage, IndexedDB and passkeys (never copied, ADR 0141);
 //! local storage of an origin reached only in a frame, or one the main context showed
@@ -44,7 +44,8 @@ pub(super) const MAX_ORIGINS: usize = 32;
 /// should take the sentence from the others.
 pub(super) const REOPENED_SHOWN: Duration = Duration::from_secs(10 * 60);
 
-/// What the errands' browser knows of its errands' local storage.
+/// What a browser knows of local storage: the errands' browser of its errands', the
+/// main one of the origins its pages showed.
 #[derive(Debug, Default)]
 pub(super) struct Stores {
     errands: HashMap<String, Held>,
