@@ -56,7 +56,8 @@ pub use error::BrowserError;
 pub use home::Home;
 pub use launch::browser_args;
 pub use runtime::{
-    AwakeGuard, Browser, BrowserConfig, Conversation, HealthCheck, HealthItem, HealthState,
-    MAX_TABS, REOPENED, RepairStep, RunState, Status, StepOutcome, TabInfo,
+    AwakeGuard, Browser, BrowserConfig, Conversation, ERRANDS_BESIDE_OWN_CHROME, HealthCheck,
+    HealthItem, HealthState, MAX_TABS, REOPENED, RepairStep, RunState, Status, StepOutcome,
+    TabInfo, errands_run_here,
 };
 pub use wheel::Wheel;

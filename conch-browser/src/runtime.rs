@@ -46,6 +46,7 @@ use crate::store::TabsFile;
 use crate::wheel::Wheel;
 
 mod aside;
+mod beside;
 mod lend;
 mod navigate;
 mod reach;
@@ -56,6 +57,7 @@ mod targets;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use beside::{ERRANDS_BESIDE_OWN_CHROME, errands_run_here};
 pub use repair::{RepairStep, StepOutcome};
 pub use tabs::Conversation;
 use targets::Ready;
@@ -204,6 +206,10 @@ pub struct Status {
 pub enum HealthCheck {
     /// Whether the chosen backend drives the browser (`browser-backend`).
     BrowserBackend,
+    /// Where tasks browse, when it is not where the chosen backend is: Conch's own local
+    /// browser beside a remote one that gives no separate contexts, or beside your own
+    /// Chrome (`browser-errands`, ERR-6, ERR-21).
+    BrowserErrands,
 }
 
 impl HealthCheck {
@@ -211,6 +217,7 @@ impl HealthCheck {
     pub fn id(self) -> &'static str {
         match self {
             HealthCheck::BrowserBackend => "browser-backend",
+            HealthCheck::BrowserErrands => "browser-errands",
         }
     }
 }
@@ -307,6 +314,14 @@ struct Inner {
     /// The errands' browser's main one, which seeds its errands (ERR-3); errands side
     /// only.
     main: Option<Weak<Inner>>,
+    /// The contexts errands made in the main remote browser (ERR-21), shared by both
+    /// sides: the main watcher leaves their targets to the errands' one.
+    borrowed: beside::BorrowedContexts,
+    /// The errands' browser: whether it runs on the main browser's connection (ERR-21).
+    on_main: std::sync::atomic::AtomicBool,
+    /// The errands' browser: why tasks run in Conch's own local browser instead of the
+    /// chosen backend's, for Health (ERR-6, ERR-21).
+    runs_here: StdMutex<Option<String>>,
     /// The set-aside errands, sealed, once opened (ERR-11); errands side only.
     aside: Mutex<Option<aside::Kept>>,
     /// Cookies of errands brought back, waiting for their new context (ERR-11).
@@ -337,6 +352,7 @@ struct ErrandsOf {
     owner: Ownership,
     guard: Arc<Mutex<Option<guard::Running>>>,
     guard_log: Arc<GuardLog>,
+    borrowed: beside::BorrowedContexts,
 }
 
 #[derive(Debug)]
@@ -534,6 +550,9 @@ impl Browser {
                 kinds: StdMutex::default(),
                 errands: StdMutex::new(None),
                 main: errands.map(|main| main.main.clone()),
+                borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
+                on_main: std::sync::atomic::AtomicBool::new(false),
+                runs_here: StdMutex::new(None),
                 aside: Mutex::new(None),
                 pending: StdMutex::default(),
                 snapshots: StdMutex::default(),
@@ -593,10 +612,19 @@ impl Browser {
             None => HealthState::Ok,
             Some(why) => HealthState::Failing(why),
         };
-        vec![HealthItem {
+        let mut items = vec![HealthItem {
             check: HealthCheck::BrowserBackend,
             state: backend,
-        }]
+        }];
+        // Said once, however many errands there are (ERR-6, ERR-21).
+        let errands = lock(&self.inner.errands).clone();
+        if let Some(why) = errands.and_then(|e| lock(&e.inner.runs_here).clone()) {
+            items.push(HealthItem {
+                check: HealthCheck::BrowserErrands,
+                state: HealthState::Failing(why),
+            });
+        }
+        items
     }
 
     /// One conversation's view of the browser. Its tabs are its own (TAB-9). A task's is
@@ -678,8 +706,8 @@ impl Browser {
         let main = &self.inner.config;
         let mut config = main.clone();
         config.home = Home::new(main.home.browser_dir().join("errands"));
-        // Beside a remote browser or the person's own Chrome, errands run in Conch's own
-        // local browser, signed in nowhere (ERR-6, ERR-21).
+        // Its own local browser is the second Chromium (ERR-20); where errands run beside
+        // a remote browser or the person's own Chrome is chosen below (ERR-6, ERR-21).
         config.remote = None;
         let browser = Browser::build(
             config,
@@ -688,8 +716,10 @@ impl Browser {
                 owner: self.inner.owner.clone(),
                 guard: Arc::clone(&self.inner.guard),
                 guard_log: Arc::clone(&self.inner.guard_log),
+                borrowed: Arc::clone(&self.inner.borrowed),
             }),
         );
+        self.aim_errands(&browser);
         *errands = Some(browser.clone());
         browser
     }
@@ -728,8 +758,12 @@ impl Browser {
     pub async fn tick(&self) -> bool {
         // The errands' own sweep: idle errands are set aside (ERR-18).
         let errands = lock(&self.inner.errands).clone();
+        let mut errands_here = false;
         if let Some(errands) = errands {
             Box::pin(errands.tick()).await;
+            // The main remote browser is not let go while an errand uses a context in
+            // it (ERR-21).
+            errands_here = errands.errands_in_main().await;
         }
         if self.inner.side == Side::Errands {
             self.set_idle_errands_aside().await;
@@ -740,7 +774,11 @@ impl Browser {
         let idle_for = now
             .duration_since(state.last_activity)
             .unwrap_or(Duration::ZERO);
-        if state.running.is_none() || state.awake > 0 || idle_for < self.inner.config.idle_after {
+        if state.running.is_none()
+            || state.awake > 0
+            || idle_for < self.inner.config.idle_after
+            || errands_here
+        {
             return false;
         }
         // An open errand's cookies live only in its context: the errands' browser stays

@@ -187,6 +187,9 @@ async fn watch_attached(inner: Weak<Inner>, connection: Connection, mut attached
 /// Rules a newly attached target, then lets it run (or holds it for good: a service
 /// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
 async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
+    if !ours(&inner, &target.target_info) {
+        return;
+    }
     let abilities = *lock(&inner.abilities);
     let rules = match abilities.guard {
         guard::GuardMode::CdpOnly => &inner.remote_rules,
@@ -287,6 +290,20 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
             return;
         }
         inner.ready_changed.notify_waiters();
+    }
+}
+
+/// Whether an attached target is this side's to rule (ERR-21): on a connection the
+/// errands borrow from the main remote browser, the targets of the errands' contexts are
+/// the errands' watcher's, and every other is the main one's.
+fn ours(inner: &Inner, info: &TargetInfo) -> bool {
+    let borrowed = info
+        .browser_context_id
+        .as_ref()
+        .is_some_and(|context| lock(&inner.borrowed).contains(context));
+    match inner.side {
+        Side::Main => !borrowed,
+        Side::Errands => borrowed || !inner.on_main.load(std::sync::atomic::Ordering::SeqCst),
     }
 }
 

@@ -5,6 +5,7 @@ mod botcheck;
 mod dialog;
 mod env;
 mod errands;
+mod errands_beside;
 mod fetch;
 mod guard;
 mod handoff;
