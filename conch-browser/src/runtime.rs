@@ -309,7 +309,8 @@ struct Inner {
     /// What each conversation is, as the embedder said (ERR-1); main side only.
     kinds: StdMutex<HashMap<String, ConversationKind>>,
     /// The errands' browser, made when the first task asks for its conversation and
-    /// launched when that errand first needs a page (ERR-20); main side only.
+    /// launched when that errand first needs a page (ERR-20), or beside a remote browser
+    /// its contexts there (ERR-21); main side only.
     errands: StdMutex<Option<Browser>>,
     /// The errands' browser's main one, which seeds its errands (ERR-3); errands side
     /// only.
@@ -606,7 +607,10 @@ impl Browser {
 
     /// The health check (BE-4): `browser-backend` is ok, or says in one sentence why the
     /// chosen backend can't be reached and Conch's own local browser stands in.
-    /// [`Browser::repair`] mends it.
+    /// [`Browser::repair`] mends it. Once a task browses, `browser-errands` says once
+    /// when tasks run in Conch's own local browser instead of the chosen backend: beside
+    /// your own Chrome, signed in nowhere (ERR-6), or beside a remote browser that gives
+    /// no separate contexts (ERR-21).
     pub fn health(&self) -> Vec<HealthItem> {
         let backend = match lock(&self.inner.stand_in).clone() {
             None => HealthState::Ok,
@@ -763,7 +767,7 @@ impl Browser {
             Box::pin(errands.tick()).await;
             // The main remote browser is not let go while an errand uses a context in
             // it (ERR-21).
-            errands_here = errands.errands_in_main().await;
+            errands_here = errands.errands_in_main();
         }
         if self.inner.side == Side::Errands {
             self.set_idle_errands_aside().await;

@@ -224,8 +224,14 @@ impl Browser {
 
     /// Whether this (errands') browser has a context open in the main browser, which is
     /// then not let go for idleness (ERR-21).
-    pub(super) async fn errands_in_main(&self) -> bool {
-        self.inner.on_main.load(Ordering::SeqCst)
-            && !self.inner.state.lock().await.contexts.is_empty()
+    pub(super) fn errands_in_main(&self) -> bool {
+        if !self.inner.on_main.load(Ordering::SeqCst) {
+            return false;
+        }
+        // Busy (an errand's browser being reached): counted as in use, never waited for.
+        self.inner
+            .state
+            .try_lock()
+            .map_or(true, |state| !state.contexts.is_empty())
     }
 }

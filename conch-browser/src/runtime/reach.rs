@@ -2,7 +2,10 @@
 //! the backend seam ([`crate::backend::Driver`]); when it can't be reached, Conch's own
 //! local browser stands in and the status says why in one sentence. What connected is
 //! then watched and its targets held until the guard's rules are in (LAUNCH-19).
-//! [`Browser::repair`] reconnects to the chosen one and ends the stand-in (BE-4).
+//! [`Browser::repair`] reconnects to the chosen one and ends the stand-in (BE-4). The
+//! errands' browser is reached the same way: beside a remote browser its driver borrows
+//! the main one's connection (`beside`), and when that gives no context for them it
+//! stands in with Conch's own local browser, which Health says once (ERR-21).
 //!
 //! Deliberately absent: launching and reaching themselves, which are the backends'.
 
