@@ -488,6 +488,46 @@ mod tests {
             .collect()
     }
 
+    /// ERR-21, ERR-22: on a connection the errands borrow from the main remote browser,
+    /// a target of an errand's context is the errands' watcher's to rule and resume, and
+    /// every other target the main one's; on their own local browser the errands rule
+    /// every target of theirs.
+    #[test]
+    fn err_21_targets_of_the_errands_contexts_are_the_errands_watchers() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = Browser::new(config(&dir));
+        let errands = main.errands();
+        let info = |context: &str| -> TargetInfo {
+            serde_json::from_value(serde_json::json!({
+                "targetId": "T", "type": "page", "browserContextId": context,
+            }))
+            .unwrap()
+        };
+        let (errand, chat, bare) = (info("E1"), info("DEFAULT"), {
+            let mut bare = info("x");
+            bare.browser_context_id = None;
+            bare
+        });
+        // Errands on their own local browser: the registry is empty, each rules its own.
+        assert!(ours(&main.inner, &chat) && ours(&errands.inner, &chat));
+        errands
+            .inner
+            .on_main
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        lock(&errands.inner.borrowed).insert("E1".into());
+        assert!(
+            !ours(&main.inner, &errand),
+            "the main watcher rules an errand's page"
+        );
+        assert!(ours(&errands.inner, &errand));
+        assert!(ours(&main.inner, &chat));
+        assert!(
+            !ours(&errands.inner, &chat),
+            "the errands rule the chat's page"
+        );
+        assert!(ours(&main.inner, &bare) && !ours(&errands.inner, &bare));
+    }
+
     /// Issue 12: a page the browser does not attach and rule in time fails its creation
     /// with `PageNotReady` (not "the browser is not running"); when it is handed over
     /// after all, it is dropped and closed, not kept for a later creation.
