@@ -132,14 +132,15 @@ async fn errand_context(
     // A remote browser can't reach the guard's proxy here: its errands have the CDP-only
     // guard, as its main context has (ERR-22).
     let proxied = lock(&inner.abilities).guard == guard::GuardMode::Proxy;
-    let proxy = match proxied {
-        true => inner
+    let proxy = if proxied {
+        inner
             .guard
             .lock()
             .await
             .as_ref()
-            .and_then(guard::Running::proxy_addr),
-        false => None,
+            .and_then(guard::Running::proxy_addr)
+    } else {
+        None
     };
     let made = browser
         .call(&CreateBrowserContext {
