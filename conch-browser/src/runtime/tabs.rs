@@ -267,8 +267,9 @@ impl Conversation {
     }
 
     /// Why this conversation browses in a browser of its own, and the sites lent to it
-    /// (ERR-23): `task` and the always-allowed sites it was seeded with plus those the
-    /// person allowed in it; `None` for a chat in the main context.
+    /// (ERR-23): `task` (or `own` for a chat the person gave a browser of its own,
+    /// LIVE-16) and the always-allowed sites it was seeded with plus those the person
+    /// allowed in it; `None` for a chat in the main context.
     pub fn session(&self) -> Option<crate::protocol::BrowserSession> {
         if self.browser.inner.side != Side::Errands {
             return None;
@@ -278,7 +279,7 @@ impl Conversation {
             .map(|sites| sites.iter().cloned().collect())
             .unwrap_or_default();
         Some(crate::protocol::BrowserSession {
-            reason: "task".to_owned(),
+            reason: super::own::reason(&self.browser, &self.id).to_owned(),
             sites,
         })
     }

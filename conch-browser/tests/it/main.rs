@@ -11,6 +11,7 @@ mod handoff;
 mod heal;
 mod home;
 mod many;
+mod own;
 mod own_chrome;
 mod remote;
 mod runtime;
