@@ -40,7 +40,8 @@ pub const FIND_WHILE_STEPPING: &str =
 
 /// What the session command answers when it asks a task to leave its own browser: a
 /// task always browses in its errand (ERR-1).
-pub const SESSION_TASK: &str = "A task always browses in a browser of its own; it can't be given the main browser.";
+pub const SESSION_TASK: &str =
+    "A task always browses in a browser of its own; it can't be given the main browser.";
 
 /// What a session command without a true or false `own` answers (PROTO-9).
 pub const SESSION_WHICH: &str =

@@ -232,10 +232,7 @@ impl Chat {
             // SNAP-7: what the person changed comes first, marked as theirs, so the step's
             // own diff shows only the step's changes.
             let person = if wheel.person_touched() && call.act().class() == ActClass::Acting {
-                self.state
-                    .pages
-                    .person_changes(conv)
-                    .await
+                self.state.pages.person_changes(conv).await
             } else {
                 None
             };

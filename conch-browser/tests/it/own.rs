@@ -105,7 +105,8 @@ async fn closes(page: &conch_cdp::Session) -> bool {
 /// cookie set there is invisible to the main context and one set in the main context
 /// later is invisible there. Its main tab closes and its next result says so. `own:
 /// false` returns it to the main context's cookies, closes its own browser (what it set
-/// there is gone) and says so too. A task can't be given the main browser.
+/// there is gone) and says so too. A task can't be given the main browser, and deleting
+/// a chat closes its own browser.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_16_own_true_gives_the_chat_an_isolated_context_and_false_returns_it() {
     let env = Env::start().await;
@@ -128,7 +129,10 @@ async fn live_16_own_true_gives_the_chat_an_isolated_context_and_false_returns_i
     assert!(chat.moved(), "the old view knows the chat moved");
     let own = env.browser.conversation("chat");
     assert!(!own.moved());
-    assert!(own.tabs().await.unwrap().is_empty(), "it starts with no tab");
+    assert!(
+        own.tabs().await.unwrap().is_empty(),
+        "it starts with no tab"
+    );
     assert_eq!(own.take_notes().await, [MOVED_APART]);
     own.open("http://shop.test/basic.html").await.unwrap();
     assert_eq!(
@@ -162,7 +166,11 @@ async fn live_16_own_true_gives_the_chat_an_isolated_context_and_false_returns_i
         env.browser.set_own_browser("chat", false).await,
         OwnBrowser::Main
     );
-    assert_eq!(env.browser.errands_open().await, 0, "its own browser closed");
+    assert_eq!(
+        env.browser.errands_open().await,
+        0,
+        "its own browser closed"
+    );
     let back = env.browser.conversation("chat");
     assert!(back.tabs().await.unwrap().is_empty());
     assert_eq!(back.take_notes().await, [MOVED_BACK]);
@@ -175,6 +183,15 @@ async fn live_16_own_true_gives_the_chat_an_isolated_context_and_false_returns_i
         env.browser.set_own_browser("task", false).await,
         OwnBrowser::Task
     );
+
+    // A deleted chat with a browser of its own closes it (ERR-10).
+    env.browser.set_own_browser("chat", true).await;
+    let own = env.browser.conversation("chat");
+    own.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(env.browser.errands_open().await, 1);
+    env.browser.chat_deleted("chat").await;
+    assert_eq!(env.browser.errands_open().await, 0);
+    assert!(!env.browser.has_own_browser("chat"));
     env.browser.shutdown().await;
 }
 

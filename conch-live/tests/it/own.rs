@@ -63,7 +63,10 @@ async fn err_23_the_tab_carries_its_own_browser_reason_and_lent_sites() {
         _ => None,
     })
     .await;
-    assert!(shown.is_some(), "the view shows the own browser's tab and lent site");
+    assert!(
+        shown.is_some(),
+        "the view shows the own browser's tab and lent site"
+    );
 
     let back = tabs_of(
         &control
