@@ -215,6 +215,7 @@ impl Browser {
             };
             let set_aside = errands.errands_set_aside().await.iter().any(|n| n == id);
             if !had_tabs && !set_aside {
+                lock(&errands.inner.conversation_locks).remove(id);
                 return;
             }
             self.note(id, vec![MOVED_BACK.to_owned()]).await;
