@@ -121,7 +121,7 @@ async fn err_4_perm_15_allow_in_an_errand_lends_the_sites_sign_in() {
         asked[0]
             .question
             .text()
-            .contains("lends this task your sign-in"),
+            .contains("lends your sign-in on 127.0.0.1 to this conversation's own browser"),
         "{}",
         asked[0].question.text()
     );
