@@ -1092,3 +1092,37 @@ async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
         .await;
     session.finish().await;
 }
+
+/// ERR-23, LIVE-10: a task's window (`--errands`) shows "Its own browser" with the site
+/// lent to it in the tooltip, and no toggle: a task can't leave its errand (ERR-1).
+#[tokio::test(flavor = "multi_thread")]
+async fn err_23_a_tasks_window_shows_its_own_browser_without_the_toggle() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().expect("a temp home");
+    std::fs::write(
+        home.path().join("browser.json"),
+        json!({ "format": 1, "sites": ["shop.example"] }).to_string(),
+    )
+    .expect("browser.json");
+    let mut session = Session::start_in(home, &["--errands"]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let tip = session
+        .wait_until(
+            "!document.getElementById('own-badge').hidden && document.getElementById('own-toggle').hidden && document.getElementById('own-sites').textContent",
+            "a task's own browser, with no toggle",
+        )
+        .await;
+    let tip = tip.as_str().unwrap_or_default();
+    assert!(
+        tip.contains("task") && tip.contains("shop.example"),
+        "{tip}"
+    );
+    session.person.assert_accessible("in a task's window").await;
+    session.finish().await;
+}
