@@ -202,7 +202,20 @@ impl Chat {
     /// failure is a result whose text is one sentence naming the next step.
     pub async fn call(&self, name: &str, args: &Value) -> ToolResult {
         match ToolCall::parse(name, args) {
-            Ok(call) => self.run(&call).await,
+            Ok(call) => {
+                // The tool's name and time only: never its arguments, which may carry what
+                // the agent types (SEC-8).
+                let started = std::time::Instant::now();
+                tracing::debug!(target: "conch_tools", tool = call.name(), "call started");
+                let result = self.run(&call).await;
+                tracing::debug!(
+                    target: "conch_tools",
+                    tool = call.name(),
+                    ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    "call ended"
+                );
+                result
+            }
             Err(e) => ToolResult::error(e.to_string()),
         }
     }
