@@ -49,6 +49,7 @@ mod aside;
 mod beside;
 mod lend;
 mod navigate;
+mod own;
 mod reach;
 mod repair;
 mod seed;
@@ -58,6 +59,7 @@ mod targets;
 pub(crate) mod testing;
 
 pub use beside::{ERRANDS_BESIDE_OWN_CHROME, errands_run_here};
+pub use own::{MOVED_APART, MOVED_BACK, OwnBrowser};
 pub use repair::{RepairStep, StepOutcome};
 pub use tabs::Conversation;
 use targets::Ready;
@@ -308,6 +310,8 @@ struct Inner {
     side: Side,
     /// What each conversation is, as the embedder said (ERR-1); main side only.
     kinds: StdMutex<HashMap<String, ConversationKind>>,
+    /// The chats the person gave a browser of their own (LIVE-16); main side only.
+    own: StdMutex<std::collections::HashSet<String>>,
     /// The errands' browser, made when the first task asks for its conversation and
     /// launched when that errand first needs a page (ERR-20), or beside a remote browser
     /// its contexts there (ERR-21); main side only.
@@ -549,6 +553,7 @@ impl Browser {
                 parents: StdMutex::default(),
                 side,
                 kinds: StdMutex::default(),
+                own: StdMutex::default(),
                 errands: StdMutex::new(None),
                 main: errands.map(|main| main.main.clone()),
                 borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
@@ -658,7 +663,12 @@ impl Browser {
         if self.inner.side == Side::Errands || kind == ConversationKind::Chat {
             return;
         }
+        let apart = self.browses_apart(id);
         lock(&self.inner.kinds).insert(id.to_owned(), ConversationKind::Task);
+        if !apart {
+            // A chat that becomes a task leaves no tab in the main context (ERR-1).
+            self.moved_apart(id);
+        }
     }
 
     /// What conversation `id` is (ERR-1): a chat unless the embedder said it is a task.
@@ -693,7 +703,7 @@ impl Browser {
 
     /// The errands' browser when conversation `id` is a task (ERR-1), made on first need.
     fn errands_for(&self, id: &str) -> Option<Browser> {
-        if self.inner.side == Side::Errands || self.kind(id) != ConversationKind::Task {
+        if self.inner.side == Side::Errands || !self.browses_apart(id) {
             return None;
         }
         Some(self.errands())
@@ -877,6 +887,7 @@ impl Browser {
             errands.forget_aside(id).await;
             Box::pin(errands.close_conversation(id)).await;
             lock(&self.inner.kinds).remove(id);
+            lock(&self.inner.own).remove(id);
             return;
         }
         self.close_conversation(id).await;

@@ -278,8 +278,9 @@ impl Conversation {
     }
 
     /// Why this conversation browses in a browser of its own, and the sites lent to it
-    /// (ERR-23): `task` and the always-allowed sites it was seeded with plus those the
-    /// person allowed in it; `None` for a chat in the main context.
+    /// (ERR-23): `task` (or `own` for a chat the person gave a browser of its own,
+    /// LIVE-16) and the always-allowed sites it was seeded with plus those the person
+    /// allowed in it; `None` for a chat in the main context.
     pub fn session(&self) -> Option<crate::protocol::BrowserSession> {
         if self.browser.inner.side != Side::Errands {
             return None;
@@ -298,7 +299,11 @@ impl Conversation {
             .and_then(Weak::upgrade)
             .is_some_and(|main| lock(&main.chosen).backend() == crate::backend::Backend::Chrome);
         Some(crate::protocol::BrowserSession {
-            reason: if own_chrome { "ownChrome" } else { "task" }.to_owned(),
+            reason: match super::own::reason(&self.browser, &self.id) {
+                "task" if own_chrome => "ownChrome",
+                other => other,
+            }
+            .to_owned(),
             sites,
         })
     }

@@ -12,6 +12,7 @@ mod handoff;
 mod heal;
 mod home;
 mod many;
+mod own;
 mod own_chrome;
 mod remote;
 mod runtime;
