@@ -105,6 +105,12 @@ pub(crate) trait Driver: Send + Sync + fmt::Debug {
     fn waiting(&self) -> Option<&'static str> {
         None
     }
+    /// Whether connecting borrows the main browser's own connection (errands in a context
+    /// of the main remote browser, ERR-21): its targets are already auto-attached there,
+    /// and letting go leaves the connection open.
+    fn on_main(&self) -> bool {
+        false
+    }
     /// Connects: launches the local browser, or makes the provider's session and
     /// reaches its socket.
     fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>>;

@@ -20,7 +20,8 @@
 //! ([`Browser::set_kind`]) browses in a browser context of its own in a second,
 //! non-persistent Chromium, seeded with the always-allowed sites' cookies and local
 //! storage, set aside sealed ([`aside`]) when interrupted, capped, and healed after a
-//! crash.
+//! crash. The person can give a
+//! chat a browser of its own too ([`Browser::set_own_browser`], LIVE-16).
 //! [`reports`] is what the embedder hears: the checkup, health and backup manifest
 //! ([`reports::HostReports`], PROTO-11).
 //!
@@ -57,7 +58,8 @@ pub use error::BrowserError;
 pub use home::Home;
 pub use launch::browser_args;
 pub use runtime::{
-    AwakeGuard, Browser, BrowserConfig, Conversation, HealthCheck, HealthItem, HealthState,
-    MAX_TABS, REOPENED, RepairStep, RunState, Status, StepOutcome, TabInfo,
+    AwakeGuard, Browser, BrowserConfig, Conversation, ERRANDS_BESIDE_OWN_CHROME, HealthCheck,
+    HealthItem, HealthState, MAX_TABS, MOVED_APART, MOVED_BACK, OwnBrowser, REOPENED, RepairStep,
+    RunState, Status, StepOutcome, TabInfo, errands_run_here,
 };
 pub use wheel::Wheel;

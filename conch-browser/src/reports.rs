@@ -79,7 +79,7 @@ pub fn checkup_items(backend: Backend, net: &NetSettings) -> Vec<CheckupItem> {
 pub trait HostReports {
     /// The security checkup's flagged items (NET-5, BE-16, BE-17).
     fn checkup(&self) -> Vec<CheckupItem>;
-    /// The health check (`browser-backend`, BE-4; `browser-errands` after a heal, ERR-19).
+    /// The health check (`browser-backend`, BE-4; `browser-errands` where tasks browse, ERR-6, ERR-21; `browser-errands-reopened` after a heal, ERR-19).
     fn health(&self) -> Vec<HealthItem>;
     /// Health notes: why Conch fell back to another browser, when it did.
     fn notes(&self) -> Vec<String>;

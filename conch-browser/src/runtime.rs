@@ -46,8 +46,10 @@ use crate::store::TabsFile;
 use crate::wheel::Wheel;
 
 mod aside;
+mod beside;
 mod lend;
 mod navigate;
+mod own;
 mod reach;
 mod repair;
 mod seed;
@@ -57,6 +59,8 @@ mod targets;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use beside::{ERRANDS_BESIDE_OWN_CHROME, errands_run_here};
+pub use own::{MOVED_APART, MOVED_BACK, OwnBrowser};
 pub use repair::{RepairStep, StepOutcome};
 pub use tabs::Conversation;
 use targets::Ready;
@@ -205,9 +209,13 @@ pub struct Status {
 pub enum HealthCheck {
     /// Whether the chosen backend drives the browser (`browser-backend`).
     BrowserBackend,
-    /// How the tasks' browsers fare (`browser-errands`): present for ten minutes after a
-    /// crashed errand was reopened from its snapshot (ERR-19).
-    Errands,
+    /// Where tasks browse, when it is not where the chosen backend is: Conch's own local
+    /// browser beside a remote one that gives no separate contexts, or beside your own
+    /// Chrome (`browser-errands`, ERR-6, ERR-21).
+    BrowserErrands,
+    /// A task's browser came back after a crash (`browser-errands-reopened`): present for
+    /// ten minutes after a crashed errand was reopened from its snapshot (ERR-19).
+    ErrandsReopened,
 }
 
 impl HealthCheck {
@@ -215,7 +223,8 @@ impl HealthCheck {
     pub fn id(self) -> &'static str {
         match self {
             HealthCheck::BrowserBackend => "browser-backend",
-            HealthCheck::Errands => "browser-errands",
+            HealthCheck::BrowserErrands => "browser-errands",
+            HealthCheck::ErrandsReopened => "browser-errands-reopened",
         }
     }
 }
@@ -227,8 +236,9 @@ pub enum HealthState {
     Ok,
     /// Something is wrong, in one sentence; [`Browser::repair`] may mend it.
     Failing(String),
-    /// All is well again, and something happened the person should hear of, in one
-    /// sentence (ERR-19: "Reopened a task's browser as it was.").
+    /// All is well, and there is something the person should hear of, in one sentence:
+    /// where tasks browse (ERR-6, ERR-21), or "Reopened a task's browser as it was."
+    /// (ERR-19).
     Note(String),
 }
 
@@ -309,12 +319,23 @@ struct Inner {
     side: Side,
     /// What each conversation is, as the embedder said (ERR-1); main side only.
     kinds: StdMutex<HashMap<String, ConversationKind>>,
+    /// The chats the person gave a browser of their own (LIVE-16); main side only.
+    own: StdMutex<std::collections::HashSet<String>>,
     /// The errands' browser, made when the first task asks for its conversation and
-    /// launched when that errand first needs a page (ERR-20); main side only.
+    /// launched when that errand first needs a page (ERR-20), or beside a remote browser
+    /// its contexts there (ERR-21); main side only.
     errands: StdMutex<Option<Browser>>,
     /// The errands' browser's main one, which seeds its errands (ERR-3); errands side
     /// only.
     main: Option<Weak<Inner>>,
+    /// The contexts errands made in the main remote browser (ERR-21), shared by both
+    /// sides: the main watcher leaves their targets to the errands' one.
+    borrowed: beside::BorrowedContexts,
+    /// The errands' browser: whether it runs on the main browser's connection (ERR-21).
+    on_main: std::sync::atomic::AtomicBool,
+    /// The errands' browser: why tasks run in Conch's own local browser instead of the
+    /// chosen backend's, for Health (ERR-6, ERR-21).
+    runs_here: StdMutex<Option<String>>,
     /// The set-aside errands, sealed, once opened (ERR-11); errands side only.
     aside: Mutex<Option<aside::Kept>>,
     /// Cookies of errands brought back, waiting for their new context (ERR-11).
@@ -351,6 +372,7 @@ struct ErrandsOf {
     owner: Ownership,
     guard: Arc<Mutex<Option<guard::Running>>>,
     guard_log: Arc<GuardLog>,
+    borrowed: beside::BorrowedContexts,
 }
 
 #[derive(Debug)]
@@ -546,8 +568,12 @@ impl Browser {
                 parents: StdMutex::default(),
                 side,
                 kinds: StdMutex::default(),
+                own: StdMutex::default(),
                 errands: StdMutex::new(None),
                 main: errands.map(|main| main.main.clone()),
+                borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
+                on_main: std::sync::atomic::AtomicBool::new(false),
+                runs_here: StdMutex::new(None),
                 aside: Mutex::new(None),
                 pending: StdMutex::default(),
                 snapshots: StdMutex::default(),
@@ -603,9 +629,12 @@ impl Browser {
 
     /// The health check (BE-4): `browser-backend` is ok, or says in one sentence why the
     /// chosen backend can't be reached and Conch's own local browser stands in.
-    /// [`Browser::repair`] mends it. For ten minutes after a crashed task's browser was
-    /// reopened from its snapshot, `browser-errands` says so (ERR-19); it then clears by
-    /// itself, whoever read it.
+    /// [`Browser::repair`] mends it. Once a task browses, `browser-errands` says once
+    /// when tasks run in Conch's own local browser instead of the chosen backend: beside
+    /// your own Chrome, signed in nowhere (ERR-6), or beside a remote browser that gives
+    /// no separate contexts (ERR-21). For ten minutes after a crashed task's browser was
+    /// reopened from its snapshot, `browser-errands-reopened` says so (ERR-19); it then
+    /// clears by itself, whoever read it.
     pub fn health(&self) -> Vec<HealthItem> {
         let backend = match lock(&self.inner.stand_in).clone() {
             None => HealthState::Ok,
@@ -615,12 +644,22 @@ impl Browser {
             check: HealthCheck::BrowserBackend,
             state: backend,
         }];
+        // Said once, however many errands there are (ERR-6, ERR-21).
         let errands = lock(&self.inner.errands).clone();
+        if let Some(why) = errands
+            .as_ref()
+            .and_then(|e| lock(&e.inner.runs_here).clone())
+        {
+            items.push(HealthItem {
+                check: HealthCheck::BrowserErrands,
+                state: HealthState::Note(why),
+            });
+        }
         if let Some(errands) = errands
             && storage::reopened_lately(&errands.inner, self.inner.config.clock.now())
         {
             items.push(HealthItem {
-                check: HealthCheck::Errands,
+                check: HealthCheck::ErrandsReopened,
                 state: HealthState::Note(REOPENED.to_owned()),
             });
         }
@@ -654,7 +693,12 @@ impl Browser {
         if self.inner.side == Side::Errands || kind == ConversationKind::Chat {
             return;
         }
+        let apart = self.browses_apart(id);
         lock(&self.inner.kinds).insert(id.to_owned(), ConversationKind::Task);
+        if !apart {
+            // A chat that becomes a task leaves no tab in the main context (ERR-1).
+            self.moved_apart(id);
+        }
     }
 
     /// What conversation `id` is (ERR-1): a chat unless the embedder said it is a task.
@@ -689,7 +733,7 @@ impl Browser {
 
     /// The errands' browser when conversation `id` is a task (ERR-1), made on first need.
     fn errands_for(&self, id: &str) -> Option<Browser> {
-        if self.inner.side == Side::Errands || self.kind(id) != ConversationKind::Task {
+        if self.inner.side == Side::Errands || !self.browses_apart(id) {
             return None;
         }
         Some(self.errands())
@@ -706,8 +750,8 @@ impl Browser {
         let main = &self.inner.config;
         let mut config = main.clone();
         config.home = Home::new(main.home.browser_dir().join("errands"));
-        // Beside a remote browser or the person's own Chrome, errands run in Conch's own
-        // local browser, signed in nowhere (ERR-6, ERR-21).
+        // Its own local browser is the second Chromium (ERR-20); where errands run beside
+        // a remote browser or the person's own Chrome is chosen below (ERR-6, ERR-21).
         config.remote = None;
         let browser = Browser::build(
             config,
@@ -716,8 +760,10 @@ impl Browser {
                 owner: self.inner.owner.clone(),
                 guard: Arc::clone(&self.inner.guard),
                 guard_log: Arc::clone(&self.inner.guard_log),
+                borrowed: Arc::clone(&self.inner.borrowed),
             }),
         );
+        self.aim_errands(&browser);
         *errands = Some(browser.clone());
         browser
     }
@@ -756,8 +802,12 @@ impl Browser {
     pub async fn tick(&self) -> bool {
         // The errands' own sweep: idle errands are set aside (ERR-18).
         let errands = lock(&self.inner.errands).clone();
+        let mut errands_here = false;
         if let Some(errands) = errands {
             Box::pin(errands.tick()).await;
+            // The main remote browser is not let go while an errand uses a context in
+            // it (ERR-21).
+            errands_here = errands.errands_in_main();
         }
         if self.inner.side == Side::Errands {
             self.set_idle_errands_aside().await;
@@ -768,7 +818,11 @@ impl Browser {
         let idle_for = now
             .duration_since(state.last_activity)
             .unwrap_or(Duration::ZERO);
-        if state.running.is_none() || state.awake > 0 || idle_for < self.inner.config.idle_after {
+        if state.running.is_none()
+            || state.awake > 0
+            || idle_for < self.inner.config.idle_after
+            || errands_here
+        {
             return false;
         }
         // An open errand's cookies live only in its context: the errands' browser stays
@@ -864,6 +918,7 @@ impl Browser {
             errands.forget_aside(id).await;
             Box::pin(errands.close_conversation(id)).await;
             lock(&self.inner.kinds).remove(id);
+            lock(&self.inner.own).remove(id);
             return;
         }
         self.close_conversation(id).await;

@@ -46,6 +46,7 @@ export class LiveView {
     byId('stop').addEventListener('click', send({ type: 'stop' }));
     byId('page-dialog-ok').addEventListener('click', () => this.answerDialog(true));
     byId('page-dialog-cancel').addEventListener('click', () => this.answerDialog(false));
+    this.setupOwn();
     this.setupFind();
     new ResizeObserver(() => this.layout()).observe(this.view);
     this.connect();
@@ -172,6 +173,7 @@ export class LiveView {
         return this.status(event);
       case 'tabs':
         this.tabs(event.tabs || []);
+        this.session(event.session || null);
         return this.pageDialog(event.dialog || null);
       case 'dialog':
         return this.pageDialog(event.dialog || null);
@@ -226,6 +228,44 @@ export class LiveView {
     );
     const active = list.find((tab) => tab.active);
     document.title = active?.title ? `${active.title} · Conch` : 'Conch';
+  }
+
+  /**
+   * A browser of its own (LIVE-16): the toggle asks the gateway to give this chat one, or
+   * to take it back; the answer is the chat's tabs with its session, drawn by `session`.
+   * The tooltip of the badge shows on hover and on focus, and Escape hides it.
+   */
+  setupOwn() {
+    const box = byId('own');
+    const toggle = byId('own-toggle');
+    toggle.addEventListener('click', () => {
+      this.send({ type: 'session', own: toggle.getAttribute('aria-pressed') !== 'true' });
+    });
+    box.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') box.classList.add('tooltip-off');
+    });
+    box.addEventListener('focusout', () => box.classList.remove('tooltip-off'));
+    box.addEventListener('mouseleave', () => box.classList.remove('tooltip-off'));
+  }
+
+  /**
+   * Why the conversation browses apart, and the sites lent to it (ERR-23): "Its own
+   * browser" with the sites in its tooltip, and the toggle pressed. A task always browses
+   * in its own, so it has no toggle.
+   */
+  session(session) {
+    const own = Boolean(session);
+    const task = session?.reason === 'task';
+    byId('own').classList.toggle('is-own', own);
+    show(byId('own-badge'), own);
+    const toggle = byId('own-toggle');
+    toggle.setAttribute('aria-pressed', own ? 'true' : 'false');
+    show(toggle, !task);
+    const sites = (session?.sites || []).join(', ');
+    const lent = sites ? `Sign-ins lent to it: ${sites}.` : 'Signed in nowhere: no sign-in is lent to it yet.';
+    byId('own-sites').textContent = own
+      ? `${task ? "A task's own browser. " : ''}${lent}`
+      : "It would start signed in only on the sites you always allow, and this chat's tabs here would close.";
   }
 
   /** The page's dialog, drawn over the page under its site's name (DLG-9, DLG-15). */

@@ -88,7 +88,11 @@ function fact(term, value) {
 }
 
 /** The health checks, in words. */
-const HEALTH = { 'browser-backend': 'The chosen browser', 'browser-errands': "The tasks' browsers" };
+const HEALTH = {
+  'browser-backend': 'The chosen browser',
+  'browser-errands': "Where tasks browse",
+  'browser-errands-reopened': "The tasks' browsers",
+};
 
 function renderStatus(status) {
   const state = { running: 'running', idle: 'idle (starts on the next call)', downloading: 'downloading Chromium', unavailable: 'unavailable' };

@@ -89,8 +89,9 @@ pub enum Command {
     },
     /// Stop the agent.
     Stop,
-    /// A command about the errand's session; its fields belong to errands, which have
-    /// not landed, so it is answered "not available yet" whatever it carries.
+    /// A command about the conversation's own browser (LIVE-16): `own: true` gives a
+    /// chat a browser of its own, `own: false` takes it back. Its fields are kept as
+    /// sent, so a field it doesn't know is no error (PROTO-8).
     Session(serde_json::Map<String, serde_json::Value>),
 }
 
@@ -367,8 +368,8 @@ mod tests {
         );
     }
 
-    /// PROTO-8: a session command is read whatever it carries (errands define its
-    /// fields), so the gateway can answer "not available yet" instead of "Invalid command".
+    /// PROTO-8: a session command is read whatever it carries (`own`, and fields a newer
+    /// panel may add), never "Invalid command".
     #[test]
     fn proto_8_a_session_command_with_fields_is_a_session() {
         assert!(matches!(

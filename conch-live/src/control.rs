@@ -1,5 +1,5 @@
 //! What the person's panel sends, and what it does (LIVE-4, LIVE-8 … LIVE-12, LIVE-14,
-//! TAB-10, DLG-9, DLG-10, HAND-5, HAND-9, PROTO-8, PROTO-9, SEC-7).
+//! LIVE-16, TAB-10, DLG-9, DLG-10, HAND-5, HAND-9, PROTO-8, PROTO-9, SEC-7).
 //!
 //! [`Control::command`] reads one message and answers with the events only its sender
 //! needs (`found`, an `error`); what every watcher needs (status, tabs, dialogs) goes
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use conch_browser::page::{dialog, evaluate_in_world, input::key_def};
-use conch_browser::{BrowserError, Conversation};
+use conch_browser::{BrowserError, Conversation, OwnBrowser};
 use conch_cdp::Session;
 use conch_policy::{Point, Size, panel_to_viewport};
 use serde::Deserialize;
@@ -38,8 +38,14 @@ const DOUBLE_CLICK: Duration = Duration::from_millis(500);
 pub const FIND_WHILE_STEPPING: &str =
     "Find waits until Conch's current step is done; try again in a moment.";
 
-/// What the errand's session command answers until errands land (PROTO-8).
-pub const SESSION_NOT_YET: &str = "A browser of its own for this chat is not available yet.";
+/// What the session command answers when it asks a task to leave its own browser: a
+/// task always browses in its errand (ERR-1).
+pub const SESSION_TASK: &str =
+    "A task always browses in a browser of its own; it can't be given the main browser.";
+
+/// What a session command without a true or false `own` answers (PROTO-9).
+pub const SESSION_WHICH: &str =
+    "Say own: true to give this chat a browser of its own, or own: false to take it back.";
 
 /// What the panel sends for a conversation, for one watcher. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -107,7 +113,7 @@ impl Control {
         let Ok(command) = Command::parse_bytes(message) else {
             return vec![Event::invalid_command()];
         };
-        tracing::debug!(target: "conch_live", conversation = self.view.conv.id(), command = ?command, "live command");
+        tracing::debug!(target: "conch_live", conversation = self.view.conv().id(), command = ?command, "live command");
         match command {
             Command::Size { width, height, .. } => self.size(width, height).await,
             Command::Takeover => {
@@ -192,13 +198,31 @@ impl Control {
                 // A waiting handoff ends "stopped" (HAND-9); the embedder interrupts the
                 // turn, its call in flight included (LIVE-14).
                 self.view.wheel.stop();
-                self.view.turn.interrupt(self.view.conv.id());
+                self.view.turn.interrupt(self.view.conv().id());
                 Vec::new()
             }
-            Command::Session(_) => vec![Event::Error {
-                message: SESSION_NOT_YET.to_owned(),
-            }],
+            Command::Session(fields) => self.session(&fields).await,
         }
+    }
+
+    /// `{type:'session', own}` (LIVE-16): gives the chat a browser of its own, or returns
+    /// it to the main context; answered with its tabs and session as they are now
+    /// (ERR-23). Only the person's panel sends this; no tool can (ERR-1).
+    async fn session(&self, fields: &serde_json::Map<String, Value>) -> Vec<Event> {
+        let Some(own) = fields.get("own").and_then(Value::as_bool) else {
+            return vec![Event::Error {
+                message: SESSION_WHICH.to_owned(),
+            }];
+        };
+        let id = self.view.conv().id().to_owned();
+        let now = self.view.browser.set_own_browser(&id, own).await;
+        if now == OwnBrowser::Task && !own {
+            return vec![Event::Error {
+                message: SESSION_TASK.to_owned(),
+            }];
+        }
+        // The other watchers see the switch with the view's next look at the tabs.
+        vec![Event::Tabs(browser_tab(&self.view).await)]
     }
 
     async fn size(&self, width: u32, height: u32) -> Vec<Event> {
@@ -207,7 +231,7 @@ impl Control {
         }
         // The most recent size wins (AMB-11).
         self.view.wheel.set_panel(Size::new(width, height));
-        for page in self.view.conv.pages_now().await {
+        for page in self.view.conv().pages_now().await {
             shape(&self.view, &page).await;
         }
         Vec::new()
@@ -219,7 +243,7 @@ impl Control {
         if !self.view.wheel.state().person_drives {
             self.view.wheel.take_over();
         }
-        if let Some((_, page)) = self.view.conv.active_page().await
+        if let Some((_, page)) = self.view.conv().active_page().await
             && let Some(watch) = dialog::existing(&page)
         {
             watch.set_person_driving(true).await;
@@ -230,7 +254,7 @@ impl Control {
     /// next result says so (DLG-10); a handoff ends "I'm done" (HAND-5).
     async fn hand_back(&self) {
         self.view.wheel.hand_back();
-        for page in self.view.conv.pages_now().await {
+        for page in self.view.conv().pages_now().await {
             if let Some(watch) = dialog::existing(&page) {
                 watch.set_person_driving(false).await;
             }
@@ -250,7 +274,7 @@ impl Control {
     }
 
     async fn tab(&self, tab: &str) -> Vec<Event> {
-        match self.view.conv.switch(tab).await {
+        match self.view.conv().switch(tab).await {
             Ok(_) => {
                 self.view.wheel.person_switched_tab(tab);
                 vec![Event::Tabs(browser_tab(&self.view).await)]
@@ -265,7 +289,7 @@ impl Control {
     }
 
     async fn dialog(&self, accept: bool, text: Option<String>) -> Vec<Event> {
-        let Some((_, page)) = self.view.conv.active_page().await else {
+        let Some((_, page)) = self.view.conv().active_page().await else {
             return vec![no_dialog()];
         };
         let Some(watch) = dialog::existing(&page) else {
@@ -286,7 +310,7 @@ impl Control {
                 message: FIND_WHILE_STEPPING.to_owned(),
             }];
         }
-        let Some((_, page)) = self.view.conv.active_page().await else {
+        let Some((_, page)) = self.view.conv().active_page().await else {
             return vec![Event::Error {
                 message: "No page is open to find in.".to_owned(),
             }];
@@ -359,7 +383,12 @@ async fn find_on(page: &Session, text: &str, backwards: bool) -> Option<(u32, u3
 /// waits behind it (DLG-9).
 pub(crate) async fn deliver(conv: Conversation, mut queue: mpsc::Receiver<Input>) {
     let mut pointer = PointerState::default();
+    let mut conv = conv;
     while let Some(input) = queue.recv().await {
+        // The person's input goes where the conversation browses now (LIVE-16).
+        if conv.moved() {
+            conv = conv.here();
+        }
         let Some((tab, page)) = conv.active_page().await else {
             continue;
         };

@@ -81,7 +81,9 @@ type Latest = Option<(u64, Arc<Vec<u8>>)>;
 
 /// One conversation's live view, shared by its watchers.
 pub(crate) struct View {
-    pub(crate) conv: Conversation,
+    /// The conversation where it browses: it follows a chat given a browser of its own
+    /// and back, or one that became a task (LIVE-16, ERR-1); read it with [`View::conv`].
+    conv: Mutex<Conversation>,
     pub(crate) wheel: Arc<Wheel>,
     pub(crate) browser: Browser,
     pub(crate) turn: Arc<dyn TurnControl>,
@@ -96,9 +98,21 @@ pub(crate) struct View {
 impl fmt::Debug for View {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("View")
-            .field("conversation", &self.conv.id())
+            .field("conversation", &self.conv().id())
             .field("watchers", &*self.watched.borrow())
             .finish_non_exhaustive()
+    }
+}
+
+impl View {
+    /// The conversation where it browses now: after a switch to or from a browser of its
+    /// own (LIVE-16), the view shows the new context's tabs. Its wheel goes with it.
+    pub(crate) fn conv(&self) -> Conversation {
+        let mut conv = lock(&self.conv);
+        if conv.moved() {
+            *conv = conv.here();
+        }
+        conv.clone()
     }
 }
 
@@ -162,7 +176,7 @@ impl Hub {
         let (inputs, queue) = mpsc::channel(HELD_INPUTS);
         let view = Arc::new(View {
             wheel: conv.wheel(),
-            conv: conv.clone(),
+            conv: Mutex::new(conv.clone()),
             browser: self.inner.browser.clone(),
             turn: Arc::clone(&self.inner.turn),
             frames: watch::Sender::new(None),
@@ -270,14 +284,16 @@ fn event_of(activity: Activity) -> Event {
 /// The conversation's browser as the panel shows it (PROTO-6): its tabs, the backend,
 /// the dialog its active page shows, and an errand's session (ERR-23).
 pub(crate) async fn browser_tab(view: &View) -> BrowserTab {
-    let tabs = view.conv.tabs_now().await;
-    let dialog = match view.conv.active_page().await {
+    let conv = view.conv();
+    let tabs = conv.tabs_now().await;
+    let dialog = match conv.active_page().await {
         Some((_, page)) => page_dialog(&page),
         None => None,
     };
     let mut tab = browser_tab_of(&tabs, view.browser.status().await.backend, dialog);
-    // A task's window shows "Its own browser" with the sites lent to it (ERR-23).
-    tab.session = view.conv.session();
+    // A task's window, or a chat's given a browser of its own, shows "Its own browser"
+    // with the sites lent to it (ERR-23, LIVE-16).
+    tab.session = conv.session();
     tab
 }
 
@@ -352,7 +368,7 @@ async fn cast(view: Arc<View>) {
         if *watched.borrow_and_update() == 0 {
             break;
         }
-        let Some((tab, page)) = view.conv.active_page().await else {
+        let Some((tab, page)) = view.conv().active_page().await else {
             look_at_tabs(&view, &mut seen_tabs, &mut looked).await;
             tokio::select! {
                 () = tokio::time::sleep(LOOK_EVERY) => {}
@@ -380,7 +396,7 @@ async fn cast(view: Arc<View>) {
             tokio::time::sleep(LOOK_EVERY).await;
             continue;
         }
-        tracing::debug!(target: "conch_live", conversation = view.conv.id(), tab, "screencast started");
+        tracing::debug!(target: "conch_live", conversation = view.conv().id(), tab, "screencast started");
         let mut looks = tokio::time::interval(LOOK_EVERY);
         loop {
             tokio::select! {
@@ -401,7 +417,7 @@ async fn cast(view: Arc<View>) {
                 }
                 _ = looks.tick() => {
                     look_at_tabs(&view, &mut seen_tabs, &mut looked).await;
-                    let now = view.conv.active_page().await.map(|(t, _)| t);
+                    let now = view.conv().active_page().await.map(|(t, _)| t);
                     if now.as_deref() != Some(tab.as_str()) {
                         stop(&page).await;
                         continue 'tabs;
@@ -468,7 +484,7 @@ const TITLES_EVERY: u32 = 5;
 /// every [`LOOK_EVERY`]; the tabs every [`TITLES_EVERY`] looks, or at once when the
 /// dialog changed.
 async fn look_at_tabs(view: &View, seen: &mut Option<BrowserTab>, looks: &mut u32) {
-    let dialog = match view.conv.active_page().await {
+    let dialog = match view.conv().active_page().await {
         Some((_, page)) => page_dialog(&page),
         None => None,
     };

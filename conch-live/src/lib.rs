@@ -29,5 +29,5 @@ mod hub;
 
 pub use command::{Command, CommandError, Direction, Event, MAX_COMMAND_BYTES};
 pub use conch_browser::protocol;
-pub use control::{Control, FIND_WHILE_STEPPING, SESSION_NOT_YET};
+pub use control::{Control, FIND_WHILE_STEPPING, SESSION_TASK, SESSION_WHICH};
 pub use hub::{Feed, Hub, Outgoing, TurnControl};

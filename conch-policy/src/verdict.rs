@@ -357,7 +357,8 @@ pub struct Question {
 impl Question {
     /// "Let Conch use `<site>`?" with This chat, Always and No (PERM-3). With a cross-site
     /// frame the question names that site too (PERM-16). In an errand that can borrow the
-    /// main context's sign-ins the question says that Allow lends the sign-in (ERR-4).
+    /// main context's sign-ins the question says that Allow lends the sign-in (ERR-4), in
+    /// words true of a task's errand and of a chat's own browser alike (LIVE-16).
     pub fn for_site(site: &Site, frame_site: Option<&Site>, lends_sign_in: bool) -> Self {
         let frame_site = frame_site.filter(|frame| *frame != site).cloned();
         let mut text = match &frame_site {
@@ -366,7 +367,7 @@ impl Question {
         };
         if lends_sign_in {
             text.push_str(&format!(
-                " Allowing also lends this task your sign-in on {site}."
+                " Allowing also lends your sign-in on {site} to this conversation's own browser."
             ));
         }
         Self {

@@ -250,6 +250,13 @@ impl Pages {
         }
     }
 
+    /// Forgets every tab's reader and dialog watch: the conversation's tabs closed when
+    /// it moved to or from a browser of its own (LIVE-16), and new ones reuse their ids.
+    pub(crate) async fn clear(&self) {
+        self.readers.lock().await.clear();
+        lock(&self.watches).clear();
+    }
+
     /// Forgets the active tab's baseline: the next change is the whole page.
     pub(crate) async fn forget(&self, tab: &str) {
         if let Some(reader) = self.readers.lock().await.get_mut(tab) {

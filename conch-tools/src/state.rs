@@ -48,9 +48,25 @@ pub(crate) struct ChatState {
     pub(crate) screenshot: StdMutex<Option<Size>>,
     /// Each tab's reader and dialog watch.
     pub(crate) pages: Pages,
-    pub(crate) conversation: Conversation,
+    /// The runtime's view of the conversation where it browses: read it with
+    /// [`ChatState::conversation`], which follows a switch (LIVE-16, ERR-1).
+    pub(crate) conversation: StdMutex<Conversation>,
     /// A chat or a task, as the embedder said when the conversation was made (ERR-1).
     pub(crate) kind: ConversationKind,
+}
+
+impl ChatState {
+    /// The runtime's view of the conversation where it browses now, and whether it just
+    /// moved there: the person gave the chat a browser of its own or took it back
+    /// (LIVE-16), so its tabs closed and its page readers are stale.
+    pub(crate) fn conversation(&self) -> (Conversation, bool) {
+        let mut conv = lock(&self.conversation);
+        let moved = conv.moved();
+        if moved {
+            *conv = conv.here();
+        }
+        (conv.clone(), moved)
+    }
 }
 
 /// Locks `mutex`, through a panic elsewhere.

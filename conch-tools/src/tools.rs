@@ -92,7 +92,7 @@ impl Tools {
                     vision: AtomicBool::new(true),
                     screenshot: StdMutex::new(None),
                     pages: Pages::default(),
-                    conversation: browser.conversation(id),
+                    conversation: StdMutex::new(browser.conversation(id)),
                     kind,
                 })
             }))
@@ -192,16 +192,30 @@ impl Chat {
         self.tools.inner.config.panel_link_for(self.id())
     }
 
-    /// The runtime's view of this conversation.
-    pub fn conversation(&self) -> &Conversation {
-        &self.state.conversation
+    /// The runtime's view of this conversation, where it browses now (in a browser of
+    /// its own after the person gave it one, LIVE-16).
+    pub fn conversation(&self) -> Conversation {
+        self.state.conversation().0
     }
 
     /// Calls tool `name` with JSON `args`, as every door does. Never fails: a refusal or
     /// failure is a result whose text is one sentence naming the next step.
     pub async fn call(&self, name: &str, args: &Value) -> ToolResult {
         match ToolCall::parse(name, args) {
-            Ok(call) => self.run(&call).await,
+            Ok(call) => {
+                // The tool's name and time only: never its arguments, which may carry what
+                // the agent types (SEC-8).
+                let started = std::time::Instant::now();
+                tracing::debug!(target: "conch_tools", tool = call.name(), "call started");
+                let result = self.run(&call).await;
+                tracing::debug!(
+                    target: "conch_tools",
+                    tool = call.name(),
+                    ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    "call ended"
+                );
+                result
+            }
             Err(e) => ToolResult::error(e.to_string()),
         }
     }
@@ -210,10 +224,17 @@ impl Chat {
     pub async fn run(&self, call: &ToolCall) -> ToolResult {
         let _turn = self.state.one_call.lock().await;
         self.state.consent.begin_call();
-        let wheel = self.state.conversation.wheel();
+        // The person may have given the chat a browser of its own, or taken it back,
+        // since the last call (LIVE-16): this call browses where the chat is now.
+        let (conv, moved) = self.state.conversation();
+        if moved {
+            self.state.pages.clear().await;
+        }
+        let conv = &conv;
+        let wheel = conv.wheel();
         // LIVE-14: the person's Stop ends the call, waiting or running; its result says so.
         let stops = wheel.interrupts();
-        let cursor = self.state.conversation.blocked_cursor();
+        let cursor = conv.blocked_cursor();
         let listened = wheel.watched() || self.tools.inner.config.events.is_some();
         let step = async {
             // HAND-8: while the person drives or a handoff waits, the agent's call waits
@@ -224,14 +245,11 @@ impl Chat {
             // SNAP-7: what the person changed comes first, marked as theirs, so the step's
             // own diff shows only the step's changes.
             let person = if wheel.person_touched() && call.act().class() == ActClass::Acting {
-                self.state
-                    .pages
-                    .person_changes(&self.state.conversation)
-                    .await
+                self.state.pages.person_changes(conv).await
             } else {
                 None
             };
-            let (outcome, touch) = live::scoped(listened, self.dispatch(call)).await;
+            let (outcome, touch) = live::scoped(listened, self.dispatch(call, conv)).await;
             (with_persons(outcome, person), touch)
         };
         let (outcome, touch) = tokio::select! {
@@ -240,7 +258,7 @@ impl Chat {
         };
         if let Ok(reply) = &outcome {
             let told = Told {
-                conv: &self.state.conversation,
+                conv,
                 home: &self.tools.inner.browser.config().home,
                 sink: self.tools.inner.config.events.as_ref(),
             };
@@ -248,9 +266,7 @@ impl Chat {
         }
         // NET-10: requests the guard refused during the step, without their address; only
         // those this conversation's own tabs made (issue 12), never another's.
-        let blocked = self
-            .state
-            .conversation
+        let blocked = conv
             .blocked_since(cursor)
             .await
             .iter()
@@ -263,7 +279,7 @@ impl Chat {
             Ok(reply) => (reply, false),
             Err(e) => (Reply::line(e.to_string()), true),
         };
-        let (mut notes, tabs) = self.footer().await;
+        let (mut notes, tabs) = self.footer(conv).await;
         if let Some((_, watch)) = self.tools.inner.downloads.lock().await.as_ref() {
             notes.extend(watch.take_notes().iter().map(|n| n.sentence()));
         }
@@ -275,8 +291,7 @@ impl Chat {
     }
 
     /// The runtime's notes and the tab list, when the browser runs.
-    async fn footer(&self) -> (Vec<String>, Vec<TabLine>) {
-        let conv = &self.state.conversation;
+    async fn footer(&self, conv: &Conversation) -> (Vec<String>, Vec<TabLine>) {
         if self.tools.inner.browser.status().await.state != RunState::Running {
             return (Vec::new(), Vec::new());
         }
@@ -297,7 +312,7 @@ impl Chat {
     }
 
     /// The checks every call passes, then the call's own tool.
-    async fn dispatch(&self, call: &ToolCall) -> Result<Reply, ToolError> {
+    async fn dispatch(&self, call: &ToolCall, conv: &Conversation) -> Result<Reply, ToolError> {
         // Plan only refuses every act before anything touches the page (PERM-9).
         if self.mode() == Mode::PlanOnly && call.act().class() == ActClass::Acting {
             return Err(Refusal::new(RefusalCode::PlanOnly).into());
@@ -315,7 +330,13 @@ impl Chat {
         if !navigates {
             self.tools.inner.browser.ensure_running().await?;
         }
-        let turn = Turn::new(&self.tools.inner, &self.state, call.name(), call.act());
+        let turn = Turn::new(
+            &self.tools.inner,
+            &self.state,
+            conv.clone(),
+            call.name(),
+            call.act(),
+        );
         match call {
             ToolCall::Open { url } => tool::open::run(&turn, url).await,
             ToolCall::Read { part, find } => tool::read::run(&turn, *part, find.as_deref()).await,

@@ -41,7 +41,14 @@ impl McpClient {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(match std::env::var_os("CONCH_BENCH_STDERR") {
+                Some(path) => std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_or_else(|_| Stdio::null(), Stdio::from),
+                None => Stdio::null(),
+            })
             .spawn()
             .map_err(|e| format!("could not start {shown}: {e}"))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;

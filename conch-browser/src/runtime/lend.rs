@@ -14,12 +14,12 @@ use super::*;
 use crate::backend::Backend;
 
 impl Browser {
-    /// Whether an Allow in conversation `id` lends a sign-in (ERR-4): it is a task, and
-    /// the main browser is not the person's own Chrome, from which nothing is copied
-    /// (ERR-6).
+    /// Whether an Allow in conversation `id` lends a sign-in (ERR-4): it browses in an
+    /// errand (a task, or a chat given a browser of its own, LIVE-16), and the main
+    /// browser is not the person's own Chrome, from which nothing is copied (ERR-6).
     pub fn errand_lends(&self, id: &str) -> bool {
         self.inner.side == Side::Main
-            && self.kind(id) == ConversationKind::Task
+            && self.browses_apart(id)
             && lock(&self.inner.chosen).backend() != Backend::Chrome
     }
 

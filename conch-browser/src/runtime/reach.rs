@@ -2,7 +2,10 @@
 //! the backend seam ([`crate::backend::Driver`]); when it can't be reached, Conch's own
 //! local browser stands in and the status says why in one sentence. What connected is
 //! then watched and its targets held until the guard's rules are in (LAUNCH-19).
-//! [`Browser::repair`] reconnects to the chosen one and ends the stand-in (BE-4).
+//! [`Browser::repair`] reconnects to the chosen one and ends the stand-in (BE-4). The
+//! errands' browser is reached the same way: beside a remote browser its driver borrows
+//! the main one's connection (`beside`), and when that gives no context for them it
+//! stands in with Conch's own local browser, which Health says once (ERR-21).
 //!
 //! Deliberately absent: launching and reaching themselves, which are the backends'.
 
@@ -45,7 +48,7 @@ impl Browser {
         self.owns_home()?;
         // Every open errand is set aside first, and comes back when next used (ERR-12).
         let errands = lock(&self.inner.errands).clone();
-        if let Some(errands) = errands {
+        if let Some(errands) = &errands {
             errands.set_every_errand_aside().await;
         }
         let mut state = self.inner.state.lock().await;
@@ -77,6 +80,14 @@ impl Browser {
             }
         }
         drop(state);
+        // Errands that fell back to Conch's own browser try the chosen one's contexts
+        // again on their next call (ERR-21).
+        if let Some(errands) = errands
+            && lock(&errands.inner.stand_in).is_some()
+        {
+            Box::pin(errands.shutdown()).await;
+            self.aim_errands(&errands);
+        }
         Ok(self.health())
     }
 
@@ -95,13 +106,26 @@ impl Browser {
             }
             None => Arc::clone(&self.inner.local),
         };
+        // Errands follow the choice (ERR-6, ERR-21): every open one is set aside and
+        // comes back, where the new backend has them, when next used.
+        let errands = lock(&self.inner.errands).clone();
+        if let Some(errands) = &errands {
+            errands.set_every_errand_aside().await;
+            Box::pin(errands.shutdown()).await;
+        }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
         *lock(&self.inner.chosen) = driver;
         *lock(&self.inner.stand_in) = None;
-        let mut status = lock(&self.inner.status);
-        status.why = None;
-        status.state = RunState::Idle;
+        {
+            let mut status = lock(&self.inner.status);
+            status.why = None;
+            status.state = RunState::Idle;
+        }
+        drop(state);
+        if let Some(errands) = &errands {
+            self.aim_errands(errands);
+        }
         Ok(())
     }
 
@@ -124,9 +148,15 @@ impl Browser {
         // Every new target, at any depth, is held until the guard's rules are in
         // (LAUNCH-19, NET-8). Subscribed before asking, so none slips past.
         let attached = connection.attached_targets();
+        // Errands in a context of the main remote browser borrow its connection, where
+        // every target is already auto-attached, held (ERR-21).
+        let on_main = driver.on_main();
+        self.inner
+            .on_main
+            .store(on_main, std::sync::atomic::Ordering::SeqCst);
         // In the person's own Chrome nothing but Conch's own pages is attached or
         // discovered: its tabs are never listed, read or ruled (BE-13, NET-9).
-        if abilities.discovers_targets {
+        if abilities.discovers_targets && !on_main {
             browser.call(&SetAutoAttach::held()).await?;
             browser.call(&SetDiscoverTargets { discover: true }).await?;
         }
@@ -182,6 +212,10 @@ impl Browser {
             Ok(connected) => {
                 self.record(chosen.backend(), &connected.facts);
                 *lock(&self.inner.stand_in) = None;
+                if chosen.on_main() {
+                    // Errands are in the main remote browser again (ERR-21).
+                    *lock(&self.inner.runs_here) = None;
+                }
                 return Ok((chosen, connected));
             }
             Err(ConnectError::Browser(e)) => {
@@ -220,6 +254,14 @@ impl Browser {
             Err(ConnectError::Unreachable(e)) => return Err(BrowserError::Unavailable(e)),
         };
         self.record(local.backend(), &connected.facts);
+        if self.inner.side == Side::Errands {
+            // Beside a remote browser that gives no context for them, errands run in
+            // Conch's own browser here, and Health says so once (ERR-21).
+            let sentence = super::beside::errands_run_here(&why);
+            *lock(&self.inner.runs_here) = Some(sentence.clone());
+            *lock(&self.inner.stand_in) = Some(sentence);
+            return Ok((local, connected));
+        }
         let sentence =
             format!("Conch couldn't reach {shown} ({why}), so it uses its own local browser.");
         lock(&self.inner.status).why = Some(sentence.clone());

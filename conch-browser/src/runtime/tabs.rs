@@ -129,12 +129,19 @@ pub(super) async fn errand_context(
         let running = state.running.as_ref().ok_or(BrowserError::NotRunning)?;
         running.connection.browser()
     };
-    let proxy = inner
-        .guard
-        .lock()
-        .await
-        .as_ref()
-        .and_then(guard::Running::proxy_addr);
+    // A remote browser can't reach the guard's proxy here: its errands have the CDP-only
+    // guard, as its main context has (ERR-22).
+    let proxied = lock(&inner.abilities).guard == guard::GuardMode::Proxy;
+    let proxy = if proxied {
+        inner
+            .guard
+            .lock()
+            .await
+            .as_ref()
+            .and_then(guard::Running::proxy_addr)
+    } else {
+        None
+    };
     let made = browser
         .call(&CreateBrowserContext {
             dispose_on_detach: Some(true),
@@ -142,6 +149,10 @@ pub(super) async fn errand_context(
             proxy_bypass_list: proxy.map(|_| "<-loopback>".to_owned()),
         })
         .await?;
+    if inner.on_main.load(std::sync::atomic::Ordering::SeqCst) {
+        // Its targets are the errands' watcher's, not the main browser's (ERR-21).
+        lock(&inner.borrowed).insert(made.browser_context_id.clone());
+    }
     // Signed in only where the person always allows, before its first page (ERR-3), then
     // given back what it held if it was set aside (ERR-11).
     let seeded = match super::seed::seed(inner, conversation, &browser, &made.browser_context_id)
@@ -267,8 +278,9 @@ impl Conversation {
     }
 
     /// Why this conversation browses in a browser of its own, and the sites lent to it
-    /// (ERR-23): `task` and the always-allowed sites it was seeded with plus those the
-    /// person allowed in it; `None` for a chat in the main context.
+    /// (ERR-23): `task` (or `own` for a chat the person gave a browser of its own,
+    /// LIVE-16) and the always-allowed sites it was seeded with plus those the person
+    /// allowed in it; `None` for a chat in the main context.
     pub fn session(&self) -> Option<crate::protocol::BrowserSession> {
         if self.browser.inner.side != Side::Errands {
             return None;
@@ -277,8 +289,21 @@ impl Conversation {
             .get(&self.id)
             .map(|sites| sites.iter().cloned().collect())
             .unwrap_or_default();
+        // Beside the person's own Chrome a task's browser is Conch's own, signed in
+        // nowhere (ERR-6, ERR-23).
+        let own_chrome = self
+            .browser
+            .inner
+            .main
+            .as_ref()
+            .and_then(Weak::upgrade)
+            .is_some_and(|main| lock(&main.chosen).backend() == crate::backend::Backend::Chrome);
         Some(crate::protocol::BrowserSession {
-            reason: "task".to_owned(),
+            reason: match super::own::reason(&self.browser, &self.id) {
+                "task" if own_chrome => "ownChrome",
+                other => other,
+            }
+            .to_owned(),
             sites,
         })
     }

@@ -187,6 +187,9 @@ async fn watch_attached(inner: Weak<Inner>, connection: Connection, mut attached
 /// Rules a newly attached target, then lets it run (or holds it for good: a service
 /// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
 async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
+    if !ours(&inner, &target.target_info) {
+        return;
+    }
     let abilities = *lock(&inner.abilities);
     let rules = match abilities.guard {
         guard::GuardMode::CdpOnly => &inner.remote_rules,
@@ -287,6 +290,20 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
             return;
         }
         inner.ready_changed.notify_waiters();
+    }
+}
+
+/// Whether an attached target is this side's to rule (ERR-21): on a connection the
+/// errands borrow from the main remote browser, the targets of the errands' contexts are
+/// the errands' watcher's, and every other is the main one's.
+fn ours(inner: &Inner, info: &TargetInfo) -> bool {
+    let borrowed = info
+        .browser_context_id
+        .as_ref()
+        .is_some_and(|context| lock(&inner.borrowed).contains(context));
+    match inner.side {
+        Side::Main => !borrowed,
+        Side::Errands => borrowed || !inner.on_main.load(std::sync::atomic::Ordering::SeqCst),
     }
 }
 
@@ -474,6 +491,46 @@ mod tests {
             .filter(|t| t.target_type == TargetType::Page)
             .map(|t| t.url)
             .collect()
+    }
+
+    /// ERR-21, ERR-22: on a connection the errands borrow from the main remote browser,
+    /// a target of an errand's context is the errands' watcher's to rule and resume, and
+    /// every other target the main one's; on their own local browser the errands rule
+    /// every target of theirs.
+    #[test]
+    fn err_21_targets_of_the_errands_contexts_are_the_errands_watchers() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = Browser::new(config(&dir));
+        let errands = main.errands();
+        let info = |context: &str| -> TargetInfo {
+            serde_json::from_value(serde_json::json!({
+                "targetId": "T", "type": "page", "browserContextId": context,
+            }))
+            .unwrap()
+        };
+        let (errand, chat, bare) = (info("E1"), info("DEFAULT"), {
+            let mut bare = info("x");
+            bare.browser_context_id = None;
+            bare
+        });
+        // Errands on their own local browser: the registry is empty, each rules its own.
+        assert!(ours(&main.inner, &chat) && ours(&errands.inner, &chat));
+        errands
+            .inner
+            .on_main
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        lock(&errands.inner.borrowed).insert("E1".into());
+        assert!(
+            !ours(&main.inner, &errand),
+            "the main watcher rules an errand's page"
+        );
+        assert!(ours(&errands.inner, &errand));
+        assert!(ours(&main.inner, &chat));
+        assert!(
+            !ours(&errands.inner, &chat),
+            "the errands rule the chat's page"
+        );
+        assert!(ours(&main.inner, &bare) && !ours(&errands.inner, &bare));
     }
 
     /// Issue 12: a page the browser does not attach and rule in time fails its creation

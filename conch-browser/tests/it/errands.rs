@@ -873,7 +873,7 @@ async fn err_19_a_healed_errand_gets_its_local_storage_back_and_health_says_so()
         browser
             .health()
             .into_iter()
-            .any(|item| item.check == conch_browser::HealthCheck::Errands)
+            .any(|item| item.check == conch_browser::HealthCheck::ErrandsReopened)
     };
     let a = env.task("task-a");
     a.open("http://shop.test/store-errand").await.unwrap();
@@ -897,7 +897,7 @@ async fn err_19_a_healed_errand_gets_its_local_storage_back_and_health_says_so()
     let health = env.browser.health();
     let item = health
         .iter()
-        .find(|item| item.check == conch_browser::HealthCheck::Errands)
+        .find(|item| item.check == conch_browser::HealthCheck::ErrandsReopened)
         .expect("health says a task's browser was reopened");
     assert_eq!(
         item.state,

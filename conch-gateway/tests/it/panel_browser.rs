@@ -981,3 +981,148 @@ async fn hand_8_closing_the_panel_mid_takeover_gives_the_agent_the_wheel_back() 
     assert!(text.contains("The person used the browser"), "{text}");
     session.finish().await;
 }
+
+/// LIVE-16, ERR-23, LIVE-10: the live view offers "A browser of its own for this chat" as
+/// a toggle button reached and pressed from the keyboard; pressed, the window shows "Its
+/// own browser", whose tooltip (the toggle's and the badge's description, shown on focus)
+/// names the site lent once the chat browses there, and the agent's next result says its
+/// tabs of the shared browser closed; pressed again, the chat is back in the main browser.
+/// No axe-core violation in either state.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().expect("a temp home");
+    std::fs::write(
+        home.path().join("browser.json"),
+        json!({ "format": 1, "sites": ["shop.example"] }).to_string(),
+    )
+    .expect("browser.json");
+    let mut session = Session::start_in(home, &[]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    session
+        .wait_until(
+            "document.getElementById('own-toggle').getAttribute('aria-pressed') === 'false' && document.getElementById('own-badge').hidden",
+            "the toggle, not pressed",
+        )
+        .await;
+    let mut reached = false;
+    for _ in 0..30 {
+        session.press(&[Key::Tab]).await;
+        let (id, shown) = session.focused().await;
+        if id == "own-toggle" {
+            assert!(shown, "the focus on the toggle does not show");
+            reached = true;
+            break;
+        }
+    }
+    assert!(reached, "Tab never reaches the toggle");
+    session.press(&[Key::Enter]).await;
+    session
+        .wait_until(
+            "document.getElementById('own-toggle').getAttribute('aria-pressed') === 'true' && !document.getElementById('own-badge').hidden",
+            "its own browser",
+        )
+        .await;
+    let badge = session
+        .js("return document.getElementById('own-badge').textContent")
+        .await;
+    assert_eq!(badge, json!("Its own browser"));
+
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    assert!(page.contains("browser of its own"), "{page}");
+    let sites = session
+        .wait_until(
+            "document.getElementById('own-sites').textContent.includes('shop.example') && document.getElementById('own-sites').textContent",
+            "the lent site in the tooltip",
+        )
+        .await;
+    assert!(
+        sites.as_str().unwrap_or_default().contains("lent"),
+        "{sites}"
+    );
+    let described = session
+        .js(
+            "const t = document.getElementById('own-toggle'); const b = document.getElementById('own-badge'); \
+             const tip = document.getElementById('own-sites'); \
+             return [t.getAttribute('aria-describedby'), b.getAttribute('aria-describedby'), tip.getAttribute('role'), \
+                     document.activeElement.id, getComputedStyle(tip).display];",
+        )
+        .await;
+    assert_eq!(
+        described,
+        json!(["own-sites", "own-sites", "tooltip", "own-toggle", "block"]),
+        "the tooltip describes the toggle and the badge, and shows while the toggle has the focus"
+    );
+    session
+        .person
+        .assert_accessible("with its own browser")
+        .await;
+    session.press(&[Key::Escape]).await;
+    let hidden = session
+        .js("return getComputedStyle(document.getElementById('own-sites')).display")
+        .await;
+    assert_eq!(hidden, json!("none"), "Escape hides the tooltip");
+
+    session.press(&[Key::Space]).await;
+    session
+        .wait_until(
+            "document.getElementById('own-toggle').getAttribute('aria-pressed') === 'false' && document.getElementById('own-badge').hidden",
+            "the main browser again",
+        )
+        .await;
+    let (tabs, error) = session
+        .agent
+        .call("browser_tabs", json!({ "action": "list" }))
+        .await;
+    assert!(!error, "{tabs}");
+    assert!(tabs.contains("main browser again"), "{tabs}");
+    session
+        .person
+        .assert_accessible("back in the main browser")
+        .await;
+    session.finish().await;
+}
+
+/// ERR-23, LIVE-10: a task's window (`--errands`) shows "Its own browser" with the site
+/// lent to it in the tooltip, and no toggle: a task can't leave its errand (ERR-1).
+#[tokio::test(flavor = "multi_thread")]
+async fn err_23_a_tasks_window_shows_its_own_browser_without_the_toggle() {
+    let pages = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().expect("a temp home");
+    std::fs::write(
+        home.path().join("browser.json"),
+        json!({ "format": 1, "sites": ["shop.example"] }).to_string(),
+    )
+    .expect("browser.json");
+    let mut session = Session::start_in(home, &["--errands"]).await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let tip = session
+        .wait_until(
+            "!document.getElementById('own-badge').hidden && document.getElementById('own-toggle').hidden && document.getElementById('own-sites').textContent",
+            "a task's own browser, with no toggle",
+        )
+        .await;
+    let tip = tip.as_str().unwrap_or_default();
+    assert!(
+        tip.contains("task") && tip.contains("shop.example"),
+        "{tip}"
+    );
+    session.person.assert_accessible("in a task's window").await;
+    session.finish().await;
+}

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use conch_browser::handoff::{HandoffEnd, hand_off};
-use conch_live::{Event, FIND_WHILE_STEPPING, MAX_COMMAND_BYTES, SESSION_NOT_YET};
+use conch_live::{Event, FIND_WHILE_STEPPING, MAX_COMMAND_BYTES, SESSION_WHICH};
 use serde_json::json;
 
 use crate::support::{cmd, eval, eventually, lab, next_event};
@@ -293,8 +293,8 @@ async fn dlg_10_hand_back_cancels_the_persons_dialog() {
 }
 
 /// PROTO-9: unknown, malformed, oversized and binary messages each get "Invalid
-/// command", and the next good command is still answered; PROTO-8: session is answered
-/// "not available yet".
+/// command", and the next good command is still answered; PROTO-8: a session command
+/// that says neither own: true nor own: false is told what to say.
 #[tokio::test(flavor = "multi_thread")]
 async fn proto_9_bad_messages_get_invalid_command_and_the_view_goes_on() {
     let lab = lab().await;
@@ -319,10 +319,10 @@ async fn proto_9_bad_messages_get_invalid_command_and_the_view_goes_on() {
     }
     assert_eq!(
         control
-            .command(&cmd(&json!({"type": "session", "own": true})))
+            .command(&cmd(&json!({"type": "session", "own": "yes"})))
             .await,
         vec![Event::Error {
-            message: SESSION_NOT_YET.to_owned()
+            message: SESSION_WHICH.to_owned()
         }]
     );
     assert_eq!(

@@ -551,7 +551,7 @@ fn err_4_errand_question_lends_sign_in() {
     assert!(
         question
             .text()
-            .contains("lends this task your sign-in on shop.example")
+            .contains("lends your sign-in on shop.example to this conversation's own browser")
     );
     assert!(
         question.for_elicitation().is_none(),

@@ -30,6 +30,8 @@ use crate::state::{ChatState, Inner, lock};
 pub(crate) struct Turn<'a> {
     inner: &'a Inner,
     chat: &'a ChatState,
+    /// The conversation where it browses for this call (LIVE-16).
+    conv: Conversation,
     /// The tool called, as the person's card names it.
     tool: &'static str,
     /// What the call does (TOOL-5).
@@ -41,20 +43,22 @@ impl<'a> Turn<'a> {
     pub(crate) fn new(
         inner: &'a Inner,
         chat: &'a ChatState,
+        conv: Conversation,
         tool: &'static str,
         act: ActKind,
     ) -> Turn<'a> {
         Turn {
             inner,
             chat,
+            conv,
             tool,
             act,
         }
     }
 
     /// The runtime's view of the conversation.
-    pub(crate) fn conv(&self) -> &'a Conversation {
-        &self.chat.conversation
+    pub(crate) fn conv(&self) -> &Conversation {
+        &self.conv
     }
 
     /// The conversation's readers and dialog watches.

@@ -121,7 +121,7 @@ async fn err_4_perm_15_allow_in_an_errand_lends_the_sites_sign_in() {
         asked[0]
             .question
             .text()
-            .contains("lends this task your sign-in"),
+            .contains("lends your sign-in on 127.0.0.1 to this conversation's own browser"),
         "{}",
         asked[0].question.text()
     );
@@ -170,5 +170,50 @@ async fn err_5_full_trust_lends_nothing() {
         !asked[0].question.lends_sign_in(),
         "a chat's question lends nothing"
     );
+    tools.browser().shutdown().await;
+}
+
+/// LIVE-16, ERR-23: when the person gives a chat a browser of its own, the chat's next
+/// call browses there, signed out (the fixtures' site is not always allowed), and its
+/// result says its tabs of the shared browser closed; taken back, its next call is in the
+/// main context again, with the main context's cookie. The chat's door is the same
+/// throughout: only the person's switch moved it.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_16_the_toolbox_follows_a_chat_to_its_own_browser_and_back() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let url = server.url("basic.html");
+    let chat = tools.chat_in(&ToolContext::chat("chat", Mode::Ask));
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    assert!(!opened.is_error, "{}", opened.text());
+    chat.conversation()
+        .evaluate("document.cookie = 'who=main'; 1")
+        .await
+        .unwrap();
+
+    tools.browser().set_own_browser("chat", true).await;
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    assert!(!opened.is_error, "{}", opened.text());
+    assert!(
+        opened.text().contains(conch_browser::MOVED_APART),
+        "{}",
+        opened.text()
+    );
+    assert_eq!(cookie(&chat).await, "", "its own browser starts signed out");
+    let session = chat.conversation().session().expect("its own browser");
+    assert_eq!(session.reason, "own");
+    assert_eq!(tools.browser().kind("chat"), ConversationKind::Chat);
+
+    tools.browser().set_own_browser("chat", false).await;
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    assert!(!opened.is_error, "{}", opened.text());
+    assert!(
+        opened.text().contains(conch_browser::MOVED_BACK),
+        "{}",
+        opened.text()
+    );
+    assert_eq!(cookie(&chat).await, "who=main");
+    assert!(chat.conversation().session().is_none());
     tools.browser().shutdown().await;
 }

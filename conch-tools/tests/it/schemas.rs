@@ -189,6 +189,36 @@ async fn err_6_a_tasks_session_is_told_it_has_its_own_browser() {
     );
 }
 
+/// ERR-6: beside the person's own Chrome, a task's MCP session is told at `initialize`
+/// that it browses in Conch's own browser, signed in nowhere (nothing is copied out of
+/// Chrome), not that sign-ins may be lent. Nothing connects to Chrome for this.
+#[tokio::test]
+async fn err_6_beside_your_own_chrome_a_tasks_session_is_told_it_is_signed_in_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = conch_browser::BrowserConfig::new(conch_browser::Home::new(dir.path()));
+    config.download = None;
+    config.remote = Some(conch_browser::remote::Remote::Chrome(
+        conch_browser::own_chrome::OwnChrome::in_folder(
+            dir.path().join("chrome-profile"),
+            std::time::Duration::from_secs(1),
+        ),
+    ));
+    let tools = Tools::new(
+        conch_browser::Browser::new(config),
+        ToolsConfig::new(Arc::new(NoOneToAsk)),
+    );
+    let server = McpServer::new(tools, Mode::Ask);
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+    let task = server
+        .session_as("own-chrome-task", conch_tools::ConversationKind::Task)
+        .handle(&init)
+        .await
+        .unwrap();
+    let told = task["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(told.contains(conch_tools::ERRAND_OWN_CHROME_NOTE), "{told}");
+    assert!(!told.contains(conch_tools::ERRAND_NOTE), "{told}");
+}
+
 /// TOOL-2: the bridged function schemas match the MCP definitions field by field.
 #[test]
 fn tool_2_bridged_functions_match_mcp() {

@@ -1,0 +1,242 @@
+//! A browser of its own for a chat (LIVE-16), and a chat that becomes a task leaving the
+//! main context (ERR-1): cookies apart both ways, seeding like a task's, the tabs of the
+//! context left behind closed, and the agent told.
+//!
+//! The fixture site is served as `shop.test` (always allowed) and `bank.test` (not)
+//! through the guard's injected resolver, as in the errands' tests.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use conch_browser::guard::{GuardConfig, MapResolver};
+use conch_browser::store::{BrowserSettings, TabsFile};
+use conch_browser::{
+    Browser, BrowserConfig, ConversationKind, Home, MOVED_APART, MOVED_BACK, OwnBrowser,
+    SystemClock,
+};
+use conch_fixtures::FixtureServer;
+use conch_policy::NetSettings;
+
+use crate::guard::Listener;
+
+const SHOP: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 10));
+const BANK: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 12));
+
+/// A browser behind the guard, with the fixtures as `shop.test` (always allowed) and
+/// `bank.test`.
+struct Env {
+    dir: tempfile::TempDir,
+    _server: FixtureServer,
+    _gateway: Listener,
+    browser: Browser,
+}
+
+impl Env {
+    async fn start() -> Env {
+        let server = FixtureServer::start().await.expect("test set-up");
+        let gateway = Listener::start("Gateway").await;
+        let fixtures = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port());
+        let resolver =
+            MapResolver::new()
+                .with("shop.test", SHOP, fixtures)
+                .with("bank.test", BANK, fixtures);
+        let dir = tempfile::tempdir().expect("test set-up");
+        let home = Home::new(dir.path().join("home"));
+        let mut settings = BrowserSettings::default();
+        settings.allow_site("shop.test");
+        settings.save(&home).expect("browser.json");
+        let mut config = BrowserConfig::new(home);
+        config.download = None;
+        let net = NetSettings::for_gateway_port(gateway.port());
+        config.guard = Some(GuardConfig::new(net).with_resolver(resolver));
+        Env {
+            dir,
+            _server: server,
+            _gateway: gateway,
+            browser: Browser::new(config),
+        }
+    }
+
+    /// The conversations tabs.json holds, once every change is written.
+    async fn saved(&self) -> Vec<String> {
+        self.browser.flush_saves().await;
+        let home = Home::new(self.dir.path().join("home"));
+        TabsFile::load(&home, &SystemClock)
+            .expect("tabs.json")
+            .value
+            .conversations
+            .into_iter()
+            .filter(|(_, tabs)| !tabs.tabs.is_empty())
+            .map(|(id, _)| id)
+            .collect()
+    }
+}
+
+/// The cookies the active tab's page sees, sorted.
+async fn cookies(conv: &conch_browser::Conversation) -> Vec<String> {
+    let jar = conv.evaluate("document.cookie").await.expect("cookies");
+    let mut all: Vec<String> = jar
+        .as_str()
+        .unwrap_or_default()
+        .split("; ")
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect();
+    all.sort();
+    all
+}
+
+/// Whether `page` stops answering within 10 s (its tab was closed).
+async fn closes(page: &conch_cdp::Session) -> bool {
+    for _ in 0..100 {
+        let answer = page
+            .call_raw("Runtime.evaluate", serde_json::json!({ "expression": "1" }))
+            .await;
+        if answer.is_err() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// LIVE-16, ERR-3: `own: true` gives the chat an isolated context in the errands'
+/// browser, seeded with the always-allowed site's cookies (shop.test, not bank.test); a
+/// cookie set there is invisible to the main context and one set in the main context
+/// later is invisible there. Its main tab closes and its next result says so. `own:
+/// false` returns it to the main context's cookies, closes its own browser (what it set
+/// there is gone) and says so too. A task can't be given the main browser, and deleting
+/// a chat closes its own browser.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_16_own_true_gives_the_chat_an_isolated_context_and_false_returns_it() {
+    let env = Env::start().await;
+    let chat = env.browser.conversation("chat");
+    chat.open("http://shop.test/basic.html").await.unwrap();
+    chat.evaluate("document.cookie = 'who=main; path=/'; 1")
+        .await
+        .unwrap();
+    chat.open("http://bank.test/basic.html").await.unwrap();
+    chat.evaluate("document.cookie = 'bank=main; path=/'; 1")
+        .await
+        .unwrap();
+    let main_page = chat.page().await.unwrap();
+
+    assert_eq!(
+        env.browser.set_own_browser("chat", true).await,
+        OwnBrowser::Own
+    );
+    assert!(closes(&main_page).await, "its main tab closed");
+    assert!(chat.moved(), "the old view knows the chat moved");
+    let own = env.browser.conversation("chat");
+    assert!(!own.moved());
+    assert!(
+        own.tabs().await.unwrap().is_empty(),
+        "it starts with no tab"
+    );
+    assert_eq!(own.take_notes().await, [MOVED_APART]);
+    own.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(
+        cookies(&own).await,
+        ["who=main"],
+        "seeded with the always-allowed site"
+    );
+    assert_eq!(env.browser.errands_open().await, 1, "an errand context");
+    let session = own.session().expect("its own browser");
+    assert_eq!(session.reason, "own");
+    assert_eq!(session.sites, ["shop.test"]);
+    own.evaluate("document.cookie = 'who=own; path=/'; 1")
+        .await
+        .unwrap();
+    own.open("http://bank.test/basic.html").await.unwrap();
+    assert!(cookies(&own).await.is_empty(), "bank.test is not lent");
+
+    // Another chat in the main context: it never sees the own browser's cookie, and
+    // what it sets there now is never seen in the own browser.
+    let other = env.browser.conversation("other");
+    other.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(cookies(&other).await, ["who=main"]);
+    other
+        .evaluate("document.cookie = 'late=main; path=/'; 1")
+        .await
+        .unwrap();
+    own.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(cookies(&own).await, ["who=own"]);
+
+    assert_eq!(
+        env.browser.set_own_browser("chat", false).await,
+        OwnBrowser::Main
+    );
+    assert_eq!(
+        env.browser.errands_open().await,
+        0,
+        "its own browser closed"
+    );
+    let back = env.browser.conversation("chat");
+    assert!(back.tabs().await.unwrap().is_empty());
+    assert_eq!(back.take_notes().await, [MOVED_BACK]);
+    back.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(cookies(&back).await, ["late=main", "who=main"]);
+    assert!(back.session().is_none());
+
+    env.browser.set_kind("task", ConversationKind::Task);
+    assert_eq!(
+        env.browser.set_own_browser("task", false).await,
+        OwnBrowser::Task
+    );
+
+    // A deleted chat with a browser of its own closes it (ERR-10).
+    env.browser.set_own_browser("chat", true).await;
+    let own = env.browser.conversation("chat");
+    own.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(env.browser.errands_open().await, 1);
+    env.browser.chat_deleted("chat").await;
+    assert_eq!(env.browser.errands_open().await, 0);
+    assert!(!env.browser.has_own_browser("chat"));
+    env.browser.shutdown().await;
+}
+
+/// ERR-1: a chat that browsed in the main context and then becomes a task, even with a
+/// call of it in flight there, leaves no tab in the main context: its page there closes
+/// and tabs.json forgets it; the task starts in its errand with no tab, and its first
+/// result says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_1_a_chat_that_becomes_a_task_leaves_no_tab_in_the_main_browser() {
+    let env = Env::start().await;
+    let chat = env.browser.conversation("job");
+    chat.open("http://shop.test/basic.html").await.unwrap();
+    let first = chat.page().await.unwrap();
+    assert_eq!(env.saved().await, ["job"]);
+    // A call of the chat in flight in the main context when it becomes a task.
+    let in_flight = tokio::spawn({
+        let chat = chat.clone();
+        async move {
+            chat.new_tab("http://shop.test/delay/800/basic.html")
+                .await
+                .map(|t| t.id)
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    env.browser.set_kind("job", ConversationKind::Task);
+    let opened = in_flight.await.expect("the call ends");
+    assert!(opened.is_ok(), "the call in flight finishes: {opened:?}");
+    assert!(closes(&first).await, "its first main tab closed");
+
+    let task = env.browser.conversation("job");
+    let mut gone = false;
+    for _ in 0..100 {
+        if env.saved().await.is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "tabs.json still holds the task's main tabs");
+    assert!(task.tabs().await.unwrap().is_empty());
+    assert_eq!(task.take_notes().await, [MOVED_APART]);
+    assert_eq!(task.session().map(|s| s.reason).as_deref(), Some("task"));
+    // A chat that only ever browsed in the main context is untouched.
+    let other = env.browser.conversation("other");
+    other.open("http://shop.test/basic.html").await.unwrap();
+    assert_eq!(env.saved().await, ["other"]);
+    env.browser.shutdown().await;
+}
