@@ -544,14 +544,23 @@ mod tests {
         config.hold_pages = Some((String::new(), Duration::from_millis(1500)));
         let browser = Browser::new(config);
         browser.ensure_running().await.unwrap();
-        // The browser's own first tab is filed too (held like any page), and nobody takes it.
-        tokio::time::sleep(Duration::from_millis(2000)).await;
-        let before = pages(&browser).await;
         let filed = || {
             let mut ids: Vec<TargetId> = lock(&browser.inner.ready).pages.keys().cloned().collect();
             ids.sort_by(|a, b| a.0.cmp(&b.0));
             ids
         };
+        // The browser's own first tab is filed too (held like any page), and nobody takes
+        // it. Waited for, not slept on: on a loaded machine it is filed later (it was once
+        // after the 2 s this test used to sleep).
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        while filed().len() != pages(&browser).await.len() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the browser's own tab was never filed"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let before = pages(&browser).await;
         let first = filed();
         let chat = browser.conversation("c1");
 
@@ -561,8 +570,13 @@ mod tests {
             "{failed:?}"
         );
         assert_ne!(failed.to_string(), BrowserError::NotRunning.to_string());
-        // Past the hold: the late page was handed over, and dropped.
+        // Past the hold: the late page was handed over, and dropped. It is closed by then
+        // or soon after; waited for up to 15 s on a loaded machine, never taken as done.
         tokio::time::sleep(Duration::from_millis(2000)).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        while pages(&browser).await != before && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         assert_eq!(filed(), first, "the late page is kept");
         assert!(lock(&browser.inner.ready).abandoned.is_empty());
         assert_eq!(pages(&browser).await, before, "the late page is left open");
