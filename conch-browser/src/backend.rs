@@ -136,6 +136,19 @@ pub(crate) trait Held: Send + fmt::Debug {
     ) -> BoxFuture<'static, ()>;
 }
 
+/// Closes Conch's own pages `ours` in a browser Conch did not launch, each bounded to
+/// 5 s; one that is already gone changes nothing (BE-15).
+pub(crate) async fn close_ours(connection: &Connection, ours: Vec<TargetId>) {
+    let browser = connection.browser();
+    for target_id in ours {
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            browser.call(&conch_cdp::protocol::target::CloseTarget { target_id }),
+        )
+        .await;
+    }
+}
+
 /// Which browser Conch drives (BE-1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

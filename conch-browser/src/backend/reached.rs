@@ -9,12 +9,10 @@
 //! which are [`crate::remote`]'s and [`crate::own_chrome`]'s.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use conch_cdp::Connection;
 use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::browser::GetVersion;
-use conch_cdp::protocol::target::CloseTarget;
 use futures_util::future::BoxFuture;
 
 use super::{Abilities, Backend, ConnectError, Connected, Driver, Facts, Held};
@@ -152,14 +150,7 @@ impl Held for NotOurs {
         ours: Vec<TargetId>,
     ) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let browser = connection.browser();
-            for target_id in ours {
-                let _ = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    browser.call(&CloseTarget { target_id }),
-                )
-                .await;
-            }
+            crate::backend::close_ours(&connection, ours).await;
             connection.close();
             if let Some(session) = self.cloud {
                 remote::release(&session).await;

@@ -166,14 +166,8 @@ impl Held for Borrowed {
         ours: Vec<TargetId>,
     ) -> BoxFuture<'static, ()> {
         Box::pin(async move {
+            crate::backend::close_ours(&connection, ours).await;
             let browser = connection.browser();
-            for target_id in ours {
-                let _ = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    browser.call(&CloseTarget { target_id }),
-                )
-                .await;
-            }
             let contexts: Vec<BrowserContextId> = lock(&self.borrowed).drain().collect();
             for browser_context_id in contexts {
                 // Already disposed ones answer with an error, which changes nothing.

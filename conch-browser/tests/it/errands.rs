@@ -66,7 +66,7 @@ impl Env {
 }
 
 /// The cookies the active tab's page sees, sorted.
-async fn cookies(conv: &conch_browser::Conversation) -> Vec<String> {
+pub(crate) async fn cookies(conv: &conch_browser::Conversation) -> Vec<String> {
     let jar = conv.evaluate("document.cookie").await.expect("cookies");
     let mut all: Vec<String> = jar
         .as_str()

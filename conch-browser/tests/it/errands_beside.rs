@@ -25,6 +25,7 @@ use conch_fixtures::cloud::{Flavour, PretendCloud};
 use conch_policy::{AllowedHost, NetSettings};
 use serde_json::json;
 
+use crate::errands::cookies;
 use crate::guard::{Listener, no_request_reached};
 
 /// A runtime on `remote` whose own local browser can't start (no browser in its folder,
@@ -44,20 +45,6 @@ fn remote_only(dir: &tempfile::TempDir, remote: Remote) -> BrowserConfig {
 fn task(browser: &Browser, id: &str) -> conch_browser::Conversation {
     browser.set_kind(id, ConversationKind::Task);
     browser.conversation(id)
-}
-
-/// The cookies the active tab's page sees, sorted.
-async fn cookies(conv: &conch_browser::Conversation) -> Vec<String> {
-    let jar = conv.evaluate("document.cookie").await.expect("cookies");
-    let mut all: Vec<String> = jar
-        .as_str()
-        .unwrap_or_default()
-        .split("; ")
-        .filter(|c| !c.is_empty())
-        .map(str::to_owned)
-        .collect();
-    all.sort();
-    all
 }
 
 /// The browser contexts of the pages at `url_end` in the browser at DevTools `port`, seen

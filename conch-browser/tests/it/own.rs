@@ -17,6 +17,7 @@ use conch_browser::{
 use conch_fixtures::FixtureServer;
 use conch_policy::NetSettings;
 
+use crate::errands::cookies;
 use crate::guard::Listener;
 
 const SHOP: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 10));
@@ -70,20 +71,6 @@ impl Env {
             .map(|(id, _)| id)
             .collect()
     }
-}
-
-/// The cookies the active tab's page sees, sorted.
-async fn cookies(conv: &conch_browser::Conversation) -> Vec<String> {
-    let jar = conv.evaluate("document.cookie").await.expect("cookies");
-    let mut all: Vec<String> = jar
-        .as_str()
-        .unwrap_or_default()
-        .split("; ")
-        .filter(|c| !c.is_empty())
-        .map(str::to_owned)
-        .collect();
-    all.sort();
-    all
 }
 
 /// Whether `page` stops answering within 10 s (its tab was closed).
