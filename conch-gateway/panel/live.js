@@ -255,7 +255,10 @@ export class LiveView {
    */
   session(session) {
     const own = Boolean(session);
-    const task = session?.reason === 'task';
+    // Beside your own Chrome a task browses in Conch's own browser on this computer,
+    // signed in nowhere (ERR-6).
+    const beside = session?.reason === 'ownChrome';
+    const task = session?.reason === 'task' || beside;
     byId('own').classList.toggle('is-own', own);
     show(byId('own-badge'), own);
     const toggle = byId('own-toggle');
@@ -263,8 +266,11 @@ export class LiveView {
     show(toggle, !task);
     const sites = (session?.sites || []).join(', ');
     const lent = sites ? `Sign-ins lent to it: ${sites}.` : 'Signed in nowhere: no sign-in is lent to it yet.';
+    const whose = beside
+      ? "A task's own browser on this computer, beside your own Chrome: signed in nowhere, and nothing is copied out of your Chrome."
+      : `${task ? "A task's own browser. " : ''}${lent}`;
     byId('own-sites').textContent = own
-      ? `${task ? "A task's own browser. " : ''}${lent}`
+      ? whose
       : "It would start signed in only on the sites you always allow, and this chat's tabs here would close.";
   }
 

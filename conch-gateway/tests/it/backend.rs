@@ -13,7 +13,7 @@ use crate::support::{StdioClient, gateway};
 const CANARY: &str = "bb_live_CANARY_7d1c";
 
 /// Runs `conch-gateway backend …` on `home`; gives (success, stdout, stderr).
-async fn backend(
+pub(crate) async fn backend(
     home: &std::path::Path,
     args: &[&str],
     env: &[(&str, &str)],

@@ -56,12 +56,20 @@ impl Session {
 
     /// As [`Session::start`], on `home` (which may hold files the gateway reads at start).
     pub(crate) async fn start_in(home: tempfile::TempDir, args: &[&str]) -> Session {
+        Session::start_with(home, args, &[]).await
+    }
+
+    /// As [`Session::start_in`], with `env` set for the gateway.
+    pub(crate) async fn start_with(
+        home: tempfile::TempDir,
+        args: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Session {
         let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
         all.extend_from_slice(args);
-        let (mut agent, person) = tokio::join!(
-            StdioClient::start(gateway(home.path(), &all)),
-            Person::start()
-        );
+        let mut command = gateway(home.path(), &all);
+        command.envs(env.iter().copied());
+        let (mut agent, person) = tokio::join!(StdioClient::start(command), Person::start());
         let pipe = agent.child.stderr.take().expect("stderr is piped");
         let (tx, mut rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -1124,5 +1132,48 @@ async fn err_23_a_tasks_window_shows_its_own_browser_without_the_toggle() {
         "{tip}"
     );
     session.person.assert_accessible("in a task's window").await;
+    session.finish().await;
+}
+
+/// ERR-6, ERR-23: beside your own Chrome a task's window says it browses in Conch's own
+/// browser on this computer, signed in nowhere, with nothing copied out of your Chrome,
+/// and offers no toggle (a task can't leave its own browser).
+#[tokio::test(flavor = "multi_thread")]
+async fn err_6_a_tasks_window_beside_your_own_chrome_says_it_is_signed_in_nowhere() {
+    let pages = FixtureServer::start().await.unwrap();
+    let chrome = conch_fixtures::browser::Standalone::start_on(&pages.url("person-tab.html"))
+        .expect("a stand-in for your own Chrome");
+    let home = tempfile::tempdir().expect("a temp home");
+    let (ok, out, err) = crate::backend::backend(home.path(), &["set", "chrome"], &[]).await;
+    assert!(ok, "{out} {err}");
+    let profile = chrome.profile();
+    let mut session = Session::start_with(
+        home,
+        &["--errands"],
+        &[("CONCH_CHROME_PROFILE", profile.as_os_str())],
+    )
+    .await;
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session.sign_in().await;
+    session.open(&format!("conversation={STDIO}")).await;
+    let tip = session
+        .wait_until(
+            "!document.getElementById('own-badge').hidden && document.getElementById('own-toggle').hidden && document.getElementById('own-sites').textContent",
+            "a task's own browser beside your own Chrome, with no toggle",
+        )
+        .await;
+    let tip = tip.as_str().unwrap_or_default();
+    assert!(
+        tip.contains("signed in nowhere") && tip.contains("your own Chrome"),
+        "{tip}"
+    );
+    session
+        .person
+        .assert_accessible("in a task's window beside your own Chrome")
+        .await;
     session.finish().await;
 }
