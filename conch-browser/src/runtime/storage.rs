@@ -31,7 +31,7 @@ use conch_cdp::protocol::target::CreateTarget;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::targets::take_ready;
+use super::targets::ready_or_closed;
 use super::*;
 use crate::aside::OriginStorage;
 
@@ -430,17 +430,7 @@ async fn open_blank(
             ..CreateTarget::new("about:blank")
         })
         .await?;
-    let Some(session) = take_ready(inner, &created.target_id).await else {
-        lock(&inner.ready).abandon(&created.target_id);
-        let _ = browser
-            .call(&CloseTarget {
-                target_id: created.target_id,
-            })
-            .await;
-        return Err(BrowserError::PageNotReady {
-            seconds: inner.config.attach_timeout.as_secs().max(1),
-        });
-    };
+    let session = ready_or_closed(inner, &browser, created.target_id.clone()).await?;
     if let Some(id) = session.id() {
         inner.rules.stand_blank(id);
         inner.remote_rules.stand_blank(id);

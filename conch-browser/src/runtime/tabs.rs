@@ -19,7 +19,7 @@ use conch_policy::TabUse;
 use tokio::sync::Mutex;
 
 use super::navigate::wait_until_loaded;
-use super::targets::take_ready;
+use super::targets::ready_or_closed;
 use super::*;
 use crate::error::BrowserError;
 use crate::guard::Blocked;
@@ -77,19 +77,7 @@ async fn create_page(
             .await;
         return Err(e.into());
     }
-    let Some(session) = take_ready(inner, &created.target_id).await else {
-        // Never left behind: a page nobody files would live on unseen, and one that is
-        // handed over late is dropped (issue 12).
-        lock(&inner.ready).abandon(&created.target_id);
-        let _ = browser
-            .call(&CloseTarget {
-                target_id: created.target_id,
-            })
-            .await;
-        return Err(BrowserError::PageNotReady {
-            seconds: inner.config.attach_timeout.as_secs().max(1),
-        });
-    };
+    let session = ready_or_closed(inner, &browser, created.target_id.clone()).await?;
     let mut state = inner.state.lock().await;
     let same_browser = state.generation == generation;
     match state.running.as_mut() {

@@ -84,6 +84,25 @@ struct TargetInfoChanged {
     target_info: TargetInfo,
 }
 
+/// The page `target` that Conch just created through `browser`, once the watcher hands it
+/// over attached and ruled ([`take_ready`]). Never left behind: a page nobody files would
+/// live on unseen, and one handed over late is dropped (issue 12); so a page not ready in
+/// time is abandoned and closed, and the creation fails with `PageNotReady`.
+pub(super) async fn ready_or_closed(
+    inner: &Inner,
+    browser: &Session,
+    target: TargetId,
+) -> Result<Session, BrowserError> {
+    if let Some(session) = take_ready(inner, &target).await {
+        return Ok(session);
+    }
+    lock(&inner.ready).abandon(&target);
+    let _ = browser.call(&CloseTarget { target_id: target }).await;
+    Err(BrowserError::PageNotReady {
+        seconds: inner.config.attach_timeout.as_secs().max(1),
+    })
+}
+
 /// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
 pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
     let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;

@@ -20,19 +20,19 @@ const SHOP: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 10));
 const BANK: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 12));
 
 /// A browser behind the guard, with the fixtures as `shop.test` and a stand-in gateway.
-struct Env {
-    dir: tempfile::TempDir,
+pub(crate) struct Env {
+    pub(crate) dir: tempfile::TempDir,
     server: FixtureServer,
     gateway: Listener,
-    browser: Browser,
+    pub(crate) browser: Browser,
 }
 
 impl Env {
-    async fn start() -> Env {
+    pub(crate) async fn start() -> Env {
         Env::start_with(|_| {}).await
     }
 
-    async fn start_with(tune: impl FnOnce(&mut BrowserConfig)) -> Env {
+    pub(crate) async fn start_with(tune: impl FnOnce(&mut BrowserConfig)) -> Env {
         let server = FixtureServer::start().await.expect("test set-up");
         let gateway = Listener::start("Gateway").await;
         let fixtures = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port());

@@ -5,72 +5,35 @@
 //! The fixture site is served as `shop.test` (always allowed) and `bank.test` (not)
 //! through the guard's injected resolver, as in the errands' tests.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use conch_browser::guard::{GuardConfig, MapResolver};
 use conch_browser::store::{BrowserSettings, TabsFile};
-use conch_browser::{
-    Browser, BrowserConfig, ConversationKind, Home, MOVED_APART, MOVED_BACK, OwnBrowser,
-    SystemClock,
-};
-use conch_fixtures::FixtureServer;
-use conch_policy::NetSettings;
+use conch_browser::{ConversationKind, Home, MOVED_APART, MOVED_BACK, OwnBrowser, SystemClock};
 
-use crate::errands::cookies;
-use crate::guard::Listener;
+use crate::errands::{Env, cookies};
 
-const SHOP: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 10));
-const BANK: IpAddr = IpAddr::V4(Ipv4Addr::new(203, 0, 113, 12));
-
-/// A browser behind the guard, with the fixtures as `shop.test` (always allowed) and
-/// `bank.test`.
-struct Env {
-    dir: tempfile::TempDir,
-    _server: FixtureServer,
-    _gateway: Listener,
-    browser: Browser,
-}
-
-impl Env {
-    async fn start() -> Env {
-        let server = FixtureServer::start().await.expect("test set-up");
-        let gateway = Listener::start("Gateway").await;
-        let fixtures = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), server.port());
-        let resolver =
-            MapResolver::new()
-                .with("shop.test", SHOP, fixtures)
-                .with("bank.test", BANK, fixtures);
-        let dir = tempfile::tempdir().expect("test set-up");
-        let home = Home::new(dir.path().join("home"));
+/// The errand tests' browser, with `shop.test` always allowed (`bank.test` never is).
+async fn start() -> Env {
+    Env::start_with(|config| {
         let mut settings = BrowserSettings::default();
         settings.allow_site("shop.test");
-        settings.save(&home).expect("browser.json");
-        let mut config = BrowserConfig::new(home);
-        config.download = None;
-        let net = NetSettings::for_gateway_port(gateway.port());
-        config.guard = Some(GuardConfig::new(net).with_resolver(resolver));
-        Env {
-            dir,
-            _server: server,
-            _gateway: gateway,
-            browser: Browser::new(config),
-        }
-    }
+        settings.save(&config.home).expect("browser.json");
+    })
+    .await
+}
 
-    /// The conversations tabs.json holds, once every change is written.
-    async fn saved(&self) -> Vec<String> {
-        self.browser.flush_saves().await;
-        let home = Home::new(self.dir.path().join("home"));
-        TabsFile::load(&home, &SystemClock)
-            .expect("tabs.json")
-            .value
-            .conversations
-            .into_iter()
-            .filter(|(_, tabs)| !tabs.tabs.is_empty())
-            .map(|(id, _)| id)
-            .collect()
-    }
+/// The conversations tabs.json holds, once every change is written.
+async fn saved(env: &Env) -> Vec<String> {
+    env.browser.flush_saves().await;
+    let home = Home::new(env.dir.path().join("home"));
+    TabsFile::load(&home, &SystemClock)
+        .expect("tabs.json")
+        .value
+        .conversations
+        .into_iter()
+        .filter(|(_, tabs)| !tabs.tabs.is_empty())
+        .map(|(id, _)| id)
+        .collect()
 }
 
 /// Whether `page` stops answering within 10 s (its tab was closed).
@@ -96,7 +59,7 @@ async fn closes(page: &conch_cdp::Session) -> bool {
 /// a chat closes its own browser.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_16_own_true_gives_the_chat_an_isolated_context_and_false_returns_it() {
-    let env = Env::start().await;
+    let env = start().await;
     let chat = env.browser.conversation("chat");
     chat.open("http://shop.test/basic.html").await.unwrap();
     chat.evaluate("document.cookie = 'who=main; path=/'; 1")
@@ -188,11 +151,11 @@ async fn live_16_own_true_gives_the_chat_an_isolated_context_and_false_returns_i
 /// result says why.
 #[tokio::test(flavor = "multi_thread")]
 async fn err_1_a_chat_that_becomes_a_task_leaves_no_tab_in_the_main_browser() {
-    let env = Env::start().await;
+    let env = start().await;
     let chat = env.browser.conversation("job");
     chat.open("http://shop.test/basic.html").await.unwrap();
     let first = chat.page().await.unwrap();
-    assert_eq!(env.saved().await, ["job"]);
+    assert_eq!(saved(&env).await, ["job"]);
     // A call of the chat in flight in the main context when it becomes a task.
     let in_flight = tokio::spawn({
         let chat = chat.clone();
@@ -211,7 +174,7 @@ async fn err_1_a_chat_that_becomes_a_task_leaves_no_tab_in_the_main_browser() {
     let task = env.browser.conversation("job");
     let mut gone = false;
     for _ in 0..100 {
-        if env.saved().await.is_empty() {
+        if saved(&env).await.is_empty() {
             gone = true;
             break;
         }
@@ -224,6 +187,6 @@ async fn err_1_a_chat_that_becomes_a_task_leaves_no_tab_in_the_main_browser() {
     // A chat that only ever browsed in the main context is untouched.
     let other = env.browser.conversation("other");
     other.open("http://shop.test/basic.html").await.unwrap();
-    assert_eq!(env.saved().await, ["other"]);
+    assert_eq!(saved(&env).await, ["other"]);
     env.browser.shutdown().await;
 }

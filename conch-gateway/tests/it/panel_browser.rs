@@ -1112,7 +1112,25 @@ async fn err_23_a_tasks_window_shows_its_own_browser_without_the_toggle() {
         json!({ "format": 1, "sites": ["shop.example"] }).to_string(),
     )
     .expect("browser.json");
-    let mut session = Session::start_in(home, &["--errands"]).await;
+    let session = Session::start_in(home, &["--errands"]).await;
+    a_tasks_window_says(
+        session,
+        &pages,
+        &["task", "shop.example"],
+        "in a task's window",
+    )
+    .await;
+}
+
+/// The task's window of `session` (an errand's stdio conversation, having opened nothing
+/// yet) after it opens a page: "Its own browser" shown, no toggle, the tooltip holding
+/// each of `words`, and no axe violation (`state` names it).
+async fn a_tasks_window_says(
+    mut session: Session,
+    pages: &FixtureServer,
+    words: &[&str],
+    state: &str,
+) {
     let (page, error) = session
         .agent
         .call("browser_open", json!({ "url": pages.url("live.html") }))
@@ -1127,11 +1145,8 @@ async fn err_23_a_tasks_window_shows_its_own_browser_without_the_toggle() {
         )
         .await;
     let tip = tip.as_str().unwrap_or_default();
-    assert!(
-        tip.contains("task") && tip.contains("shop.example"),
-        "{tip}"
-    );
-    session.person.assert_accessible("in a task's window").await;
+    assert!(words.iter().all(|w| tip.contains(w)), "{tip}");
+    session.person.assert_accessible(state).await;
     session.finish().await;
 }
 
@@ -1147,33 +1162,17 @@ async fn err_6_a_tasks_window_beside_your_own_chrome_says_it_is_signed_in_nowher
     let (ok, out, err) = crate::backend::backend(home.path(), &["set", "chrome"], &[]).await;
     assert!(ok, "{out} {err}");
     let profile = chrome.profile();
-    let mut session = Session::start_with(
+    let session = Session::start_with(
         home,
         &["--errands"],
         &[("CONCH_CHROME_PROFILE", profile.as_os_str())],
     )
     .await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
-    session.sign_in().await;
-    session.open(&format!("conversation={STDIO}")).await;
-    let tip = session
-        .wait_until(
-            "!document.getElementById('own-badge').hidden && document.getElementById('own-toggle').hidden && document.getElementById('own-sites').textContent",
-            "a task's own browser beside your own Chrome, with no toggle",
-        )
-        .await;
-    let tip = tip.as_str().unwrap_or_default();
-    assert!(
-        tip.contains("signed in nowhere") && tip.contains("your own Chrome"),
-        "{tip}"
-    );
-    session
-        .person
-        .assert_accessible("in a task's window beside your own Chrome")
-        .await;
-    session.finish().await;
+    a_tasks_window_says(
+        session,
+        &pages,
+        &["signed in nowhere", "your own Chrome"],
+        "in a task's window beside your own Chrome",
+    )
+    .await;
 }
