@@ -3,7 +3,10 @@
 //!
 //! [`Settle::begin`] is called before the act (so the requests it starts are seen) and
 //! [`Settle::finish`] after it. A click whose effect is synchronous returns after one quiet
-//! window; a click that fetches waits for the answer, up to the bound.
+//! window; a click that fetches waits for the answer, up to the bound. An act that loads a
+//! new document is done at that document's load event, once no request of the page is in
+//! flight: the same point browser_open reads a page at, without a quiet window after it
+//! (the page's own requests after its load are waited for as any act's).
 //!
 //! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket), on
 //! requests that change no text (images, fonts, media, icons, pings), and any
@@ -58,10 +61,25 @@ pub struct Settle {
     sent: RawEvents,
     finished: RawEvents,
     failed: RawEvents,
+    loaded: RawEvents,
+    /// Whether the top document fired its load event since the act, and what followed.
+    load: Load,
     in_flight: HashSet<String>,
     /// Requests that ended before their start was read: the start, read later, must not
     /// count them as in flight (a request can start and end within one pause).
     ended_early: HashSet<String>,
+}
+
+/// Where the top document's load stands since the act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Load {
+    /// No load event yet: the act's outcome is judged by a quiet window.
+    No,
+    /// A load event came: the page is read once nothing is in flight.
+    Fired,
+    /// A load event came with requests in flight: once they end, a quiet window judges
+    /// the changes they bring, as after any act.
+    Busy,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +156,7 @@ impl Settle {
         let sent = page.events("Network.requestWillBeSent");
         let finished = page.events("Network.loadingFinished");
         let failed = page.events("Network.loadingFailed");
+        let loaded = page.events("Page.loadEventFired");
         // Best effort: without it, settling still waits for a quiet DOM.
         let _ = page.call_raw("Network.enable", serde_json::json!({})).await;
         Settle {
@@ -145,6 +164,8 @@ impl Settle {
             sent,
             finished,
             failed,
+            loaded,
+            load: Load::No,
             in_flight: HashSet::new(),
             ended_early: HashSet::new(),
         }
@@ -170,6 +191,16 @@ impl Settle {
         }
         for id in ended {
             self.ended(id);
+        }
+        while let Some(Some(_)) = self.loaded.next().now_or_never() {
+            self.load_fired();
+        }
+    }
+
+    /// The top document fired its load event.
+    fn load_fired(&mut self) {
+        if self.load == Load::No {
+            self.load = Load::Fired;
         }
     }
 
@@ -206,7 +237,34 @@ impl Settle {
                     quiet: false,
                 };
             }
-            let dom_quiet = self.dom_quiet(options.quiet, left).await;
+            self.drain();
+            if self.load == Load::Fired {
+                if self.in_flight.is_empty() {
+                    // A new document loaded and nothing it asked for is pending: it is
+                    // read now, as browser_open reads a page at its load event.
+                    return Settled {
+                        waited: start.elapsed(),
+                        quiet: true,
+                    };
+                }
+                // Requests of its own after the load: their changes are judged by a
+                // quiet window, as any act's.
+                self.load = Load::Busy;
+            }
+            let dom_quiet = if self.load == Load::No {
+                // A load event ends the window at once: a new document is judged by its
+                // load, not by how long its scripts keep changing it.
+                let loaded = &mut self.loaded;
+                tokio::select! {
+                    quiet = dom_quiet(&self.page, options.quiet, left) => quiet,
+                    Some(_) = loaded.next() => {
+                        self.load_fired();
+                        continue;
+                    }
+                }
+            } else {
+                dom_quiet(&self.page, options.quiet, left).await
+            };
             self.drain();
             if self.in_flight.is_empty() && dom_quiet == Some(true) {
                 return Settled {
@@ -214,45 +272,56 @@ impl Settle {
                     quiet: true,
                 };
             }
-            // Wait for the requests in flight (or the new document) a little, then look again.
+            // Wait a little for the requests in flight (or the new document), then look
+            // again; the last request ending, or a load, ends the wait at once.
+            let requests = !self.in_flight.is_empty();
             let pause = tokio::time::sleep(options.quiet.min(left) / 2);
             tokio::pin!(pause);
             loop {
-                tokio::select! {
+                let ended = tokio::select! {
                     () = &mut pause => break,
-                    Some(event) = self.finished.next() => {
-                        if let Ok(r) = event.parse::<RequestEvent>() { self.ended(r.request_id); }
+                    Some(event) = self.finished.next() => event.parse::<RequestEvent>().ok(),
+                    Some(event) = self.failed.next() => event.parse::<RequestEvent>().ok(),
+                    Some(_) = self.loaded.next() => {
+                        self.load_fired();
+                        if self.load == Load::Fired {
+                            break;
+                        }
+                        None
                     }
-                    Some(event) = self.failed.next() => {
-                        if let Ok(r) = event.parse::<RequestEvent>() { self.ended(r.request_id); }
+                };
+                if let Some(request) = ended {
+                    self.ended(request.request_id);
+                    if requests && self.in_flight.is_empty() {
+                        break;
                     }
                 }
             }
         }
     }
+}
 
-    /// Runs the in-page wait in Conch's isolated world, where the page cannot redefine
-    /// `MutationObserver`, `performance.now` or `setTimeout` to look quiet or busy; `None`
-    /// when the page could not run it (navigating).
-    async fn dom_quiet(&self, quiet: Duration, left: Duration) -> Option<bool> {
-        let quiet_ms = quiet.as_millis();
-        let max_ms = left.as_millis();
-        let expression = format!("({QUIET_JS})({quiet_ms}, {max_ms})");
-        let top = Frame::top(&self.page).await.ok()?;
-        match top
-            .evaluate_awaiting(&expression, left + Duration::from_millis(500))
-            .await
-        {
-            Ok(answer) => answer
-                .result
-                .value
-                .as_ref()
-                .and_then(serde_json::Value::as_bool),
-            Err(_) => {
-                // The top frame may have been replaced (a swap of browsing context).
-                Frame::forget_top(&self.page);
-                None
-            }
+/// Runs the in-page wait in Conch's isolated world, where the page cannot redefine
+/// `MutationObserver`, `performance.now` or `setTimeout` to look quiet or busy; `None`
+/// when the page could not run it (navigating).
+async fn dom_quiet(page: &Session, quiet: Duration, left: Duration) -> Option<bool> {
+    let quiet_ms = quiet.as_millis();
+    let max_ms = left.as_millis();
+    let expression = format!("({QUIET_JS})({quiet_ms}, {max_ms})");
+    let top = Frame::top(page).await.ok()?;
+    match top
+        .evaluate_awaiting(&expression, left + Duration::from_millis(500))
+        .await
+    {
+        Ok(answer) => answer
+            .result
+            .value
+            .as_ref()
+            .and_then(serde_json::Value::as_bool),
+        Err(_) => {
+            // The top frame may have been replaced (a swap of browsing context).
+            Frame::forget_top(page);
+            None
         }
     }
 }
