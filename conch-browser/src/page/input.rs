@@ -349,6 +349,14 @@ pub async fn move_to(page: &Session, at: (f64, f64)) -> Result<(), InputError> {
 /// A DevTools failure.
 pub async fn click(page: &Session, at: (f64, f64), press: Press) -> Result<(), InputError> {
     move_to(page, at).await?;
+    press_at(page, at, press).await
+}
+
+/// Clicks at `at` as `press` says, the pointer already there (moved by [`move_to`]).
+///
+/// # Errors
+/// A DevTools failure.
+pub async fn press_at(page: &Session, at: (f64, f64), press: Press) -> Result<(), InputError> {
     let (button, bits) = match press {
         Press::Right => (MouseButton::Right, 2),
         Press::Left | Press::Double => (MouseButton::Left, 1),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use conch_cdp::Session;
 use serde_json::{Value, json};
 
-use super::ready::{actionable_point, settled};
+use super::ready::{actionable_point, actionable_target, free_point, settled};
 use super::{ActError, ActOptions, Done, How};
 use crate::page::Element;
 use crate::page::input::{self, Press};
@@ -24,9 +24,10 @@ pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done,
     let done = settled(&el.page, options, async {
         match how {
             How::Hover => input::move_to(&el.page, at).await?,
-            How::Click => input::click(&el.page, at, Press::Left).await?,
-            How::Double => input::click(&el.page, at, Press::Double).await?,
-            How::Right => input::click(&el.page, at, Press::Right).await?,
+            // The pointer already stands at `at` (`arrive`).
+            How::Click => input::press_at(&el.page, at, Press::Left).await?,
+            How::Double => input::press_at(&el.page, at, Press::Double).await?,
+            How::Right => input::press_at(&el.page, at, Press::Right).await?,
         }
         Ok(())
     })
@@ -57,20 +58,26 @@ pub async fn drag(from: &Element, to: &Element, options: &ActOptions) -> Result<
 /// How many times the pointer follows an element that moved when the pointer came.
 const ARRIVALS: usize = 3;
 
-/// Brings the pointer onto `el` and gives the point to press: the pointer's arrival can
-/// move the element (a hover menu that closes as the pointer leaves it, a row that grows
-/// under it), so the point is measured again after the move and followed until it holds.
-/// Pressing where the element was would press whatever took its place.
+/// Brings the pointer onto `el` and gives the point to press, with the pointer standing
+/// there: the pointer's arrival can move the element (a hover menu that closes as the
+/// pointer leaves it, a row that grows under it), so the point is measured again after the
+/// move and followed until it holds. Pressing where the element was would press whatever
+/// took its place. The look after the move is the browser's hit test alone; only an
+/// element that left the point is waited for again (visible, stable, enabled).
 async fn arrive(el: &Element, options: &ActOptions) -> Result<(f64, f64), ActError> {
-    let (mut at, _) = actionable_point(el, options, true).await?;
+    let (mut at, _, pressed) = actionable_target(el, options, true).await?;
     for _ in 0..ARRIVALS {
         input::move_to(&el.page, at).await?;
-        let (now, _) = actionable_point(el, options, true).await?;
+        let now = match free_point(&pressed).await? {
+            Some(now) => now,
+            None => actionable_point(el, options, true).await?.0,
+        };
         if (now.0 - at.0).abs() < 1.0 && (now.1 - at.1).abs() < 1.0 {
-            return Ok(now);
+            return Ok(at);
         }
         at = now;
     }
+    input::move_to(&el.page, at).await?;
     Ok(at)
 }
 

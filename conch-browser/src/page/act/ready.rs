@@ -24,6 +24,17 @@ pub(crate) async fn actionable_point(
     options: &ActOptions,
     need_enabled: bool,
 ) -> Result<((f64, f64), Desc), ActError> {
+    let (at, desc, _) = actionable_target(el, options, need_enabled).await?;
+    Ok((at, desc))
+}
+
+/// [`actionable_point`], with the element the pointer presses: `el` itself, or the
+/// control a label of it stands for.
+pub(super) async fn actionable_target(
+    el: &Element,
+    options: &ActOptions,
+    need_enabled: bool,
+) -> Result<((f64, f64), Desc, Element), ActError> {
     let desc = wait_actionable(el, options, need_enabled).await?;
     let label = call_on_handle(
         &el.frame,
@@ -65,7 +76,7 @@ pub(crate) async fn actionable_point(
         };
         let spot = spot(el).await?;
         match spot {
-            Spot::Free(at) => return Ok((at, desc)),
+            Spot::Free(at) => return Ok((at, desc, el.clone())),
             Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
             Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
             Spot::Out => {
@@ -74,6 +85,16 @@ pub(crate) async fn actionable_point(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// `el`'s point in the page's viewport when the browser's hit test finds it on top there
+/// now, with no wait: a second look right after the pointer came ([`actionable_target`]
+/// waited for it once already). `None` when it is covered, out of view or has no box.
+pub(super) async fn free_point(el: &Element) -> Result<Option<(f64, f64)>, ActError> {
+    Ok(match spot(el).await? {
+        Spot::Free(at) => Some(at),
+        Spot::Covered(_) | Spot::Out => None,
+    })
 }
 
 /// The control that opens what hides `el` ([`ActError::Closed`]), or `None` when no such
