@@ -58,7 +58,8 @@ const BANNERS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Finds visible controls inside visible banners: `[elements, [{platform, words}]]`.
+/// Finds visible controls inside visible banners: `[elements, [{platform, words}]]`, or
+/// `null` when there is none (most pages: one round trip).
 const FIND: &str = r"(banners) => {
   const visible = (el) => { const r = el.getBoundingClientRect(); const cs = getComputedStyle(el); return r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none'; };
   const text = (s) => (s || '').replace(/\s+/g, ' ').trim();
@@ -76,7 +77,7 @@ const FIND: &str = r"(banners) => {
       }
     }
   }
-  return [elements, info];
+  return info.length ? [elements, info] : null;
 }";
 
 #[derive(Deserialize)]
