@@ -3,23 +3,27 @@
 //!
 //! The world ("conch") is made with `Page.createIsolatedWorld` per frame and remembered by
 //! (session, frame) in a process-wide table, since Chromium makes a new world on every
-//! call; a navigation destroys it, which the next call notices ("Cannot find context")
-//! and answers by making a new one. The page never sees the world's globals, so refs are
-//! neither visible to nor forgeable by the page.
+//! call; a navigation destroys it. The session's `Page.frameNavigated` events, read by
+//! the next call before it picks a world, forget the worlds of the documents that went;
+//! one whose loss no event told of yet is noticed by the call ("Cannot find context") and
+//! made anew. The reader script goes in with the first call that needs it, in the same
+//! evaluation. The page never sees the world's globals, so refs are neither visible to
+//! nor forgeable by the page.
 //!
 //! Out-of-process frames are their own targets: their sessions are attached here with
 //! `Target.attachToTarget` and kept in the same table by target id (a frame target's id is
 //! its frame id). A page's entries go when it closes, and a whole browser's when it shuts
-//! down or dies (issue 12). Deliberately absent: listening to execution-context events; the table
-//! is checked lazily instead.
+//! down or dies (issue 12). Deliberately absent: listening to execution-context events
+//! (`Runtime.enable`); the navigations are read lazily instead, by the calls themselves.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use conch_cdp::TargetId;
 use conch_cdp::protocol::runtime::{Evaluate, EvaluateResponse};
 use conch_cdp::{ErrorKind, Session};
+use conch_cdp::{RawEvents, TargetId};
+use futures_util::{FutureExt as _, StreamExt as _};
 use serde_json::{Value, json};
 
 use super::error::PageError;
@@ -89,10 +93,21 @@ pub(crate) const ROLES: &str = include_str!("roles.js");
 /// The world's name in Chromium (seen in DevTools' context list, never by the page).
 const WORLD_NAME: &str = "conch";
 
+/// Conch's world in one document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct World {
+    /// Its execution context id.
+    context: i64,
+    /// Whether the reader script runs in it.
+    reader: bool,
+}
+
 #[derive(Default)]
 struct Tables {
-    /// (session id, frame id) -> execution context id of the conch world.
-    worlds: HashMap<(String, String), i64>,
+    /// (session id, frame id) -> Conch's world in the frame's document.
+    worlds: HashMap<(String, String), World>,
+    /// Session id -> its `Page.frameNavigated` events, read before a world is picked.
+    navigations: HashMap<String, RawEvents>,
     /// Session id -> the frame id of its top frame.
     top_frames: HashMap<String, String>,
     /// Frame target id -> (the key of the session it was found from, the session attached
@@ -124,7 +139,50 @@ impl Tables {
         self.worlds
             .retain(|(session, _), _| !gone.contains(session));
         self.top_frames.retain(|session, _| !gone.contains(session));
+        self.navigations
+            .retain(|session, _| !gone.contains(session));
     }
+
+    /// Forgets the worlds of the documents `session`'s frames left since the last look,
+    /// except `keep`'s: a world made for that frame after those events is in its new
+    /// document already. A session whose events ended (detached, or too far behind) is
+    /// left to the lazy check.
+    fn note_navigations(&mut self, session: &str, keep: Option<&str>) {
+        let Some(events) = self.navigations.get_mut(session) else {
+            return;
+        };
+        let mut left = Vec::new();
+        loop {
+            match events.next().now_or_never() {
+                Some(Some(event)) => {
+                    if let Ok(navigated) = event.parse::<Navigated>()
+                        && keep != Some(navigated.frame.id.as_str())
+                    {
+                        left.push(navigated.frame.id);
+                    }
+                }
+                Some(None) => {
+                    self.navigations.remove(session);
+                    break;
+                }
+                None => break,
+            }
+        }
+        for frame in left {
+            self.worlds.remove(&(session.to_owned(), frame));
+        }
+    }
+}
+
+/// `Page.frameNavigated`, the part read here.
+#[derive(serde::Deserialize)]
+struct Navigated {
+    frame: NavigatedFrame,
+}
+
+#[derive(serde::Deserialize)]
+struct NavigatedFrame {
+    id: String,
 }
 
 /// Forgets everything remembered about `session` (called when its page is closed or
@@ -208,9 +266,33 @@ impl Frame {
         (session_key(&self.session), self.frame_id.clone())
     }
 
+    /// The frame's world as the table knows it, once the navigations read so far are
+    /// applied; `None` when it has none.
+    fn known(&self) -> Option<World> {
+        let key = self.key();
+        let mut tables = tables();
+        tables.note_navigations(&key.0, None);
+        tables.worlds.get(&key).copied()
+    }
+
+    /// Marks the frame's world as running the reader script.
+    fn mark_reader(&self, context: i64) {
+        if let Some(world) = tables().worlds.get_mut(&self.key())
+            && world.context == context
+        {
+            world.reader = true;
+        }
+    }
+
     async fn context(&self, fresh: bool) -> Result<i64, PageError> {
-        if !fresh && let Some(id) = tables().worlds.get(&self.key()) {
-            return Ok(*id);
+        if !fresh && let Some(world) = self.known() {
+            return Ok(world.context);
+        }
+        let key = self.key();
+        if !tables().navigations.contains_key(&key.0) {
+            // Subscribed before the world is made: every later navigation is seen.
+            let events = self.session.events("Page.frameNavigated");
+            tables().navigations.entry(key.0.clone()).or_insert(events);
         }
         let made = page_call(
             &self.session,
@@ -221,7 +303,17 @@ impl Frame {
         let id = made["executionContextId"]
             .as_i64()
             .ok_or_else(|| PageError::Script("no execution context for the frame".to_owned()))?;
-        tables().worlds.insert(self.key(), id);
+        let mut tables = tables();
+        // The navigations read now came before the world was made: they forget other
+        // frames' worlds, not this new one.
+        tables.note_navigations(&key.0, Some(&key.1));
+        tables.worlds.insert(
+            key,
+            World {
+                context: id,
+                reader: false,
+            },
+        );
         Ok(id)
     }
 
@@ -251,6 +343,16 @@ impl Frame {
         by_value: bool,
         awaiting: Option<Duration>,
     ) -> Result<EvaluateResponse, PageError> {
+        Ok(self.evaluate_in(expression, by_value, awaiting).await?.0)
+    }
+
+    /// [`Frame::evaluate_with`], with the world's context it ran in.
+    async fn evaluate_in(
+        &self,
+        expression: &str,
+        by_value: bool,
+        awaiting: Option<Duration>,
+    ) -> Result<(EvaluateResponse, i64), PageError> {
         let mut fresh = false;
         loop {
             let context = self.context(fresh).await?;
@@ -277,7 +379,7 @@ impl Frame {
                             .unwrap_or(details.text);
                         return Err(PageError::Script(text));
                     }
-                    return Ok(answer);
+                    return Ok((answer, context));
                 }
                 Err(e) if !fresh && is_lost_context(e.kind()) => fresh = true,
                 Err(e) => return Err(PageError::of_script_call(e)),
@@ -320,22 +422,38 @@ impl Frame {
         call: &str,
         install: Option<(u64, u64)>,
     ) -> Result<Option<Value>, PageError> {
+        let install_with = |(base, frame_base): (u64, u64)| {
+            let script = SCRIPT
+                .replace("/*ROLES*/", ROLES)
+                .replace("__FRAME_BASE__", &frame_base.to_string())
+                .replace("__BASE__", &base.to_string());
+            // The reader goes in and answers in one evaluation.
+            format!("({script}, ({call}))")
+        };
+        if let Some(bases) = install
+            && self.known().is_some_and(|world| !world.reader)
+        {
+            // A world Conch made in this document and never put the reader in.
+            return self.install_and_call(&install_with(bases)).await.map(Some);
+        }
         let guarded = format!("typeof __conch === 'undefined' ? '\u{1}fresh' : ({call})");
-        let answer = self.evaluate(&guarded, true).await?;
+        let (answer, context) = self.evaluate_in(&guarded, true, None).await?;
         let value = answer.result.value.unwrap_or(Value::Null);
         if value.as_str() != Some("\u{1}fresh") {
+            self.mark_reader(context);
             return Ok(Some(value));
         }
-        let Some((base, frame_base)) = install else {
-            return Ok(None);
-        };
-        let script = SCRIPT
-            .replace("/*ROLES*/", ROLES)
-            .replace("__FRAME_BASE__", &frame_base.to_string())
-            .replace("__BASE__", &base.to_string());
-        self.evaluate(&script, true).await?;
-        let answer = self.evaluate(call, true).await?;
-        Ok(Some(answer.result.value.unwrap_or(Value::Null)))
+        match install {
+            Some(bases) => self.install_and_call(&install_with(bases)).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Evaluates the reader script followed by a call, and marks the world as having it.
+    async fn install_and_call(&self, expression: &str) -> Result<Value, PageError> {
+        let (answer, context) = self.evaluate_in(expression, true, None).await?;
+        self.mark_reader(context);
+        Ok(answer.result.value.unwrap_or(Value::Null))
     }
 
     /// The frame behind the world's frame handle `n` (`__conch.frame(n)`): its id, the
@@ -528,9 +646,13 @@ mod tests {
     fn issue_12_world_tables_forget_a_closed_session() {
         let mut tables = Tables::default();
         for session in ["A", "B"] {
-            tables
-                .worlds
-                .insert((session.to_owned(), "frame".to_owned()), 1);
+            tables.worlds.insert(
+                (session.to_owned(), "frame".to_owned()),
+                super::World {
+                    context: 1,
+                    reader: false,
+                },
+            );
             tables
                 .top_frames
                 .insert(session.to_owned(), "frame".to_owned());
