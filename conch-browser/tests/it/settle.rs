@@ -99,3 +99,40 @@ async fn hs_5_settling_ignores_a_page_that_redefines_mutation_observer() {
     assert!(done.settled.quiet, "{done:?}");
     lab.browser.shutdown().await;
 }
+
+/// Issue 11 (real apps: every click that loads a page): an act that loads a new document
+/// is done at that document's load event once nothing it asked for is in flight, the
+/// point browser_open reads a page at. A page that keeps changing after its load (a live
+/// clock) never gives a quiet window; judged by one, the click waited its whole bound.
+#[tokio::test(flavor = "multi_thread")]
+async fn settle_an_act_that_loads_a_page_is_done_at_its_load() {
+    let lab = lab().await;
+    let page = lab.open("settle-ticker.html").await;
+    let done = act::click(
+        &css(&page, "#again").await,
+        How::Click,
+        &ActOptions::default(),
+    )
+    .await
+    .expect("the click lands");
+    assert!(
+        done.settled.quiet,
+        "the click waited its whole bound on a page loaded and ticking: {done:?}"
+    );
+    assert_eq!(
+        lab.eval("document.getElementById('loads').textContent")
+            .await,
+        "2",
+        "the click did not load the page again"
+    );
+    // A click that loads nothing is still judged by a quiet window: the ticking page
+    // never gives one, so it ends at the bound, not quiet.
+    let done = act::click(&css(&page, "h1").await, How::Click, &ActOptions::default())
+        .await
+        .expect("the click lands");
+    assert!(
+        !done.settled.quiet,
+        "a click that loads nothing was judged by the load before it: {done:?}"
+    );
+    lab.browser.shutdown().await;
+}
