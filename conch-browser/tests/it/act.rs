@@ -1302,3 +1302,30 @@ async fn snap_4_acts_inside_a_nested_out_of_process_frame_below_the_fold() {
     assert_eq!(clicked.pointer("/result/value"), Some(&json!("yes")));
     lab.browser.shutdown().await;
 }
+
+/// GES-15 (stable): a button that never stops moving is never pressed, and the sentence
+/// says it moves; one that slides into place is pressed once it stands still, not where it
+/// was first measured (issue 11: the pointer's arrival now stands for the first frame's
+/// stillness check, so a moving element must still be waited for).
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_15_a_moving_button_is_pressed_only_once_it_holds_still() {
+    let lab = lab().await;
+    let page = lab.open("moving-button.html").await;
+    let o = ActOptions {
+        actionable_within: Duration::from_millis(800),
+        ..ActOptions::default()
+    };
+    let err = act::click(&css(&page, "#spin").await, How::Click, &o)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, act::ActError::Moving { .. }),
+        "a button that never stops was not refused as moving: {err}"
+    );
+    lab.eval("slideIn()").await;
+    act::click(&css(&page, "#come").await, How::Click, &quick())
+        .await
+        .unwrap();
+    assert_eq!(lab.log().await, ["click:come"]);
+    lab.browser.shutdown().await;
+}

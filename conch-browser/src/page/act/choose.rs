@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::call::{Desc, call_on, call_on_handle};
 use super::pointer::click;
-use super::ready::{settled, wait_actionable};
+use super::ready::{Still, settled, wait_actionable};
 use super::{ActError, ActOptions, Done, How, js};
 use crate::page::Element;
 use crate::page::settle::Settled;
@@ -22,7 +22,7 @@ pub async fn select(
     values: &[String],
     options: &ActOptions,
 ) -> Result<(Done, Vec<String>), ActError> {
-    let desc = wait_actionable(el, options, true).await?;
+    let desc = wait_actionable(el, options, true, Still::Unchecked).await?;
     let values_json: Vec<Value> = values.iter().cloned().map(Value::String).collect();
     if desc.tag == "select" {
         let mut picked = Vec::new();

@@ -123,8 +123,9 @@ const frameFacts = (el) => {
 };
 "#;
 
-/// Called on an element: `{gone}` or its description with `visible` and `stable`.
-pub(crate) const ACTIONABLE: &str = r#"function() {
+/// Called on an element with `frame`: `{gone}` or its description with `visible` and
+/// `stable` (still over one animation frame when `frame` is true; unchecked otherwise).
+pub(crate) const ACTIONABLE: &str = r#"function(frame) {
   PRELUDE
   const el = this;
   if (!el.isConnected) return {gone: true};
@@ -132,6 +133,8 @@ pub(crate) const ACTIONABLE: &str = r#"function() {
   const r1 = el.getBoundingClientRect();
   // A check box moved off the page behind its styled label is pressed through the label.
   const visible = reachable(el) || (!!el.labels && Array.from(el.labels).some(reachable));
+  // Stillness unchecked: the caller proves it otherwise, or needs none.
+  if (!frame) return Object.assign(d, {visible, stable: true});
   return new Promise(resolve => {
     let done = false;
     const finish = () => {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::call::{call_on, describe};
 use super::point::focused;
-use super::ready::{actionable_point, settled, wait_actionable};
+use super::ready::{Still, actionable_point, settled, wait_actionable};
 use super::{ActError, ActOptions, Done, js, with_prelude};
 use crate::page::Element;
 use crate::page::input::{self, Press};
@@ -38,7 +38,7 @@ pub(crate) async fn focus(el: &Element, options: &ActOptions) -> Result<(), ActE
 /// [`ActError::NotEditable`], [`ActError::Secret`], [`ActError::Disabled`], or as
 /// [`click`](super::click).
 pub async fn type_text(el: &Element, text: &str, options: &ActOptions) -> Result<Done, ActError> {
-    let desc = wait_actionable(el, options, true).await?;
+    let desc = wait_actionable(el, options, true, Still::Unchecked).await?;
     if !desc.editable {
         return Err(ActError::NotEditable {
             reference: el.reference.clone(),
@@ -99,7 +99,11 @@ pub async fn press(
 ) -> Result<Done, ActError> {
     let chord = Chord::parse(keys).map_err(|e| ActError::Keys(e.to_string()))?;
     let target = match on {
-        Some(el) => Some(wait_actionable(el, options, true).await?.under()),
+        Some(el) => Some(
+            wait_actionable(el, options, true, Still::Unchecked)
+                .await?
+                .under(),
+        ),
         None => focused(page).await?,
     };
     // On a secret field only keys that type nothing (Tab, Enter, arrows…) go (SEC-5, AMB-13).

@@ -6,7 +6,7 @@ use std::time::Duration;
 use conch_cdp::Session;
 use serde_json::{Value, json};
 
-use super::ready::{actionable_point, actionable_target, free_point, settled};
+use super::ready::{Still, actionable_point, actionable_target, free_point, settled};
 use super::{ActError, ActOptions, Done, How};
 use crate::page::Element;
 use crate::page::input::{self, Press};
@@ -62,19 +62,26 @@ const ARRIVALS: usize = 3;
 /// there: the pointer's arrival can move the element (a hover menu that closes as the
 /// pointer leaves it, a row that grows under it), so the point is measured again after the
 /// move and followed until it holds. Pressing where the element was would press whatever
-/// took its place. The look after the move is the browser's hit test alone; only an
-/// element that left the point is waited for again (visible, stable, enabled).
+/// took its place.
+///
+/// The move itself is the stillness check (GES-15): a pointer move is delivered with the
+/// next animation frame, so the same point on both sides of it is an element that held
+/// still for a frame, and the first look need not wait one of its own. The look after the
+/// move is the browser's hit test alone; an element that left the point is waited for as
+/// any (visible, still over a frame of its own, enabled) before the pointer follows it.
 async fn arrive(el: &Element, options: &ActOptions) -> Result<(f64, f64), ActError> {
-    let (mut at, _, pressed) = actionable_target(el, options, true).await?;
+    let (mut at, _, pressed) = actionable_target(el, options, true, Still::Unchecked).await?;
+    let mut moved = false;
     for _ in 0..ARRIVALS {
         input::move_to(&el.page, at).await?;
         let now = match free_point(&pressed).await? {
-            Some(now) => now,
-            None => actionable_point(el, options, true).await?.0,
+            Some(now) if !moved => now,
+            _ => actionable_point(el, options, true).await?.0,
         };
         if (now.0 - at.0).abs() < 1.0 && (now.1 - at.1).abs() < 1.0 {
             return Ok(at);
         }
+        moved = true;
         at = now;
     }
     input::move_to(&el.page, at).await?;

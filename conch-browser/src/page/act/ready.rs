@@ -24,8 +24,19 @@ pub(crate) async fn actionable_point(
     options: &ActOptions,
     need_enabled: bool,
 ) -> Result<((f64, f64), Desc), ActError> {
-    let (at, desc, _) = actionable_target(el, options, need_enabled).await?;
+    let (at, desc, _) = actionable_target(el, options, need_enabled, Still::Waited).await?;
     Ok((at, desc))
+}
+
+/// Whether an actionability check waits a frame to see the element hold still.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Still {
+    /// It waits: the element's box is the same one animation frame later (GES-15).
+    Waited,
+    /// It does not: the caller proves stillness itself (the pointer's arrival takes a
+    /// frame, and the point is measured on both sides of it), or needs none (the keyboard
+    /// and a list's options act through focus and script, not at a point).
+    Unchecked,
 }
 
 /// [`actionable_point`], with the element the pointer presses: `el` itself, or the
@@ -34,8 +45,9 @@ pub(super) async fn actionable_target(
     el: &Element,
     options: &ActOptions,
     need_enabled: bool,
+    still: Still,
 ) -> Result<((f64, f64), Desc, Element), ActError> {
-    let desc = wait_actionable(el, options, need_enabled).await?;
+    let desc = wait_actionable(el, options, need_enabled, still).await?;
     let label = call_on_handle(
         &el.frame,
         &el.object_id,
@@ -195,6 +207,7 @@ pub(super) async fn wait_actionable(
     el: &Element,
     options: &ActOptions,
     need_enabled: bool,
+    still: Still,
 ) -> Result<Desc, ActError> {
     not_frozen(&el.page)?;
     if el.frame.id() != el.page.id() {
@@ -204,7 +217,8 @@ pub(super) async fn wait_actionable(
     let deadline = started + options.actionable_within;
     let script = with_prelude(js::ACTIONABLE);
     loop {
-        let value = call_on(&el.frame, &el.object_id, &script, &[], &el.reference).await?;
+        let frame = Value::Bool(still == Still::Waited);
+        let value = call_on(&el.frame, &el.object_id, &script, &[frame], &el.reference).await?;
         let desc: Desc = serde_json::from_value(value).unwrap_or_default();
         if desc.gone {
             return Err(ActError::Gone {

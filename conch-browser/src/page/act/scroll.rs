@@ -6,7 +6,7 @@ use conch_policy::{Point, Size, click_at_point};
 use serde_json::{Value, json};
 
 use super::call::call_on;
-use super::ready::{actionable_point, not_frozen, settled, wait_actionable};
+use super::ready::{Still, actionable_point, not_frozen, settled, wait_actionable};
 use super::{ActError, ActOptions, Direction, Done, js};
 use crate::page::Element;
 use crate::page::input;
@@ -48,7 +48,7 @@ pub async fn scroll(
         }
         (Some(direction), Some(el)) => {
             let (dx, dy) = direction.signs();
-            wait_actionable(el, options, false).await?;
+            wait_actionable(el, options, false, Still::Waited).await?;
             let answer = call_on(
                 &el.frame,
                 &el.object_id,
