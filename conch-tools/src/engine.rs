@@ -852,6 +852,8 @@ pub(crate) async fn wait_for_text(
         if tokio::time::Instant::now() >= deadline {
             return Ok(false);
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Often enough that a wait ends soon after the words come (issue 11: a 100 ms
+        // poll added 50 ms to every wait on average); one look is one short evaluation.
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
