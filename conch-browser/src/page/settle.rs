@@ -37,12 +37,9 @@ pub struct SettleOptions {
 impl Default for SettleOptions {
     fn default() -> Self {
         SettleOptions {
-            // Long enough for a click's own handlers, the microtasks and timers they
-            // queue and the frame they render (two frames at 60 Hz); a page's slower
-            // follow-up (a request it starts) is caught by the in-flight check. It was
-            // 50 ms; measured on real apps (issue 11), every act that loads nothing paid
-            // the difference and no journey needed it.
-            quiet: Duration::from_millis(30),
+            // Long enough for a click's own handlers and the layout they cause; a page's
+            // slower follow-up (a request it starts) is caught by the in-flight check.
+            quiet: Duration::from_millis(50),
             max: Duration::from_millis(1500),
         }
     }
