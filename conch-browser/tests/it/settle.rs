@@ -5,6 +5,17 @@ use conch_browser::page::act::{self, ActOptions, How};
 
 use crate::act::{css, lab};
 
+/// Clicks the element `selector` names on `page` with the default bounds.
+async fn click(page: &conch_cdp::Session, selector: &str) -> act::Done {
+    act::click(
+        &css(page, selector).await,
+        How::Click,
+        &ActOptions::default(),
+    )
+    .await
+    .expect("the click lands")
+}
+
 /// Issue 11 (the settle race): a request that starts and finishes while settling pauses
 /// between looks was counted as still in flight, so the act waited its whole 1.5 s bound.
 /// A click that starts a 300 ms request, with quick ones beside it, settles soon after the
@@ -68,13 +79,7 @@ async fn settle_a_workers_own_script_is_not_waited_for() {
 async fn settle_a_slow_picture_is_not_waited_for() {
     let lab = lab().await;
     let page = lab.open("settle-worker.html").await;
-    let done = act::click(
-        &css(&page, "#map").await,
-        How::Click,
-        &ActOptions::default(),
-    )
-    .await
-    .expect("the click lands");
+    let done = click(&page, "#map").await;
     assert!(
         done.settled.quiet,
         "settling waited its whole bound for a picture: {done:?}"
@@ -89,9 +94,7 @@ async fn settle_a_slow_picture_is_not_waited_for() {
 async fn hs_5_settling_ignores_a_page_that_redefines_mutation_observer() {
     let lab = lab().await;
     let page = lab.open("lies-settle.html").await;
-    let done = act::click(&css(&page, "#go").await, How::Click, &ActOptions::default())
-        .await
-        .expect("the click lands");
+    let done = click(&page, "#go").await;
     let state = lab
         .eval("document.getElementById('state').textContent")
         .await;
@@ -108,13 +111,7 @@ async fn hs_5_settling_ignores_a_page_that_redefines_mutation_observer() {
 async fn settle_an_act_that_loads_a_page_is_done_at_its_load() {
     let lab = lab().await;
     let page = lab.open("settle-ticker.html").await;
-    let done = act::click(
-        &css(&page, "#again").await,
-        How::Click,
-        &ActOptions::default(),
-    )
-    .await
-    .expect("the click lands");
+    let done = click(&page, "#again").await;
     assert!(
         done.settled.quiet,
         "the click waited its whole bound on a page loaded and ticking: {done:?}"
@@ -127,9 +124,7 @@ async fn settle_an_act_that_loads_a_page_is_done_at_its_load() {
     );
     // A click that loads nothing is still judged by a quiet window: the ticking page
     // never gives one, so it ends at the bound, not quiet.
-    let done = act::click(&css(&page, "h1").await, How::Click, &ActOptions::default())
-        .await
-        .expect("the click lands");
+    let done = click(&page, "h1").await;
     assert!(
         !done.settled.quiet,
         "a click that loads nothing was judged by the load before it: {done:?}"
