@@ -101,15 +101,19 @@ async fn live_15_a_conversations_socket_never_carries_anothers_frames() {
     let lab = lab().await;
     let a = lab.open("a", "live.html").await;
     let b = lab.open("b", "live.html?b").await;
-    // The two pages must never look alike, or their frames would be the same bytes.
+    // The two pages must never look alike, or their frames would be the same bytes; each
+    // has drawn its colour (two frames) before the casts start, or a loaded machine can
+    // cast both tabs' last white frame, the same bytes from either.
+    let drawn =
+        "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))";
     eval(
         &a,
-        "document.body.style.background = 'rgb(250, 200, 200)'; true",
+        &format!("document.body.style.background = 'rgb(250, 200, 200)'; {drawn}"),
     )
     .await;
     eval(
         &b,
-        "document.body.style.background = 'rgb(200, 200, 250)'; true",
+        &format!("document.body.style.background = 'rgb(200, 200, 250)'; {drawn}"),
     )
     .await;
     let spy_a = FrameSpy::on(&page_of(&a).await);
