@@ -7,38 +7,34 @@
 //! The "remote" browser is a second headless Chromium with `--remote-debugging-port`, as
 //! in `remote.rs`; the clouds are the pretend providers in front of it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use conch_browser::discover::FolderProbe;
-use conch_browser::guard::GuardConfig;
 use conch_browser::own_chrome::OwnChrome;
 use conch_browser::remote::{Remote, socket_address};
 use conch_browser::reports::HostReports;
 use conch_browser::seal::SecretText;
-use conch_browser::{
-    Browser, BrowserConfig, ConversationKind, HealthCheck, HealthState, Home, ManualClock,
-};
+use conch_browser::{Browser, BrowserConfig, ConversationKind, HealthCheck, HealthState, Home};
 use conch_fixtures::FixtureServer;
 use conch_fixtures::browser::Standalone;
 use conch_fixtures::cloud::{Flavour, PretendCloud};
-use conch_policy::{AllowedHost, NetSettings};
+
 use serde_json::json;
 
 use crate::errands::cookies;
-use crate::guard::{Listener, no_request_reached};
+use crate::guard::Listener;
+use crate::remote::{cloud_only, only_the_app, probes_reach_nothing, remote_only};
 
-/// A runtime on `remote` whose own local browser can't start (no browser in its folder,
-/// no download): an errand that browses proves the remote browser served it.
-fn remote_only(dir: &tempfile::TempDir, remote: Remote) -> BrowserConfig {
-    let empty = dir.path().join("no-browsers");
-    std::fs::create_dir_all(&empty).expect("test set-up");
-    let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
-    config.probe = Arc::new(FolderProbe { dir: empty });
-    config.download = None;
-    config.guard = None;
-    config.remote = Some(remote);
-    config
+/// A pretend Steel in front of `standalone`, and the backend setting that reaches it.
+async fn pretend_steel(standalone: &Standalone) -> (PretendCloud, Remote) {
+    let cloud = PretendCloud::start(Flavour::SteelCloud("st-key".to_owned()), standalone.port())
+        .await
+        .expect("the pretend Steel");
+    let steel = Remote::Steel {
+        base: cloud.base(),
+        key: Some(SecretText::new("st-key".to_owned())),
+        connect: None,
+    };
+    (cloud, steel)
 }
 
 /// Conversation `id` of `browser` as a task (ERR-1).
@@ -176,11 +172,7 @@ async fn err_22_an_errand_in_a_remote_browser_is_contained_like_the_main_one() {
     let standalone = Standalone::start().expect("a standalone Chromium");
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = remote_only(&dir, Remote::Cdp(standalone.http()));
-    let mut net = NetSettings::for_gateway_port(gateway.port());
-    net.allow_hosts = vec![
-        AllowedHost::parse(&format!("127.0.0.1:{}", server.port())).expect("a loopback entry"),
-    ];
-    config.guard = Some(GuardConfig::new(net));
+    config.guard = Some(only_the_app(&server, &gateway));
     let browser = Browser::new(config);
     let errand = task(&browser, "task-a");
     errand
@@ -189,17 +181,7 @@ async fn err_22_an_errand_in_a_remote_browser_is_contained_like_the_main_one() {
         .expect("the allowed app opens");
     assert_eq!(browser.errands_pid().await, None, "the errand ran locally");
     let cursor = browser.guard_log().cursor();
-    for target in [
-        format!("http://127.0.0.1:{}", trap.port()),
-        format!("http://localhost:{}", gateway.port()),
-    ] {
-        let seen = errand
-            .evaluate(&format!("probe({target:?}, ['websocket'])"))
-            .await
-            .expect("the probe runs");
-        no_request_reached(&trap, &seen).await;
-        no_request_reached(&gateway, &seen).await;
-    }
+    probes_reach_nothing(&errand, &trap, &gateway).await;
     assert!(
         !browser.guard_log().since(cursor).is_empty(),
         "the guard logged no refusal of the errand's"
@@ -215,20 +197,14 @@ async fn err_22_an_errand_in_a_remote_browser_is_contained_like_the_main_one() {
 async fn err_21_a_backend_without_contexts_runs_errands_locally_and_health_says_so_once() {
     let server = FixtureServer::start().await.expect("fixture server");
     let standalone = Standalone::start().expect("a standalone Chromium");
-    let cloud = PretendCloud::start(Flavour::SteelCloud("st-key".to_owned()), standalone.port())
-        .await
-        .expect("the pretend Steel");
+    let (cloud, steel) = pretend_steel(&standalone).await;
     cloud.refuse_contexts();
     let dir = tempfile::tempdir().expect("temp dir");
     // The local browser can start here: the errands need it.
     let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
     config.download = None;
     config.guard = None;
-    config.remote = Some(Remote::Steel {
-        base: cloud.base(),
-        key: Some(SecretText::new("st-key".to_owned())),
-        connect: None,
-    });
+    config.remote = Some(steel);
     let browser = Browser::new(config);
     let chat = browser.conversation("chat");
     chat.open(&server.url("basic.html"))
@@ -290,22 +266,9 @@ async fn err_21_a_backend_without_contexts_runs_errands_locally_and_health_says_
 async fn err_21_the_remote_browser_is_not_released_while_an_errand_uses_it() {
     let server = FixtureServer::start().await.expect("fixture server");
     let standalone = Standalone::start().expect("a standalone Chromium");
-    let cloud = PretendCloud::start(Flavour::SteelCloud("st-key".to_owned()), standalone.port())
-        .await
-        .expect("the pretend Steel");
+    let (cloud, steel) = pretend_steel(&standalone).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut config = remote_only(
-        &dir,
-        Remote::Steel {
-            base: cloud.base(),
-            key: Some(SecretText::new("st-key".to_owned())),
-            connect: None,
-        },
-    );
-    let clock = Arc::new(ManualClock::new(
-        std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
-    ));
-    config.clock = clock.clone();
+    let (config, clock) = cloud_only(&dir, steel);
     let browser = Browser::new(config);
     let chat = browser.conversation("chat");
     chat.open(&server.url("basic.html"))

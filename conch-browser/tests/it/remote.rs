@@ -18,17 +18,51 @@ use conch_policy::{AllowedHost, NetSettings};
 use crate::act::css;
 use crate::guard::{Listener, no_request_reached};
 
-/// A runtime whose local browser can't start (no browser in its folder, no download), so
-/// a page that opens proves the remote browser served it.
-fn remote_only(dir: &tempfile::TempDir, address: &str) -> BrowserConfig {
+/// A runtime on `remote` whose own local browser can't start (no browser in its folder,
+/// no download), so a page that opens (a conversation's or an errand's) proves the remote
+/// browser served it.
+pub(crate) fn remote_only(dir: &tempfile::TempDir, remote: Remote) -> BrowserConfig {
     let empty = dir.path().join("no-browsers");
     std::fs::create_dir_all(&empty).expect("test set-up");
     let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
     config.probe = std::sync::Arc::new(FolderProbe { dir: empty });
     config.download = None;
     config.guard = None;
-    config.remote = Some(Remote::Cdp(address.to_owned()));
+    config.remote = Some(remote);
     config
+}
+
+/// The guard of a test where only `server`'s app may be reached and `gateway` stands for
+/// the gateway's own port.
+pub(crate) fn only_the_app(server: &FixtureServer, gateway: &Listener) -> GuardConfig {
+    let mut net = NetSettings::for_gateway_port(gateway.port());
+    net.allow_hosts = vec![
+        AllowedHost::parse(&format!("127.0.0.1:{}", server.port())).expect("a loopback entry"),
+    ];
+    GuardConfig::new(net)
+}
+
+/// The page `conv` shows (`probe-gateway.html`) aims at another local app (`trap`) and at
+/// the gateway, WebSockets included: no request may reach either.
+pub(crate) async fn probes_reach_nothing(
+    conv: &conch_browser::Conversation,
+    trap: &Listener,
+    gateway: &Listener,
+) {
+    for target in [
+        format!("http://127.0.0.1:{}", trap.port()),
+        format!("http://localhost:{}", gateway.port()),
+    ] {
+        let seen = conv
+            .evaluate(&format!("probe({target:?}, ['websocket'])"))
+            .await
+            .expect("the probe runs");
+        // Fetch cannot pause WebSockets, and the browser may open a bare connection
+        // before a request is paused: with no proxy those are recorded residual risks
+        // (docs/containment.md). No request may arrive.
+        no_request_reached(trap, &seen).await;
+        no_request_reached(gateway, &seen).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -47,7 +81,7 @@ async fn be_8_a_browser_at_a_devtools_address_in_both_forms_runs_the_core_steps(
     );
     for address in [standalone.http(), socket] {
         let dir = tempfile::tempdir().expect("temp dir");
-        let browser = Browser::new(remote_only(&dir, &address));
+        let browser = Browser::new(remote_only(&dir, Remote::Cdp(address.clone())));
         assert_eq!(
             open_and_click(&browser, &server).await,
             "1",
@@ -220,31 +254,14 @@ async fn be_8_the_cdp_only_guard_keeps_a_remote_browsers_pages_off_local_apps() 
     let gateway = Listener::start("Gateway").await;
     let standalone = Standalone::start().expect("a standalone Chromium");
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut config = remote_only(&dir, &standalone.http());
-    let mut net = NetSettings::for_gateway_port(gateway.port());
-    net.allow_hosts = vec![
-        AllowedHost::parse(&format!("127.0.0.1:{}", server.port())).expect("a loopback entry"),
-    ];
-    config.guard = Some(GuardConfig::new(net));
+    let mut config = remote_only(&dir, Remote::Cdp(standalone.http()));
+    config.guard = Some(only_the_app(&server, &gateway));
     let browser = Browser::new(config);
     let chat = browser.conversation("c1");
     chat.open(&server.url("probe-gateway.html"))
         .await
         .expect("the allowed app opens");
-    for target in [
-        format!("http://127.0.0.1:{}", trap.port()),
-        format!("http://localhost:{}", gateway.port()),
-    ] {
-        let seen = chat
-            .evaluate(&format!("probe({target:?}, ['websocket'])"))
-            .await
-            .expect("the probe runs");
-        // Fetch cannot pause WebSockets, and the browser may open a bare connection
-        // before a request is paused: with no proxy those are recorded residual risks
-        // (docs/containment.md). No request may arrive.
-        no_request_reached(&trap, &seen).await;
-        no_request_reached(&gateway, &seen).await;
-    }
+    probes_reach_nothing(&chat, &trap, &gateway).await;
     assert!(
         !browser.guard_log().since(0).is_empty(),
         "the guard logged no refusal"
@@ -253,11 +270,11 @@ async fn be_8_the_cdp_only_guard_keeps_a_remote_browsers_pages_off_local_apps() 
 }
 
 /// A runtime on `remote` whose local browser can't start, on a manual clock.
-fn cloud_only(
+pub(crate) fn cloud_only(
     dir: &tempfile::TempDir,
     remote: Remote,
 ) -> (BrowserConfig, std::sync::Arc<conch_browser::ManualClock>) {
-    let mut config = remote_only(dir, "http://unused");
+    let mut config = remote_only(dir, Remote::Cdp("http://unused".to_owned()));
     config.remote = Some(remote);
     let clock = std::sync::Arc::new(conch_browser::ManualClock::new(
         std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000),
