@@ -112,8 +112,9 @@ struct Facts {
 /// A DevTools failure, or a script failure while the page is being replaced.
 pub async fn page_facts(page: &Session, status: Option<u16>) -> Result<PageFacts, ActError> {
     // In Conch's isolated world: the page cannot redefine the getters the look reads.
-    let facts_script = FACTS.replace("__PLENTY__", &PLENTY.to_string());
-    let value = evaluate_in_world(page, &facts_script).await?;
+    static SCRIPT: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| FACTS.replace("__PLENTY__", &PLENTY.to_string()));
+    let value = evaluate_in_world(page, &SCRIPT).await?;
     let facts: Facts = serde_json::from_value(value)
         .map_err(|_| ActError::Script("the page is being replaced".to_owned()))?;
     Ok(PageFacts {
