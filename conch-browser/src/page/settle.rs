@@ -1,9 +1,12 @@
 //! Settling after an act: wait until the page is quiet (no request of the page in flight
 //! and no DOM mutation for a short window), bounded, instead of a fixed pause.
 //!
-//! [`Settle::begin`] is called before the act (so the requests it starts are seen) and
-//! [`Settle::finish`] after it. A click whose effect is synchronous returns after one quiet
-//! window; a click that fetches waits for the answer, up to the bound. An act that loads a
+//! [`Settle::begin`] is called before the act (so the requests it starts and the changes
+//! its own handlers make are seen) and [`Settle::finish`] after it. The window is counted
+//! from the act: a page that changed nothing is quiet 30 ms after the act began, one that
+//! changed, 50 ms after its last change (issue 11: every act that loads nothing paid the
+//! time its own answer took, and a full window after it). A click that fetches waits for
+//! the answer, up to the bound. An act that loads a
 //! new document is done at that document's load event, once no request of the page is in
 //! flight: the same point browser_open reads a page at, without a quiet window after it
 //! (the page's own requests after its load are waited for as any act's).
@@ -68,6 +71,9 @@ pub struct Settle {
     /// Requests that ended before their start was read: the start, read later, must not
     /// count them as in flight (a request can start and end within one pause).
     ended_early: HashSet<String>,
+    /// The key of the observer installed before the act ([`HOLD_JS`]), until the first
+    /// wait reads it.
+    held: Option<u64>,
 }
 
 /// Where the top document's load stands since the act.
@@ -126,29 +132,65 @@ impl RequestEvent {
     }
 }
 
+/// Installed in Conch's isolated world before the act: an observer that notes the time of
+/// the page's last DOM change from the act's start, so that changes made while the act
+/// itself runs (a click's own handlers) count, and a page that changes nothing is judged
+/// from the act, not from when the act's answer came back. Held under a key of its own,
+/// and dropped by the bound if the wait never comes (a navigation takes it with the
+/// document).
+const HOLD_JS: &str = r"((key, max) => {
+  const held = globalThis.__conchSettle || (globalThis.__conchSettle = new Map());
+  const state = { start: performance.now(), last: -1 };
+  state.observer = new MutationObserver(() => { state.last = performance.now(); });
+  state.observer.observe(document.documentElement || document, {subtree: true, childList: true, attributes: true, characterData: true});
+  held.set(key, state);
+  setTimeout(() => { if (held.get(key) === state) { state.observer.disconnect(); held.delete(key); } }, max);
+  return true;
+})";
+
 /// The in-page wait for a quiet DOM: resolves with whether it was quiet before `max`.
-const QUIET_JS: &str = r"(quiet, max) => new Promise(resolve => {
+/// With the observer [`HOLD_JS`] installed before the act, a page that changed nothing
+/// since the act began is quiet `first` after that start; once it changed, `quiet` after
+/// its last change; and never sooner than `after` from now, so that what the act queued
+/// for its next task (a timer of 0) runs first. Without one (a new document), the window
+/// is `quiet` from now.
+const QUIET_JS: &str = r"(quiet, first, after, max, key) => new Promise(resolve => {
   const start = performance.now();
-  let last = start;
+  const held = globalThis.__conchSettle && globalThis.__conchSettle.get(key);
+  if (held) globalThis.__conchSettle.delete(key);
+  let last = held ? held.last : start;
+  let changed = held ? held.last >= 0 : true;
+  if (held && held.observer.takeRecords().length) { last = start; changed = true; }
+  if (held) held.observer.disconnect();
+  const from = held ? held.start : start;
   const target = document.documentElement || document;
-  const observer = new MutationObserver(() => { last = performance.now(); });
+  const observer = new MutationObserver(() => { last = performance.now(); changed = true; });
   // A page sent to the background (the act opened a tab in front of it) gets its timers
   // throttled to about one a second: there is nothing more to wait for on it.
   const hidden = () => { observer.disconnect(); resolve(true); };
   if (document.hidden) return hidden();
   document.addEventListener('visibilitychange', () => { if (document.hidden) hidden(); }, {once: true});
   observer.observe(target, {subtree: true, childList: true, attributes: true, characterData: true});
+  const left = (now) => Math.max(after - (now - start), changed ? quiet - (now - last) : first - (now - from));
   const tick = () => {
     const now = performance.now();
-    if (now - last >= quiet || now - start >= max) {
+    if (left(now) <= 0 || now - start >= max) {
       observer.disconnect();
-      resolve(now - last >= quiet);
+      resolve(left(now) <= 0);
     } else {
-      setTimeout(tick, Math.max(5, quiet - (now - last)));
+      setTimeout(tick, Math.max(5, left(now)));
     }
   };
-  setTimeout(tick, quiet);
+  setTimeout(tick, Math.max(0, left(start)));
 })";
+
+/// How long after the act began a page that changed nothing is judged quiet.
+const FIRST: Duration = Duration::from_millis(30);
+/// The least a wait lasts after the act's answer came back.
+const AFTER: Duration = Duration::from_millis(10);
+
+/// A key for each held observer, so that two waits never read each other's.
+static HOLDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Settle {
     /// Starts watching `page`'s requests (enables the `Network` domain).
@@ -159,6 +201,7 @@ impl Settle {
         let loaded = page.events("Page.loadEventFired");
         // Best effort: without it, settling still waits for a quiet DOM.
         let _ = page.call_raw("Network.enable", serde_json::json!({})).await;
+        let held = hold(page, SettleOptions::default().max).await;
         Settle {
             page: page.clone(),
             sent,
@@ -168,6 +211,7 @@ impl Settle {
             load: Load::No,
             in_flight: HashSet::new(),
             ended_early: HashSet::new(),
+            held,
         }
     }
 
@@ -255,15 +299,16 @@ impl Settle {
                 // A load event ends the window at once: a new document is judged by its
                 // load, not by how long its scripts keep changing it.
                 let loaded = &mut self.loaded;
+                let held = self.held.take();
                 tokio::select! {
-                    quiet = dom_quiet(&self.page, options.quiet, left) => quiet,
+                    quiet = dom_quiet(&self.page, options.quiet, left, held) => quiet,
                     Some(_) = loaded.next() => {
                         self.load_fired();
                         continue;
                     }
                 }
             } else {
-                dom_quiet(&self.page, options.quiet, left).await
+                dom_quiet(&self.page, options.quiet, left, self.held.take()).await
             };
             self.drain();
             if self.in_flight.is_empty() && dom_quiet == Some(true) {
@@ -301,13 +346,39 @@ impl Settle {
     }
 }
 
+/// Installs the observer of [`HOLD_JS`] in the top frame's isolated world before an act,
+/// for at most `max`; gives its key, or `None` when it could not be installed (a page
+/// frozen by its dialog is not asked, DLG-14), and the wait then starts from its own look.
+async fn hold(page: &Session, max: Duration) -> Option<u64> {
+    if dialog::watching(page).is_some_and(|w| w.is_pending()) {
+        return None;
+    }
+    let key = HOLDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let expression = format!("({HOLD_JS})({key}, {})", max.as_millis() + 1000);
+    let top = Frame::top(page).await.ok()?;
+    let answer = top
+        .evaluate_awaiting(&expression, Duration::from_millis(500))
+        .await
+        .ok()?;
+    (answer.result.value == Some(serde_json::Value::Bool(true))).then_some(key)
+}
+
 /// Runs the in-page wait in Conch's isolated world, where the page cannot redefine
 /// `MutationObserver`, `performance.now` or `setTimeout` to look quiet or busy; `None`
-/// when the page could not run it (navigating).
-async fn dom_quiet(page: &Session, quiet: Duration, left: Duration) -> Option<bool> {
+/// when the page could not run it (navigating). `held` is the key of the observer
+/// installed before the act, if any.
+async fn dom_quiet(
+    page: &Session,
+    quiet: Duration,
+    left: Duration,
+    held: Option<u64>,
+) -> Option<bool> {
     let quiet_ms = quiet.as_millis();
+    let first_ms = FIRST.min(quiet).as_millis();
+    let after_ms = AFTER.min(quiet).as_millis();
     let max_ms = left.as_millis();
-    let expression = format!("({QUIET_JS})({quiet_ms}, {max_ms})");
+    let key = held.unwrap_or(0);
+    let expression = format!("({QUIET_JS})({quiet_ms}, {first_ms}, {after_ms}, {max_ms}, {key})");
     let top = Frame::top(page).await.ok()?;
     match top
         .evaluate_awaiting(&expression, left + Duration::from_millis(500))

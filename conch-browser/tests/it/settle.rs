@@ -131,3 +131,32 @@ async fn settle_an_act_that_loads_a_page_is_done_at_its_load() {
     );
     lab.browser.shutdown().await;
 }
+
+/// Issue 11 (real apps: every act that loads nothing): the quiet window is counted from the
+/// act, with the observer in place before it. A change the click's own handler makes
+/// counts as a change (the page is then read 50 ms after its last change, so a second
+/// change 35 ms later is in the outcome), and a change queued for the next task is waited
+/// for even when nothing changed during the click.
+#[tokio::test(flavor = "multi_thread")]
+async fn settle_changes_during_the_act_count_and_the_next_task_is_waited_for() {
+    let lab = lab().await;
+    let page = lab.open("settle-late.html").await;
+    let state = || lab.eval("document.getElementById('state').textContent");
+    for _ in 0..3 {
+        let done = click(&page, "#twice").await;
+        assert!(done.settled.quiet, "{done:?}");
+        assert_eq!(
+            state().await,
+            "Two",
+            "the act ended before the change that followed its own: {done:?}"
+        );
+        lab.eval("document.getElementById('state').textContent = 'Idle'")
+            .await;
+        let done = click(&page, "#later").await;
+        assert!(done.settled.quiet, "{done:?}");
+        assert_eq!(state().await, "Later", "{done:?}");
+        let done = click(&page, "#nothing").await;
+        assert!(done.settled.quiet, "{done:?}");
+    }
+    lab.browser.shutdown().await;
+}

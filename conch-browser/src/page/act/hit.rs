@@ -191,8 +191,17 @@ pub(crate) struct Hit {
 /// The browser's own hit test at `at` of `session`'s viewport, through the frames of its
 /// process; `None` when nothing is there.
 pub(crate) async fn hit(session: &Session, at: (f64, f64)) -> Result<Option<Hit>, ActError> {
-    // The hit test takes whole pixels of the document: the viewport point plus the scroll.
     let (sx, sy, _, _) = viewport_of(session).await?;
+    hit_scrolled(session, at, (sx, sy)).await
+}
+
+/// [`hit`], with the session's scroll offset already read ([`viewport_of`]).
+pub(crate) async fn hit_scrolled(
+    session: &Session,
+    at: (f64, f64),
+    (sx, sy): (f64, f64),
+) -> Result<Option<Hit>, ActError> {
+    // The hit test takes whole pixels of the document: the viewport point plus the scroll.
     let found = session
         .call_raw(
             "DOM.getNodeForLocation",

@@ -6,7 +6,9 @@ use std::time::Duration;
 use conch_cdp::Session;
 use serde_json::{Value, json};
 
-use super::ready::{Still, actionable_point, actionable_target, free_point, settled};
+use super::ready::{
+    Still, actionable_point, actionable_target, free_point, point_in_view, prepared, settled,
+};
 use super::{ActError, ActOptions, Done, How};
 use crate::page::Element;
 use crate::page::input::{self, Press};
@@ -66,11 +68,22 @@ const ARRIVALS: usize = 3;
 ///
 /// The move itself is the stillness check (GES-15): a pointer move is delivered with the
 /// next animation frame, so the same point on both sides of it is an element that held
-/// still for a frame, and the first look need not wait one of its own. The look after the
-/// move is the browser's hit test alone; an element that left the point is waited for as
-/// any (visible, still over a frame of its own, enabled) before the pointer follows it.
+/// still for a frame, and the first look need not wait one of its own. The point the
+/// pointer first goes to is read from the element's box alone; the look after the move is
+/// the browser's hit test, so what covers the element is found once, where the pointer
+/// stands (issue 11: a hit test on both sides of the move cost every click its time). An
+/// element that left the point, or that something covers, is waited for as any (visible,
+/// still over a frame of its own, enabled, on top) before the pointer follows it.
 async fn arrive(el: &Element, options: &ActOptions) -> Result<(f64, f64), ActError> {
-    let (mut at, _, pressed) = actionable_target(el, options, true, Still::Unchecked).await?;
+    let (_, pressed) = prepared(el, options, true, Still::Unchecked).await?;
+    let mut at = match point_in_view(&pressed).await? {
+        Some(at) => at,
+        None => {
+            actionable_target(el, options, true, Still::Unchecked)
+                .await?
+                .0
+        }
+    };
     let mut moved = false;
     for _ in 0..ARRIVALS {
         input::move_to(&el.page, at).await?;

@@ -47,6 +47,35 @@ pub(super) async fn actionable_target(
     need_enabled: bool,
     still: Still,
 ) -> Result<((f64, f64), Desc, Element), ActError> {
+    let (desc, pressed) = prepared(el, options, need_enabled, still).await?;
+    let el = &pressed;
+    let covered_until = Instant::now() + options.covered_within;
+    loop {
+        let unreachable = || ActError::Unreachable {
+            reference: el.reference.clone(),
+            what: desc.what_capital(),
+        };
+        let spot = spot(el).await?;
+        match spot {
+            Spot::Free(at) => return Ok((at, desc, el.clone())),
+            Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
+            Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
+            Spot::Out => {
+                return Err(closed_by(el, &desc).await?.unwrap_or_else(unreachable));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until `el` is visible, (with `still`, stable) and enabled, and scrolls into view
+/// the element the pointer presses: `el` itself, or the control a label of it stands for.
+pub(super) async fn prepared(
+    el: &Element,
+    options: &ActOptions,
+    need_enabled: bool,
+    still: Still,
+) -> Result<(Desc, Element), ActError> {
     let desc = wait_actionable(el, options, need_enabled, still).await?;
     let label = call_on_handle(
         &el.frame,
@@ -67,7 +96,6 @@ pub(super) async fn actionable_target(
         }
         None => el,
     };
-    let covered_until = Instant::now() + options.covered_within;
     let scrolled = call_on(
         &el.frame,
         &el.object_id,
@@ -81,22 +109,19 @@ pub(super) async fn actionable_target(
             reference: el.reference.clone(),
         });
     }
-    loop {
-        let unreachable = || ActError::Unreachable {
-            reference: el.reference.clone(),
-            what: desc.what_capital(),
-        };
-        let spot = spot(el).await?;
-        match spot {
-            Spot::Free(at) => return Ok((at, desc, el.clone())),
-            Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
-            Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
-            Spot::Out => {
-                return Err(closed_by(el, &desc).await?.unwrap_or_else(unreachable));
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    Ok((desc, el.clone()))
+}
+
+/// `el`'s point in the page's viewport from its box alone, with no hit test: `None` when
+/// it has no box or the point is outside the viewport. The pointer goes there, and what it
+/// meets is looked at once it stands there ([`free_point`]).
+pub(super) async fn point_in_view(el: &Element) -> Result<Option<(f64, f64)>, ActError> {
+    let Some(local) = hit::session_point(el).await? else {
+        return Ok(None);
+    };
+    let at = hit::to_page(el, local).await;
+    let (_, _, width, height) = hit::viewport_of(&el.page).await?;
+    Ok((at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height).then_some(at))
 }
 
 /// `el`'s point in the page's viewport when the browser's hit test finds it on top there
@@ -165,7 +190,7 @@ async fn spot(el: &Element) -> Result<Spot, ActError> {
         return Ok(Spot::Out);
     };
     let at = hit::to_page(el, local).await;
-    let (_, _, width, height) = hit::viewport_of(&el.page).await?;
+    let (sx, sy, width, height) = hit::viewport_of(&el.page).await?;
     if !(at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height) {
         return Ok(Spot::Out);
     }
@@ -180,7 +205,12 @@ async fn spot(el: &Element) -> Result<Spot, ActError> {
             None => return Ok(Spot::Out),
         }
     }
-    let Some(found) = hit::hit(&el.frame, local).await? else {
+    let found = if el.frame.id() == el.page.id() {
+        hit::hit_scrolled(&el.frame, local, (sx, sy)).await?
+    } else {
+        hit::hit(&el.frame, local).await?
+    };
+    let Some(found) = found else {
         return Ok(Spot::Out);
     };
     if hit::lands_on(el, &found).await? {
