@@ -136,3 +136,32 @@ async fn agent_fills_a_form_shops_confirms_and_follows_a_popup() {
     assert!(text.contains("Tabs: t1"), "{text}");
     tools.browser().shutdown().await;
 }
+
+/// TAB-3 (issue 11: real apps, a link that opens a new tab): the new tab's first look is
+/// read once its page has loaded. A page whose body waits 400 ms for a script was read blank, and the
+/// agent had to wait for it and read again.
+#[tokio::test(flavor = "multi_thread")]
+async fn tab_3_a_new_tab_is_read_once_its_page_has_loaded() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::ThisChat, Choice::Yes));
+    let chat = tools.chat("agent", Mode::Ask);
+    let page = chat
+        .call("browser_open", &json!({ "url": server.url("tabs.html") }))
+        .await
+        .text();
+    let opened = chat
+        .call(
+            "browser_click",
+            &json!({ "ref": ref_of(&page, "Open A slowly in a new tab") }),
+        )
+        .await;
+    let text = opened.text();
+    assert!(!opened.is_error, "{text}");
+    assert!(text.contains("That opened a new tab, t2"), "{text}");
+    assert!(
+        text.contains("A page whose body comes after a slow script."),
+        "the new tab was read before its page came: {text}"
+    );
+    tools.browser().shutdown().await;
+}
