@@ -387,10 +387,11 @@ pub(crate) async fn target(
 ) -> Result<(Element, TargetFacts), ToolError> {
     let page = conv.page().await?;
     let element = resolve(&page, reference).await?;
-    let under = act::describe_element(&element).await?;
+    // One look gives both what it is and the document it is in.
+    let (under, document) = act::describe_element_in_document(&element).await?;
     crate::live::touched(&under.name);
     let mut facts = TargetFacts::of(under);
-    facts.document_url = document_url(&element).await;
+    facts.document_url = document;
     Ok((element, facts))
 }
 
@@ -443,26 +444,6 @@ pub(crate) async fn thumbnail(element: &Element) -> Option<Vec<u8>> {
         .await
         .ok()?;
     conch_browser::page::base64::decode(shot["data"].as_str()?)
-}
-
-/// The address of the document that holds `element`, for the frame's site (PERM-16).
-async fn document_url(element: &Element) -> Option<String> {
-    let answer = element
-        .frame
-        .call_raw(
-            "Runtime.callFunctionOn",
-            json!({
-                "objectId": element.object_id,
-                "functionDeclaration": "function() { return this.ownerDocument ? this.ownerDocument.URL : ''; }",
-                "returnByValue": true,
-            }),
-        )
-        .await
-        .ok()?;
-    answer["result"]["value"]
-        .as_str()
-        .filter(|u| !u.is_empty())
-        .map(str::to_owned)
 }
 
 /// What holds the keyboard focus on the active tab.

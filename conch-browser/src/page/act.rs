@@ -38,7 +38,7 @@ use super::Element;
 use super::settle::{SettleOptions, Settled};
 
 pub(crate) use call::{Desc, call_on, call_on_handle, describe};
-pub use call::{PAGE_SCRIPT_TIMEOUT, describe_element};
+pub use call::{PAGE_SCRIPT_TIMEOUT, describe_element, describe_element_in_document};
 pub use choose::select;
 pub use error::ActError;
 pub(crate) use js::with_prelude;

@@ -28,6 +28,8 @@ pub(crate) struct Desc {
     pub(crate) stable: bool,
     pub(crate) facts: Facts,
     pub(crate) cross_frame: bool,
+    /// The address of the element's own document ([`DESCRIBE`](super::js::DESCRIBE) only).
+    pub(crate) document: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -226,4 +228,17 @@ pub async fn describe_element(el: &Element) -> Result<Under, ActError> {
     Ok(describe(&el.frame, &el.object_id, &el.reference)
         .await?
         .under())
+}
+
+/// [`describe_element`], with the address of the document the element is in (a frame's
+/// own, for an element of a frame), in the same look: `None` when it has none.
+///
+/// # Errors
+/// [`ActError::Gone`], or a DevTools failure.
+pub async fn describe_element_in_document(
+    el: &Element,
+) -> Result<(Under, Option<String>), ActError> {
+    let desc = describe(&el.frame, &el.object_id, &el.reference).await?;
+    let document = Some(desc.document.clone()).filter(|url| !url.is_empty());
+    Ok((desc.under(), document))
 }

@@ -216,7 +216,7 @@ pub(crate) const FOCUSED: &str = r#"(() => {
 pub(crate) const DESCRIBE: &str = r#"function() {
   PRELUDE
   const el = this.nodeType === 1 ? this : (this.parentElement || this);
-  return Object.assign(describe(el), frameFacts(el));
+  return Object.assign(describe(el), frameFacts(el), {document: el.ownerDocument ? el.ownerDocument.URL : ''});
 }"#;
 
 /// Called on an element that can't be reached: the control that opens what it is inside,
