@@ -199,9 +199,12 @@ impl Settle {
         let finished = page.events("Network.loadingFinished");
         let failed = page.events("Network.loadingFailed");
         let loaded = page.events("Page.loadEventFired");
-        // Best effort: without it, settling still waits for a quiet DOM.
-        let _ = page.call_raw("Network.enable", serde_json::json!({})).await;
-        let held = hold(page, SettleOptions::default().max).await;
+        // Best effort: without it, settling still waits for a quiet DOM. Asked together
+        // with the observer's install, which does not depend on it.
+        let (_, held) = tokio::join!(
+            page.call_raw("Network.enable", serde_json::json!({})),
+            hold(page, SettleOptions::default().max),
+        );
         Settle {
             page: page.clone(),
             sent,

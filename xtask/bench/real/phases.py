@@ -9,7 +9,8 @@ Run the bench with the servers' standard error kept and Conch's DevTools traffic
 Each call (the warm-up open of each server left out) is cut at its first act sent to the
 page (a navigation, a press, a key, typed text) and at Conch's first read of the page after
 it: `pre` is Conch's work before the act, `act+wait` the act and the page settling, `read`
-the snapshot or diff and the answer. Calls whose act loaded a document also show the time
+the snapshot or diff and the answer (the settle's own scripts, which name `__conchSettle`,
+are the wait's, not a read). Calls whose act loaded a document also show the time
 from the act to the load event (the page's own) and from the load to the read (Conch's).
 A new document's first read installs the reader in the same evaluation as the snapshot;
 that evaluation counts as the read. The trace costs time itself, so the figures are for
@@ -36,7 +37,7 @@ for line in open(sys.argv[1],errors='replace'):
         cur['n']+=1
         if cur['B'] is None and (re.search(r'method="(Page.navigate|Input.insertText|Input.dispatchKeyEvent|Page.navigateToHistoryEntry)"',line) or ('Input.dispatchMouseEvent' in line and 'mousePressed' in line)):
             cur['B']=t(line)
-        elif cur['B'] is not None and cur['C'] is None and 'Runtime.evaluate' in line and ('__conch' in line or "Conch's page reader" in line):
+        elif cur['B'] is not None and cur['C'] is None and 'Runtime.evaluate' in line and (('__conch' in line and '__conchSettle' not in line) or "Conch's page reader" in line):
             cur['C']=t(line)
     if 'loadEventFired' in line and cur['B'] is not None and cur['load'] is None:
         cur['load']=t(line)

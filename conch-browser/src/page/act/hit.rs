@@ -230,12 +230,15 @@ pub(crate) async fn hit_scrolled(
         session: session.clone(),
         frame_id,
     };
-    let Some(object_id) = frame.resolve_node(backend).await? else {
+    // Two independent questions about the node, asked together.
+    let (object_id, node) = tokio::join!(
+        frame.resolve_node(backend),
+        session.call_raw("DOM.describeNode", json!({ "backendNodeId": backend })),
+    );
+    let Some(object_id) = object_id? else {
         return Ok(None);
     };
-    let node = session
-        .call_raw("DOM.describeNode", json!({ "backendNodeId": backend }))
-        .await?;
+    let node = node?;
     let owns = node
         .pointer("/node/frameId")
         .and_then(Value::as_str)

@@ -148,21 +148,18 @@ pub(crate) const ACTIONABLE: &str = r#"function(frame) {
   });
 }"#;
 
-/// Called on an element: scrolls it into view inside every panel and frame that holds it
-/// when it is not in view. `false` when it left the document.
-pub(crate) const SCROLL_INTO_VIEW: &str = r#"function() {
-  if (!this.isConnected) return false;
-  if (this.scrollIntoViewIfNeeded) this.scrollIntoViewIfNeeded(true);
-  else this.scrollIntoView({block: 'center', inline: 'center'});
-  return true;
-}"#;
-
-/// Called on an element: the label to press in its place when it can't be reached itself
-/// but a label of it can (a styled check box), or null.
-pub(crate) const PRESS_TARGET: &str = r#"function() {
+/// Called on an element: the element the pointer presses, scrolled into view inside every
+/// panel and frame that holds it when it is not in view: the element itself, or, when it
+/// can't be reached but a label of it can (a styled check box), that label. Null when the
+/// element left the document. One call for what were two (issue 11).
+pub(crate) const PRESS_TARGET_IN_VIEW: &str = r#"function() {
   PRELUDE
-  if (reachable(this) || !this.labels) return null;
-  return Array.from(this.labels).find(reachable) || null;
+  if (!this.isConnected) return null;
+  const label = (reachable(this) || !this.labels) ? null : Array.from(this.labels).find(reachable);
+  const target = label || this;
+  if (target.scrollIntoViewIfNeeded) target.scrollIntoViewIfNeeded(true);
+  else target.scrollIntoView({block: 'center', inline: 'center'});
+  return target;
 }"#;
 
 /// Called on an element with the node the pointer meets: whether that node is the

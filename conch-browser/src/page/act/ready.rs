@@ -77,51 +77,53 @@ pub(super) async fn prepared(
     still: Still,
 ) -> Result<(Desc, Element), ActError> {
     let desc = wait_actionable(el, options, need_enabled, still).await?;
-    let label = call_on_handle(
+    let target = call_on_handle(
         &el.frame,
         &el.object_id,
-        &with_prelude(js::PRESS_TARGET),
+        &with_prelude(js::PRESS_TARGET_IN_VIEW),
         &[],
         &el.reference,
     )
     .await?;
-    let pressed;
-    let el = match label {
-        Some(object_id) => {
-            pressed = Element {
-                object_id,
-                ..el.clone()
-            };
-            &pressed
-        }
-        None => el,
-    };
-    let scrolled = call_on(
-        &el.frame,
-        &el.object_id,
-        js::SCROLL_INTO_VIEW,
-        &[],
-        &el.reference,
-    )
-    .await?;
-    if scrolled == Value::Bool(false) {
+    let Some(object_id) = target else {
         return Err(ActError::Gone {
             reference: el.reference.clone(),
         });
-    }
-    Ok((desc, el.clone()))
+    };
+    Ok((
+        desc,
+        Element {
+            object_id,
+            ..el.clone()
+        },
+    ))
 }
 
 /// `el`'s point in the page's viewport from its box alone, with no hit test: `None` when
 /// it has no box or the point is outside the viewport. The pointer goes there, and what it
 /// meets is looked at once it stands there ([`free_point`]).
 pub(super) async fn point_in_view(el: &Element) -> Result<Option<(f64, f64)>, ActError> {
-    let Some(local) = hit::session_point(el).await? else {
+    Ok(point_and_viewport(el)
+        .await?
+        .and_then(|(_, at, (_, _, width, height))| {
+            (at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height).then_some(at)
+        }))
+}
+
+/// A point and a viewport, both in CSS pixels: the point in its own session's viewport,
+/// the same point in the page's, and the page's viewport (scroll x, y, width, height).
+type PointView = ((f64, f64), (f64, f64), (f64, f64, f64, f64));
+
+/// `el`'s point in its session's viewport ([`hit::session_point`]), carried into the
+/// page's ([`hit::to_page`]), with the page's viewport ([`hit::viewport_of`]), asked
+/// together: `None` when `el` has no box.
+async fn point_and_viewport(el: &Element) -> Result<Option<PointView>, ActError> {
+    let (local, viewport) = tokio::join!(hit::session_point(el), hit::viewport_of(&el.page));
+    let Some(local) = local? else {
         return Ok(None);
     };
-    let at = hit::to_page(el, local).await;
-    let (_, _, width, height) = hit::viewport_of(&el.page).await?;
-    Ok((at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height).then_some(at))
+    let viewport = viewport?;
+    Ok(Some((local, hit::to_page(el, local).await, viewport)))
 }
 
 /// `el`'s point in the page's viewport when the browser's hit test finds it on top there
@@ -186,11 +188,9 @@ enum Spot {
 }
 
 async fn spot(el: &Element) -> Result<Spot, ActError> {
-    let Some(local) = hit::session_point(el).await? else {
+    let Some((local, at, (sx, sy, width, height))) = point_and_viewport(el).await? else {
         return Ok(Spot::Out);
     };
-    let at = hit::to_page(el, local).await;
-    let (sx, sy, width, height) = hit::viewport_of(&el.page).await?;
     if !(at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height) {
         return Ok(Spot::Out);
     }
