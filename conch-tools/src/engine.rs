@@ -137,33 +137,8 @@ pub(crate) async fn current_url(conv: &Conversation) -> Result<String, ToolError
     Ok(page_address(&page).await?)
 }
 
-/// How long the first read of a tab an act opened waits for its page to load.
+/// How long the first read of a tab an act opened waits for its page to load (TAB-3).
 const NEW_TAB_LOAD: Duration = Duration::from_secs(10);
-/// How long such a tab may stay on its first empty document before it is read as it is
-/// (a popup a script writes into never leaves it).
-const NEW_TAB_BLANK: Duration = Duration::from_secs(1);
-
-/// Waits, bounded, until the active tab, one an act just opened, has left its first empty
-/// document and finished loading, so that its first look shows the page it opened, not the
-/// blank one before it (TAB-3; issue 11: a link to a new tab was read while its page still
-/// loaded, and the agent had to wait and read again). Asked in Conch's isolated world.
-async fn until_loaded(conv: &Conversation) {
-    const LOADED: &str = "[document.readyState, location.href]";
-    let started = tokio::time::Instant::now();
-    loop {
-        if let Ok(Value::Array(state)) = evaluate(conv, LOADED).await
-            && state.first().and_then(Value::as_str) == Some("complete")
-            && (state.get(1).and_then(Value::as_str) != Some("about:blank")
-                || started.elapsed() >= NEW_TAB_BLANK)
-        {
-            return;
-        }
-        if started.elapsed() >= NEW_TAB_LOAD {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
 
 /// The header line of a whole snapshot (SNAP-13).
 fn header(tab: &str, snapshot: &Snapshot) -> String {
@@ -257,7 +232,8 @@ impl Pages {
         // A tab the act opened (TAB-3) was never read: its first look waits for its page.
         let fresh = !self.readers.lock().await.contains_key(&tab);
         if fresh {
-            until_loaded(conv).await;
+            // Bounded; a page that never finishes is read as it stands.
+            let _ = conv.active_tab_loaded(NEW_TAB_LOAD).await;
         }
         let mut readers = self.readers.lock().await;
         let reader = readers.entry(tab.clone()).or_default();

@@ -71,7 +71,7 @@ pub struct Settle {
     /// Requests that ended before their start was read: the start, read later, must not
     /// count them as in flight (a request can start and end within one pause).
     ended_early: HashSet<String>,
-    /// The key of the observer installed before the act ([`HOLD_JS`]), until the first
+    /// The key of the watch installed before the act ([`HOLD_JS`]), until the first
     /// wait reads it.
     held: Option<u64>,
 }
@@ -132,50 +132,53 @@ impl RequestEvent {
     }
 }
 
-/// Installed in Conch's isolated world before the act: an observer that notes the time of
-/// the page's last DOM change from the act's start, so that changes made while the act
-/// itself runs (a click's own handlers) count, and a page that changes nothing is judged
-/// from the act, not from when the act's answer came back. Held under a key of its own,
-/// and dropped by the bound if the wait never comes (a navigation takes it with the
-/// document).
-const HOLD_JS: &str = r"((key, max) => {
+/// Starts watching the DOM: the watch's start, the time of the page's last change since
+/// (-1: none yet) and its observer. Installed before the act ([`HOLD_JS`]), so that the
+/// changes the act's own handlers make count and a page that changes nothing is judged
+/// from the act, not from when the act's answer came back; or by the wait itself, when
+/// none was (a new document).
+const WATCH_JS: &str = r"() => {
+  const watch = { start: performance.now(), last: -1 };
+  watch.observer = new MutationObserver(() => { watch.last = performance.now(); });
+  watch.observer.observe(document.documentElement || document, {subtree: true, childList: true, attributes: true, characterData: true});
+  return watch;
+}";
+
+/// Holds a [`WATCH_JS`] watch under `key` until the wait after the act takes it, or for
+/// `max` when it never comes (a navigation takes it with the document).
+const HOLD_JS: &str = r"((watch, key, max) => {
   const held = globalThis.__conchSettle || (globalThis.__conchSettle = new Map());
-  const state = { start: performance.now(), last: -1 };
-  state.observer = new MutationObserver(() => { state.last = performance.now(); });
-  state.observer.observe(document.documentElement || document, {subtree: true, childList: true, attributes: true, characterData: true});
+  const state = watch();
   held.set(key, state);
   setTimeout(() => { if (held.get(key) === state) { state.observer.disconnect(); held.delete(key); } }, max);
   return true;
 })";
 
 /// The in-page wait for a quiet DOM: resolves with whether it was quiet before `max`.
-/// With the observer [`HOLD_JS`] installed before the act, a page that changed nothing
-/// since the act began is quiet `first` after that start; once it changed, `quiet` after
-/// its last change; and never sooner than `after` from now, so that what the act queued
-/// for its next task (a timer of 0) runs first. Without one (a new document), the window
-/// is `quiet` from now.
-const QUIET_JS: &str = r"(quiet, first, after, max, key) => new Promise(resolve => {
+/// With the watch held under `key` from before the act, a page that changed nothing since
+/// the act began is quiet `first` after that start; once it changed, `quiet` after its
+/// last change; and never sooner than `after` from now, so that what the act queued for
+/// its next task (a timer of 0) runs first. Without one (a new document), the window is
+/// `quiet` from now.
+const QUIET_JS: &str = r"(watch, quiet, first, after, max, key) => new Promise(resolve => {
   const start = performance.now();
   const held = globalThis.__conchSettle && globalThis.__conchSettle.get(key);
   if (held) globalThis.__conchSettle.delete(key);
-  let last = held ? held.last : start;
-  let changed = held ? held.last >= 0 : true;
-  if (held && held.observer.takeRecords().length) { last = start; changed = true; }
-  if (held) held.observer.disconnect();
-  const from = held ? held.start : start;
-  const target = document.documentElement || document;
-  const observer = new MutationObserver(() => { last = performance.now(); changed = true; });
+  const w = held || watch();
+  if (!held) w.last = start;
+  // Changes made but not yet delivered to the observer.
+  if (w.observer.takeRecords().length) w.last = start;
+  const done = () => { w.observer.disconnect(); };
   // A page sent to the background (the act opened a tab in front of it) gets its timers
   // throttled to about one a second: there is nothing more to wait for on it.
-  const hidden = () => { observer.disconnect(); resolve(true); };
+  const hidden = () => { done(); resolve(true); };
   if (document.hidden) return hidden();
   document.addEventListener('visibilitychange', () => { if (document.hidden) hidden(); }, {once: true});
-  observer.observe(target, {subtree: true, childList: true, attributes: true, characterData: true});
-  const left = (now) => Math.max(after - (now - start), changed ? quiet - (now - last) : first - (now - from));
+  const left = (now) => Math.max(after - (now - start), w.last >= 0 ? quiet - (now - w.last) : first - (now - w.start));
   const tick = () => {
     const now = performance.now();
     if (left(now) <= 0 || now - start >= max) {
-      observer.disconnect();
+      done();
       resolve(left(now) <= 0);
     } else {
       setTimeout(tick, Math.max(5, left(now)));
@@ -349,7 +352,7 @@ impl Settle {
     }
 }
 
-/// Installs the observer of [`HOLD_JS`] in the top frame's isolated world before an act,
+/// Installs the watch of [`HOLD_JS`] in the top frame's isolated world before an act,
 /// for at most `max`; gives its key, or `None` when it could not be installed (a page
 /// frozen by its dialog is not asked, DLG-14), and the wait then starts from its own look.
 async fn hold(page: &Session, max: Duration) -> Option<u64> {
@@ -357,7 +360,7 @@ async fn hold(page: &Session, max: Duration) -> Option<u64> {
         return None;
     }
     let key = HOLDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let expression = format!("({HOLD_JS})({key}, {})", max.as_millis() + 1000);
+    let expression = format!("({HOLD_JS})({WATCH_JS}, {key}, {})", max.as_millis() + 1000);
     let top = Frame::top(page).await.ok()?;
     let answer = top
         .evaluate_awaiting(&expression, Duration::from_millis(500))
@@ -368,7 +371,7 @@ async fn hold(page: &Session, max: Duration) -> Option<u64> {
 
 /// Runs the in-page wait in Conch's isolated world, where the page cannot redefine
 /// `MutationObserver`, `performance.now` or `setTimeout` to look quiet or busy; `None`
-/// when the page could not run it (navigating). `held` is the key of the observer
+/// when the page could not run it (navigating). `held` is the key of the watch
 /// installed before the act, if any.
 async fn dom_quiet(
     page: &Session,
@@ -381,7 +384,8 @@ async fn dom_quiet(
     let after_ms = AFTER.min(quiet).as_millis();
     let max_ms = left.as_millis();
     let key = held.unwrap_or(0);
-    let expression = format!("({QUIET_JS})({quiet_ms}, {first_ms}, {after_ms}, {max_ms}, {key})");
+    let expression =
+        format!("({QUIET_JS})({WATCH_JS}, {quiet_ms}, {first_ms}, {after_ms}, {max_ms}, {key})");
     let top = Frame::top(page).await.ok()?;
     match top
         .evaluate_awaiting(&expression, left + Duration::from_millis(500))

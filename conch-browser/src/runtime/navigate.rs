@@ -147,20 +147,32 @@ async fn navigate(
     Ok(arrived)
 }
 
-/// Waits until `session`'s page has left its first empty document and finished loading,
-/// at most `within`; gives whether it did. (A new target starts on an empty document that
-/// is already "complete", so the load event alone cannot tell.)
+/// How long a page may stay on its first empty document before it counts as loaded as it
+/// is: a popup a script writes into, or a tab restored on about:blank, never leaves it.
+const BLANK_GRACE: Duration = Duration::from_secs(1);
+
+/// Waits until `session`'s page has left its first empty document (or stayed on it for
+/// [`BLANK_GRACE`]) and finished loading, at most `within`; gives whether it did. (A new
+/// target starts on an empty document that is already "complete", so the load event
+/// alone cannot tell.) Asked in Conch's isolated world, where the page cannot redefine
+/// `readyState`.
 pub(super) async fn wait_until_loaded(session: &Session, within: Duration) -> bool {
-    const LOADED: &str = "document.readyState === 'complete' && location.href !== 'about:blank'";
-    let deadline = tokio::time::Instant::now() + within;
+    const LOADED: &str = "[document.readyState, location.href]";
+    const POLL: Duration = Duration::from_millis(25);
+    let started = tokio::time::Instant::now();
+    let deadline = started + within;
     loop {
-        let answer = session.call(&Evaluate::value(LOADED)).await;
-        if answer.ok().and_then(|a| a.result.value) == Some(serde_json::Value::Bool(true)) {
+        if let Ok(serde_json::Value::Array(state)) =
+            crate::page::evaluate_in_world(session, LOADED).await
+            && state.first().and_then(serde_json::Value::as_str) == Some("complete")
+            && (state.get(1).and_then(serde_json::Value::as_str) != Some("about:blank")
+                || started.elapsed() >= BLANK_GRACE)
+        {
             return true;
         }
-        if tokio::time::Instant::now() + Duration::from_millis(50) > deadline {
+        if tokio::time::Instant::now() + POLL > deadline {
             return false;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(POLL).await;
     }
 }

@@ -347,6 +347,17 @@ impl Conversation {
         Ok(self.active_tab().await)
     }
 
+    /// Waits, at most `within`, until the active tab's page has left its first empty
+    /// document and finished loading: a tab an act just opened is read once its page is
+    /// there, not the blank one before it (TAB-3). Gives whether it did.
+    ///
+    /// # Errors
+    /// As [`Conversation::page`].
+    pub async fn active_tab_loaded(&self, within: Duration) -> Result<bool, BrowserError> {
+        let session = self.page().await?;
+        Ok(wait_until_loaded(&session, within).await)
+    }
+
     /// The conversation's tabs as they stand, without waiting for its call in flight and
     /// without starting the browser (the live view reads them while the agent acts):
     /// empty when the browser is not running.

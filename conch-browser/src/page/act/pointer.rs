@@ -6,9 +6,7 @@ use std::time::Duration;
 use conch_cdp::Session;
 use serde_json::{Value, json};
 
-use super::ready::{
-    Still, actionable_point, actionable_target, free_point, point_in_view, prepared, settled,
-};
+use super::ready::{Still, actionable_point, free_point, on_top, point_in_view, prepared, settled};
 use super::{ActError, ActOptions, Done, How};
 use crate::page::Element;
 use crate::page::input::{self, Press};
@@ -75,14 +73,10 @@ const ARRIVALS: usize = 3;
 /// element that left the point, or that something covers, is waited for as any (visible,
 /// still over a frame of its own, enabled, on top) before the pointer follows it.
 async fn arrive(el: &Element, options: &ActOptions) -> Result<(f64, f64), ActError> {
-    let (_, pressed) = prepared(el, options, true, Still::Unchecked).await?;
+    let (desc, pressed) = prepared(el, options, true, Still::Unchecked).await?;
     let mut at = match point_in_view(&pressed).await? {
         Some(at) => at,
-        None => {
-            actionable_target(el, options, true, Still::Unchecked)
-                .await?
-                .0
-        }
+        None => on_top(&pressed, &desc, options).await?,
     };
     let mut moved = false;
     for _ in 0..ARRIVALS {

@@ -24,7 +24,8 @@ pub(crate) async fn actionable_point(
     options: &ActOptions,
     need_enabled: bool,
 ) -> Result<((f64, f64), Desc), ActError> {
-    let (at, desc, _) = actionable_target(el, options, need_enabled, Still::Waited).await?;
+    let (desc, pressed) = prepared(el, options, need_enabled, Still::Waited).await?;
+    let at = on_top(&pressed, &desc, options).await?;
     Ok((at, desc))
 }
 
@@ -39,29 +40,28 @@ pub(super) enum Still {
     Unchecked,
 }
 
-/// [`actionable_point`], with the element the pointer presses: `el` itself, or the
-/// control a label of it stands for.
-pub(super) async fn actionable_target(
-    el: &Element,
+/// The point of `pressed` (an element [`prepared`] gave) in the page's viewport once the
+/// browser's hit test finds it on top there, waiting [`ActOptions::covered_within`] for
+/// what covers it or keeps it out of view to go; then says what covers it, or what opens
+/// the closed thing it is in.
+pub(super) async fn on_top(
+    pressed: &Element,
+    desc: &Desc,
     options: &ActOptions,
-    need_enabled: bool,
-    still: Still,
-) -> Result<((f64, f64), Desc, Element), ActError> {
-    let (desc, pressed) = prepared(el, options, need_enabled, still).await?;
-    let el = &pressed;
+) -> Result<(f64, f64), ActError> {
     let covered_until = Instant::now() + options.covered_within;
     loop {
-        let unreachable = || ActError::Unreachable {
-            reference: el.reference.clone(),
-            what: desc.what_capital(),
-        };
-        let spot = spot(el).await?;
-        match spot {
-            Spot::Free(at) => return Ok((at, desc, el.clone())),
+        match spot(pressed).await? {
+            Spot::Free(at) => return Ok(at),
             Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
             Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
             Spot::Out => {
-                return Err(closed_by(el, &desc).await?.unwrap_or_else(unreachable));
+                return Err(closed_by(pressed, desc).await?.unwrap_or_else(|| {
+                    ActError::Unreachable {
+                        reference: pressed.reference.clone(),
+                        what: desc.what_capital(),
+                    }
+                }));
             }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -127,7 +127,7 @@ async fn point_and_viewport(el: &Element) -> Result<Option<PointView>, ActError>
 }
 
 /// `el`'s point in the page's viewport when the browser's hit test finds it on top there
-/// now, with no wait: a second look right after the pointer came ([`actionable_target`]
+/// now, with no wait: a second look right after the pointer came ([`on_top`]
 /// waited for it once already). `None` when it is covered, out of view or has no box.
 pub(super) async fn free_point(el: &Element) -> Result<Option<(f64, f64)>, ActError> {
     Ok(match spot(el).await? {
@@ -197,7 +197,7 @@ async fn spot(el: &Element) -> Result<Spot, ActError> {
     // An out-of-process frame: nothing of the page may cover the frame there, and nothing
     // of the frame may cover the element.
     if el.frame.id() != el.page.id() {
-        match hit::hit(&el.page, at).await? {
+        match hit::hit_scrolled(&el.page, at, (sx, sy)).await? {
             Some(top) if top.owns.is_some() => {}
             Some(top) => {
                 return Ok(Spot::Covered(hit::blocker(&top).await?.what_indefinite()));
