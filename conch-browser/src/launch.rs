@@ -36,6 +36,10 @@ const QUIET_FLAGS: &[&str] = &[
     "--password-store=basic",
     "--use-mock-keychain",
     "--mute-audio",
+    // Debian's build carries Chromium's field-trial testing config, which turns on
+    // experiments a released Chrome does not have (the omnibox's "AI mode" popup, built
+    // for every new window): off, the browser is the plain one (issue 11).
+    "--disable-field-trial-config",
 ];
 
 /// Flags that let many conversations act at once (issue 18): every conversation's tab
@@ -48,6 +52,16 @@ const SHARED_FLAGS: &[&str] = &[
     "--disable-backgrounding-occluded-windows",
     "--window-size=1280,800",
 ];
+
+/// Browser features turned off. The omnibox's popup, drawn as a web page of its own
+/// (`WebUIOmniboxPopup`, with its "AI mode" variants), is built in the first second after
+/// launch and for every new window even with no window to show it: on two cores that
+/// work took a full core while the agent's first page loaded (TiddlyWiki's 2.7 MB page
+/// loaded in about 610 ms instead of 480 ms, issue 11), and the AI-mode check asks
+/// Google's hosts.
+/// A caller's own `--disable-features` list is merged into this one: Chromium reads
+/// only the last of several.
+const DISABLED_FEATURES: &[&str] = &["WebUIOmniboxPopup", "AimEnabled", "OmniboxAimPopupWebUIContent"];
 
 /// How long a starting browser has to answer its first command.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -94,8 +108,8 @@ pub(crate) struct LaunchSpec<'a> {
 /// The command line for the local browser (after the executable): `--headless` unless a
 /// window is wanted, flags that keep it quiet,
 /// `--no-sandbox` only when running as root (Chromium refuses to start otherwise), the
-/// one profile, the caller's extra flags, then `about:blank`. The DevTools pipe flag is
-/// added by conch-cdp.
+/// one profile, the caller's extra flags, the features turned off ([`DISABLED_FEATURES`]
+/// with the caller's), then `about:blank`. The DevTools pipe flag is added by conch-cdp.
 pub fn browser_args(profile: &Path, headless: bool, extra: &[String]) -> Vec<String> {
     let mut args: Vec<String> = QUIET_FLAGS
         .iter()
@@ -109,10 +123,20 @@ pub fn browser_args(profile: &Path, headless: bool, extra: &[String]) -> Vec<Str
         args.push("--no-sandbox".to_owned());
     }
     args.push(format!("--user-data-dir={}", profile.display()));
-    args.extend(extra.iter().cloned());
+    let mut disabled: Vec<&str> = DISABLED_FEATURES.to_vec();
+    for arg in extra {
+        match arg.strip_prefix(DISABLE_FEATURES) {
+            Some(list) => disabled.extend(list.split(',').filter(|f| !f.is_empty())),
+            None => args.push(arg.clone()),
+        }
+    }
+    args.push(format!("{DISABLE_FEATURES}{}", disabled.join(",")));
     args.push("about:blank".to_owned());
     args
 }
+
+/// The switch that turns browser features off, with its `=`.
+const DISABLE_FEATURES: &str = "--disable-features=";
 
 fn running_as_root() -> bool {
     #[cfg(target_os = "linux")]
@@ -228,7 +252,39 @@ pub(crate) fn open_browser_log(path: &Path) -> std::io::Result<std::fs::File> {
 mod tests {
     use std::io::Write;
 
-    use super::{BROWSER_LOG_LIMIT, open_browser_log};
+    use std::path::Path;
+
+    use super::{BROWSER_LOG_LIMIT, browser_args, open_browser_log};
+
+    /// Issue 11: the omnibox popup's page is never built, and a caller that turns its
+    /// own features off keeps both lists (Chromium reads only the last switch).
+    #[test]
+    fn the_omnibox_popup_is_off_and_a_callers_disabled_features_are_kept() {
+        let profile = Path::new("/tmp/profile");
+        let disabled = |args: &[String]| -> Vec<String> {
+            args.iter()
+                .filter(|a| a.starts_with("--disable-features="))
+                .cloned()
+                .collect()
+        };
+        let plain = browser_args(profile, true, &[]);
+        assert_eq!(
+            disabled(&plain),
+            ["--disable-features=WebUIOmniboxPopup,AimEnabled,OmniboxAimPopupWebUIContent"]
+        );
+        assert_eq!(plain.last().map(String::as_str), Some("about:blank"));
+
+        let extra = [
+            "--disable-features=Translate,MediaRouter".to_owned(),
+            "--proxy-server=http://127.0.0.1:9".to_owned(),
+        ];
+        let merged = browser_args(profile, true, &extra);
+        assert_eq!(
+            disabled(&merged),
+            ["--disable-features=WebUIOmniboxPopup,AimEnabled,OmniboxAimPopupWebUIContent,Translate,MediaRouter"]
+        );
+        assert!(merged.contains(&"--proxy-server=http://127.0.0.1:9".to_owned()));
+    }
 
     /// Issue 12: browser.log is kept across launches (appended, not truncated), and set
     /// aside as browser.log.1 once past its bound.
