@@ -37,8 +37,8 @@ const QUIET_FLAGS: &[&str] = &[
     "--use-mock-keychain",
     "--mute-audio",
     // Debian's build carries Chromium's field-trial testing config, which turns on
-    // experiments a released Chrome does not have (the omnibox's "AI mode" popup, built
-    // for every new window): off, the browser is the plain one (issue 11).
+    // experiments a released Chrome does not have: off, as Playwright has it, the
+    // browser is the plain one (issue 11).
     "--disable-field-trial-config",
 ];
 
@@ -54,14 +54,18 @@ const SHARED_FLAGS: &[&str] = &[
 ];
 
 /// Browser features turned off. The omnibox's popup, drawn as a web page of its own
-/// (`WebUIOmniboxPopup`, with its "AI mode" variants), is built in the first second after
-/// launch and for every new window even with no window to show it: on two cores that
-/// work took a full core while the agent's first page loaded (TiddlyWiki's 2.7 MB page
-/// loaded in about 610 ms instead of 480 ms, issue 11), and the AI-mode check asks
-/// Google's hosts.
+/// (`WebUIOmniboxPopup`), is built in the first second after launch even with no window
+/// to show it: on two cores that took most of a core while the agent's first page
+/// loaded (TiddlyWiki's 2.7 MB page loaded in about 610 ms instead of 480 ms, issue 11).
+/// Its "AI mode" switches are off too (as Playwright turns `AimEnabled` off), though an
+/// AI-mode popup page is still built for every window: no switch tried stops it.
 /// A caller's own `--disable-features` list is merged into this one: Chromium reads
 /// only the last of several.
-const DISABLED_FEATURES: &[&str] = &["WebUIOmniboxPopup", "AimEnabled", "OmniboxAimPopupWebUIContent"];
+const DISABLED_FEATURES: &[&str] = &[
+    "WebUIOmniboxPopup",
+    "AimEnabled",
+    "OmniboxAimPopupWebUIContent",
+];
 
 /// How long a starting browser has to answer its first command.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -284,7 +288,9 @@ mod tests {
         let merged = browser_args(profile, true, &extra);
         assert_eq!(
             disabled(&merged),
-            ["--disable-features=WebUIOmniboxPopup,AimEnabled,OmniboxAimPopupWebUIContent,Translate,MediaRouter"]
+            [
+                "--disable-features=WebUIOmniboxPopup,AimEnabled,OmniboxAimPopupWebUIContent,Translate,MediaRouter"
+            ]
         );
         assert!(merged.contains(&"--proxy-server=http://127.0.0.1:9".to_owned()));
     }
