@@ -59,6 +59,16 @@ async fn wait_until<F: AsyncFnMut() -> bool>(mut check: F) -> bool {
     false
 }
 
+/// The arguments of process `pid`, as the process table has them.
+fn command_line(pid: u32) -> Vec<String> {
+    let cmdline =
+        std::fs::read(format!("/proc/{pid}/cmdline")).expect("the browser's command line");
+    cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
 /// LAUNCH-1, LAUNCH-2, LAUNCH-13, LAUNCH-20: the discovered browser launches over the
 /// pipe on Conch's profile, opens a fixture page, and status says what runs.
 #[tokio::test(flavor = "multi_thread")]
@@ -82,11 +92,7 @@ async fn launch_1_discovered_browser_opens_a_page() {
     assert_eq!(status.why, None);
 
     let pid = browser.pid().await.unwrap();
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
-    let args: Vec<String> = cmdline
-        .split(|b| *b == 0)
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
+    let args = command_line(pid);
     assert!(args.iter().any(|a| a == "--headless"));
     assert!(args.iter().any(|a| a == "--remote-debugging-pipe"));
     assert!(
@@ -947,8 +953,10 @@ async fn the_launched_browser_builds_no_omnibox_popup_page() {
         "the omnibox popup's page was built: {urls:?}"
     );
     let pid = browser.pid().await.unwrap();
-    let cmdline = String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap())
-        .into_owned();
-    assert!(cmdline.contains("--disable-field-trial-config"));
+    assert!(
+        command_line(pid)
+            .iter()
+            .any(|a| a == "--disable-field-trial-config")
+    );
     browser.shutdown().await;
 }

@@ -105,9 +105,12 @@ pub(super) async fn prepared(
 pub(super) async fn point_in_view(el: &Element) -> Result<Option<(f64, f64)>, ActError> {
     Ok(point_and_viewport(el)
         .await?
-        .and_then(|(_, at, (_, _, width, height))| {
-            (at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height).then_some(at)
-        }))
+        .and_then(|(_, at, (_, _, width, height))| in_view(at, width, height).then_some(at)))
+}
+
+/// Whether a point of the page's viewport lies inside its `width` × `height`.
+fn in_view(at: (f64, f64), width: f64, height: f64) -> bool {
+    at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height
 }
 
 /// A point and a viewport, both in CSS pixels: the point in its own session's viewport,
@@ -191,7 +194,7 @@ async fn spot(el: &Element) -> Result<Spot, ActError> {
     let Some((local, at, (sx, sy, width, height))) = point_and_viewport(el).await? else {
         return Ok(Spot::Out);
     };
-    if !(at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height) {
+    if !in_view(at, width, height) {
         return Ok(Spot::Out);
     }
     // An out-of-process frame: nothing of the page may cover the frame there, and nothing
