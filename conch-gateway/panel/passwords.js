@@ -47,16 +47,26 @@ function render(passwords) {
   );
 }
 
-async function load() {
+/** Lists the saved passwords; gives null, or the sentence that says why it could not. */
+async function listed() {
   try {
     const answer = await fetch(API, { cache: 'no-store' });
     if (!answer.ok) throw new Error(await refusal(answer));
     const body = await answer.json();
     render(Array.isArray(body.passwords) ? body.passwords : []);
+    return null;
   } catch (error) {
     show(byId('loading'), false);
-    say(`The saved passwords could not be listed: ${error.message}`);
+    return `The saved passwords could not be listed: ${error.message}`;
   }
+}
+
+/** Lists the saved passwords, then says `sentence` (and why the list is old, if it
+ * is): the live region speaks once the list it speaks of is there. */
+async function load(sentence = '') {
+  const failed = await listed();
+  const said = [sentence, failed].filter(Boolean).join(' ');
+  if (said) say(said);
 }
 
 async function save(event) {
@@ -89,9 +99,8 @@ async function save(event) {
     const { saved } = await answer.json();
     site.value = '';
     username.value = '';
-    say(`Saved the password for ${saved.site} (${saved.username}).`);
     site.focus();
-    await load();
+    await load(`Saved the password for ${saved.site} (${saved.username}).`);
   } catch (error) {
     say(`The password was not saved: ${error.message}`);
   } finally {
@@ -106,8 +115,7 @@ async function remove(site) {
       say(await refusal(answer));
       return;
     }
-    say(`Removed the password for ${site}.`);
-    await load();
+    await load(`Removed the password for ${site}.`);
     byId('saved-heading').focus();
   } catch (error) {
     say(`The password was not removed: ${error.message}`);
