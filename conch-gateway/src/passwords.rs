@@ -2,10 +2,13 @@
 //! like the backend keys, and the gateway's default [`SecretFiller`] ([`Vault`]), so an
 //! agent signs in to a saved site without the model ever seeing the password.
 //!
-//! Each entry is for one site: the registrable domain (`example.com` covers
-//! `www.example.com` and `login.example.com`), or the exact `host:port` for loopback and
-//! IP addresses, where a port is another app. A look-alike host is another site and gets
-//! nothing. The person manages entries from the panel's Passwords page (`/passwords`,
+//! Each entry is for one site with its scheme: the registrable domain
+//! (`https://example.com` covers `https://www.example.com` and
+//! `https://login.example.com`, and a port other than 443 is another entry), or the exact
+//! `host:port` for loopback and IP addresses, where a port is another app
+//! (`http://127.0.0.1:8080`). The scheme counts: a password saved for an https site is
+//! never filled into the http page of the same name (issue 29). A look-alike host is
+//! another site and gets nothing. The person manages entries from the panel's Passwords page (`/passwords`,
 //! [`routes`]: a form on the panel's own origin, which the agent's browser never shows)
 //! or from the command line:
 //!
@@ -16,7 +19,10 @@
 //! - `conch-gateway passwords remove SITE [--home DIR]`.
 //!
 //! A file that does not open (a flipped byte) is set aside and fails closed: nothing is
-//! filled until the person saves again.
+//! filled, and every reader (the Passwords page, `passwords list`) is told so, until the
+//! person saves again. Every change is read, made and written under a lock file next to
+//! the vault (`passwords.secrets.json.lock`), shared by the gateway and the `passwords`
+//! command, so two processes saving at once lose nothing.
 //!
 //! On a new-password field of a site with nothing saved (a sign-up form), once the act is
 //! permitted, the vault makes a strong password ([`SecretText::strong_password`]) and
@@ -26,7 +32,9 @@
 //! Deliberately absent: any way to print or answer a password back, from the command line
 //! or the API.
 
+use std::fs::File;
 use std::io::{BufRead as _, IsTerminal as _};
+use std::path::PathBuf;
 use std::process::Command;
 
 use axum::Router;
@@ -40,6 +48,7 @@ use conch_browser::{Home, SystemClock};
 use conch_policy::{FieldClass, SecretKind, Site, classify_field};
 use conch_tools::{BoxFuture, SecretFiller, SecretRequest, SecretValue};
 use serde::Deserialize;
+use url::{Host, Url};
 
 use crate::panel::{Panel, WRONG_HOST, json_response, refuse};
 
@@ -52,43 +61,191 @@ Usage: conch-gateway passwords add SITE --username NAME [--home DIR]
        conch-gateway passwords list [--home DIR]
        conch-gateway passwords remove SITE [--home DIR]
 
-  SITE             example.com (covers its subdomains), or host:port for a local app
-                   or an IP address (127.0.0.1:8080)
+  SITE             example.com: https://example.com and its subdomains; give
+                   http://example.com for the plain http site, or a port
+                   (example.com:8443) for another one; host:port for a local app or
+                   an IP address (127.0.0.1:8080, http unless https:// is given)
   --username NAME  the account's user name
   --home DIR       Conch's folder (default: $CONCH_HOME or ~/.conch)
 
 The password is read from standard input (without echo on a terminal) and never shown.
 ";
 
-/// The site the person typed on the command line (`example.com`, `127.0.0.1:8080`), in
-/// the shape conch-policy keeps passwords under ([`Site::for_password`]).
+/// Whether `url`'s password is kept under its exact `host:port` ([`Site::for_password`]):
+/// a local app or an IP address.
+fn by_host_and_port(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Ipv4(_) | Host::Ipv6(_)) => true,
+        Some(Host::Domain(name)) => name == "localhost" || name.ends_with(".localhost"),
+        None => false,
+    }
+}
+
+/// The key a password for a page at `url` is kept under (SEC-2, issue 29): the page's
+/// scheme, its site ([`Site::for_password`]) and a port other than the scheme's own
+/// (a local app's site has its port already): `https://example.com`,
+/// `https://example.com:8443`, `http://127.0.0.1:8080`. The scheme and the port count,
+/// so a password saved for an https site never goes into the http page of the same
+/// name, nor to another port.
+fn key_of_url(url: &Url) -> Option<String> {
+    let site = Site::for_password(url)?;
+    Some(match url.port() {
+        Some(port) if !by_host_and_port(url) => format!("{}://{site}:{port}", url.scheme()),
+        _ => format!("{}://{site}", url.scheme()),
+    })
+}
+
+/// The site the person typed on the command line or the Passwords page (`example.com`,
+/// `http://example.com`, `127.0.0.1:8080`), as the key it is kept under
+/// ([`key_of_url`]). Without a scheme a name is https and a local app or an IP address
+/// is http.
 fn key_of_argument(site: &str) -> Result<String, String> {
     let text = site.trim();
-    let not_a_site = || format!("“{text}” is not a site; give example.com or 127.0.0.1:8080");
-    let with_scheme = if text.contains("://") {
-        text.to_owned()
-    } else {
-        format!("http://{text}")
+    let not_a_site = || {
+        format!("“{text}” is not a site; give example.com, https://example.com or 127.0.0.1:8080")
     };
-    let url = url::Url::parse(&with_scheme).map_err(|_| not_a_site())?;
-    Site::for_password(&url).ok_or_else(not_a_site)
+    let url = if text.contains("://") {
+        Url::parse(text).map_err(|_| not_a_site())?
+    } else {
+        let https = Url::parse(&format!("https://{text}")).map_err(|_| not_a_site())?;
+        if by_host_and_port(&https) {
+            Url::parse(&format!("http://{text}")).map_err(|_| not_a_site())?
+        } else {
+            https
+        }
+    };
+    key_of_url(&url).ok_or_else(not_a_site)
 }
 
 /// The key a page at `address` is looked up under.
 fn key_of_page(address: &str) -> Option<String> {
-    Site::for_password(&url::Url::parse(address).ok()?)
+    key_of_url(&Url::parse(address).ok()?)
 }
 
-fn open(home: &Home) -> Result<(Sealer, SecretsFile), String> {
+/// Gives an entry saved before the scheme counted (`example.com`, `127.0.0.1:8080`) the
+/// key it has now ([`key_of_argument`]'s defaults: https for a name, http for a local
+/// app), in memory; the next save writes it so.
+fn rekey_old_entries(file: &mut SecretsFile) {
+    for entry in file.inventory() {
+        if entry.kind != KIND || entry.name.contains("://") {
+            continue;
+        }
+        let Ok(key) = key_of_argument(&entry.name) else {
+            continue;
+        };
+        let Some(value) = file.get(&entry.name).cloned() else {
+            continue;
+        };
+        file.remove(&entry.name);
+        if file.get(&key).is_none() {
+            file.set(&key, KIND, &entry.host, value);
+        }
+    }
+}
+
+/// The vault's lock file, next to it: every change of the vault, by the gateway or the
+/// `passwords` command, is made under it (issue 29).
+fn lock_file(home: &Home) -> PathBuf {
+    let mut name = home.passwords_file().into_os_string();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Takes the vault's lock (an advisory `flock` on the lock file, waiting for another
+/// holder), for as long as the returned file is open. The system lets it go when the
+/// holder ends, so a crashed holder leaves no stale lock.
+fn lock(home: &Home) -> Result<File, String> {
+    let path = lock_file(home);
+    let failed = |e: std::io::Error| {
+        format!(
+            "the saved passwords could not be locked ({}: {e})",
+            path.display()
+        )
+    };
+    let mut folder = std::fs::DirBuilder::new();
+    folder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+    folder.create(home.root()).map_err(failed)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path).map_err(failed)?;
+    file.lock().map_err(failed)?;
+    Ok(file)
+}
+
+/// What opening the vault does when it was set aside as tampered and not saved since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SetAside {
+    /// Says so: to every reader, a removal and a generated password.
+    Say,
+    /// Starts a new vault: the person saves a password again.
+    StartAfresh,
+}
+
+/// The sentence for a vault that did not open and was set aside as `moved_to`.
+fn tampered(moved_to: &std::path::Path) -> String {
+    format!(
+        "The saved passwords did not open (the file was changed, or sealed on another device), so none is filled; the file was set aside as {}. Save the passwords again.",
+        moved_to.display()
+    )
+}
+
+/// The newest set-aside copy of the vault (`passwords.secrets.json.corrupt-…`), when the
+/// vault itself is gone.
+fn set_aside_copy(home: &Home) -> Option<PathBuf> {
+    let path = home.passwords_file();
+    if path.exists() {
+        return None;
+    }
+    let mut prefix = path.file_name()?.to_os_string();
+    prefix.push(".corrupt-");
+    let prefix = prefix.to_string_lossy().into_owned();
+    std::fs::read_dir(path.parent()?)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+        .max_by_key(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+        })
+}
+
+/// Opens the vault; the caller holds its [`lock`].
+fn open(home: &Home, set_aside: SetAside) -> Result<(Sealer, SecretsFile), String> {
     let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
-    let file =
-        SecretsFile::load_at(home.passwords_file(), &sealer, &SystemClock).map_err(
-            |e| match e {
-                SealError::Tampered { .. } => format!("{e} Save the passwords again."),
-                other => format!("{other}."),
-            },
-        )?;
+    if set_aside == SetAside::Say
+        && let Some(copy) = set_aside_copy(home)
+    {
+        return Err(tampered(&copy));
+    }
+    let mut file = SecretsFile::load_at(home.passwords_file(), &sealer, &SystemClock).map_err(
+        |e| match e {
+            SealError::Tampered { moved_to, .. } => tampered(&moved_to),
+            other => format!("{other}."),
+        },
+    )?;
+    rekey_old_entries(&mut file);
     Ok((sealer, file))
+}
+
+/// Runs `work` on the vault under its lock: a change is read, made and written while no
+/// other process or task can change it (issue 29).
+fn with_vault<T>(
+    home: &Home,
+    set_aside: SetAside,
+    work: impl FnOnce(&Sealer, &mut SecretsFile) -> Result<T, String>,
+) -> Result<T, String> {
+    let _held = lock(home)?;
+    let (sealer, mut file) = open(home, set_aside)?;
+    work(&sealer, &mut file)
 }
 
 /// Runs `passwords …` with the arguments after `passwords`; gives what to print, or the
@@ -170,30 +327,33 @@ fn list(home: &Home) -> Result<String, String> {
 
 /// Saves `password` for the site `key` with `username`, replacing what was there.
 fn save(home: &Home, key: &str, username: &str, password: SecretText) -> Result<(), String> {
-    let (sealer, mut file) = open(home)?;
-    file.set(key, KIND, username, password);
-    file.save(&sealer).map_err(|e| format!("{e}."))
+    with_vault(home, SetAside::StartAfresh, |sealer, file| {
+        file.set(key, KIND, username, password);
+        file.save(sealer).map_err(|e| format!("{e}."))
+    })
 }
 
 /// Forgets the site `key`'s password; `false` when none was saved.
 fn forget(home: &Home, key: &str) -> Result<bool, String> {
-    let (sealer, mut file) = open(home)?;
-    if !file.remove(key) {
-        return Ok(false);
-    }
-    file.save(&sealer).map_err(|e| format!("{e}."))?;
-    Ok(true)
+    with_vault(home, SetAside::Say, |sealer, file| {
+        if !file.remove(key) {
+            return Ok(false);
+        }
+        file.save(sealer).map_err(|e| format!("{e}."))?;
+        Ok(true)
+    })
 }
 
 /// Each saved site with its username, never a password.
 fn entries(home: &Home) -> Result<Vec<(String, String)>, String> {
-    let (_, file) = open(home)?;
-    Ok(file
-        .inventory()
-        .into_iter()
-        .filter(|e| e.kind == KIND)
-        .map(|e| (e.name, e.host))
-        .collect())
+    with_vault(home, SetAside::Say, |_, file| {
+        Ok(file
+            .inventory()
+            .into_iter()
+            .filter(|e| e.kind == KIND)
+            .map(|e| (e.name, e.host))
+            .collect())
+    })
 }
 
 /// One line of standard input, without echo on a terminal.
@@ -423,22 +583,20 @@ pub(crate) struct Vault {
 }
 
 impl Vault {
-    /// Opens the file in a blocking task and runs `work` on it; `None` (with a warning)
-    /// when the file can't be used.
+    /// Opens the file under its lock in a blocking task and runs `work` on it; `None`
+    /// (with a warning) when the file can't be used.
     async fn with_file<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Sealer, &mut SecretsFile) -> Option<T> + Send + 'static,
     ) -> Option<T> {
         let home = self.home.clone();
         tokio::task::spawn_blocking(move || {
-            let (sealer, mut file) = match open(&home) {
-                Ok(opened) => opened,
-                Err(sentence) => {
+            with_vault(&home, SetAside::Say, |sealer, file| Ok(work(sealer, file))).unwrap_or_else(
+                |sentence| {
                     tracing::warn!("the saved passwords can't be used: {sentence}");
-                    return None;
-                }
-            };
-            work(&sealer, &mut file)
+                    None
+                },
+            )
         })
         .await
         .ok()
@@ -526,21 +684,75 @@ mod tests {
     /// Issue 16: what the person types names the same site a page is looked up under.
     #[test]
     fn sec_2_a_site_typed_on_the_command_line_is_the_pages_site() {
-        assert_eq!(key_of_argument("example.com").unwrap(), "example.com");
+        assert_eq!(
+            key_of_argument("example.com").unwrap(),
+            "https://example.com"
+        );
         assert_eq!(
             key_of_page("https://login.example.com/signin").as_deref(),
-            Some("example.com")
+            Some("https://example.com")
         );
-        assert_eq!(key_of_argument("127.0.0.1:8080").unwrap(), "127.0.0.1:8080");
+        assert_eq!(
+            key_of_argument("127.0.0.1:8080").unwrap(),
+            "http://127.0.0.1:8080"
+        );
         assert_eq!(
             key_of_page("http://127.0.0.1:8080/login").as_deref(),
-            Some("127.0.0.1:8080")
+            Some("http://127.0.0.1:8080")
         );
         assert_eq!(
             key_of_argument("https://www.example.com/x").unwrap(),
-            "example.com"
+            "https://example.com"
         );
         assert_eq!(key_of_page("file:///etc/passwd"), None);
         assert!(key_of_argument("").is_err());
+    }
+
+    /// Issue 29, SEC-2: the saved site's scheme and port count: a password saved for
+    /// https://example.test is looked up by no http page of that name and no other port.
+    #[test]
+    fn sec_2_the_saved_sites_scheme_and_port_count() {
+        let saved = key_of_argument("https://example.test").unwrap();
+        assert_eq!(key_of_argument("example.test").unwrap(), saved);
+        assert_eq!(key_of_page("https://www.example.test/in").unwrap(), saved);
+        assert_eq!(key_of_page("https://example.test:443/in").unwrap(), saved);
+        for other in [
+            "http://example.test/in",
+            "http://www.example.test/in",
+            "https://example.test:8443/in",
+            "http://example.test:443/in",
+        ] {
+            assert_ne!(key_of_page(other).unwrap(), saved, "{other}");
+        }
+        assert_eq!(
+            key_of_page("https://example.test:8443/").unwrap(),
+            key_of_argument("example.test:8443").unwrap()
+        );
+        let local = key_of_argument("https://127.0.0.1:8443").unwrap();
+        assert_ne!(key_of_page("http://127.0.0.1:8443/").unwrap(), local);
+        assert_ne!(key_of_page("https://127.0.0.1:9443/").unwrap(), local);
+    }
+
+    /// Issue 29: an entry saved before the scheme counted gets the key its bare site
+    /// names now (https for a name, http for a local app).
+    #[test]
+    fn sec_2_an_entry_saved_before_the_scheme_counted_keeps_its_site() {
+        let dir = tempfile::tempdir().expect("temp home");
+        let home = Home::new(dir.path().to_owned());
+        let sealer = Sealer::open(&home, None).expect("a key file");
+        let mut file =
+            SecretsFile::load_at(home.passwords_file(), &sealer, &SystemClock).expect("empty");
+        for (site, user) in [("example.com", "ada"), ("127.0.0.1:9", "bob")] {
+            file.set(site, KIND, user, SecretText::new(format!("{user}-pw")));
+        }
+        file.save(&sealer).expect("saved");
+        let listed = entries(&home).expect("listed");
+        assert_eq!(
+            listed,
+            vec![
+                ("http://127.0.0.1:9".to_owned(), "bob".to_owned()),
+                ("https://example.com".to_owned(), "ada".to_owned())
+            ]
+        );
     }
 }

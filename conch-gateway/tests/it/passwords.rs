@@ -67,11 +67,11 @@ async fn sec_2_an_agent_signs_in_with_a_saved_password_it_never_sees() {
     assert!(ok, "{err}");
     assert_eq!(
         out,
-        format!("password saved for {site} (ada@example.com)\n")
+        format!("password saved for http://{site} (ada@example.com)\n")
     );
     let (ok, listed, err) = passwords(home.path(), &["list"], "").await;
     assert!(ok, "{err}");
-    assert_eq!(listed, format!("{site}\tada@example.com\n"));
+    assert_eq!(listed, format!("http://{site}\tada@example.com\n"));
 
     let mut command = gateway(
         home.path(),
@@ -180,7 +180,7 @@ async fn data_6_a_tampered_passwords_file_fails_closed() {
     let (ok, out, _) = passwords(home.path(), &["remove", "127.0.0.1:9"], "").await;
     assert!(ok && out.contains("removed"), "{out}");
     let (_, listed, _) = passwords(home.path(), &["list"], "").await;
-    assert_eq!(listed, "example.com\tada\n");
+    assert_eq!(listed, "https://example.com\tada\n");
     let (ok, _, err) = passwords(home.path(), &["remove", "nowhere.test"], "").await;
     assert!(!ok && err.contains("no password is saved"), "{err}");
     let (ok, _, err) = passwords(home.path(), &["add", "example.com"], "x\n").await;
@@ -196,6 +196,210 @@ async fn data_6_a_tampered_passwords_file_fails_closed() {
     assert!(!ok, "a tampered file was read");
     assert!(err.contains("Save the passwords again"), "{err}");
     assert!(!path.exists(), "the tampered file was set aside");
+}
+
+/// Issue 29, SEC-2: a password saved for the https site is never filled into the http
+/// page of the same host and port. The http page asks for it (its password field, typed
+/// on by the agent) and gets nothing: no input reaches it, the agent is told to hand the
+/// field over, and the canary is in no result, no log (trace on) and no file but the
+/// sealed one.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_a_password_saved_for_https_is_never_filled_into_the_http_page() {
+    let pages = FixtureServer::start().await.expect("fixture server");
+    let home = tempfile::tempdir().expect("temp home");
+    let site = format!("https://127.0.0.1:{}", pages.port());
+    let (ok, out, err) = passwords(
+        home.path(),
+        &["add", &site, "--username", "ada@example.com"],
+        &format!("{CANARY}\n"),
+    )
+    .await;
+    assert!(ok && out.starts_with("password saved for"), "{err}");
+
+    let mut client = traced_gateway(home.path()).await;
+    let http = pages.url("vault-signin.html");
+    assert!(http.starts_with("http://"), "{http}");
+    let (page, error) = client.call("browser_open", json!({ "url": http })).await;
+    assert!(!error, "{page}");
+    let field = ref_of(&page, "textbox \"Password\"");
+    let (refused, error) = client
+        .call("browser_type", json!({ "ref": field, "text": "a guess" }))
+        .await;
+    assert!(error, "the http page got the https password: {refused}");
+    assert!(refused.contains("browser_handoff"), "{refused}");
+    let (read, _) = client.call("browser_read", json!({})).await;
+    assert!(
+        read.contains("Not signed in"),
+        "input reached the page: {read}"
+    );
+    let transcript = std::mem::take(&mut client.transcript);
+    client.finish().await;
+    assert!(
+        !transcript.contains(CANARY),
+        "a message carries the password"
+    );
+    let sealed = home.path().join("passwords.secrets.json");
+    for (path, bytes) in everything_in(home.path()) {
+        if path != sealed {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(CANARY),
+                "{} holds the password in plain text",
+                path.display()
+            );
+        }
+    }
+}
+
+/// Signs in to a door on `port` with `code`; gives the session cookie.
+async fn session_cookie(port: u16, code: &str) -> String {
+    let (status, head, _) =
+        door_request(port, "GET", &format!("/signin?code={code}"), &[], "").await;
+    assert_eq!(status, 303, "{head}");
+    head.lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_owned()
+}
+
+/// Issue 29, DATA-6: a tampered vault is said to every reader, not only the first (which
+/// sets it aside): the `passwords` command says it each time, and so does the Passwords
+/// page's API (an error the page shows, never an empty list), until the person saves a
+/// password again.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_6_a_tampered_vault_is_said_to_every_reader() {
+    let home = tempfile::tempdir().expect("temp home");
+    let (ok, _, err) = passwords(
+        home.path(),
+        &["add", "example.com", "--username", "ada"],
+        &format!("{CANARY}\n"),
+    )
+    .await;
+    assert!(ok, "{err}");
+    let path = home.path().join("passwords.secrets.json");
+    let mut bytes = std::fs::read(&path).expect("the sealed file");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let at = text.find("\"sealed\": \"").expect("a sealed field") + 20;
+    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+    std::fs::write(&path, &bytes).expect("flipped");
+
+    for reader in ["the first", "the second"] {
+        let (ok, out, err) = passwords(home.path(), &["list"], "").await;
+        assert!(!ok, "{reader} list read a tampered vault: {out}");
+        assert!(err.contains("Save the passwords again"), "{reader}: {err}");
+        assert!(err.contains("set aside as"), "{reader}: {err}");
+    }
+    let (ok, _, err) = passwords(home.path(), &["remove", "example.com"], "").await;
+    assert!(!ok && err.contains("Save the passwords again"), "{err}");
+
+    let (agent, port, code) = door(home.path()).await;
+    let cookie = session_cookie(port, &code).await;
+    let (status, _, said) = door_request(
+        port,
+        "GET",
+        "/api/browser/passwords",
+        &[("Cookie", cookie.as_str())],
+        "",
+    )
+    .await;
+    assert_ne!(status, 200, "the page got a list: {said}");
+    assert!(said.contains("Save the passwords again"), "{said}");
+    assert!(!said.contains("\"passwords\""), "{said}");
+
+    // Saving again starts a new vault, which every reader then reads.
+    let (ok, _, err) = passwords(
+        home.path(),
+        &["add", "example.com", "--username", "ada"],
+        &format!("{CANARY}\n"),
+    )
+    .await;
+    assert!(ok, "{err}");
+    let (status, _, said) = door_request(
+        port,
+        "GET",
+        "/api/browser/passwords",
+        &[("Cookie", cookie.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{said}");
+    assert!(said.contains("https://example.com"), "{said}");
+    drop(agent);
+}
+
+/// Issue 29, DATA-6: the `passwords` command and the gateway (through the Passwords API)
+/// saving at the same moment, many times over, lose nothing: every entry is there at the
+/// end, as both the command and the API list it.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_6_two_processes_saving_at_once_lose_nothing() {
+    let home = tempfile::tempdir().expect("temp home");
+    let (agent, port, code) = door(home.path()).await;
+    let cookie = session_cookie(port, &code).await;
+    let own = format!("http://127.0.0.1:{port}");
+    const ROUNDS: usize = 3;
+    const EACH: usize = 6;
+    for round in 0..ROUNDS {
+        let mut saves = Vec::new();
+        for n in 0..EACH {
+            let home = home.path().to_owned();
+            saves.push(tokio::spawn(async move {
+                let site = format!("cli-{round}-{n}.example");
+                let (ok, _, err) =
+                    passwords(&home, &["add", &site, "--username", "ada"], "pw\n").await;
+                assert!(ok, "{site}: {err}");
+            }));
+            let (cookie, own) = (cookie.clone(), own.clone());
+            saves.push(tokio::spawn(async move {
+                let body = format!(
+                    r#"{{"site": "api-{round}-{n}.example", "username": "bob", "password": "pw"}}"#
+                );
+                let (status, _, said) = door_request(
+                    port,
+                    "POST",
+                    "/api/browser/passwords",
+                    &[
+                        ("Cookie", cookie.as_str()),
+                        ("Origin", own.as_str()),
+                        ("Content-Type", "application/json"),
+                    ],
+                    &body,
+                )
+                .await;
+                assert_eq!(status, 200, "{said}");
+            }));
+        }
+        for save in saves {
+            save.await.expect("a save ran");
+        }
+    }
+    let (ok, listed, err) = passwords(home.path(), &["list"], "").await;
+    assert!(ok, "{err}");
+    let (status, _, api) = door_request(
+        port,
+        "GET",
+        "/api/browser/passwords",
+        &[("Cookie", cookie.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{api}");
+    for round in 0..ROUNDS {
+        for n in 0..EACH {
+            for (who, user) in [("cli", "ada"), ("api", "bob")] {
+                let entry = format!("https://{who}-{round}-{n}.example");
+                assert!(
+                    listed.contains(&format!("{entry}\t{user}\n")),
+                    "{entry} was lost:\n{listed}"
+                );
+                assert!(
+                    api.contains(&format!("\"{entry}\"")),
+                    "{entry} was lost: {api}"
+                );
+            }
+        }
+    }
+    assert_eq!(listed.lines().count(), 2 * ROUNDS * EACH, "{listed}");
+    drop(agent);
 }
 
 /// The password saved for `site` in `home`, read back through the sealer as the gateway
@@ -350,8 +554,8 @@ async fn sec_2_a_sign_up_gets_a_generated_password_that_the_sign_in_then_uses() 
 
     let (ok, listed, err) = passwords(home.path(), &["list"], "").await;
     assert!(ok, "{err}");
-    assert_eq!(listed, format!("{site}\tada@example.com\n"));
-    let secret = saved_password(home.path(), &site);
+    assert_eq!(listed, format!("http://{site}\tada@example.com\n"));
+    let secret = saved_password(home.path(), &format!("http://{site}"));
     nowhere_but_sealed(home.path(), &transcript, &secret);
 }
 
@@ -464,8 +668,8 @@ async fn form_3_browser_form_fills_password_fields_from_the_vault() {
     client.finish().await;
 
     let (_, listed, _) = passwords(home.path(), &["list"], "").await;
-    assert_eq!(listed, format!("{site}\tbob@example.com\n"));
-    let secret = saved_password(home.path(), &site);
+    assert_eq!(listed, format!("http://{site}\tbob@example.com\n"));
+    let secret = saved_password(home.path(), &format!("http://{site}"));
     nowhere_but_sealed(home.path(), &transcript, &secret);
 }
 
@@ -589,7 +793,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     let saved: serde_json::Value = serde_json::from_str(&said).expect("JSON");
     assert_eq!(
         saved,
-        json!({ "saved": { "site": "example.com", "username": "ada" } })
+        json!({ "saved": { "site": "https://example.com", "username": "ada" } })
     );
     answers.push_str(&said);
     for (what, bad) in [
@@ -628,7 +832,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     let listed: serde_json::Value = serde_json::from_str(&said).expect("JSON");
     assert_eq!(
         listed,
-        json!({ "passwords": [{ "site": "example.com", "username": "ada" }] })
+        json!({ "passwords": [{ "site": "https://example.com", "username": "ada" }] })
     );
     answers.push_str(&said);
     let (status, _, said) = door_request(
@@ -653,7 +857,10 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     .await;
     assert_eq!(status, 403, "a forged removal: {said}");
     let (_, listed, _) = passwords(home.path(), &["list"], "").await;
-    assert_eq!(listed, "example.com\tada\n", "a forged removal removed it");
+    assert_eq!(
+        listed, "https://example.com\tada\n",
+        "a forged removal removed it"
+    );
     let (status, _, said) = door_request(
         port,
         "DELETE",
@@ -674,7 +881,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     .await;
     assert_eq!(status, 404, "{said}");
     assert!(
-        said.contains("No password is saved for example.com"),
+        said.contains("No password is saved for https://example.com"),
         "{said}"
     );
 
@@ -797,14 +1004,14 @@ async fn live_10_the_passwords_page_saves_lists_and_removes_by_keyboard() {
     assert_eq!(
         said,
         json!([
-            "Saved the password for 127.0.0.1:8080 (ada@example.com).",
+            "Saved the password for http://127.0.0.1:8080 (ada@example.com).",
             "",
-            "127.0.0.1:8080\tada@example.com\tRemove",
+            "http://127.0.0.1:8080\tada@example.com\tRemove",
             "status"
         ])
     );
     let (_, listed, _) = passwords(home.path(), &["list"], "").await;
-    assert_eq!(listed, "127.0.0.1:8080\tada@example.com\n");
+    assert_eq!(listed, "http://127.0.0.1:8080\tada@example.com\n");
     person.assert_accessible("with a saved password").await;
     let shown = client
         .execute("return document.documentElement.outerHTML", vec![])
@@ -828,12 +1035,12 @@ async fn live_10_the_passwords_page_saves_lists_and_removes_by_keyboard() {
     // Remove it by keyboard: the row's button, named for its site.
     let remove = client
         .find(Locator::Css(
-            "button[aria-label='Remove the password for 127.0.0.1:8080']",
+            "button[aria-label='Remove the password for http://127.0.0.1:8080']",
         ))
         .await
         .expect("a remove button named for the site");
     remove.send_keys(&enter).await.expect("Enter on it");
-    wait("document.getElementById('outcome').textContent === 'Removed the password for 127.0.0.1:8080.'").await;
+    wait("document.getElementById('outcome').textContent === 'Removed the password for http://127.0.0.1:8080.'").await;
     wait(
         "!document.getElementById('none').hidden && document.activeElement.id === 'saved-heading'",
     )
