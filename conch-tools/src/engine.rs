@@ -545,11 +545,12 @@ pub(crate) async fn type_text(
     Ok(())
 }
 
-/// Fills a secret field with the vault's value: focus by a click, then typed input.
-/// The value goes nowhere else (SEC-2).
+/// Fills a secret field with the vault's value: focus by a click, then typed input key
+/// by key, the focus checked before each key ([`act::fill_secret_in`]). The value goes
+/// nowhere else (SEC-2, issue 29).
 pub(crate) async fn fill_secret(element: &Element, secret: &str) -> Result<(), ToolError> {
     act::click(element, act::How::Click, &ActOptions::default()).await?;
-    act::replace_text_in(element, secret)
+    act::fill_secret_in(element, secret)
         .await
         .map_err(|e| ToolError::Act(e.to_string()))?;
     Ok(())

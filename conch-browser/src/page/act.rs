@@ -43,7 +43,7 @@ pub use choose::select;
 pub use error::ActError;
 pub(crate) use js::with_prelude;
 pub(crate) use keys::focus;
-pub use keys::{press, replace_text_in, type_text};
+pub use keys::{fill_secret_in, press, replace_text_in, type_text};
 pub use point::{PointHow, click_at, focused, under_point};
 pub use pointer::{click, drag};
 pub(crate) use ready::actionable_point;

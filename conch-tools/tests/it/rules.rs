@@ -1142,6 +1142,52 @@ async fn ges_8_the_secret_filler_types_nothing_when_the_page_moves_the_focus() {
     tools.browser().shutdown().await;
 }
 
+/// Issue 29, SEC-2: the field that receives the saved password is checked before every
+/// key of the fill. A sign-in page that moves the focus on the first key that lands, to a
+/// visible text field of its own or into a frame's field, gets no more of it: the fill
+/// stops at once and says so, and the other field holds nothing of the password.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_a_fill_stops_when_the_page_moves_the_focus_mid_fill() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let vault = Arc::new(NotingVault::default());
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(vault.clone());
+    let tools = tools(&setup, asker.clone());
+    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    for to in ["field", "frame"] {
+        let chat = vaulted.chat(&format!("thief-{to}"), Mode::FullTrust);
+        let url = server.url(&format!("secret-focus-thief.html?to={to}"));
+        let opened = chat.call("browser_open", &json!({ "url": url })).await;
+        let password = ref_of(&opened.text(), "Password");
+        let typed = chat
+            .call(
+                "browser_type",
+                &json!({ "ref": password, "text": "ignored" }),
+            )
+            .await;
+        assert!(typed.is_error, "{to}: {}", typed.text());
+        assert!(
+            typed.text().contains("the fill stopped there"),
+            "{to}: {}",
+            typed.text()
+        );
+        assert!(typed.text().contains("browser_handoff"), "{}", typed.text());
+        assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+        let values = chat
+            .conversation()
+            .evaluate(
+                "[password.value, note.value, box.contentDocument.getElementById('comment').value]",
+            )
+            .await
+            .unwrap();
+        assert_eq!(values, json!(["s", "", ""]), "{to}");
+    }
+    tools.browser().shutdown().await;
+}
+
 /// Issue 16, SEC-2: a password field inside another site's frame is asked for under the
 /// frame's own address, never the tab's, so the tab's saved password can't be typed into
 /// a frame from elsewhere; the result names that site, never the value.

@@ -81,6 +81,17 @@ pub enum ActError {
         /// Its role and name.
         what: String,
     },
+    /// The page moved the focus away from a secret field in the middle of its fill: the
+    /// fill stopped before the next key, so nothing went anywhere else (SEC-2, issue 29).
+    #[error(
+        "The page moved the focus away from {what} ({reference}) while Conch was filling it from Passwords, so the fill stopped there and nothing went anywhere else; the field holds only part of the password. Read the page and call browser_handoff so the person signs in."
+    )]
+    FillStopped {
+        /// The ref.
+        reference: String,
+        /// Its role and name.
+        what: String,
+    },
     /// Text into something that is not a text field.
     #[error("{what} ({reference}) is not a text field; use browser_click or browser_select.")]
     NotEditable {

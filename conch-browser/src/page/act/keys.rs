@@ -5,6 +5,7 @@
 use conch_cdp::Session;
 use conch_policy::{Chord, classify_field, key_verdict_on_secret, typing_verdict};
 use serde_json::Value;
+use zeroize::Zeroizing;
 
 use super::call::{call_on, describe};
 use super::point::focused;
@@ -83,6 +84,50 @@ pub async fn replace_text_in(el: &Element, text: &str) -> Result<(), ActError> {
     }
     input::insert_over_selection(&el.page, text).await?;
     Ok(())
+}
+
+/// Fills the focused secret field `el` with `secret` key by key (SEC-2, issue 29):
+/// selects all, then, right before each key, checks in the element's own world that `el`
+/// still holds the focus (its document's included, so a move into another frame counts).
+/// A page that moves the focus when the first key lands gets nothing more: the fill stops
+/// before the next key, and no key of the secret ever goes to another element.
+///
+/// # Errors
+/// [`ActError::FocusMoved`] when `el` lost the focus before the first key,
+/// [`ActError::FillStopped`] when it lost it after, or a DevTools failure.
+pub async fn fill_secret_in(el: &Element, secret: &str) -> Result<(), ActError> {
+    input::select_all_focused(&el.page).await?;
+    let mut key = Zeroizing::new([0u8; 4]);
+    for (typed, c) in secret.chars().enumerate() {
+        if !holds_focus(el).await? {
+            let what = describe(&el.frame, &el.object_id, &el.reference)
+                .await
+                .map(|d| d.what())
+                .unwrap_or_else(|_| "the field".to_owned());
+            let reference = el.reference.clone();
+            return Err(if typed == 0 {
+                ActError::FocusMoved { reference, what }
+            } else {
+                ActError::FillStopped { reference, what }
+            });
+        }
+        input::insert_over_selection(&el.page, c.encode_utf8(&mut key[..])).await?;
+    }
+    Ok(())
+}
+
+/// Whether `el` holds the keyboard focus, read in its own world where the page cannot
+/// redefine `activeElement` or `hasFocus`.
+async fn holds_focus(el: &Element) -> Result<bool, ActError> {
+    let held = call_on(
+        &el.frame,
+        &el.object_id,
+        &with_prelude(js::HAS_FOCUS),
+        &[],
+        &el.reference,
+    )
+    .await?;
+    Ok(held == Value::Bool(true))
 }
 
 /// Presses `keys` (a key or a chord such as `Control+Shift+K`) on `on` after focusing it,
