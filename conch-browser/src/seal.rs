@@ -82,7 +82,7 @@ pub enum SealError {
         source: std::io::Error,
     },
     /// The key file can be read by others, so the key is not trusted.
-    #[error("Conch's device key file {} can be read by other users; it was not used. Remove it and set your keys again.", path.display())]
+    #[error("Conch's device key file {} can be read by other users, so it was not used: run `chmod 600 {}` and try again.", path.display(), path.display())]
     KeyFileOpen {
         /// The key file.
         path: PathBuf,
@@ -601,6 +601,13 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         let error = Sealer::open(&home, None).expect_err("refused");
         assert!(matches!(error, SealError::KeyFileOpen { .. }), "{error}");
+        // Issue 29: the way out keeps the key (and every file sealed with it).
+        let said = error.to_string();
+        assert!(
+            said.contains(&format!("chmod 600 {}", path.display())),
+            "{said}"
+        );
+        assert!(!said.to_lowercase().contains("remove"), "{said}");
     }
 
     #[test]

@@ -218,6 +218,27 @@ fn set_aside_copy(home: &Home) -> Option<PathBuf> {
         })
 }
 
+/// Refuses a vault file other users can read or write (it is written owner-only), with
+/// the command that makes it so again; the file itself is kept (issue 29).
+fn owner_only(path: &std::path::Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            return Err(format!(
+                "The saved passwords file {} can be read or changed by other users, so it was not used: run `chmod 600 {}` and try again.",
+                path.display(),
+                path.display()
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 /// Opens the vault; the caller holds its [`lock`].
 fn open(home: &Home, set_aside: SetAside) -> Result<(Sealer, SecretsFile), String> {
     let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
@@ -226,6 +247,7 @@ fn open(home: &Home, set_aside: SetAside) -> Result<(Sealer, SecretsFile), Strin
     {
         return Err(tampered(&copy));
     }
+    owner_only(&home.passwords_file())?;
     let mut file = SecretsFile::load_at(home.passwords_file(), &sealer, &SystemClock).map_err(
         |e| match e {
             SealError::Tampered { moved_to, .. } => tampered(&moved_to),

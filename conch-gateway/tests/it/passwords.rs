@@ -250,6 +250,40 @@ async fn sec_2_a_password_saved_for_https_is_never_filled_into_the_http_page() {
     }
 }
 
+/// Issue 29, DATA-6: a vault file or a device key file other users can read is refused
+/// with the command that fixes it (`chmod 600 <path>`), never advice to remove it (which
+/// would lose every saved password); after the chmod the passwords are there.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn data_6_a_file_readable_by_others_is_refused_with_chmod_600() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = tempfile::tempdir().expect("temp home");
+    let (ok, _, err) = passwords(
+        home.path(),
+        &["add", "example.com", "--username", "ada"],
+        &format!("{CANARY}\n"),
+    )
+    .await;
+    assert!(ok, "{err}");
+    for file in ["passwords.secrets.json", "device.key"] {
+        let path = home.path().join(file);
+        let mode = |m| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(m));
+        mode(0o644).expect("chmod 644");
+        let (ok, out, err) = passwords(home.path(), &["list"], "").await;
+        assert!(!ok, "{file} readable by others was used: {out}");
+        assert!(
+            err.contains(&format!("chmod 600 {}", path.display())),
+            "{file}: {err}"
+        );
+        assert!(!err.to_lowercase().contains("remove"), "{file}: {err}");
+        assert!(path.exists(), "{file} was removed");
+        mode(0o600).expect("chmod 600");
+        let (ok, listed, err) = passwords(home.path(), &["list"], "").await;
+        assert!(ok, "{err}");
+        assert_eq!(listed, "https://example.com\tada\n");
+    }
+}
+
 /// Signs in to a door on `port` with `code`; gives the session cookie.
 async fn session_cookie(port: u16, code: &str) -> String {
     let (status, head, _) =
