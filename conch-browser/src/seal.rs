@@ -446,14 +446,29 @@ impl SecretsFile {
             .collect()
     }
 
+    /// The kept secrets as JSON, in a buffer made with room enough that the JSON never
+    /// outgrows it (each character escaped as `\uXXXX` at worst), so no copy is left
+    /// behind by a reallocation; wiped when dropped (issue 29).
+    fn plain(&self) -> Zeroizing<Vec<u8>> {
+        let room = self
+            .kept
+            .iter()
+            .map(|(name, k)| {
+                6 * (name.len() + k.kind.len() + k.host.len() + k.value.expose().len()) + 64
+            })
+            .sum::<usize>()
+            + 2;
+        let mut plain = Zeroizing::new(Vec::with_capacity(room));
+        serde_json::to_writer(&mut *plain, &self.kept).expect("a map of strings always encodes");
+        plain
+    }
+
     /// Seals and writes the file atomically (owner-only on Unix).
     ///
     /// # Errors
     /// [`SealError::Store`] when it cannot be written.
     pub fn save(&self, sealer: &Sealer) -> Result<(), SealError> {
-        let plain = Zeroizing::new(
-            serde_json::to_vec(&self.kept).expect("a map of strings always encodes"),
-        );
+        let plain = self.plain();
         let sealed = sealer.seal(&plain, context(&self.path));
         let disk = OnDisk {
             format: FORMAT,
@@ -563,6 +578,30 @@ mod tests {
         assert!(!path.exists(), "the tampered file stayed in place");
         assert!(error.to_string().contains("set aside"), "{error}");
         assert!(!error.to_string().contains(CANARY));
+    }
+
+    /// Issue 29, DATA-6: the plain JSON of the secrets is written into one buffer that
+    /// never grows (a reallocation would leave a copy behind, unwiped), even when every
+    /// character of a value is escaped.
+    #[test]
+    fn data_6_the_plain_secrets_leave_no_copy_behind() {
+        let (_dir, home) = home();
+        let sealer = Sealer::open(&home, None).expect("a key file");
+        let mut file = kept(&home, &sealer);
+        file.set(
+            "escaped",
+            "password",
+            "ada",
+            SecretText::new("\u{1}\"\\".repeat(300)),
+        );
+        let plain = file.plain();
+        let room = plain.capacity();
+        let again: BTreeMap<String, Kept> = serde_json::from_slice(&plain).expect("JSON");
+        assert_eq!(again.len(), 2);
+        assert!(plain.len() <= room);
+        let mut more = Zeroizing::new(Vec::with_capacity(room));
+        serde_json::to_writer(&mut *more, &file.kept).expect("encodes");
+        assert_eq!(more.capacity(), room, "the buffer grew");
     }
 
     #[test]

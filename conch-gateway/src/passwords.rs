@@ -33,7 +33,7 @@
 //! or the API.
 
 use std::fs::File;
-use std::io::{BufRead as _, IsTerminal as _};
+use std::io::{IsTerminal as _, Read};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -49,6 +49,7 @@ use conch_policy::{FieldClass, SecretKind, Site, classify_field};
 use conch_tools::{BoxFuture, SecretFiller, SecretRequest, SecretValue};
 use serde::Deserialize;
 use url::{Host, Url};
+use zeroize::{Zeroize as _, Zeroizing};
 
 use crate::panel::{Panel, WRONG_HOST, json_response, refuse};
 
@@ -378,7 +379,13 @@ fn entries(home: &Home) -> Result<Vec<(String, String)>, String> {
     })
 }
 
-/// One line of standard input, without echo on a terminal.
+/// The most bytes of a password line on standard input.
+const LINE_LIMIT: usize = 16 * 1024;
+
+/// One line of standard input, without echo on a terminal. The line is read straight
+/// into a buffer that is wiped once the password is taken from it: the buffer is larger
+/// than standard input's own, which a read that large bypasses, so no copy of the
+/// password stays in a buffer of the process (issue 29).
 fn read_password() -> Result<SecretText, String> {
     let terminal = std::io::stdin().is_terminal();
     if terminal {
@@ -386,19 +393,53 @@ fn read_password() -> Result<SecretText, String> {
         // The terminal's own setting; no unsafe code for termios.
         let _ = Command::new("stty").arg("-echo").status();
     }
-    let mut line = String::new();
-    let read = std::io::stdin().lock().read_line(&mut line);
+    let mut buffer = Zeroizing::new(vec![0u8; LINE_LIMIT + 1]);
+    let read = read_line_into(&mut std::io::stdin(), &mut buffer);
     if terminal {
         let _ = Command::new("stty").arg("echo").status();
         eprintln!();
     }
-    read.map_err(|e| format!("the password could not be read ({e})"))?;
-    let password = line.trim_end_matches(['\n', '\r']).to_owned();
-    line.clear();
-    if password.is_empty() {
-        return Err("give the password as one line on standard input".to_owned());
+    read
+}
+
+/// Reads one line of `input` into `buffer` and gives it as a secret; `buffer` is wiped
+/// before this returns, whatever happens.
+fn read_line_into(input: &mut impl Read, buffer: &mut [u8]) -> Result<SecretText, String> {
+    let line = read_line(input, buffer).and_then(|len| {
+        let line = buffer[..len].strip_suffix(b"\r").unwrap_or(&buffer[..len]);
+        let text =
+            std::str::from_utf8(line).map_err(|_| "the password is not UTF-8 text".to_owned())?;
+        if text.is_empty() {
+            return Err("give the password as one line on standard input".to_owned());
+        }
+        Ok(SecretText::new(text.to_owned()))
+    });
+    buffer.zeroize();
+    line
+}
+
+/// Reads `input` into `buffer` up to the first line break or the end; gives the line's
+/// length.
+fn read_line(input: &mut impl Read, buffer: &mut [u8]) -> Result<usize, String> {
+    let mut len = 0;
+    loop {
+        if len == buffer.len() {
+            return Err(format!(
+                "the password is longer than {} bytes",
+                buffer.len().saturating_sub(1)
+            ));
+        }
+        let read = match input.read(&mut buffer[len..]) {
+            Ok(0) => return Ok(len),
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("the password could not be read ({e})")),
+        };
+        if let Some(end) = buffer[len..len + read].iter().position(|b| *b == b'\n') {
+            return Ok(len + end);
+        }
+        len += read;
     }
-    Ok(SecretText::new(password))
 }
 
 /// The Passwords page and its API (issue 16), for [`crate::panel::router`]:
@@ -526,7 +567,12 @@ async fn save_route(State(panel): State<Panel>, headers: HeaderMap, body: Bytes)
         );
     }
     // serde's message could quote the body: the sentence is Conch's own.
-    let Ok(request) = serde_json::from_slice::<SaveRequest>(&body) else {
+    let parsed = serde_json::from_slice::<SaveRequest>(&body);
+    // The body holds the password: wiped once read, when this is its one holder.
+    if let Ok(mut bytes) = body.try_into_mut() {
+        bytes.as_mut().zeroize();
+    }
+    let Ok(request) = parsed else {
         return refuse(
             StatusCode::BAD_REQUEST,
             "Bad request: send {\"site\", \"username\", \"password\"}, each a string.",
@@ -776,5 +822,25 @@ mod tests {
                 ("https://example.com".to_owned(), "ada".to_owned())
             ]
         );
+    }
+
+    /// Issue 29, DATA-6: the line the password is read into is wiped once the password
+    /// is taken from it, and when the line is refused too; only the line is taken.
+    #[test]
+    fn data_6_the_stdin_buffer_holding_a_password_is_wiped() {
+        let mut buffer = vec![0u8; 64];
+        let mut input = std::io::Cursor::new(b"canary-line-7e21\r\nnext line".to_vec());
+        let password = read_line_into(&mut input, &mut buffer).expect("a line");
+        assert_eq!(password.expose(), "canary-line-7e21");
+        assert!(
+            buffer.iter().all(|b| *b == 0),
+            "the buffer holds {buffer:?}"
+        );
+        let mut input = std::io::Cursor::new(b"\n".to_vec());
+        assert!(read_line_into(&mut input, &mut buffer).is_err());
+        let mut input = std::io::Cursor::new(vec![b'x'; 100]);
+        let long = read_line_into(&mut input, &mut buffer).expect_err("too long");
+        assert!(long.contains("longer than 63 bytes"), "{long}");
+        assert!(buffer.iter().all(|b| *b == 0), "a refused line stayed");
     }
 }

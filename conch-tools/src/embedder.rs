@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 
 use conch_policy::{ActKind, AutoAnswer, Choice, FieldFacts, Question, Site};
+use zeroize::{ZeroizeOnDrop, Zeroizing};
 
 /// A boxed future, for the async traits' methods.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -101,14 +102,18 @@ pub fn how_to_allow(question: &Question) -> String {
     }
 }
 
-/// A secret the embedder hands over for filling; its `Debug` never shows it.
+/// A secret the embedder hands over for filling; its `Debug` never shows it, and its
+/// memory is wiped when it is dropped (issue 29).
 #[derive(Clone, PartialEq, Eq)]
-pub struct SecretValue(String);
+pub struct SecretValue(Zeroizing<String>);
+
+/// Dropping a [`SecretValue`] wipes it: the one field is [`Zeroizing`].
+impl ZeroizeOnDrop for SecretValue {}
 
 impl SecretValue {
     /// Wraps a secret.
     pub fn new(value: impl Into<String>) -> Self {
-        SecretValue(value.into())
+        SecretValue(Zeroizing::new(value.into()))
     }
 
     /// The secret, for typing it into the page.
@@ -256,4 +261,22 @@ pub struct Notification {
 pub trait Notifier: fmt::Debug + Send + Sync {
     /// Tells the person; it must not wait for them.
     fn notify(&self, notification: &Notification);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wiped_when_dropped<T: ZeroizeOnDrop>() {}
+
+    /// Issue 29, SEC-2: a secret handed over for filling is wiped when dropped, and its
+    /// `Debug` never shows it.
+    #[test]
+    fn sec_2_a_secret_value_is_wiped_when_dropped() {
+        wiped_when_dropped::<SecretValue>();
+        wiped_when_dropped::<Zeroizing<String>>();
+        let value = SecretValue::new("canary-wipe-51c7");
+        assert_eq!(value.expose(), "canary-wipe-51c7");
+        assert!(!format!("{value:?}").contains("canary"));
+    }
 }
