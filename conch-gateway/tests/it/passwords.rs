@@ -1096,3 +1096,64 @@ async fn live_10_the_passwords_page_saves_lists_and_removes_by_keyboard() {
     person.finish().await;
     drop(agent);
 }
+
+/// Issue 29, DATA-6, LIVE-10: the Passwords page says a tampered vault, in its live
+/// region, when another reader (the `passwords` command) was the one that set it aside:
+/// never "No password is saved yet", never an empty list.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_6_the_passwords_page_says_a_tampered_vault() {
+    let home = tempfile::tempdir().expect("temp home");
+    let (ok, _, err) = passwords(
+        home.path(),
+        &["add", "example.com", "--username", "ada"],
+        &format!("{CANARY}\n"),
+    )
+    .await;
+    assert!(ok, "{err}");
+    let path = home.path().join("passwords.secrets.json");
+    let mut bytes = std::fs::read(&path).expect("the sealed file");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let at = text.find("\"sealed\": \"").expect("a sealed field") + 20;
+    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+    std::fs::write(&path, &bytes).expect("flipped");
+    let (ok, _, _) = passwords(home.path(), &["list"], "").await;
+    assert!(!ok, "the first reader read a tampered vault");
+
+    let ((agent, port, code), person) =
+        tokio::join!(door(home.path()), crate::webdriver::Person::start());
+    let client = &person.client;
+    let own = format!("http://127.0.0.1:{port}");
+    client
+        .goto(&format!("{own}/signin?code={code}"))
+        .await
+        .expect("the sign-in link opens");
+    client
+        .goto(&format!("{own}/passwords"))
+        .await
+        .expect("the Passwords page opens");
+    let mut said = serde_json::Value::Null;
+    for _ in 0..200 {
+        said = client
+            .execute(
+                "return [document.getElementById('outcome').textContent, document.getElementById('none').hidden, document.getElementById('saved').hidden, document.getElementById('loading').hidden]",
+                vec![],
+            )
+            .await
+            .expect("a script runs");
+        if said[0].as_str().is_some_and(|s| !s.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let outcome = said[0].as_str().unwrap_or_default();
+    assert!(
+        outcome.starts_with("The saved passwords could not be listed")
+            && outcome.contains("Save the passwords again"),
+        "{said}"
+    );
+    assert_eq!(said[1], json!(true), "the page said none is saved: {said}");
+    assert_eq!(said[2], json!(true), "the page showed a list: {said}");
+    assert_eq!(said[3], json!(true), "the page still loads: {said}");
+    person.finish().await;
+    drop(agent);
+}
