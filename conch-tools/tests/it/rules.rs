@@ -1188,6 +1188,46 @@ async fn sec_2_a_fill_stops_when_the_page_moves_the_focus_mid_fill() {
     tools.browser().shutdown().await;
 }
 
+/// Issue 29, SEC-2: a password field in another site's frame (another process) is
+/// checked before every key too: when the page around it takes the focus out of the
+/// frame after the first key, the fill stops and the page's field gets nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_2_a_fill_in_a_frame_stops_when_the_page_takes_the_focus_out() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let vault = Arc::new(NotingVault::default());
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(vault.clone());
+    let tools = tools(&setup, asker.clone());
+    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let chat = vaulted.chat("frame-thief", Mode::FullTrust);
+    let url = server.url("secret-frame-thief.html");
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    let password = ref_of(&opened.text(), "Password");
+    let typed = chat
+        .call(
+            "browser_type",
+            &json!({ "ref": password, "text": "ignored" }),
+        )
+        .await;
+    assert!(typed.is_error, "{}", typed.text());
+    assert!(
+        typed.text().contains("the fill stopped there"),
+        "{}",
+        typed.text()
+    );
+    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    let values = chat
+        .conversation()
+        .evaluate("[note.value, document.activeElement.id]")
+        .await
+        .unwrap();
+    assert_eq!(values, json!(["", "note"]));
+    tools.browser().shutdown().await;
+}
+
 /// Issue 16, SEC-2: a password field inside another site's frame is asked for under the
 /// frame's own address, never the tab's, so the tab's saved password can't be typed into
 /// a frame from elsewhere; the result names that site, never the value.

@@ -146,6 +146,48 @@ async fn owner_of(page: &Session, session: &Session) -> Option<(Session, Quad, (
     None
 }
 
+/// The owner element (`<iframe>`) of each out-of-process frame from `el`'s up to the
+/// page, each as the session that holds it and its object in Conch's world there (so
+/// the page's script can't answer for it): what must hold the focus, besides `el`
+/// itself, for a key to reach `el` (issue 29). Empty for an element of the page's own
+/// process. `None` when an owner on the way up can't be found.
+pub(crate) async fn frame_owners(el: &Element) -> Option<Vec<(Session, String)>> {
+    let mut owners = Vec::new();
+    let mut session = el.frame.clone();
+    for _ in 0..8 {
+        if session.id() == el.page.id() {
+            return Some(owners);
+        }
+        let top = Frame::top(&session).await.ok()?;
+        let mut candidates = vec![el.page.clone()];
+        candidates.extend(
+            crate::page::world::frame_sessions()
+                .into_iter()
+                .filter(|s| s.id() != session.id() && s.id() != el.page.id()),
+        );
+        let mut found = None;
+        for parent in candidates {
+            let Ok(owner) = parent
+                .call_raw("DOM.getFrameOwner", json!({ "frameId": top.frame_id }))
+                .await
+            else {
+                continue;
+            };
+            let Some(backend) = owner.get("backendNodeId").and_then(Value::as_i64) else {
+                continue;
+            };
+            let frame = Frame::top(&parent).await.ok()?;
+            let object = frame.resolve_node(backend).await.ok()??;
+            found = Some((parent, object));
+            break;
+        }
+        let (parent, object) = found?;
+        owners.push((parent.clone(), object));
+        session = parent;
+    }
+    None
+}
+
 /// A session's layout viewport: its scroll offset and size, in CSS pixels (read by the
 /// browser, not by the page's script).
 pub(crate) async fn viewport_of(session: &Session) -> Result<(f64, f64, f64, f64), ActError> {

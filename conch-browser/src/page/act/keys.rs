@@ -8,6 +8,7 @@ use serde_json::Value;
 use zeroize::Zeroizing;
 
 use super::call::{call_on, describe};
+use super::hit::frame_owners;
 use super::point::focused;
 use super::ready::{Still, actionable_point, settled, wait_actionable};
 use super::{ActError, ActOptions, Done, js, with_prelude};
@@ -96,10 +97,13 @@ pub async fn replace_text_in(el: &Element, text: &str) -> Result<(), ActError> {
 /// [`ActError::FocusMoved`] when `el` lost the focus before the first key,
 /// [`ActError::FillStopped`] when it lost it after, or a DevTools failure.
 pub async fn fill_secret_in(el: &Element, secret: &str) -> Result<(), ActError> {
+    // An out-of-process frame's own view of the focus lags behind the page around it:
+    // the owner of each frame on the way up is asked too, in its own process.
+    let owners = frame_owners(el).await;
     input::select_all_focused(&el.page).await?;
     let mut key = Zeroizing::new([0u8; 4]);
     for (typed, c) in secret.chars().enumerate() {
-        if !holds_focus(el).await? {
+        if !holds_focus(el, owners.as_deref()).await? {
             let what = describe(&el.frame, &el.object_id, &el.reference)
                 .await
                 .map(|d| d.what())
@@ -117,17 +121,27 @@ pub async fn fill_secret_in(el: &Element, secret: &str) -> Result<(), ActError> 
 }
 
 /// Whether `el` holds the keyboard focus, read in its own world where the page cannot
-/// redefine `activeElement` or `hasFocus`.
-async fn holds_focus(el: &Element) -> Result<bool, ActError> {
-    let held = call_on(
-        &el.frame,
-        &el.object_id,
-        &with_prelude(js::HAS_FOCUS),
-        &[],
-        &el.reference,
-    )
-    .await?;
-    Ok(held == Value::Bool(true))
+/// redefine `activeElement` or `hasFocus`, and each of its frames' `owners` holds it in
+/// its own document; no when an owner could not be found (`None`).
+async fn holds_focus(el: &Element, owners: Option<&[(Session, String)]>) -> Result<bool, ActError> {
+    let Some(owners) = owners else {
+        return Ok(false);
+    };
+    let here = std::iter::once((&el.frame, &el.object_id));
+    for (session, object) in here.chain(owners.iter().map(|(s, o)| (s, o))) {
+        let held = call_on(
+            session,
+            object,
+            &with_prelude(js::HAS_FOCUS),
+            &[],
+            &el.reference,
+        )
+        .await?;
+        if held != Value::Bool(true) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Presses `keys` (a key or a chord such as `Control+Shift+K`) on `on` after focusing it,
