@@ -8,9 +8,9 @@
 //! `host:port` for loopback and IP addresses, where a port is another app
 //! (`http://127.0.0.1:8080`). The scheme counts: a password saved for an https site is
 //! never filled into the http page of the same name (issue 29). A look-alike host is
-//! another site and gets nothing. The person manages entries from the panel's Passwords page (`/passwords`,
-//! [`routes`]: a form on the panel's own origin, which the agent's browser never shows)
-//! or from the command line:
+//! another site and gets nothing. The person manages entries from the panel's Passwords
+//! page (`/passwords`, [`routes`]: a form on the panel's own origin, which the agent's
+//! browser never shows) or from the command line:
 //!
 //! - `conch-gateway passwords add SITE --username NAME [--home DIR]`: the password is one
 //!   line of standard input, read without echo on a terminal; only "password saved" is
