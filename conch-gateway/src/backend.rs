@@ -24,10 +24,16 @@ Usage: conch-gateway backend show [--home DIR]
        conch-gateway backend set local|chrome|browserbase|steel|cdp [options]
 
   --url URL        cdp: the DevTools address (http://host:port, ws://… or wss://…);
-                   steel: a self-hosted steel-browser's address
+                   steel: a self-hosted steel-browser's address. Without it, browserbase
+                   and steel use the provider's own API and forget an earlier address:
+                   a key goes only to the address it was saved with
   --project ID     browserbase: the project id
   --key-env NAME   read the provider's key from this environment variable
-                   (without it, browserbase and steel read one line from standard input)
+                   (without it, browserbase and steel read one line from standard input,
+                   not shown on a terminal)
+
+  chrome asks you to confirm on a terminal; without one it is refused (or choose it on
+  the settings page after signing in).
   --home DIR       Conch's folder (default: $CONCH_HOME or ~/.conch)
 ";
 
