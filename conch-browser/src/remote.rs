@@ -825,19 +825,33 @@ mod tests {
         );
     }
 
-    /// BE-6: `post` refuses to send a key in plain text to another machine before it
-    /// connects: no address here is dialled.
+    /// BE-6: `post` refuses to send a key in plain text to an address that is not
+    /// loopback before it connects. `0.0.0.0` is such an address, yet Linux takes a
+    /// connection to it to this machine: a listener on 127.0.0.1 there must see nothing.
     #[tokio::test]
     async fn be_6_a_key_is_not_posted_over_plain_http_to_another_machine() {
-        let key = SecretText::new("k".to_owned());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("addr").port();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = std::sync::Arc::clone(&seen);
+        tokio::spawn(async move {
+            while listener.accept().await.is_ok() {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        let key = SecretText::new("CANARY-post-k".to_owned());
         let e = post(
-            "http://192.0.2.1:9/v1/sessions",
+            &format!("http://0.0.0.0:{port}/v1/sessions"),
             Some(("X-BB-API-Key", &key)),
             &json!({}),
         )
         .await
         .expect_err("refused");
         assert!(e.to_string().contains("nothing was sent"), "{e}");
+        assert!(!e.to_string().contains("CANARY"), "{e}");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
     #[test]
