@@ -229,13 +229,27 @@ pub(crate) fn frame_attached(target_id: &str, session: Session) {
         .insert(target_id.to_owned(), session);
 }
 
-/// The out-of-process frame `target_id`'s session ended: it is forgotten.
-pub(crate) fn frame_detached(target_id: &str) {
+/// The out-of-process frame `target_id`'s session `ended` ended: it is forgotten, unless
+/// the frame was attached anew meanwhile (a frame moving to another process detaches and
+/// attaches again under the same id).
+pub(crate) fn frame_detached(target_id: &str, ended: &Session) {
+    let ended = session_key(ended);
     let mut tables = tables();
-    tables.attached_frames.remove(target_id);
-    if let Some((_, session)) = tables.frame_sessions.remove(target_id) {
-        tables.forget(&session_key(&session));
+    if tables
+        .attached_frames
+        .get(target_id)
+        .is_some_and(|s| session_key(s) == ended)
+    {
+        tables.attached_frames.remove(target_id);
     }
+    if tables
+        .frame_sessions
+        .get(target_id)
+        .is_some_and(|(_, s)| session_key(s) == ended)
+    {
+        tables.frame_sessions.remove(target_id);
+    }
+    tables.forget(&ended);
 }
 
 fn tables() -> std::sync::MutexGuard<'static, Tables> {

@@ -242,12 +242,12 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         }
         let claims = guard::claims::watch(&target.session, Arc::clone(&inner.guard_log));
         let weak = Arc::downgrade(&inner);
-        let frame_id = frame.then(|| info.target_id.clone());
+        let frame_id = frame.then(|| (info.target_id.clone(), target.session.clone()));
         tokio::spawn(async move {
             claims.await;
             // The session ended: it has no children any more.
-            if let Some(frame_id) = frame_id {
-                crate::page::frame_detached(frame_id.as_str());
+            if let Some((frame_id, session)) = frame_id {
+                crate::page::frame_detached(frame_id.as_str(), &session);
             }
             if let Some(inner) = weak.upgrade() {
                 lock(&inner.parents).remove(&id);
