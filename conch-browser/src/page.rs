@@ -24,7 +24,7 @@ pub mod upload;
 mod world;
 
 pub use world::{evaluate_in_world, page_address};
-pub(crate) use world::{forget_browser, forget_session};
+pub(crate) use world::{forget_browser, forget_session, frame_attached, frame_detached};
 
 pub use element::Element;
 pub use error::PageError;

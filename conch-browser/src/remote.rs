@@ -45,8 +45,9 @@ pub const STEEL_CONNECT: &str = "wss://connect.steel.dev";
 /// releases it sooner when it lets go.
 pub const STEEL_TIMEOUT_MS: u64 = 30 * 60 * 1000;
 
-/// A browser Conch does not launch (BE-1).
-#[derive(Debug, Clone)]
+/// A browser Conch does not launch (BE-1). Its `Debug` shows addresses as [`shown`] does
+/// (no path, query or userinfo) and never a key.
+#[derive(Clone)]
 #[non_exhaustive]
 pub enum Remote {
     /// Any browser at a DevTools address (BE-8).
@@ -104,12 +105,67 @@ impl Remote {
     }
 }
 
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Remote::Cdp(address) => f.debug_tuple("Cdp").field(&shown(address)).finish(),
+            Remote::Browserbase { base, key, project } => f
+                .debug_struct("Browserbase")
+                .field("base", &shown(base))
+                .field("key", key)
+                .field("project", project)
+                .finish(),
+            Remote::Steel { base, key, connect } => f
+                .debug_struct("Steel")
+                .field("base", &shown(base))
+                .field("key", key)
+                .field("connect", &connect.as_deref().map(shown))
+                .finish(),
+            Remote::Chrome(own) => f.debug_tuple("Chrome").field(own).finish(),
+        }
+    }
+}
+
 /// A provider's session, to release when Conch lets go (BE-5).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct CloudSession {
     url: String,
     header: Option<(&'static str, SecretText)>,
     body: Value,
+}
+
+impl std::fmt::Debug for CloudSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudSession")
+            .field("url", &shown(&self.url))
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a provider's key may travel to `url` (BE-6, BE-7): only encrypted (`https`,
+/// `wss`), or in plain text to this machine itself (a loopback address or `localhost`,
+/// where nothing crosses a network: a self-hosted steel-browser, a pretend provider in
+/// tests).
+pub fn may_carry_key(url: &Url) -> bool {
+    match url.scheme() {
+        "https" | "wss" => url.host().is_some(),
+        "http" | "ws" => match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// The sentence for a key Conch will not send to `url`.
+fn not_for_key(url: &str) -> RemoteError {
+    RemoteError::Provider(format!(
+        "{} would get the key in plain text: a key goes only over https (plain http only to this machine); nothing was sent",
+        shown(url)
+    ))
 }
 
 /// A connected remote browser.
@@ -390,6 +446,25 @@ pub fn steel_socket(
     if let Some(key) = key
         && !socket.query_pairs().any(|(k, _)| k == "apiKey")
     {
+        // The key goes only to the host it was saved for (the API's) or the cloud's own
+        // connect address, and never in plain text over a network (BE-7).
+        let host_of = |address: &str| {
+            Url::parse(address)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        };
+        let host = socket.host_str().map(str::to_ascii_lowercase);
+        let its_own = host.is_some()
+            && (host == host_of(base) || host == host_of(connect.unwrap_or(STEEL_CONNECT)));
+        if !its_own {
+            return Err(RemoteError::Provider(format!(
+                "Steel named a DevTools socket at {}, a host the key was not saved for; nothing was sent",
+                shown(socket.as_str())
+            )));
+        }
+        if !may_carry_key(&socket) {
+            return Err(not_for_key(socket.as_str()));
+        }
         socket.query_pairs_mut().append_pair("apiKey", key.expose());
     }
     Ok(socket)
@@ -427,6 +502,9 @@ async fn post(
         .user_agent(concat!("conch/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| RemoteError::Provider(format!("no HTTP client ({e})")))?;
+    if key.is_some() && !Url::parse(url).is_ok_and(|u| may_carry_key(&u)) {
+        return Err(not_for_key(url));
+    }
     let mut request = client
         .post(url)
         .header("content-type", "application/json")
@@ -665,6 +743,115 @@ mod tests {
             socket.as_str(),
             "wss://x.example/?sessionId=s-1&apiKey=st-key"
         );
+    }
+
+    /// BE-3, PROTO-10: `Debug` of any backend value shows no key and no token, neither in
+    /// a DevTools address's query nor in its userinfo.
+    #[test]
+    fn be_3_debug_of_a_backend_shows_no_key_token_or_userinfo() {
+        const CANARY: &str = "CANARY-dbg-5e1";
+        let key = || SecretText::new(CANARY.to_owned());
+        let values = [
+            Remote::Cdp(format!(
+                "wss://me:{CANARY}@cdp.example/devtools?token={CANARY}"
+            )),
+            Remote::Cdp(format!("http://127.0.0.1:9222/?token={CANARY}")),
+            Remote::Browserbase {
+                base: format!("https://u:{CANARY}@api.browserbase.com/?k={CANARY}"),
+                key: key(),
+                project: Some("p-1".to_owned()),
+            },
+            Remote::Steel {
+                base: "https://api.steel.dev".to_owned(),
+                key: Some(key()),
+                connect: Some(format!("wss://connect.steel.dev/?apiKey={CANARY}")),
+            },
+        ];
+        for value in &values {
+            let shown = format!("{value:?} {value:#?}");
+            assert!(!shown.contains(CANARY), "{shown}");
+        }
+        let session = CloudSession {
+            url: format!("https://u:{CANARY}@api.steel.dev/v1/sessions/s/release"),
+            header: Some(("steel-api-key", key())),
+            body: json!({}),
+        };
+        let shown = format!("{session:?}");
+        assert!(!shown.contains(CANARY), "{shown}");
+        // What the value is stays readable.
+        assert!(format!("{:?}", values[0]).contains("cdp.example"));
+    }
+
+    /// BE-6, BE-7: a key travels only encrypted, or in plain text to this machine itself.
+    #[test]
+    fn be_6_a_key_goes_only_over_https_or_to_this_machine() {
+        for yes in [
+            "https://api.browserbase.com",
+            "wss://connect.steel.dev/",
+            "http://127.0.0.1:3000",
+            "ws://[::1]:9/",
+            "http://localhost:1",
+        ] {
+            assert!(may_carry_key(&Url::parse(yes).expect("a url")), "{yes}");
+        }
+        for no in [
+            "http://api.browserbase.com",
+            "ws://connect.steel.dev/",
+            "http://10.1.2.3:3000",
+            "http://127.0.0.1.example:3000",
+            "ftp://127.0.0.1/",
+        ] {
+            assert!(!may_carry_key(&Url::parse(no).expect("a url")), "{no}");
+        }
+    }
+
+    /// BE-7: the key is added only to a socket on the host it was saved for (the API's, or
+    /// the cloud's connect address), never to another host or a plain ws:// over a network.
+    #[test]
+    fn be_7_steel_adds_the_key_to_no_other_host() {
+        let key = SecretText::new("st-key".to_owned());
+        let elsewhere = json!({ "id": "s-1", "websocketUrl": "wss://evil.example/?sessionId=s-1" });
+        let e = steel_socket(&elsewhere, "s-1", "https://api.steel.dev", Some(&key), None)
+            .expect_err("another host");
+        assert!(!e.to_string().contains("st-key"), "{e}");
+        let plain = json!({ "id": "s-1", "websocketUrl": "ws://connect.steel.dev/?sessionId=s-1" });
+        let e = steel_socket(&plain, "s-1", "https://api.steel.dev", Some(&key), None)
+            .expect_err("plain text over a network");
+        assert!(e.to_string().contains("plain text"), "{e}");
+        let own = json!({ "id": "s-1", "websocketUrl": "wss://connect.steel.dev/?sessionId=s-1" });
+        assert!(
+            steel_socket(&own, "s-1", "https://api.steel.dev", Some(&key), None)
+                .is_ok_and(|s| s.as_str().ends_with("apiKey=st-key"))
+        );
+    }
+
+    /// BE-6: `post` refuses to send a key in plain text to an address that is not
+    /// loopback before it connects. `0.0.0.0` is such an address, yet Linux takes a
+    /// connection to it to this machine: a listener on 127.0.0.1 there must see nothing.
+    #[tokio::test]
+    async fn be_6_a_key_is_not_posted_over_plain_http_to_another_machine() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("addr").port();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = std::sync::Arc::clone(&seen);
+        tokio::spawn(async move {
+            while listener.accept().await.is_ok() {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        let key = SecretText::new("CANARY-post-k".to_owned());
+        let e = post(
+            &format!("http://0.0.0.0:{port}/v1/sessions"),
+            Some(("X-BB-API-Key", &key)),
+            &json!({}),
+        )
+        .await
+        .expect_err("refused");
+        assert!(e.to_string().contains("nothing was sent"), "{e}");
+        assert!(!e.to_string().contains("CANARY"), "{e}");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
     #[test]

@@ -992,6 +992,19 @@ impl Browser {
         !self.abilities().downloads_to_disk
     }
 
+    /// Whether conversation `id` acts in the person's own browser (BE-12): the backend
+    /// chosen for the main browser is one whose tabs the person sees among their own
+    /// (they carry the badge, BE-14), and the conversation browses there, not apart (a
+    /// task, or a chat given a browser of its own, browses in Conch's own, ERR-6). Known
+    /// from the choice, before anything connects, so the first question already knows;
+    /// where the choice could not be reached and Conch's own browser stands in, it still
+    /// says yes, asking more rather than less.
+    pub fn in_persons_browser(&self, id: &str) -> bool {
+        self.inner.side == Side::Main
+            && !self.browses_apart(id)
+            && lock(&self.inner.chosen).abilities().badge
+    }
+
     /// What the running backend can do (BE-1): Conch's own local browser's abilities
     /// until another one runs.
     pub fn abilities(&self) -> Abilities {

@@ -10,10 +10,10 @@
 //!
 //! Deliberately absent: any way to read a key back.
 
-use std::io::BufRead as _;
+use std::io::{IsTerminal as _, Read as _, Write as _};
 
 use conch_browser::own_chrome::OwnChrome;
-use conch_browser::remote::{Remote, shown};
+use conch_browser::remote::{Remote, may_carry_key, shown};
 use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
 use conch_browser::store::{Backend, BrowserSettings};
 use conch_browser::{Home, SystemClock};
@@ -24,10 +24,16 @@ Usage: conch-gateway backend show [--home DIR]
        conch-gateway backend set local|chrome|browserbase|steel|cdp [options]
 
   --url URL        cdp: the DevTools address (http://host:port, ws://… or wss://…);
-                   steel: a self-hosted steel-browser's address
+                   steel: a self-hosted steel-browser's address. Without it, browserbase
+                   and steel use the provider's own API and forget an earlier address:
+                   a key goes only to the address it was saved with
   --project ID     browserbase: the project id
   --key-env NAME   read the provider's key from this environment variable
-                   (without it, browserbase and steel read one line from standard input)
+                   (without it, browserbase and steel read one line from standard input,
+                   not shown on a terminal)
+
+  chrome asks you to confirm on a terminal; without one it is refused (or choose it on
+  the settings page after signing in).
   --home DIR       Conch's folder (default: $CONCH_HOME or ~/.conch)
 ";
 
@@ -79,6 +85,9 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
             } else {
                 None
             };
+            if backend == Backend::Chrome {
+                confirm_own_chrome()?;
+            }
             save_choice(&home, backend, url, project, key).map(|said| said.join("\n") + "\n")
         }
         (Some("-h" | "--help") | None, _) => Ok(USAGE.to_owned()),
@@ -124,6 +133,16 @@ fn show(home: &Home) -> Result<String, String> {
     Ok(out)
 }
 
+/// The host a key for `backend` is bound to (BE-6, BE-7): the address it was saved with
+/// (as [`shown`] gives it), else the provider's own API.
+fn key_host(backend: Backend, url: Option<&str>) -> String {
+    match (backend, url) {
+        (_, Some(url)) => shown(url),
+        (Backend::Browserbase, None) => "api.browserbase.com".to_owned(),
+        _ => "api.steel.dev".to_owned(),
+    }
+}
+
 /// Whether `backend` needs a key: Browserbase always, Steel's cloud (no address given).
 pub(crate) fn needs_key(backend: Backend, url: Option<&str>) -> bool {
     match backend {
@@ -142,10 +161,12 @@ pub(crate) fn save_choice(
     backend: Backend,
     url: Option<String>,
     project: Option<String>,
-    key: Option<String>,
+    key: Option<SecretText>,
 ) -> Result<Vec<String>, String> {
     let mut said = Vec::new();
-    let key = key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty());
+    let key = key
+        .map(|k| SecretText::new(k.expose().trim().to_owned()))
+        .filter(|k| !k.expose().is_empty());
     if needs_key(backend, url.as_deref()) && key.is_none() {
         return Err(format!("the {backend} backend needs its API key"));
     }
@@ -173,6 +194,7 @@ pub(crate) fn save_choice(
         }
         Backend::Browserbase | Backend::Steel => {
             let name = secret_name(backend);
+            let base_name = format!("{name}-base");
             if let Some(url) = &url {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!(
@@ -180,24 +202,38 @@ pub(crate) fn save_choice(
                         shown(url)
                     ));
                 }
+                if key.is_some() && !url::Url::parse(url).is_ok_and(|u| may_carry_key(&u)) {
+                    return Err(format!(
+                        "{} would get the key in plain text: a key goes only to an https:// address (plain http only to this machine)",
+                        shown(url)
+                    ));
+                }
                 file.set(
-                    &format!("{name}-base"),
+                    &base_name,
                     "address",
                     &shown(url),
                     SecretText::new(url.clone()),
                 );
                 said.push("address saved".to_owned());
+            } else if file.remove(&base_name) {
+                // No address given: the provider's own API, never one left from an
+                // earlier `backend set --url` (BE-6, BE-7).
+                said.push("the earlier address was cleared".to_owned());
             }
+            // The key is for the API it was given with: a configured one, else the
+            // provider's own; it is never sent anywhere else.
+            let host = key_host(backend, url.as_deref());
             if let Some(key) = key {
-                // The key is for the API it was given with: a configured one, else the
-                // provider's own.
-                let host = match (backend, &url) {
-                    (_, Some(url)) => shown(url),
-                    (Backend::Browserbase, None) => "api.browserbase.com".to_owned(),
-                    _ => "api.steel.dev".to_owned(),
-                };
-                file.set(name, "api key", &host, SecretText::new(key));
+                file.set(name, "api key", &host, key);
                 said.push("key saved".to_owned());
+            } else if file
+                .inventory()
+                .iter()
+                .any(|e| e.name == name && e.host != host)
+                && file.remove(name)
+            {
+                // A new address without a key: the key saved for the old one stays out of it.
+                said.push("the key saved for the earlier address was removed".to_owned());
             }
             if let Some(project) = project {
                 file.set(
@@ -225,27 +261,89 @@ pub(crate) fn save_choice(
     Ok(said)
 }
 
-/// The key from the environment variable `name`, else one line of standard input.
-fn read_key(name: Option<&str>) -> Result<String, String> {
+/// The key from the environment variable `name`, else one line of standard input, read
+/// without echo on a terminal.
+fn read_key(name: Option<&str>) -> Result<SecretText, String> {
     let key = match name {
-        Some(name) => std::env::var(name)
-            .map_err(|_| format!("the environment variable {name} holds no key"))?,
+        Some(name) => SecretText::new(
+            std::env::var(name)
+                .map_err(|_| format!("the environment variable {name} holds no key"))?,
+        ),
         None => {
-            let mut line = String::new();
-            std::io::stdin()
-                .lock()
-                .read_line(&mut line)
-                .map_err(|e| format!("the key could not be read from standard input ({e})"))?;
-            line
+            let terminal = std::io::stdin().is_terminal();
+            if terminal {
+                // The terminal's own setting; no unsafe code for termios. Echo is off
+                // before the prompt shows.
+                let _ = std::process::Command::new("stty").arg("-echo").status();
+                eprint!("API key (not shown): ");
+                let _ = std::io::stderr().flush();
+            }
+            let line = read_line_wiped();
+            if terminal {
+                let _ = std::process::Command::new("stty").arg("echo").status();
+                eprintln!();
+            }
+            line?
         }
     };
-    let key = key.trim().to_owned();
-    if key.is_empty() {
+    let key = SecretText::new(key.expose().trim().to_owned());
+    if key.expose().is_empty() {
         return Err(
             "no key was given: pass --key-env NAME or type it on standard input".to_owned(),
         );
     }
     Ok(key)
+}
+
+/// The most bytes of a key line read from standard input.
+const KEY_LINE: usize = 16 * 1024;
+
+/// One line of standard input (without its line end) into a buffer that is wiped when
+/// dropped. The read asks for more than standard input's own 8 KiB buffer holds, so the
+/// bytes go straight into this one, never into that buffer, which is not wiped.
+fn read_line_wiped() -> Result<SecretText, String> {
+    let failed = |e: std::io::Error| format!("the key could not be read from standard input ({e})");
+    let mut buffer = zeroize::Zeroizing::new(vec![0u8; KEY_LINE]);
+    let mut filled = 0;
+    let mut stdin = std::io::stdin().lock();
+    while filled < buffer.len() && !buffer[..filled].contains(&b'\n') {
+        match stdin.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    let line = buffer[..filled]
+        .split(|b| *b == b'\n')
+        .next()
+        .unwrap_or_default();
+    let line = std::str::from_utf8(line)
+        .map_err(|_| "the key on standard input is not text".to_owned())?;
+    Ok(SecretText::new(line.trim_end_matches('\r').to_owned()))
+}
+
+/// The sentence that refuses turning on the person's own Chrome without them.
+const OWN_CHROME_NEEDS_YOU: &str = "turning on your own Chrome needs you: run conch-gateway backend set chrome in a terminal and answer y, or choose it on the settings page after signing in";
+
+/// Asks the person on their terminal before Conch drives their own Chrome (BE-16); a
+/// command without a terminal is refused, and anything but y or yes is a No.
+fn confirm_own_chrome() -> Result<(), String> {
+    if !std::io::stdin().is_terminal() {
+        return Err(OWN_CHROME_NEEDS_YOU.to_owned());
+    }
+    eprint!(
+        "Conch will drive your own Chrome: it opens tabs of its own there, and sites see you signed in. Turn it on? [y/N] "
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .read_line(&mut answer)
+        .map_err(|e| format!("the answer could not be read ({e}); nothing was changed"))?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err("your own Chrome was not turned on; nothing was changed".to_owned()),
+    }
 }
 
 /// The remote browser the chosen backend gives the runtime, if any, and a sentence for
@@ -281,6 +379,23 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
     let base = |default: &str| {
         value(&format!("{name}-base")).map_or_else(|| default.to_owned(), |b| b.expose().to_owned())
     };
+    // A key goes only to the host it was saved for (BE-6, BE-7): a file that pairs it
+    // with another address (one left by an earlier version) sends it nowhere.
+    if matches!(backend, Backend::Browserbase | Backend::Steel) {
+        let saved_base = value(&format!("{name}-base"));
+        let host = key_host(backend, saved_base.as_ref().map(SecretText::expose));
+        if let Some(entry) = file.inventory().into_iter().find(|e| e.name == name)
+            && entry.host != host
+        {
+            return (
+                None,
+                Some(format!(
+                    "the saved {backend} key is for {}, not for {host}, so it is not sent there: set it again with conch-gateway backend set {backend} …; {local}",
+                    entry.host
+                )),
+            );
+        }
+    }
     let remote = match backend {
         Backend::Cdp => value(name).map(|a| Remote::Cdp(a.expose().to_owned())),
         Backend::Browserbase => value(name).map(|key| Remote::Browserbase {

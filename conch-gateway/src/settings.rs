@@ -433,16 +433,20 @@ async fn choose_backend(
     }
     let browser = tools.browser();
     let home = &browser.config().home;
-    let said =
-        match crate::backend::save_choice(home, backend, text("url"), text("project"), text("key"))
-        {
-            Ok(said) => said,
-            Err(sentence) => {
-                return Err(
-                    bad_request(&format!("{}; nothing was changed.", capital(&sentence))).into(),
-                );
-            }
-        };
+    let said = match crate::backend::save_choice(
+        home,
+        backend,
+        text("url"),
+        text("project"),
+        text("key").map(conch_browser::seal::SecretText::new),
+    ) {
+        Ok(said) => said,
+        Err(sentence) => {
+            return Err(
+                bad_request(&format!("{}; nothing was changed.", capital(&sentence))).into(),
+            );
+        }
+    };
     let (remote, unusable) = crate::backend::remote_for(home);
     if let Err(e) = browser.choose(remote.as_ref()).await {
         return Err(refuse(StatusCode::CONFLICT, &e.to_string()).into());

@@ -28,8 +28,8 @@ use conch_browser::page::download::{DownloadHook, DownloadOffer};
 use conch_browser::store::BrowserSettings;
 use conch_browser::{Home, SystemClock};
 use conch_policy::{
-    ActKind, Choice, Decision, Mode, PermitFacts, Question, QuestionKind, Site, SiteAllowance,
-    decide,
+    ActKind, BrowserKind, Choice, Decision, Mode, PermitFacts, Question, QuestionKind, Site,
+    SiteAllowance, decide,
 };
 use url::Url;
 
@@ -266,6 +266,8 @@ pub(crate) struct ConfirmHook {
     pub(crate) config: Weak<ToolsConfig>,
     pub(crate) consent: Weak<Consent>,
     pub(crate) home: Home,
+    /// Which browser the step acts in (BE-12: the person's own Chrome always asks).
+    pub(crate) browser: BrowserKind,
 }
 
 impl DialogHook for ConfirmHook {
@@ -273,6 +275,7 @@ impl DialogHook for ConfirmHook {
         let config = self.config.upgrade();
         let consent = self.consent.upgrade();
         let home = self.home.clone();
+        let browser = self.browser;
         Box::pin(async move {
             let (Some(config), Some(consent)) = (config, consent) else {
                 return false;
@@ -284,6 +287,7 @@ impl DialogHook for ConfirmHook {
                 return false;
             };
             let mut facts = PermitFacts::new(consent.mode(), ActKind::PageConfirm, site);
+            facts.browser = browser;
             if config.stakes.asks_high_stakes(&dialog.message) {
                 facts.significant_words = Some(dialog.message.trim().to_owned());
             }

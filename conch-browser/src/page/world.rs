@@ -10,19 +10,21 @@
 //! evaluation. The page never sees the world's globals, so refs are neither visible to
 //! nor forgeable by the page.
 //!
-//! Out-of-process frames are their own targets: their sessions are attached here with
-//! `Target.attachToTarget` and kept in the same table by target id (a frame target's id is
-//! its frame id). A page's entries go when it closes, and a whole browser's when it shuts
-//! down or dies (issue 12). Deliberately absent: listening to execution-context events
+//! Out-of-process frames are their own targets (a frame target's id is its frame id): the
+//! session used is the one the browser auto-attached under Conch's own page, ruled by the
+//! guard before the frame ran, which the target watcher hands here ([`frame_attached`]).
+//! Nothing here lists the browser's targets or attaches to one by name: in the person's
+//! own Chrome a list would name the person's tabs (BE-13, NET-9). A page's entries go when
+//! it closes, and a whole browser's when it shuts down or dies (issue 12). Deliberately absent: listening to execution-context events
 //! (`Runtime.enable`); the navigations are read lazily instead, by the calls themselves.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
+use conch_cdp::RawEvents;
 use conch_cdp::protocol::runtime::{Evaluate, EvaluateResponse};
 use conch_cdp::{ErrorKind, Session};
-use conch_cdp::{RawEvents, TargetId};
 use futures_util::{FutureExt as _, StreamExt as _};
 use serde_json::{Value, json};
 
@@ -113,6 +115,9 @@ struct Tables {
     /// Frame target id -> (the key of the session it was found from, the session attached
     /// to it).
     frame_sessions: HashMap<String, (String, Session)>,
+    /// Frame target id -> the session the browser auto-attached to it under one of
+    /// Conch's pages, from the target watcher (until it detaches).
+    attached_frames: HashMap<String, Session>,
 }
 
 impl Tables {
@@ -211,6 +216,40 @@ pub(crate) fn forget_browser<'a>(pages: impl IntoIterator<Item = &'a Session>) {
     tables
         .frame_sessions
         .retain(|_, (_, session)| !session.connection().is_closed());
+    tables
+        .attached_frames
+        .retain(|_, session| !session.connection().is_closed());
+}
+
+/// The out-of-process frame `target_id` was auto-attached under one of Conch's pages as
+/// `session`, its guard rules in (called by the target watcher before it runs).
+pub(crate) fn frame_attached(target_id: &str, session: Session) {
+    tables()
+        .attached_frames
+        .insert(target_id.to_owned(), session);
+}
+
+/// The out-of-process frame `target_id`'s session `ended` ended: it is forgotten, unless
+/// the frame was attached anew meanwhile (a frame moving to another process detaches and
+/// attaches again under the same id).
+pub(crate) fn frame_detached(target_id: &str, ended: &Session) {
+    let ended = session_key(ended);
+    let mut tables = tables();
+    if tables
+        .attached_frames
+        .get(target_id)
+        .is_some_and(|s| session_key(s) == ended)
+    {
+        tables.attached_frames.remove(target_id);
+    }
+    if tables
+        .frame_sessions
+        .get(target_id)
+        .is_some_and(|(_, s)| session_key(s) == ended)
+    {
+        tables.frame_sessions.remove(target_id);
+    }
+    tables.forget(&ended);
 }
 
 fn tables() -> std::sync::MutexGuard<'static, Tables> {
@@ -558,8 +597,10 @@ fn is_lost_context(kind: &ErrorKind) -> bool {
         if message.contains("context") || message.contains("Execution context"))
 }
 
-/// The session of the out-of-process frame `frame_id`, attaching to it on first need;
-/// `None` when the frame lives in `parent`'s process (no target of its own).
+/// The session of the out-of-process frame `frame_id`: the one auto-attached under
+/// Conch's page (see [`frame_attached`]); `None` when the frame lives in `parent`'s
+/// process (no target of its own). Never a list of the browser's targets, never an attach
+/// by name (BE-13).
 async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Session>, PageError> {
     let known = tables()
         .frame_sessions
@@ -574,28 +615,11 @@ async fn frame_session(parent: &Session, frame_id: &str) -> Result<Option<Sessio
             }
         }
     }
-    let targets = parent
-        .connection()
-        .browser()
-        .call_raw("Target.getTargets", Value::Null)
-        .await?;
-    let is_target = targets["targetInfos"].as_array().is_some_and(|all| {
-        all.iter()
-            .any(|t| t["targetId"] == frame_id && t["type"] == "iframe")
-    });
-    if !is_target {
+    let mut tables = tables();
+    let Some(session) = tables.attached_frames.get(frame_id).cloned() else {
         return Ok(None);
-    }
-    let session = parent
-        .connection()
-        .attach(TargetId(frame_id.to_owned()))
-        .await?;
-    // A frame held at start (auto-attach with waitForDebuggerOnStart) waits for someone
-    // to let it run; running it twice is harmless.
-    let _ = session
-        .call_raw("Runtime.runIfWaitingForDebugger", Value::Null)
-        .await;
-    tables()
+    };
+    tables
         .frame_sessions
         .insert(frame_id.to_owned(), (session_key(parent), session.clone()));
     Ok(Some(session))

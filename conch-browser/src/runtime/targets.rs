@@ -230,15 +230,25 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         info.target_type,
         TargetType::Page | TargetType::Iframe | TargetType::Worker | TargetType::SharedWorker
     );
+    let frame = info.target_type == TargetType::Iframe;
+    if frame {
+        // The reader finds an out-of-process frame's session here, never by listing the
+        // browser's targets (BE-13): only frames auto-attached under Conch's pages.
+        crate::page::frame_attached(info.target_id.as_str(), target.session.clone());
+    }
     if network && let Some(id) = target.session.id().cloned() {
         if let Some(parent) = target.parent.clone() {
             lock(&inner.parents).insert(id.clone(), parent);
         }
         let claims = guard::claims::watch(&target.session, Arc::clone(&inner.guard_log));
         let weak = Arc::downgrade(&inner);
+        let frame_id = frame.then(|| (info.target_id.clone(), target.session.clone()));
         tokio::spawn(async move {
             claims.await;
             // The session ended: it has no children any more.
+            if let Some((frame_id, session)) = frame_id {
+                crate::page::frame_detached(frame_id.as_str(), &session);
+            }
             if let Some(inner) = weak.upgrade() {
                 lock(&inner.parents).remove(&id);
             }

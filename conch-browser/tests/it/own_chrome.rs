@@ -343,3 +343,130 @@ async fn be_10_a_devtools_active_port_naming_another_host_is_refused() {
         "{why}"
     );
 }
+
+/// Every log line written from now on, at every level and target (the CDP wire trace
+/// included), for the whole test process (nextest runs each test in its own).
+fn capture_logs() -> Arc<std::sync::Mutex<Vec<u8>>> {
+    #[derive(Clone)]
+    struct Lines(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let writer = Lines(Arc::clone(&lines));
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::set_global_default(subscriber).expect("the only log capture");
+    tracing::info!("log capture on");
+    lines
+}
+
+/// BE-13, NET-9: Conch reads a page of its own with a same-site and a cross-site
+/// (out-of-process) frame in the person's Chrome. Finding the frames' sessions never lists
+/// the browser's targets nor attaches to one by name: a tab of the person's, open before
+/// Conch connected, appears (by title or address) in no result, note, status, log line,
+/// CDP event or file, and is still open afterwards.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_13_reading_frames_never_lists_or_reads_the_persons_tabs() {
+    const ADDRESS_CANARY: &str = "CANARY-ADDR-4417";
+    let logs = capture_logs();
+    let server = FixtureServer::start().await.expect("fixture server");
+    server.route(
+        "frames-mixed.html",
+        conch_fixtures::Response::html(&format!(
+            r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Frames</title></head>
+<body><h1>Shop</h1>
+<iframe title="Same site" width="400" height="200" src="/frame.html"></iframe>
+<iframe title="Other site" width="400" height="200" src="{}"></iframe>
+</body></html>"#,
+            server.cross_site_url("frame.html")
+        )),
+    );
+    let person = server.url(&format!("person-tab.html?who={ADDRESS_CANARY}"));
+    let mut standalone = Standalone::start_on(&person).expect("a stand-in Chrome");
+    for _ in 0..100 {
+        if pages_of(&standalone).await.contains(CANARY) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(pages_of(&standalone).await.contains(ADDRESS_CANARY));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let browser = Browser::new(own_only(&dir, standalone.profile()));
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("frames-mixed.html"))
+        .await
+        .expect("open");
+    let page = chat.page().await.expect("a page");
+    let mut reader = Reader::new();
+    let mut text = String::new();
+    for _ in 0..50 {
+        text = read(&page, &mut reader).await.expect("read").text;
+        if text.matches("Place order").count() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        text.matches("Place order").count(),
+        2,
+        "both frames: {text}"
+    );
+    assert!(
+        text.contains("[ref=f"),
+        "the cross-site frame was read: {text}"
+    );
+    let mut seen = text;
+    seen.push_str(&format!("{:?}", chat.tabs().await.expect("tabs")));
+    seen.push_str(&format!("{:?}", chat.take_notes().await));
+    seen.push_str(&format!("{:?}", browser.status().await));
+    browser.shutdown().await;
+    let logged = String::from_utf8_lossy(&logs.lock().expect("logs")).into_owned();
+    assert!(
+        logged.contains("log capture on") && logged.contains("Target.createTarget"),
+        "the log capture saw nothing"
+    );
+    for canary in [CANARY, ADDRESS_CANARY] {
+        assert!(!seen.contains(canary), "the person's tab showed: {seen}");
+        let named = logged.lines().find(|l| l.contains(canary));
+        assert!(
+            named.is_none(),
+            "a log line names the person's tab: {named:?}"
+        );
+        let mut folders = vec![dir.path().join("home")];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if let Ok(bytes) = std::fs::read(&path) {
+                    assert!(
+                        !String::from_utf8_lossy(&bytes).contains(canary),
+                        "{} names the person's tab",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        !logged.contains("Target.getTargets"),
+        "the browser's targets were listed"
+    );
+    assert!(
+        pages_of(&standalone).await.contains(CANARY),
+        "the person's tab was closed"
+    );
+    assert!(standalone.alive(), "letting go closed the person's Chrome");
+}

@@ -100,6 +100,141 @@ async fn be_3_a_saved_key_appears_nowhere_in_plain_text() {
     assert!(!ok && err.contains("is not a backend"), "{err}");
 }
 
+/// Runs `conch-gateway backend …` on `home` on a terminal of its own (util-linux
+/// `script` gives it one), typing `typed` once the terminal shows `prompt`; gives
+/// (success, what the terminal showed).
+pub(crate) async fn backend_on_a_terminal(
+    home: &std::path::Path,
+    args: &[&str],
+    prompt: &str,
+    typed: &str,
+) -> (bool, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let quoted = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut line = vec![
+        quoted(env!("CARGO_BIN_EXE_conch-gateway")),
+        "backend".to_owned(),
+    ];
+    line.extend(args.iter().map(|a| quoted(a)));
+    line.push("--home".to_owned());
+    line.push(quoted(&home.display().to_string()));
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("util-linux script runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut shown = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let typed_at = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while !String::from_utf8_lossy(&shown).contains(prompt) {
+            match stdout.read(&mut chunk).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => shown.extend_from_slice(&chunk[..n]),
+            }
+        }
+        true
+    })
+    .await
+    .expect("the terminal shows the prompt");
+    assert!(typed_at, "{}", String::from_utf8_lossy(&shown));
+    stdin.write_all(typed.as_bytes()).await.expect("typed");
+    let rest = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        let _ = stdout.read_to_end(&mut shown).await;
+        child.wait().await
+    })
+    .await
+    .expect("the command ends")
+    .expect("it ran");
+    drop(stdin);
+    (rest.success(), String::from_utf8_lossy(&shown).into_owned())
+}
+
+/// BE-16: turning on the person's own Chrome from the command line needs the person: a
+/// command without a terminal (its standard input piped, even answering "y") is refused
+/// with a sentence and nothing changes; on a terminal, "y" turns it on and anything else
+/// does not.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_16_backend_set_chrome_without_a_terminal_is_refused() {
+    use tokio::io::AsyncWriteExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_conch-gateway"))
+        .args(["backend", "set", "chrome", "--home"])
+        .arg(home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gateway runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    stdin.write_all(b"y\n").await.expect("written");
+    drop(stdin);
+    let out = child.wait_with_output().await.expect("it ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("turning on your own Chrome needs you"),
+        "{err}"
+    );
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(shown.contains("backend: local"), "{shown}");
+    // On a terminal, No is the default.
+    let (ok, out) = backend_on_a_terminal(home.path(), &["set", "chrome"], "[y/N]", "\n").await;
+    assert!(!ok && out.contains("was not turned on"), "{out}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(shown.contains("backend: local"), "{shown}");
+    let (ok, out) = backend_on_a_terminal(home.path(), &["set", "chrome"], "[y/N]", "y\n").await;
+    assert!(ok && out.contains("Turn it on? [y/N]"), "{out}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(shown.contains("backend: chrome"), "{shown}");
+}
+
+/// BE-3: on a terminal, `backend set` reads the key without showing it; piped, it reads
+/// the first line of standard input.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_3_backend_set_reads_a_key_without_echo_on_a_terminal() {
+    use tokio::io::AsyncWriteExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out) = backend_on_a_terminal(
+        home.path(),
+        &["set", "browserbase"],
+        "(not shown)",
+        &format!("{CANARY}\n"),
+    )
+    .await;
+    assert!(ok, "{out}");
+    assert!(out.contains("key saved"), "{out}");
+    assert!(!out.contains(CANARY), "the key was echoed: {out}");
+    // Piped: one line, no prompt needed.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_conch-gateway"))
+        .args(["backend", "set", "steel", "--home"])
+        .arg(home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gateway runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    stdin
+        .write_all(format!("{CANARY}\nnot the key\n").as_bytes())
+        .await
+        .expect("written");
+    drop(stdin);
+    let out = child.wait_with_output().await.expect("it ends");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("key saved"), "{said}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(
+        shown.contains("steel (api key) for api.steel.dev"),
+        "{shown}"
+    );
+    assert!(!shown.contains(CANARY), "{shown}");
+}
+
 /// BE-10, BE-1: `backend set chrome` is real: the next `mcp` finds the person's Chrome by
 /// the DevToolsActivePort in its profile folder (here a stand-in's, named by
 /// `CONCH_CHROME_PROFILE`), connects at start, and the page opens there; the person's tab
@@ -109,8 +244,8 @@ async fn be_10_mcp_drives_your_own_chrome_after_backend_set_chrome() {
     let server = FixtureServer::start().await.unwrap();
     let standalone = Standalone::start_on(&server.url("person-tab.html")).expect("a stand-in");
     let home = tempfile::tempdir().unwrap();
-    let (ok, out, err) = backend(home.path(), &["set", "chrome"], &[]).await;
-    assert!(ok, "{out} {err}");
+    let (ok, out) = backend_on_a_terminal(home.path(), &["set", "chrome"], "[y/N]", "y\n").await;
+    assert!(ok, "{out}");
     assert!(out.contains("backend: chrome"), "{out}");
     assert!(!out.contains("cannot drive"), "{out}");
     assert!(out.contains("chrome://inspect/#remote-debugging"), "{out}");
@@ -277,4 +412,189 @@ async fn be_7_a_key_saved_with_a_steel_address_is_listed_for_that_host() {
         !shown.contains("api.steel.dev") && !shown.contains(CANARY),
         "{shown}"
     );
+}
+
+/// A pretend server on a stale address: counts the connections it is offered and keeps
+/// every byte it receives, answering none.
+struct Stale {
+    port: u16,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    received: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Stale {
+    async fn start() -> Stale {
+        use tokio::io::AsyncReadExt as _;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("its address").port();
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (count, keep) = (connections.clone(), received.clone());
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let keep = keep.clone();
+                tokio::spawn(async move {
+                    let mut chunk = [0u8; 4096];
+                    while let Ok(n) = stream.read(&mut chunk).await {
+                        if n == 0 {
+                            break;
+                        }
+                        keep.lock().expect("kept").extend_from_slice(&chunk[..n]);
+                    }
+                });
+            }
+        });
+        Stale {
+            port,
+            connections,
+            received,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Asserts it was offered nothing, and holds no canary.
+    fn saw_nothing(&self) {
+        let received = String::from_utf8_lossy(&self.received.lock().expect("kept")).into_owned();
+        assert!(
+            !received.contains(CANARY),
+            "the stale address got the key: {received}"
+        );
+        assert_eq!(
+            self.connections.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "the stale address was reached: {received}"
+        );
+    }
+}
+
+/// BE-7, BE-6: `backend set steel` without `--url` clears the address an earlier
+/// `backend set steel --url` left: the new key is for Steel's own API, and nothing is
+/// left that would send it to the stale address.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_backend_set_without_url_clears_a_stale_base_address() {
+    let stale = Stale::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(home.path(), &["set", "steel", "--url", &stale.url()], &[]).await;
+    assert!(ok, "{out} {err}");
+    let (ok, out, err) = backend(
+        home.path(),
+        &["set", "steel", "--key-env", "ST_KEY"],
+        &[("ST_KEY", CANARY)],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    assert!(out.contains("earlier address was cleared"), "{out}");
+    let (ok, shown, err) = backend(home.path(), &["show"], &[]).await;
+    assert!(ok, "{err}");
+    assert!(
+        shown.contains("steel (api key) for api.steel.dev"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains(&stale.port.to_string()) && !shown.contains("steel-base"),
+        "a stale address is still saved: {shown}"
+    );
+    // The other way round: a new address without a key drops the key saved for the old
+    // host, rather than sending it to the new one.
+    let (ok, out, err) = backend(home.path(), &["set", "steel", "--url", &stale.url()], &[]).await;
+    assert!(ok, "{out} {err}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(!shown.contains("(api key)"), "{shown}");
+    for text in [&out, &err, &shown] {
+        assert!(!text.contains(CANARY), "{text}");
+    }
+    stale.saw_nothing();
+}
+
+/// BE-6, BE-7: a key is never sent to an address other than the one it was saved with.
+/// A secrets file that pairs a Steel key (saved for Steel's own API) with a stale
+/// address, as `backend set` used to leave it: `mcp` sends the key nowhere, says why,
+/// and serves the page from its own browser; the pretend server on the stale address is
+/// never reached.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_a_key_is_never_sent_to_a_stale_base_address() {
+    use conch_browser::seal::{Sealer, SecretText, SecretsFile};
+    use conch_browser::{Home, SystemClock};
+    let server = FixtureServer::start().await.unwrap();
+    let stale = Stale::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(home.path(), &["set", "steel", "--url", &stale.url()], &[]).await;
+    assert!(ok, "{out} {err}");
+    // What the old `backend set steel --key-env` left: the new key beside the old address.
+    let conch = Home::new(home.path().to_path_buf());
+    let sealer = Sealer::open(&conch, None).unwrap();
+    let mut file = SecretsFile::load(&conch, &sealer, &SystemClock).unwrap();
+    file.set(
+        "steel",
+        "api key",
+        "api.steel.dev",
+        SecretText::new(CANARY.to_owned()),
+    );
+    file.save(&sealer).unwrap();
+
+    let mut client = StdioClient::start(gateway(
+        home.path(),
+        &["mcp", "--unattended", "--allow-localhost"],
+    ))
+    .await;
+    let pipe = client.child.stderr.take().expect("stderr is piped");
+    let said = tokio::spawn(async move {
+        use tokio::io::AsyncReadExt as _;
+        let mut text = String::new();
+        let _ = tokio::io::BufReader::new(pipe)
+            .read_to_string(&mut text)
+            .await;
+        text
+    });
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    assert!(page.contains("Hello from the fixtures"), "{page}");
+    let transcript = client.transcript.clone();
+    client.finish().await;
+    let said = said.await.unwrap();
+    assert!(said.contains("not sent there"), "{said}");
+    for text in [&page, &transcript, &said] {
+        assert!(!text.contains(CANARY), "{text}");
+    }
+    for (path, bytes) in everything_in(home.path()) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{} holds the key in plain text",
+            path.display()
+        );
+    }
+    stale.saw_nothing();
+}
+
+/// BE-6: a key is never saved for a plain-http address on another machine: refused with
+/// a sentence, nothing saved.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_6_a_key_for_a_plain_http_address_elsewhere_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "browserbase",
+            "--url",
+            "http://10.1.2.3:9",
+            "--key-env",
+            "BB_KEY",
+        ],
+        &[("BB_KEY", CANARY)],
+    )
+    .await;
+    assert!(!ok, "{out}");
+    assert!(err.contains("plain text"), "{err}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(!shown.contains("saved:"), "{shown}");
+    assert!(!err.contains(CANARY) && !shown.contains(CANARY));
 }

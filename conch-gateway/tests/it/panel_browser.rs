@@ -1159,8 +1159,11 @@ async fn err_6_a_tasks_window_beside_your_own_chrome_says_it_is_signed_in_nowher
     let chrome = conch_fixtures::browser::Standalone::start_on(&pages.url("person-tab.html"))
         .expect("a stand-in for your own Chrome");
     let home = tempfile::tempdir().expect("a temp home");
-    let (ok, out, err) = crate::backend::backend(home.path(), &["set", "chrome"], &[]).await;
-    assert!(ok, "{out} {err}");
+    // Turning your own Chrome on needs the person at a terminal (BE-16).
+    let (ok, out) =
+        crate::backend::backend_on_a_terminal(home.path(), &["set", "chrome"], "[y/N]", "y\n")
+            .await;
+    assert!(ok, "{out}");
     let profile = chrome.profile();
     let session = Session::start_with(
         home,

@@ -13,7 +13,7 @@ use conch_browser::page::dialog::StepGuard;
 use conch_browser::page::download::{DownloadPlaces, watch_downloads};
 use conch_browser::{Browser, Conversation, Home};
 use conch_policy::{
-    ActKind, Mode, NavigationBy, PermitFacts, Site, Size, Verdict, classify_field,
+    ActKind, BrowserKind, Mode, NavigationBy, PermitFacts, Site, Size, Verdict, classify_field,
     navigation_verdict, verdict_for_url,
 };
 use url::Url;
@@ -118,7 +118,7 @@ impl<'a> Turn<'a> {
 
     /// The permit facts of this call's act on `target`.
     pub(crate) fn facts(&self, site: Site, target: &TargetFacts) -> PermitFacts {
-        let mut facts = PermitFacts::new(self.mode(), self.act, site);
+        let mut facts = self.bare_facts(site);
         facts.significant_words = self.significant(&target.role, &target.words);
         facts.secret_target = target.secret || classify_field(&target.field).is_secret();
         // An act inside a frame of another site names that site too (PERM-16).
@@ -133,7 +133,19 @@ impl<'a> Turn<'a> {
 
     /// The permit facts of this call's act on `site` alone, with no target yet.
     pub(crate) fn bare_facts(&self, site: Site) -> PermitFacts {
-        PermitFacts::new(self.mode(), self.act, site)
+        let mut facts = PermitFacts::new(self.mode(), self.act, site);
+        facts.browser = self.browser_kind();
+        facts
+    }
+
+    /// Which browser this call acts in: the person's own Chrome asks in every
+    /// conversation, whatever the mode or the always-allowed sites (BE-12).
+    pub(crate) fn browser_kind(&self) -> BrowserKind {
+        if self.browser().in_persons_browser(self.conversation_id()) {
+            BrowserKind::OwnChrome
+        } else {
+            BrowserKind::Conch
+        }
     }
 
     /// The control's words when they name a significant act (HS-1): a control of `role`
@@ -190,6 +202,7 @@ impl<'a> Turn<'a> {
             config: Arc::downgrade(&self.inner.config),
             consent: Arc::downgrade(&self.chat.consent),
             home: self.home().clone(),
+            browser: self.browser_kind(),
         });
         self.pages()
             .step(self.conv(), self.mode(), hook)

@@ -4,7 +4,7 @@
 
 use conch_fixtures::FixtureServer;
 use conch_policy::{FIRST_LOOK_CHARS, marker_count};
-use conch_tools::{Choice, Content, Mode};
+use conch_tools::{Choice, Content, Mode, QuestionKind};
 use serde_json::json;
 
 use crate::support::{Recorder, ref_of, setup, tools};
@@ -523,4 +523,59 @@ async fn perm_7_revoking_a_site_forgets_always_and_this_chat() {
     );
     assert_eq!(asker.asked().len(), 2, "revoked: the next click asks again");
     tools.browser().shutdown().await;
+}
+
+/// BE-12, PERM-6, PERM-8: in the person's own Chrome (a stand-in Chromium Conch did not
+/// launch) every conversation asks before acting on a site, in Full trust and Auto alike
+/// and with the site always allowed in browser.json: the question is the own-Chrome one,
+/// without Always, and a conversation's answer holds for that conversation only.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_12_in_your_own_chrome_every_conversation_asks_whatever_the_mode_or_always() {
+    let server = FixtureServer::start().await.unwrap();
+    let mut standalone = conch_fixtures::browser::Standalone::start().expect("a stand-in");
+    let mut setup = setup();
+    setup.config.remote = Some(conch_browser::remote::Remote::Chrome(
+        conch_browser::own_chrome::OwnChrome::in_folder(
+            standalone.profile().to_path_buf(),
+            std::time::Duration::from_secs(30),
+        ),
+    ));
+    conch_browser::store::BrowserSettings::update(
+        &setup.config.home,
+        &conch_browser::SystemClock,
+        |settings| Ok::<_, std::convert::Infallible>(settings.allow_site("127.0.0.1")),
+    )
+    .unwrap();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    for (n, mode) in [Mode::FullTrust, Mode::Auto].into_iter().enumerate() {
+        let chat = tools.chat(&format!("own-{n}"), mode);
+        let page = chat
+            .call(
+                "browser_open",
+                &json!({ "url": server.url("counter.html") }),
+            )
+            .await
+            .text();
+        let add = ref_of(&page, "button \"Add\"");
+        for _ in 0..2 {
+            let clicked = chat.call("browser_click", &json!({ "ref": add })).await;
+            assert!(!clicked.is_error, "{}", clicked.text());
+        }
+        let asked = asker.asked();
+        assert_eq!(
+            asked.len(),
+            n + 1,
+            "{mode:?}: one question per conversation"
+        );
+        let question = &asked[n].question;
+        assert_eq!(question.kind(), QuestionKind::OwnChrome, "{mode:?}");
+        assert!(
+            !question.choices().contains(&Choice::Always),
+            "{:?}",
+            question.choices()
+        );
+    }
+    tools.browser().shutdown().await;
+    assert!(standalone.alive(), "letting go closed the person's Chrome");
 }
