@@ -7,7 +7,8 @@
 //! is not Conch's own, `browser-allow-localhost` (NET-5), one `browser-allow-host` per
 //! local app allowed (AMB-3), and `browser-own-chrome` with its one-press fix
 //! `browser-own-chrome-off`, back to local (BE-16), whose sentence states the residual
-//! risk of driving your own Chrome (BE-17).
+//! risk of driving your own Chrome (BE-17). A backend with no guard proxy carries
+//! [`NO_PROXY_RISK`]: what its guard cannot hold (AMB-1).
 //!
 //! Deliberately absent: any key or full address (BE-3): items name a backend and a host
 //! at most, and the backup manifest names files, never their contents (DATA-12).
@@ -22,6 +23,12 @@ use crate::store::BrowserSettings;
 /// The residual risk of driving the person's own Chrome (BE-17), for the settings page and
 /// the checkup.
 pub const OWN_CHROME_RISK: &str = "A site you allow in your own Chrome can still steer the agent within that site, with your real account; Conch's own local browser is the safer default.";
+
+/// What the guard cannot hold where no guard proxy stands in front of the browser (your
+/// own Chrome, a cloud browser, a DevTools address; AMB-1, NET-3): the DevTools rules pause
+/// requests by address, but not WebSocket handshakes, and they cannot know where a name
+/// resolves. For the settings page's residual risks and the checkup.
+pub const NO_PROXY_RISK: &str = "In your own Chrome, a cloud browser or a browser at a DevTools address, Conch's proxy cannot stand in front, so two things go unchecked there: WebSocket connections (the DevTools protocol cannot pause them), and site names that resolve to an address on this computer or your network (only addresses written out and local names such as localhost or .local are refused).";
 
 /// The fix that puts the backend back to Conch's own local browser (BE-16).
 pub const OWN_CHROME_FIX: &str = "browser-own-chrome-off";
@@ -46,7 +53,7 @@ pub fn checkup_items(backend: Backend, net: &NetSettings) -> Vec<CheckupItem> {
         items.push(CheckupItem {
             id: "browser-backend",
             sentence: format!(
-                "Conch drives a browser that is not its own ({backend}): the guard there is the DevTools rules alone, without Conch's proxy."
+                "Conch drives a browser that is not its own ({backend}): the guard there is the DevTools rules alone, without Conch's proxy. {NO_PROXY_RISK}"
             ),
             fix: None,
         });
@@ -177,6 +184,8 @@ mod tests {
         assert!(items[1].sentence.contains(OWN_CHROME_RISK));
         let cdp = checkup_items(Backend::Cdp, &NetSettings::default());
         assert_eq!(ids(&cdp), ["browser-backend"]);
+        assert!(cdp[0].sentence.contains(NO_PROXY_RISK), "{cdp:?}");
+        assert!(items[0].sentence.contains(NO_PROXY_RISK), "{items:?}");
         assert!(cdp.iter().all(|i| i.fix.is_none()));
     }
 

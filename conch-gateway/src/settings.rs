@@ -42,7 +42,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
-use conch_browser::reports::{HostReports, OWN_CHROME_RISK};
+use conch_browser::reports::{HostReports, NO_PROXY_RISK, OWN_CHROME_RISK};
 use conch_browser::store::{Backend, BrowserSettings, UpdateError};
 use conch_browser::{Browser, RunState};
 use conch_policy::AllowedHost;
@@ -86,12 +86,14 @@ impl RecentAuth for SignedInWithin {
 /// NET-12: the local browser is hardened, not sandboxed.
 pub(crate) const HARDENING: &str = "Conch's own browser is hardened, not sandboxed: it runs as you, on your computer, with its own profile and every connection past Conch's guard. For stronger containment, use a remote browser (a cloud browser or a DevTools address) or run Conch in a virtual machine.";
 
-/// HS-9: the residual risks, in words.
-pub(crate) const RESIDUAL_RISKS: [&str; 4] = [
+/// HS-9, AMB-1: the residual risks, in words, with what the guard cannot hold where no
+/// proxy stands in front of the browser.
+pub(crate) const RESIDUAL_RISKS: [&str; 5] = [
     "A site you approved can still steer the agent within that site.",
     "A page can leak what the agent read through the addresses it makes the agent open.",
     "A “Buy” painted on a canvas is guarded only by the site question and the agent's own description of what it clicks.",
     "A vaguely worded question from a page (“Continue?”) on a site you allowed is answered OK.",
+    NO_PROXY_RISK,
 ];
 
 /// The settings routes' state: the panel (sign-in, host and origin checks, the tools) and

@@ -17,8 +17,11 @@
 //! 2. Metadata names and private-only names are refused by name.
 //! 3. Every address is classified ([`classify`]): IPv4-mapped, IPv4-compatible, NAT64
 //!    and 6to4 addresses are judged by the IPv4 address inside them.
-//! 4. Loopback is allowed only with `allowLocalhost`, or by an `allowHosts` entry whose
-//!    host and port are the ones asked for, when the address connected to is loopback.
+//! 4. Loopback is allowed only with `allowLocalhost` for a host that is itself loopback (a
+//!    loopback IP literal in any spelling, `localhost` or `*.localhost`; a public name
+//!    that resolves to loopback is rebinding and stays refused), or by an `allowHosts`
+//!    entry whose host and port are the ones asked for, when the address connected to is
+//!    loopback.
 //! 5. Every other non-public class is refused; public addresses are allowed.
 //!
 //! Schemes: the agent may open only http, https and `about:blank`; a page may also go to
@@ -372,7 +375,8 @@ impl Gateway {
 /// The network settings the verdict depends on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NetSettings {
-    /// "Let it open local apps": all of loopback but the gateway (NET-5).
+    /// "Let it open local apps": all of loopback but the gateway (NET-5), for hosts that
+    /// are loopback themselves (literals and `localhost`), never a name that resolves there.
     pub allow_localhost: bool,
     /// Explicit local origins the person allows (`--allow-host HOST:PORT`).
     pub allow_hosts: Vec<AllowedHost>,
@@ -579,8 +583,14 @@ fn judge(host: &HostName, port: u16, addresses: &[IpAddr], settings: &NetSetting
         _ => {}
     }
 
-    // 3 to 5. Every address, and a loopback name as loopback.
-    let loopback_allowed = settings.allow_localhost
+    // 3 to 5. Every address, and a loopback name as loopback. allowLocalhost covers only
+    // hosts that say loopback themselves (a loopback IP literal, `localhost`): a public
+    // name that resolves to loopback is DNS rebinding, and is refused (NET-5, AMB-1).
+    let says_loopback = match host {
+        HostName::Ip(ip) => classify(*ip) == AddressClass::Loopback,
+        HostName::Name(_) => loopback_name,
+    };
+    let loopback_allowed = (settings.allow_localhost && says_loopback)
         || settings
             .allow_hosts
             .iter()

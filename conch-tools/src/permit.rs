@@ -309,25 +309,24 @@ impl DialogHook for ConfirmHook {
 
 /// Asks the person about every download, in every mode, naming the file and the site,
 /// never with Always (DL-1, HS-3). Nothing is kept before a Yes. The question goes to the
-/// conversation whose step runs now (`stepping`).
+/// conversation whose tab started the download: the one whose watch took it up.
 #[derive(Debug)]
 pub(crate) struct DownloadAsk {
     pub(crate) config: Weak<ToolsConfig>,
-    pub(crate) stepping: Weak<StdMutex<String>>,
+    pub(crate) conversation: String,
 }
 
 impl DownloadHook for DownloadAsk {
     fn ask(&self, offer: DownloadOffer) -> HookFuture {
         let config = self.config.upgrade();
-        let stepping = self.stepping.upgrade();
+        let conversation = self.conversation.clone();
         Box::pin(async move {
-            let (Some(config), Some(stepping)) = (config, stepping) else {
+            let Some(config) = config else {
                 return false;
             };
             let Ok(site) = Site::of_host(&offer.site) else {
                 return false;
             };
-            let conversation = stepping.lock().map(|c| c.clone()).unwrap_or_default();
             let request = AskRequest {
                 conversation,
                 question: Question::download(&site, &offer.name, None),

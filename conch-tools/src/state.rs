@@ -1,6 +1,6 @@
 //! What the toolbox keeps between calls: [`Inner`], shared by every conversation (the
-//! browser, the configuration, the download watch), and [`ChatState`], one conversation's
-//! own (its consent, its pages, its last screenshot).
+//! browser, the configuration), and [`ChatState`], one conversation's own (its consent,
+//! its pages, its last screenshot, its download watch).
 //!
 //! Deliberately absent: behaviour. The tools act on this state through
 //! [`Turn`](crate::tool::turn::Turn); the public door is [`Tools`](crate::Tools).
@@ -24,11 +24,6 @@ pub(crate) struct Inner {
     /// Held alone here; the page's hooks keep it weakly.
     pub(crate) config: Arc<ToolsConfig>,
     pub(crate) chats: StdMutex<HashMap<String, Arc<ChatState>>>,
-    /// The download watch of the current browser launch, by launch count (DL-1).
-    pub(crate) downloads: tokio::sync::Mutex<Option<(u32, DownloadWatch)>>,
-    /// The conversation whose step runs now, for download questions. Held alone here;
-    /// the download hook keeps it weakly.
-    pub(crate) stepping: Arc<StdMutex<String>>,
     /// Whether the person is being offered Try again for a failed browser download
     /// (LAUNCH-5): one card at a time, however many calls fail meanwhile.
     pub(crate) offering_retry: std::sync::atomic::AtomicBool,
@@ -53,7 +48,14 @@ pub(crate) struct ChatState {
     pub(crate) conversation: StdMutex<Conversation>,
     /// A chat or a task, as the embedder said when the conversation was made (ERR-1).
     pub(crate) kind: ConversationKind,
+    /// Its own download watch, on the browser context its pages live in, by that
+    /// context and the launch of its browser (DL-1, issue 29). Dropped with the
+    /// conversation, which removes what it staged and nobody kept (DL-3).
+    pub(crate) downloads: tokio::sync::Mutex<Option<(DownloadKey, DownloadWatch)>>,
 }
+
+/// What a download watch was set on: its browser's launch count and the browser context.
+pub(crate) type DownloadKey = (u32, Option<String>);
 
 impl ChatState {
     /// The runtime's view of the conversation where it browses now, and whether it just

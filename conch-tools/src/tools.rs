@@ -44,8 +44,6 @@ impl Tools {
                 browser,
                 config: Arc::new(config),
                 chats: StdMutex::new(HashMap::new()),
-                downloads: tokio::sync::Mutex::new(None),
-                stepping: Arc::new(StdMutex::new(String::new())),
                 offering_retry: AtomicBool::new(false),
             }),
         }
@@ -94,6 +92,7 @@ impl Tools {
                     pages: Pages::default(),
                     conversation: StdMutex::new(browser.conversation(id)),
                     kind,
+                    downloads: tokio::sync::Mutex::new(None),
                 })
             }))
         };
@@ -280,7 +279,7 @@ impl Chat {
             Err(e) => (Reply::line(e.to_string()), true),
         };
         let (mut notes, tabs) = self.footer(conv).await;
-        if let Some((_, watch)) = self.tools.inner.downloads.lock().await.as_ref() {
+        if let Some((_, watch)) = self.state.downloads.lock().await.as_ref() {
             notes.extend(watch.take_notes().iter().map(|n| n.sentence()));
         }
         if blocked > 0 && !notes.iter().any(|n| n.contains(BLOCKED_SENTENCE)) {

@@ -28,7 +28,10 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use conch_policy::{NetSettings, RefusalCode, verdict_for_connection, verdict_for_resolved_url};
+use conch_policy::{
+    AddressClass, NetSettings, RefusalCode, classify, verdict_for_connection,
+    verdict_for_resolved_url,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -293,10 +296,19 @@ fn judge_name(host: &str, port: u16, net: &NetSettings) -> Option<&'static str> 
         .filter(|code| *code != RefusalCode::NoAddress.as_str())
 }
 
-/// Whether `resolved` is the proxy itself (a request through the proxy to the proxy).
+/// Whether `resolved` is the proxy itself (a request through the proxy to the proxy), in
+/// any spelling of a local address: IPv4-mapped IPv6 (`::ffff:127.0.0.1`), NAT64 and the
+/// rest are judged by the IPv4 address inside, as conch-policy classifies them.
 fn is_own(resolved: &Resolved, port: u16, own: SocketAddr) -> bool {
-    let local = |ip: IpAddr| ip.is_loopback() || ip.is_unspecified();
-    resolved.dial == own || (port == own.port() && local(resolved.checked))
+    let local = |ip: IpAddr| {
+        matches!(
+            classify(ip),
+            AddressClass::Loopback | AddressClass::Unspecified
+        )
+    };
+    let dials_own = resolved.dial.port() == own.port()
+        && (resolved.dial.ip() == own.ip() || local(resolved.dial.ip()));
+    dials_own || (port == own.port() && local(resolved.checked))
 }
 
 async fn serve(mut client: TcpStream, own: SocketAddr, shared: Arc<Shared>) {

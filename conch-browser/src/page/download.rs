@@ -8,6 +8,16 @@
 //! it is cancelled and deleted. A remote browser's downloads are refused with a sentence:
 //! its disk is not ours.
 //!
+//! A watch belongs to one conversation ([`watch_downloads_in`], issue 29): the rules are
+//! set on the browser context its pages live in (`browserContextId`: the main context, an
+//! errand's, a chat's own browser), and it takes up only the downloads its
+//! [`DownloadOwner`] says its own tabs started, so each question and note goes to the
+//! conversation whose tab started the download, and nobody hears of anyone else's. In the
+//! person's own Chrome, whose context Conch shares with the person's tabs, the browser
+//! keeps its own download behaviour (the person's downloads are theirs, and never noted);
+//! a download Conch's pages start there is cancelled and refused with a sentence. Files a
+//! watch staged and nobody kept are removed when it is dropped (the conversation ended).
+//!
 //! Deliberately absent: opening or scanning the file, and any name from the site used as
 //! a path without going through `safe_file_name`.
 
@@ -52,6 +62,8 @@ pub enum DownloadOutcome {
     Declined,
     /// Refused: the browser is remote.
     Refused,
+    /// Refused: the page is in the person's own Chrome, where Conch keeps no files.
+    RefusedInOwnChrome,
     /// It failed (the site or the network broke it off), or could not be moved.
     Failed(String),
 }
@@ -82,6 +94,9 @@ impl DownloadNote {
             DownloadOutcome::Refused => format!(
                 "The download “{name}” was refused: this browser runs on another machine, so Conch can't keep its files."
             ),
+            DownloadOutcome::RefusedInOwnChrome => format!(
+                "The download “{name}” was refused: in your own Chrome Conch keeps no files from its pages; switch to Conch's own browser to download it."
+            ),
             DownloadOutcome::Failed(why) => format!("The download “{name}” failed ({why})."),
         }
     }
@@ -102,23 +117,99 @@ pub enum DownloadPlaces {
     Remote,
 }
 
+/// Says whether a download began in a frame was started by the watch's conversation.
+pub trait DownloadOwner: Send + Sync + fmt::Debug {
+    /// Whether the download begun in frame `frame_id` is this watch's to take up.
+    fn started(&self, frame_id: String) -> HookFuture;
+}
+
+/// Whose downloads a watch takes up, and where its rules go.
+#[derive(Debug, Clone)]
+pub struct DownloadScope {
+    /// The browser context whose download behaviour is set (`None`: the default one).
+    pub context: Option<String>,
+    /// The context is the person's too (their own Chrome): its download behaviour is left
+    /// as the browser has it, and Conch's own downloads there are cancelled.
+    pub shared_with_person: bool,
+    /// Who decides which downloads are this watch's; `None` takes up every one.
+    pub owner: Option<Arc<dyn DownloadOwner>>,
+}
+
+impl DownloadScope {
+    /// Every download of the browser's default context.
+    pub fn whole_browser() -> Self {
+        DownloadScope {
+            context: None,
+            shared_with_person: false,
+            owner: None,
+        }
+    }
+}
+
+/// How long deciding whose a download is may take before it is left alone.
+const OWNER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The downloads a watch took up and has not finished with, by guid.
+type Entries = Arc<Mutex<HashMap<String, Entry>>>;
+
 /// Handles the downloads of one browser until dropped.
 #[derive(Debug)]
 pub struct DownloadWatch {
     notes: Arc<Mutex<Vec<DownloadNote>>>,
     task: JoinHandle<()>,
+    /// What it took up, for clearing when it is dropped.
+    entries: Entries,
+    staging: Option<PathBuf>,
+    browser: Session,
+    context: Option<String>,
 }
 
 impl Drop for DownloadWatch {
+    /// The conversation ended (DL-3): every download it took up and nobody kept is
+    /// cancelled and its staged bytes removed.
     fn drop(&mut self) {
         self.task.abort();
+        let guids: Vec<String> = lock(&self.entries).drain().map(|(guid, _)| guid).collect();
+        let Some(staging) = self.staging.clone() else {
+            return;
+        };
+        for guid in &guids {
+            let _ = std::fs::remove_file(staging.join(guid));
+        }
+        if guids.is_empty() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let browser = self.browser.clone();
+            let context = self.context.clone();
+            runtime.spawn(async move {
+                for guid in guids {
+                    let _ = browser
+                        .call_raw("Browser.cancelDownload", cancel_params(&guid, &context))
+                        .await;
+                    let _ = std::fs::remove_file(staging.join(&guid));
+                }
+            });
+        }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn cancel_params(guid: &str, context: &Option<String>) -> serde_json::Value {
+    let mut params = json!({ "guid": guid });
+    if let Some(context) = context {
+        params["browserContextId"] = json!(context);
+    }
+    params
 }
 
 impl DownloadWatch {
     /// The notes since the last call, taken once.
     pub fn take_notes(&self) -> Vec<DownloadNote> {
-        std::mem::take(&mut self.notes.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut lock(&self.notes))
     }
 }
 
@@ -130,6 +221,8 @@ struct WillBegin {
     url: String,
     #[serde(default)]
     suggested_filename: String,
+    #[serde(default)]
+    frame_id: String,
 }
 
 #[derive(Deserialize)]
@@ -159,19 +252,36 @@ pub enum DownloadError {
     Cdp(#[from] conch_cdp::Error),
 }
 
-/// Starts handling the downloads of the browser behind `browser` (its own session).
+/// Starts handling every download of the default context of the browser behind
+/// `browser` (its own session): [`watch_downloads_in`] with
+/// [`DownloadScope::whole_browser`].
 ///
 /// # Errors
-/// A DevTools failure while setting the download behaviour, or the staging folder can't
-/// be made.
+/// As [`watch_downloads_in`].
 pub async fn watch_downloads(
     browser: &Session,
     places: DownloadPlaces,
     hook: Arc<dyn DownloadHook>,
 ) -> Result<DownloadWatch, DownloadError> {
+    watch_downloads_in(browser, DownloadScope::whole_browser(), places, hook).await
+}
+
+/// Starts handling the downloads `scope` takes up, in the browser behind `browser` (its
+/// own session): the rules go on `scope.context`, and only downloads its owner started
+/// are asked about, kept or noted.
+///
+/// # Errors
+/// A DevTools failure while setting the download behaviour, or the staging folder can't
+/// be made.
+pub async fn watch_downloads_in(
+    browser: &Session,
+    scope: DownloadScope,
+    places: DownloadPlaces,
+    hook: Arc<dyn DownloadHook>,
+) -> Result<DownloadWatch, DownloadError> {
     let mut begins = browser.events("Browser.downloadWillBegin");
     let mut progress = browser.events("Browser.downloadProgress");
-    let params = match &places {
+    let mut params = match &places {
         DownloadPlaces::Local { staging, .. } => {
             std::fs::create_dir_all(staging)?;
             json!({
@@ -180,24 +290,61 @@ pub async fn watch_downloads(
                 "eventsEnabled": true,
             })
         }
+        // The person's own downloads keep the browser's behaviour; only events are asked.
+        DownloadPlaces::Remote if scope.shared_with_person => {
+            json!({ "behavior": "default", "eventsEnabled": true })
+        }
         DownloadPlaces::Remote => json!({ "behavior": "deny", "eventsEnabled": true }),
     };
+    if let Some(context) = &scope.context {
+        params["browserContextId"] = json!(context);
+    }
     browser
         .call_raw("Browser.setDownloadBehavior", params)
         .await?;
     let notes = Arc::new(Mutex::new(Vec::new()));
     let out = Arc::clone(&notes);
+    let entries: Entries = Arc::default();
+    let watch_entries = Arc::clone(&entries);
+    let staging = match &places {
+        DownloadPlaces::Local { staging, .. } => Some(staging.clone()),
+        DownloadPlaces::Remote => None,
+    };
+    let context = scope.context.clone();
+    let session = browser.clone();
     let browser = browser.clone();
     let task = tokio::spawn(async move {
         let (answers_tx, mut answers) = mpsc::unbounded_channel::<(String, bool)>();
-        let mut entries: HashMap<String, Entry> = HashMap::new();
         loop {
             let guid = tokio::select! {
                 Some(event) = begins.next() => {
                     let Ok(begin) = event.parse::<WillBegin>() else { continue };
+                    // Another conversation's download, or the person's own: not ours to
+                    // ask about, keep, cancel or mention.
+                    if let Some(owner) = &scope.owner {
+                        let mine = tokio::time::timeout(
+                            OWNER_TIMEOUT,
+                            owner.started(begin.frame_id.clone()),
+                        )
+                        .await;
+                        if mine != Ok(true) {
+                            continue;
+                        }
+                    }
                     let name = safe_file_name(&begin.suggested_filename);
                     if places == DownloadPlaces::Remote {
-                        push(&out, &name, DownloadOutcome::Refused);
+                        let outcome = if scope.shared_with_person {
+                            let _ = browser
+                                .call_raw(
+                                    "Browser.cancelDownload",
+                                    cancel_params(&begin.guid, &scope.context),
+                                )
+                                .await;
+                            DownloadOutcome::RefusedInOwnChrome
+                        } else {
+                            DownloadOutcome::Refused
+                        };
+                        push(&out, &name, outcome);
                         continue;
                     }
                     let offer = DownloadOffer {
@@ -208,7 +355,7 @@ pub async fn watch_downloads(
                             .unwrap_or_default(),
                         url: begin.url.clone(),
                     };
-                    entries.insert(begin.guid.clone(), Entry { name, ..Entry::default() });
+                    lock(&entries).insert(begin.guid.clone(), Entry { name, ..Entry::default() });
                     let ask = hook.ask(offer);
                     let tx = answers_tx.clone();
                     let guid = begin.guid.clone();
@@ -221,11 +368,14 @@ pub async fn watch_downloads(
                 Some(event) = progress.next() => {
                     let Ok(p) = event.parse::<Progress>() else { continue };
                     if p.state == "inProgress" { continue }
-                    if let Some(entry) = entries.get_mut(&p.guid) { entry.state = Some(p.state); }
+                    match lock(&entries).get_mut(&p.guid) {
+                        Some(entry) => entry.state = Some(p.state),
+                        None => continue,
+                    }
                     p.guid
                 }
                 Some((guid, yes)) = answers.recv() => {
-                    if let Some(entry) = entries.get_mut(&guid) { entry.answer = Some(yes); }
+                    if let Some(entry) = lock(&entries).get_mut(&guid) { entry.answer = Some(yes); }
                     guid
                 }
                 else => return,
@@ -233,11 +383,14 @@ pub async fn watch_downloads(
             let DownloadPlaces::Local { staging, downloads } = &places else {
                 continue;
             };
-            let Some(entry) = entries.get(&guid) else {
+            let Some((answer, state, name)) = lock(&entries)
+                .get(&guid)
+                .map(|e| (e.answer, e.state.clone(), e.name.clone()))
+            else {
                 continue;
             };
             let staged = staging.join(&guid);
-            let outcome = match (entry.answer, entry.state.as_deref()) {
+            let outcome = match (answer, state.as_deref()) {
                 (Some(false), state) => {
                     if state.is_none() {
                         let _ = browser
@@ -251,18 +404,24 @@ pub async fn watch_downloads(
                     let _ = std::fs::remove_file(&staged);
                     DownloadOutcome::Failed("it was broken off".to_owned())
                 }
-                (Some(true), Some(_)) => match keep(&staged, downloads, &entry.name) {
+                (Some(true), Some(_)) => match keep(&staged, downloads, &name) {
                     Ok(path) => DownloadOutcome::Saved(path),
                     Err(e) => DownloadOutcome::Failed(format!("it could not be moved: {e}")),
                 },
                 _ => continue,
             };
-            let name = entry.name.clone();
-            entries.remove(&guid);
+            lock(&entries).remove(&guid);
             push(&out, &name, outcome);
         }
     });
-    Ok(DownloadWatch { notes, task })
+    Ok(DownloadWatch {
+        notes,
+        task,
+        entries: watch_entries,
+        staging,
+        browser: session,
+        context,
+    })
 }
 
 fn push(notes: &Mutex<Vec<DownloadNote>>, name: &str, outcome: DownloadOutcome) {

@@ -547,6 +547,59 @@ impl Conversation {
             .await
     }
 
+    /// Whether a download the browser began in frame `frame_id` was started by one of
+    /// this conversation's tabs (DL-1, issue 29): the frame is one of its tabs, or a
+    /// frame inside one. A download of another conversation, or of a tab that is not
+    /// Conch's (the person's own in their own Chrome), is not.
+    pub async fn started_download(&self, frame_id: &str) -> bool {
+        let mine: Vec<(TargetId, Session)> = {
+            let state = self.browser.inner.state.lock().await;
+            state.running.as_ref().map_or_else(Vec::new, |r| {
+                r.pages
+                    .iter()
+                    .filter(|(_, p)| p.conversation == self.id)
+                    .map(|(id, p)| (id.clone(), p.session.clone()))
+                    .collect()
+            })
+        };
+        // A tab's own frame has the tab's target id.
+        if mine.iter().any(|(id, _)| id.as_str() == frame_id) {
+            return true;
+        }
+        for (_, session) in mine {
+            let tree = session
+                .call_raw_with_timeout(
+                    "Page.getFrameTree",
+                    serde_json::json!({}),
+                    Duration::from_secs(2),
+                )
+                .await;
+            if tree.is_ok_and(|tree| frame_in(&tree["frameTree"], frame_id)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Where this conversation's downloads may land (DL-5): `false` when its browser is one
+    /// Conch did not launch, whose disk is not this machine's.
+    pub fn downloads_to_disk(&self) -> bool {
+        !self.browser.is_remote()
+    }
+
+    /// Whether this conversation's pages share their browser context with the person's own
+    /// tabs (your own Chrome, where Conch makes no context): download rules set there
+    /// would govern the person's downloads too (DL-5, issue 29).
+    pub fn shares_context_with_person(&self) -> bool {
+        lock(&self.browser.inner.chosen).backend() == crate::backend::Backend::Chrome
+    }
+
+    /// How many times this conversation's browser has launched (a watch set on one launch
+    /// is gone with it).
+    pub async fn launches(&self) -> u32 {
+        self.browser.status().await.launches
+    }
+
     /// The DevTools session of the active tab, for reading and acting on the page.
     ///
     /// # Errors
@@ -770,6 +823,14 @@ fn tab_list(state: &State, conversation: &str) -> Vec<TabInfo> {
             active: tabs.active.as_deref() == Some(t.id.as_str()),
         })
         .collect()
+}
+
+/// Whether `tree` (a `Page.getFrameTree` node) holds frame `frame_id`.
+fn frame_in(tree: &serde_json::Value, frame_id: &str) -> bool {
+    tree["frame"]["id"].as_str() == Some(frame_id)
+        || tree["childFrames"]
+            .as_array()
+            .is_some_and(|children| children.iter().any(|child| frame_in(child, frame_id)))
 }
 
 #[cfg(test)]

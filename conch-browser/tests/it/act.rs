@@ -1329,3 +1329,166 @@ async fn ges_15_a_moving_button_is_pressed_only_once_it_holds_still() {
     assert_eq!(lab.log().await, ["click:come"]);
     lab.browser.shutdown().await;
 }
+
+/// A download the fixture serves as an attachment at `/report.csv`.
+fn serve_report(lab: &Lab) {
+    lab.server.route(
+        "/report.csv",
+        conch_fixtures::Response {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/csv".into()),
+                (
+                    "Content-Disposition".into(),
+                    "attachment; filename=\"report.csv\"".into(),
+                ),
+            ],
+            body: b"a,b\n1,2\n".to_vec(),
+        },
+    );
+}
+
+/// Says yes to ownership as told, and records every question.
+#[derive(Debug)]
+struct Scoped {
+    mine: bool,
+    asked: std::sync::atomic::AtomicUsize,
+    answer: Option<bool>,
+}
+
+impl conch_browser::page::download::DownloadOwner for Scoped {
+    fn started(&self, _frame: String) -> conch_browser::page::dialog::HookFuture {
+        let mine = self.mine;
+        Box::pin(async move { mine })
+    }
+}
+
+impl conch_browser::page::download::DownloadHook for Scoped {
+    fn ask(
+        &self,
+        _offer: conch_browser::page::download::DownloadOffer,
+    ) -> conch_browser::page::dialog::HookFuture {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match self.answer {
+            Some(yes) => Box::pin(async move { yes }),
+            // The person never answers (the conversation ends first).
+            None => Box::pin(std::future::pending()),
+        }
+    }
+}
+
+/// DL-3 (issue 29): a download waiting for the person's answer when its conversation
+/// ends (its watch is dropped) leaves nothing staged and nothing in Downloads.
+#[tokio::test(flavor = "multi_thread")]
+async fn dl_3_a_conversation_that_ends_leaves_nothing_staged() {
+    use conch_browser::page::download::{DownloadPlaces, DownloadScope, watch_downloads_in};
+    let lab = lab().await;
+    serve_report(&lab);
+    let page = lab.open("download.html").await;
+    let dir = tempfile::tempdir().unwrap();
+    let staging = dir.path().join("staging");
+    let downloads = dir.path().join("Downloads");
+    let hook = std::sync::Arc::new(Scoped {
+        mine: true,
+        asked: Default::default(),
+        answer: None,
+    });
+    let watch = watch_downloads_in(
+        &page.connection().browser(),
+        DownloadScope {
+            owner: Some(hook.clone()),
+            ..DownloadScope::whole_browser()
+        },
+        DownloadPlaces::Local {
+            staging: staging.clone(),
+            downloads: downloads.clone(),
+        },
+        hook.clone(),
+    )
+    .await
+    .unwrap();
+    act::click(&css(&page, "#get").await, How::Click, &quick())
+        .await
+        .unwrap();
+    let staged = || std::fs::read_dir(&staging).map(|d| d.count()).unwrap_or(0);
+    for _ in 0..100 {
+        if staged() > 0 && hook.asked.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(staged(), 1, "the download was not staged");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(watch);
+    for _ in 0..40 {
+        if staged() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(staged(), 0, "the ended conversation's file stayed staged");
+    assert!(!downloads.exists(), "something landed in Downloads");
+    lab.browser.shutdown().await;
+}
+
+/// DL-5, BE-13 (issue 29): where Conch shares its context with the person (their own
+/// Chrome), a download no page of Conch's started is never asked about, cancelled or
+/// noted; one Conch's page started is refused with a sentence, and nothing is asked.
+#[tokio::test(flavor = "multi_thread")]
+async fn dl_5_the_persons_own_downloads_are_never_noted() {
+    use conch_browser::page::download::{
+        DownloadOutcome, DownloadPlaces, DownloadScope, watch_downloads_in,
+    };
+    let lab = lab().await;
+    serve_report(&lab);
+    let page = lab.open("download.html").await;
+    for mine in [false, true] {
+        let hook = std::sync::Arc::new(Scoped {
+            mine,
+            asked: Default::default(),
+            answer: Some(true),
+        });
+        let watch = watch_downloads_in(
+            &page.connection().browser(),
+            DownloadScope {
+                context: None,
+                shared_with_person: true,
+                owner: Some(hook.clone()),
+            },
+            DownloadPlaces::Remote,
+            hook.clone(),
+        )
+        .await
+        .unwrap();
+        let mut begun = page
+            .connection()
+            .browser()
+            .events("Browser.downloadWillBegin");
+        act::click(&css(&page, "#get").await, How::Click, &quick())
+            .await
+            .unwrap();
+        let seen = tokio::time::timeout(
+            Duration::from_secs(5),
+            futures_util::StreamExt::next(&mut begun),
+        )
+        .await;
+        assert!(seen.is_ok(), "the download did not begin");
+        let mut notes = Vec::new();
+        for _ in 0..20 {
+            notes.extend(watch.take_notes());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(hook.asked.load(std::sync::atomic::Ordering::SeqCst), 0);
+        if mine {
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            assert_eq!(notes[0].outcome, DownloadOutcome::RefusedInOwnChrome);
+            assert!(notes[0].sentence().contains("own Chrome"), "{notes:?}");
+        } else {
+            assert!(
+                notes.is_empty(),
+                "the person's download was noted: {notes:?}"
+            );
+        }
+    }
+    lab.browser.shutdown().await;
+}

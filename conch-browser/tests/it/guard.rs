@@ -124,6 +124,9 @@ impl Env {
                 trap.addr,
             )
             .with("gw.test", Ipv4Addr::LOCALHOST.into(), gateway.addr)
+            // A public name that rebinds to loopback (NET-5): judged as loopback, and
+            // dialled at the trap should the guard ever let it through.
+            .with("rebind-local.test", Ipv4Addr::LOCALHOST.into(), trap.addr)
             .with_trap(trap.addr);
         let dir = tempfile::tempdir().expect("test set-up");
         let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
@@ -296,6 +299,88 @@ async fn net_5_allow_localhost_opens_local_apps_but_never_the_gateway() {
     // Private addresses stay refused: allowLocalhost is loopback only.
     chat.open("http://rebind.test:8080/").await.unwrap();
     assert_eq!(env.breaches(), 0);
+    env.browser.shutdown().await;
+}
+
+/// NET-5, AMB-1 (issue 29): with allowLocalhost on, a literal loopback address reaches a
+/// local app, but a public name that resolves to loopback (DNS rebinding) is refused, in
+/// a page's request and as the tab's own document, and nothing reaches the loopback
+/// listener it resolves to.
+#[tokio::test(flavor = "multi_thread")]
+async fn net_5_allow_localhost_refuses_a_public_name_that_rebinds_to_loopback() {
+    let app = Listener::start("Local app").await;
+    let env = Env::start(|net, _| net.allow_localhost = true).await;
+    let chat = env.browser.conversation("c1");
+    chat.open(&format!("http://127.0.0.1:{}/", app.port()))
+        .await
+        .unwrap();
+    assert_eq!(chat.evaluate("document.title").await.unwrap(), "Local app");
+    assert!(app.hits() >= 1);
+
+    let log = env.browser.guard_log();
+    let cursor = log.cursor();
+    let rebind = format!("rebind-local.test:{}", app.port());
+    chat.open(&format!("http://{rebind}/")).await.unwrap();
+    let text = chat.evaluate("document.body.innerText").await.unwrap();
+    assert!(
+        text.as_str().unwrap_or_default().contains(BLOCKED_SENTENCE),
+        "{text}"
+    );
+    chat.open("http://shop.test/probe-gateway.html")
+        .await
+        .unwrap();
+    let seen = chat
+        .evaluate(&format!("probe('http://{rebind}')"))
+        .await
+        .unwrap();
+    assert_ne!(seen["websocket"], "ok", "{seen}");
+    assert_eq!(env.breaches(), 0, "the rebinding name was reached: {seen}");
+    assert!(
+        refused_hosts(&log.since(cursor)).contains(&rebind),
+        "{:?}",
+        log.since(cursor)
+    );
+    env.browser.shutdown().await;
+}
+
+/// NET-1, NET-5 (issue 29): with allowLocalhost on, the gateway's port and the proxy's
+/// own port stay refused in every spelling of loopback: IPv4-mapped IPv6
+/// (`[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`), decimal, short and hex forms, `[::1]` and
+/// `localhost`. Nothing reaches the gateway or the trap, and the proxy never carries a
+/// request to itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn net_5_own_and_gateway_ports_are_refused_in_every_loopback_spelling() {
+    let env = Env::start(|net, _| net.allow_localhost = true).await;
+    let chat = env.browser.conversation("c1");
+    chat.open("http://shop.test/probe-gateway.html")
+        .await
+        .unwrap();
+    let proxy = env.browser.guard_proxy().await.expect("a proxy runs");
+    let log = env.browser.guard_log();
+    for port in [env.gateway.port(), proxy.port()] {
+        for spelling in [
+            "127.0.0.1",
+            "[::ffff:127.0.0.1]",
+            "[::ffff:7f00:1]",
+            "2130706433",
+            "127.1",
+            "0x7f.1",
+            "[::1]",
+            "localhost",
+        ] {
+            let target = format!("http://{spelling}:{port}/");
+            let cursor = log.cursor();
+            chat.open(&target).await.unwrap();
+            let text = chat.evaluate("document.body.innerText").await.unwrap();
+            assert!(
+                text.as_str().unwrap_or_default().contains(BLOCKED_SENTENCE),
+                "{target}: {text}"
+            );
+            let codes: Vec<&str> = log.since(cursor).iter().map(|b| b.code).collect();
+            assert!(codes.contains(&"gateway-origin"), "{target}: {codes:?}");
+            assert_eq!(env.breaches(), 0, "{target} was reached");
+        }
+    }
     env.browser.shutdown().await;
 }
 

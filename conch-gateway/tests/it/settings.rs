@@ -220,7 +220,40 @@ async fn be_17_net_12_hs_9_the_settings_state_the_risks() {
         "{statements}"
     );
     let risks = statements["residualRisks"].as_array().expect("a list");
-    assert_eq!(risks.len(), 4, "{risks:?}");
+    assert_eq!(risks.len(), 5, "{risks:?}");
+    watched.client.finish().await;
+}
+
+/// AMB-1, NET-3, NET-5 (issue 29): the settings page names exactly what the guard cannot
+/// hold where no guard proxy stands in front (own Chrome, cloud, a DevTools address):
+/// WebSocket connections and names that resolve to a local or private address.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_1_the_settings_name_what_goes_unchecked_without_a_proxy() {
+    let home = tempfile::tempdir().expect("temp home");
+    let watched = Watched::start(home.path(), &["--unattended"]).await;
+    let mut person = Person::of(&watched).await;
+    let (status, read) = person
+        .call("GET", "/api/browser/settings", Value::Null)
+        .await;
+    assert_eq!(status, 200, "{read}");
+    let risks = read["statements"]["residualRisks"]
+        .as_array()
+        .expect("a list");
+    let no_proxy: Vec<&str> = risks
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|risk| risk.contains("proxy cannot stand in front"))
+        .collect();
+    assert_eq!(no_proxy.len(), 1, "{risks:?}");
+    for named in [
+        "your own Chrome",
+        "a cloud browser",
+        "a DevTools address",
+        "WebSocket connections",
+        "site names that resolve to an address on this computer or your network",
+    ] {
+        assert!(no_proxy[0].contains(named), "{named}: {}", no_proxy[0]);
+    }
     watched.client.finish().await;
 }
 

@@ -166,6 +166,51 @@ fn net_5_allow_localhost_keeps_gateway_blocked() {
     );
 }
 
+/// NET-5, AMB-1 (issue 29): allowLocalhost opens loopback to hosts that say loopback
+/// themselves (loopback literals in any spelling, `localhost`), never to a public name
+/// that resolves to loopback (DNS rebinding), whether resolved or connected to.
+#[test]
+fn net_5_allow_localhost_refuses_a_name_that_rebinds_to_loopback() {
+    let on = settings("localhost");
+    let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+    for ip in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+        let ip: IpAddr = ip.parse().unwrap();
+        let url = Url::parse("http://rebind.test:3000/").unwrap();
+        assert_eq!(
+            verdict_for_resolved_url(&url, &[ip], &on)
+                .refusal()
+                .map(|r| r.code()),
+            Some(RefusalCode::LocalApp),
+            "{ip}"
+        );
+        assert_eq!(
+            verdict_for_connection("rebind.test", 3000, ip, &on)
+                .refusal()
+                .map(|r| r.code()),
+            Some(RefusalCode::LocalApp),
+            "{ip}"
+        );
+    }
+    for host in [
+        "127.0.0.1",
+        "127.0.0.2",
+        "2130706433",
+        "127.1",
+        "0x7f.1",
+        "[::1]",
+        "localhost",
+        "app.localhost",
+    ] {
+        let url = Url::parse(&format!("http://{host}:3000/")).unwrap();
+        assert!(
+            verdict_for_resolved_url(&url, &[loopback], &on).is_allowed(),
+            "{host}"
+        );
+    }
+    assert!(verdict_for_connection("localhost", 3000, loopback, &on).is_allowed());
+    assert!(verdict_for_connection("127.0.0.1", 3000, loopback, &on).is_allowed());
+}
+
 /// allowHosts ("Decisions that differ"): entries must be loopback.
 #[test]
 fn net_5_allow_hosts_entries_must_be_loopback() {
@@ -317,9 +362,11 @@ proptest! {
             let Ok(url) = Url::parse(&format!("http://{spelling}:{port}/")) else { continue };
             prop_assert_eq!(verdict_for_url(&url, &settings).is_allowed(), may_pass, "{}", url);
         }
+        // A public name that resolves there is never allowed: allowLocalhost covers
+        // literal loopback hosts only (DNS rebinding).
         let named = Url::parse(&format!("http://rebind.test:{port}/")).unwrap();
-        prop_assert_eq!(verdict_for_resolved_url(&named, &[ip], &settings).is_allowed(), may_pass);
-        prop_assert_eq!(verdict_for_connection("rebind.test", port, ip, &settings).is_allowed(), may_pass);
+        prop_assert!(!verdict_for_resolved_url(&named, &[ip], &settings).is_allowed());
+        prop_assert!(!verdict_for_connection("rebind.test", port, ip, &settings).is_allowed());
     }
 
     /// NET-3: the same for addresses drawn straight from each class.

@@ -10,7 +10,9 @@ use std::sync::atomic::Ordering;
 
 use conch_browser::page::Element;
 use conch_browser::page::dialog::StepGuard;
-use conch_browser::page::download::{DownloadPlaces, watch_downloads};
+use conch_browser::page::download::{
+    DownloadOwner, DownloadPlaces, DownloadScope, watch_downloads_in,
+};
 use conch_browser::{Browser, Conversation, Home};
 use conch_policy::{
     ActKind, BrowserKind, Mode, NavigationBy, PermitFacts, Site, Size, Verdict, classify_field,
@@ -196,7 +198,6 @@ impl<'a> Turn<'a> {
 
     /// Marks the agent's step on the conversation's tabs, for the page's dialogs.
     pub(crate) async fn step(&self) -> Vec<StepGuard> {
-        *lock(&self.inner.stepping) = self.conversation_id().to_owned();
         self.watch_downloads().await;
         let hook = Arc::new(ConfirmHook {
             config: Arc::downgrade(&self.inner.config),
@@ -210,35 +211,61 @@ impl<'a> Turn<'a> {
             .unwrap_or_default()
     }
 
-    /// Installs the download watch on this browser launch, once (DL-1, AMB-9).
+    /// Installs this conversation's download watch on the browser context its pages live
+    /// in, once per context and launch (DL-1, AMB-9, issue 29): each download's question
+    /// and note go to the conversation whose tab started it. No lock shared by the
+    /// toolbox is held meanwhile: the page (and a launch) is reached first, and only this
+    /// conversation's watch is locked.
     async fn watch_downloads(&self) {
-        let inner = self.inner;
-        let Some(downloads) = inner.config.downloads.clone() else {
+        let Some(downloads) = self.inner.config.downloads.clone() else {
             return;
         };
-        let launch = inner.browser.status().await.launches;
-        let mut current = inner.downloads.lock().await;
-        if current.as_ref().is_some_and(|(at, _)| *at == launch) {
+        let conv = self.conv();
+        let Ok(page) = conv.page().await else {
+            return;
+        };
+        // A chat in the main browser is in its default context, named by no id (the
+        // browser sends no download events for it when it is named); an errand, or a chat
+        // with a browser of its own, is in a context of its own.
+        let context = match conv.session() {
+            None => None,
+            Some(_) => page
+                .call_raw("Target.getTargetInfo", serde_json::json!({}))
+                .await
+                .ok()
+                .and_then(|info| {
+                    info["targetInfo"]["browserContextId"]
+                        .as_str()
+                        .map(str::to_owned)
+                }),
+        };
+        let key = (conv.launches().await, context.clone());
+        let mut current = self.chat.downloads.lock().await;
+        if current.as_ref().is_some_and(|(at, _)| *at == key) {
             return;
         }
-        let Ok(page) = self.conv().page().await else {
-            return;
-        };
         // A remote browser's files are on its own disk: refused with a sentence (DL-5).
-        let places = if inner.browser.is_remote() {
-            DownloadPlaces::Remote
-        } else {
+        let places = if conv.downloads_to_disk() {
             DownloadPlaces::Local {
                 staging: self.home().browser_dir().join("downloads-staging"),
                 downloads,
             }
+        } else {
+            DownloadPlaces::Remote
+        };
+        let scope = DownloadScope {
+            context,
+            shared_with_person: conv.shares_context_with_person(),
+            owner: Some(Arc::new(StartedBy(conv.clone()))),
         };
         let hook = Arc::new(DownloadAsk {
-            config: Arc::downgrade(&inner.config),
-            stepping: Arc::downgrade(&inner.stepping),
+            config: Arc::downgrade(&self.inner.config),
+            conversation: self.conversation_id().to_owned(),
         });
-        match watch_downloads(&page.connection().browser(), places, hook).await {
-            Ok(watch) => *current = Some((launch, watch)),
+        // The old watch (another context or launch) goes first, with what it staged.
+        *current = None;
+        match watch_downloads_in(&page.connection().browser(), scope, places, hook).await {
+            Ok(watch) => *current = Some((key, watch)),
             Err(e) => tracing::warn!(target: "conch_tools", %e, "downloads can't be watched"),
         }
     }
@@ -296,5 +323,16 @@ impl<'a> Turn<'a> {
         conch_browser::store::BrowserSettings::load(self.home(), &conch_browser::SystemClock)
             .map(|loaded| loaded.value.decline_cookie_banners)
             .unwrap_or(false)
+    }
+}
+
+/// A conversation as the owner of the downloads its own tabs start (DL-1, issue 29).
+#[derive(Debug)]
+struct StartedBy(Conversation);
+
+impl DownloadOwner for StartedBy {
+    fn started(&self, frame_id: String) -> conch_browser::page::dialog::HookFuture {
+        let conv = self.0.clone();
+        Box::pin(async move { conv.started_download(&frame_id).await })
     }
 }

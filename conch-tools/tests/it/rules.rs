@@ -817,6 +817,115 @@ async fn dl_1_downloads_ask_and_land_only_after_yes() {
     tools.browser().shutdown().await;
 }
 
+/// DL-1, DL-2, DL-3, ERR-1 (issue 29): two chats and a task's errand each download a file
+/// of their own at the same moment. Every browser context gets the download rules, each
+/// question names its own conversation's file and goes to that conversation, each
+/// conversation is told of its own file only, and all three land in Downloads.
+#[tokio::test(flavor = "multi_thread")]
+async fn dl_1_err_1_each_conversation_hears_of_its_own_download_only() {
+    let server = FixtureServer::start().await.unwrap();
+    let names = ["alpha", "bravo", "charlie"];
+    for name in names {
+        server.route(
+            &format!("/dl/{name}.html"),
+            conch_fixtures::Response {
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/html".into())],
+                body: format!(
+                    "<!doctype html><title>{name}</title><a href=\"/files/{name}.txt\" download>Get {name}</a>"
+                )
+                .into_bytes(),
+            },
+        );
+        server.route(
+            &format!("/files/{name}.txt"),
+            conch_fixtures::Response {
+                status: 200,
+                headers: vec![
+                    ("Content-Type".into(), "text/plain".into()),
+                    (
+                        "Content-Disposition".into(),
+                        format!("attachment; filename=\"{name}.txt\""),
+                    ),
+                ],
+                body: format!("the {name} file").into_bytes(),
+            },
+        );
+    }
+    let setup = setup();
+    let downloads = setup.work.join("Downloads");
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let mut config = ToolsConfig::new(asker.clone());
+    config.net.allow_localhost = true;
+    config.downloads = Some(downloads.clone());
+    let tools = conch_tools::Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+    let chats = [
+        tools.chat_in(&conch_tools::ToolContext::chat("chat-a", Mode::FullTrust)),
+        tools.chat_in(&conch_tools::ToolContext::chat("chat-b", Mode::FullTrust)),
+        tools.chat_in(&conch_tools::ToolContext::task("task-c", Mode::FullTrust)),
+    ];
+    let mut links = Vec::new();
+    for (chat, name) in chats.iter().zip(names) {
+        let page = chat
+            .call(
+                "browser_open",
+                &json!({ "url": server.url(&format!("dl/{name}.html")) }),
+            )
+            .await;
+        assert!(!page.is_error, "{name}: {}", page.text());
+        links.push(ref_of(&page.text(), &format!("Get {name}")));
+    }
+    let [a, b, c] = &chats;
+    let args: Vec<Value> = links.iter().map(|l| json!({ "ref": l })).collect();
+    let (ra, rb, rc) = tokio::join!(
+        a.call("browser_click", &args[0]),
+        b.call("browser_click", &args[1]),
+        c.call("browser_click", &args[2]),
+    );
+    let mut heard = [ra.text(), rb.text(), rc.text()];
+    for _ in 0..100 {
+        if heard.iter().all(|h| h.contains("saved to Downloads")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        for (chat, text) in chats.iter().zip(heard.iter_mut()) {
+            text.push_str(&chat.call("browser_read", &json!({})).await.text());
+        }
+    }
+    for ((text, name), conversation) in heard.iter().zip(names).zip(["chat-a", "chat-b", "task-c"])
+    {
+        assert!(
+            text.contains(&format!("The download “{name}.txt” was saved to Downloads")),
+            "{conversation} was not told of its file: {text}"
+        );
+        for other in names.iter().filter(|n| **n != name) {
+            assert!(
+                !text.contains(&format!("{other}.txt")),
+                "{conversation} was told of {other}: {text}"
+            );
+        }
+        assert_eq!(
+            std::fs::read(downloads.join(format!("{name}.txt"))).unwrap(),
+            format!("the {name} file").into_bytes()
+        );
+    }
+    let questions: Vec<_> = asker
+        .asked()
+        .into_iter()
+        .filter(|r| r.question.kind() == QuestionKind::Download)
+        .collect();
+    assert_eq!(questions.len(), 3, "{questions:?}");
+    for (name, conversation) in names.iter().zip(["chat-a", "chat-b", "task-c"]) {
+        let asked: Vec<_> = questions
+            .iter()
+            .filter(|r| r.question.text().contains(&format!("{name}.txt")))
+            .collect();
+        assert_eq!(asked.len(), 1, "{name}: {questions:?}");
+        assert_eq!(asked[0].conversation, conversation, "{name}");
+    }
+    tools.browser().shutdown().await;
+}
+
 /// DL-5: a browser Conch did not launch keeps its files on its own disk, so a download
 /// there is refused with a sentence and nothing is asked or kept.
 #[tokio::test(flavor = "multi_thread")]
