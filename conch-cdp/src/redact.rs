@@ -4,7 +4,10 @@
 //!   every query value becomes `***` (the names stay, so `?apiKey=***` still says what
 //!   was there), and the fragment is dropped.
 //! - [`message`]: a DevTools message's params or result, as traced: typed text
-//!   (`Input.insertText`, `Input.dispatchKeyEvent`, `Input.imeSetComposition`), cookie
+//!   (`Input.insertText`, `Input.imeSetComposition`) and every field of
+//!   `Input.dispatchKeyEvent` that names the key (text, key, code, the virtual key codes),
+//!   a prompt's answer (`Page.handleJavaScriptDialog`'s `promptText`,
+//!   `Page.javascriptDialogClosed`'s `userInput`; SEC-7), cookie
 //!   values and cookie headers (any method: Network and Storage calls, replies and events),
 //!   authorization headers, in both shapes (`{"Cookie": "…"}` and the `[{name, value}]`
 //!   lists of `Fetch.requestPaused`, `Fetch.continueRequest`, `Fetch.fulfillRequest`),
@@ -16,8 +19,10 @@
 //!   address. Long strings (screenshots) are shortened.
 //!
 //! Deliberately absent: the content of scripts (`Runtime.evaluate`'s expression). A caller
-//! that puts a secret in a script must not trace it; conch-browser types secrets with
-//! `Input.*`. Numbers and booleans a script returns are kept.
+//! that puts a secret in a script must not trace it: conch-browser types secrets with
+//! `Input.*`, and hands a script the person's words (find's) as a
+//! `Runtime.callFunctionOn` argument, whose value is redacted. Numbers and booleans a
+//! script returns or is handed are kept.
 
 use serde_json::Value;
 
@@ -92,7 +97,21 @@ fn mask_query(query: &str) -> String {
 pub fn message(method: &str, value: &mut Value) {
     let typed_text_fields: &[&str] = match method {
         "Input.insertText" | "Input.imeSetComposition" => &["text"],
-        "Input.dispatchKeyEvent" => &["text", "unmodifiedText", "key", "code", "keyIdentifier"],
+        // Every field that names the key: its text, its DOM key and code, and the
+        // virtual key codes, which name the letter as surely as `key` does (SEC-7).
+        "Input.dispatchKeyEvent" => &[
+            "text",
+            "unmodifiedText",
+            "key",
+            "code",
+            "keyIdentifier",
+            "windowsVirtualKeyCode",
+            "nativeVirtualKeyCode",
+            "commands",
+        ],
+        // A prompt's answer, going to the page and coming back in the closing event.
+        "Page.handleJavaScriptDialog" => &["promptText"],
+        "Page.javascriptDialogClosed" => &["userInput"],
         // The one cookie call whose params are the cookie itself.
         "Network.setCookie" => &["value"],
         _ => &[],

@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use conch_browser::page::{dialog, evaluate_in_world, input::key_def};
+use conch_browser::page::{call_in_world, dialog, input::key_def};
 use conch_browser::{BrowserError, Conversation, OwnBrowser};
 use conch_cdp::Session;
 use conch_policy::{Point, Size, panel_to_viewport};
@@ -343,8 +343,9 @@ fn finite(v: f64) -> f64 {
 /// Finds `text` on the page with its own `window.find` (which selects and scrolls to the
 /// match), from the current match on, wrapping; counts every match and which one shows.
 /// Empty text clears the selection (LIVE-11). Runs in Conch's isolated world, where the
-/// page cannot redefine what it uses.
-const FIND: &str = r"(function (text, backwards) {
+/// page cannot redefine what it uses; the words are its argument, never part of its text,
+/// so no trace shows them (SEC-7).
+const FIND: &str = r"function (text, backwards) {
   const sel = getSelection();
   if (!text) { sel.removeAllRanges(); return { count: 0, index: 0 }; }
   const found = window.find(text, false, backwards, true, false, true, false);
@@ -362,7 +363,7 @@ const FIND: &str = r"(function (text, backwards) {
     }
   }
   return { count, index };
-})";
+}";
 
 #[derive(Deserialize)]
 struct Found {
@@ -371,9 +372,9 @@ struct Found {
 }
 
 async fn find_on(page: &Session, text: &str, backwards: bool) -> Option<(u32, u32)> {
-    let text = serde_json::to_string(text).ok()?;
-    let expression = format!("{FIND}({text}, {backwards})");
-    let value: Value = evaluate_in_world(page, &expression).await.ok()?;
+    let value = call_in_world(page, FIND, &[json!(text), json!(backwards)])
+        .await
+        .ok()?;
     let found: Found = serde_json::from_value(value).ok()?;
     Some((found.count, found.index))
 }

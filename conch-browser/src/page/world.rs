@@ -47,6 +47,51 @@ pub async fn evaluate_in_world(page: &Session, expression: &str) -> Result<Value
     Ok(answer.result.value.unwrap_or(Value::Null))
 }
 
+/// Calls `function` (one of Conch's own function declarations) with `args` in Conch's
+/// isolated world of `page`'s top frame and gives its JSON value. The arguments travel
+/// as `Runtime.callFunctionOn` arguments, never in the script's text, so conch-cdp's
+/// traces hide them: this is how a script is handed the person's words (find's, SEC-7).
+///
+/// # Errors
+/// [`PageError::Cdp`] when the browser does not answer, [`PageError::Busy`] when the page
+/// is busy, [`PageError::Script`] when the function throws.
+pub async fn call_in_world(
+    page: &Session,
+    function: &str,
+    args: &[Value],
+) -> Result<Value, PageError> {
+    let frame = Frame::top(page).await?;
+    let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
+    let mut fresh = false;
+    loop {
+        let context = frame.context(fresh).await?;
+        let params = json!({
+            "functionDeclaration": function,
+            "executionContextId": context,
+            "arguments": arguments,
+            "returnByValue": true,
+            "silent": true,
+        });
+        match page
+            .call_raw_with_timeout("Runtime.callFunctionOn", params, PAGE_SCRIPT_TIMEOUT)
+            .await
+        {
+            Ok(answer) => {
+                if let Some(details) = answer.get("exceptionDetails") {
+                    let text = details["exception"]["description"]
+                        .as_str()
+                        .or_else(|| details["text"].as_str())
+                        .unwrap_or("the script threw");
+                    return Err(PageError::Script(text.to_owned()));
+                }
+                return Ok(answer["result"]["value"].clone());
+            }
+            Err(e) if !fresh && is_lost_context(e.kind()) => fresh = true,
+            Err(e) => return Err(PageError::of_script_call(e)),
+        }
+    }
+}
+
 /// A DevTools call that the page's own process answers, bounded like Conch's scripts: a
 /// page whose own script never ends makes it fail as [`PageError::Busy`] instead of
 /// waiting out the browser's whole call timeout (SNAP-12).

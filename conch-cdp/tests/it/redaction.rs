@@ -402,3 +402,30 @@ async fn typed_text_reaches_the_page_but_not_the_traces_sec_8() {
     }
     browser.close().await;
 }
+
+/// SEC-7: a key event's trace names no key (its virtual key codes included), and a
+/// prompt's answer shows neither going to the page nor in the closing event.
+#[test]
+fn sec_7_key_codes_and_a_prompts_answer_are_redacted() {
+    let mut key = json!({
+        "type": "keyDown", "key": "Q", "code": "KeyQ", "text": "Q", "unmodifiedText": "Q",
+        "windowsVirtualKeyCode": 81, "nativeVirtualKeyCode": 81, "modifiers": 8,
+        "commands": ["selectAll"],
+    });
+    redact::message("Input.dispatchKeyEvent", &mut key);
+    let traced = key.to_string();
+    for shown in ["\"Q\"", "KeyQ", "81", "selectAll"] {
+        assert!(!traced.contains(shown), "{shown} in {traced}");
+    }
+    assert_eq!(key["modifiers"], 8, "what is no key stays");
+    assert_eq!(key["type"], "keyDown");
+    let mut answer = json!({ "accept": true, "promptText": "answer-canary-3d9a" });
+    redact::message("Page.handleJavaScriptDialog", &mut answer);
+    assert_eq!(
+        answer,
+        json!({ "accept": true, "promptText": "[redacted]" })
+    );
+    let mut closed = json!({ "result": true, "userInput": "answer-canary-3d9a" });
+    redact::message("Page.javascriptDialogClosed", &mut closed);
+    assert_eq!(closed, json!({ "result": true, "userInput": "[redacted]" }));
+}
