@@ -36,6 +36,7 @@ mod panel;
 mod passwords;
 mod settings;
 mod stdio;
+mod stop;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -139,7 +140,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let ran = runtime.block_on(run(cli));
+    // Standard input is read on a blocking thread that only a new line or its end frees:
+    // the runtime is not waited on for it once the gateway has shut down.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(sentence) => {
             eprintln!("conch-gateway: {sentence}");
@@ -149,6 +154,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
+    // SIGTERM and SIGINT are taken over first: from here on, either one shuts down in
+    // order (BE-5, ERR-12) instead of ending the process where it stands.
+    let stop = stop::Stop::listen();
     let home = cli::home(cli.home.as_deref())?;
     if let Some(problem) = log::install(home.root()) {
         eprintln!("conch-gateway: {problem}");
@@ -310,11 +318,16 @@ async fn run(cli: Cli) -> Result<(), String> {
                 announce(&panel);
                 app = app.merge(panel::router(panel));
             }
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await;
+            let served = axum::serve(listener, app).with_graceful_shutdown(stop.clone().asked());
+            // A stop waits for the requests in flight, but not for ever: an event stream
+            // held open by a client would keep the gateway up.
+            let served = tokio::select! {
+                served = served => served,
+                () = async {
+                    stop.asked().await;
+                    tokio::time::sleep(stop::GRACE).await;
+                } => Ok(()),
+            };
             sweeper.abort();
             browser.shutdown().await;
             served.map_err(|e| format!("the HTTP server stopped ({e})."))
@@ -340,7 +353,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 conch_tools::ConversationKind::Chat
             };
             let session = server.session_as(stdio::STDIO_CONVERSATION, kind);
-            stdio::serve(session, channels).await;
+            stdio::serve(session, channels, stop.asked()).await;
             if let Some(door) = door {
                 door.abort();
             }
