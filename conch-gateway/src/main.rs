@@ -294,7 +294,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .ok()
                 .filter(|t| t.len() >= 16)
                 .unwrap_or_else(|| random_hex(24));
-            let token_file = write_token(&home, &token)?;
+            let token_file = write_token(&home, &token).map_err(|e| e.to_string())?;
             eprintln!(
                 "conch-gateway: MCP at http://127.0.0.1:{port}/mcp (token in {})",
                 token_file.display()
@@ -448,13 +448,37 @@ fn live_app(port: u16, panel: &str) -> conch_tools::McpApp {
     }
 }
 
+/// Why the token could not be written; each says which path and what the system said.
+#[derive(Debug, thiserror::Error)]
+enum TokenError {
+    /// Conch's folder could not be made.
+    #[error("{} can't be created ({source}).", path.display())]
+    Folder {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token file could not be written.
+    #[error("{} can't be written ({source}).", path.display())]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Writes the token to `<home>/gateway.token`, readable by its owner only (not under
 /// `browser/`, which the browser process sees as its own). A file left with a looser
 /// mode is made owner-only before the token goes into it.
-fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
+///
+/// # Errors
+/// [`TokenError`] when the folder or the file can't be written.
+fn write_token(home: &Home, token: &str) -> Result<PathBuf, TokenError> {
     let dir = home.root().to_path_buf();
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("{} can't be created ({e}).", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| TokenError::Folder {
+        path: dir.clone(),
+        source,
+    })?;
     let path = dir.join("gateway.token");
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
@@ -473,6 +497,45 @@ fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
         }
         file.write_all(token.as_bytes())
     });
-    written.map_err(|e| format!("{} can't be written ({e}).", path.display()))?;
+    written.map_err(|source| TokenError::File {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 29: the gateway's own errors are typed: a token that can't be written says
+    /// which path and why, as a `TokenError` a caller can match on.
+    #[test]
+    fn issue_29_a_token_that_cannot_be_written_is_a_typed_error_naming_its_path() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        // Conch's folder is a file: it can't be made.
+        let blocked = dir.path().join("not-a-folder");
+        std::fs::write(&blocked, b"x").expect("a file");
+        let e = write_token(&Home::new(&blocked), "t0k3n").expect_err("no folder");
+        assert!(matches!(e, TokenError::Folder { .. }), "{e:?}");
+        assert!(e.to_string().contains("not-a-folder"), "{e}");
+        // The token's own path is a folder: it can't be written.
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("gateway.token")).expect("a folder");
+        let e = write_token(&Home::new(&home), "t0k3n").expect_err("no file");
+        assert!(matches!(e, TokenError::File { .. }), "{e:?}");
+        assert!(e.to_string().contains("gateway.token"), "{e}");
+    }
+
+    /// Issue 29: a missing home is a typed error (`NoHome`) with the sentence the commands
+    /// print.
+    #[test]
+    fn issue_29_no_home_is_a_typed_error_with_its_sentence() {
+        let e = cli::NoHome(conch_browser::Home::from_vars(|_| None).expect_err("no vars"));
+        assert!(
+            e.to_string().starts_with("Conch's folder can't be found: "),
+            "{e}"
+        );
+        assert_eq!(String::from(e).chars().last(), Some('.'));
+    }
 }
