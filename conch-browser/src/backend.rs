@@ -114,6 +114,10 @@ pub(crate) trait Driver: Send + Sync + fmt::Debug {
     /// Connects: launches the local browser, or makes the provider's session and
     /// reaches its socket.
     fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>>;
+    /// Cookies (CDP `Network.Cookie`s) the next session this driver makes starts with,
+    /// where the provider takes them at creation (Steel's `sessionContext`): a renewed
+    /// session keeps its sign-ins (BE-7). Others ignore them.
+    fn carry_cookies(&self, _cookies: Vec<serde_json::Value>) {}
 }
 
 /// What connecting holds on to: the local process, or a remote browser (and its cloud
@@ -126,6 +130,11 @@ pub(crate) trait Held: Send + fmt::Debug {
     /// Whether the browser's process ended (a remote one says so by its connection).
     fn gone(&mut self) -> bool {
         false
+    }
+    /// How long the provider lets the session live at most from its start, whatever Conch
+    /// does (Steel's `timeout`, fixed at creation): the runtime renews it before then.
+    fn lifetime(&self) -> Option<std::time::Duration> {
+        None
     }
     /// Lets go: ends the local process, or closes only `ours` (Conch's tabs), disconnects
     /// and releases the cloud session (BE-5, BE-15).

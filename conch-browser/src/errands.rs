@@ -55,3 +55,20 @@ impl TaskState {
         )
     }
 }
+
+/// What revoking a site could not finish (ERR-8): the open errands whose browser did not
+/// answer while their copy of the site's sign-in was being taken back. Set-aside errands
+/// and every other open errand are done all the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Revoked {
+    /// The conversations whose open errand still may hold the site's cookies or local
+    /// storage, in their order of opening.
+    pub unreached: Vec<String>,
+}
+
+impl Revoked {
+    /// Whether every errand gave the site back.
+    pub fn is_complete(&self) -> bool {
+        self.unreached.is_empty()
+    }
+}

@@ -53,7 +53,7 @@ pub mod wheel;
 
 pub use backend::Abilities;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use errands::{ConversationKind, TaskState};
+pub use errands::{ConversationKind, Revoked, TaskState};
 pub use error::BrowserError;
 pub use home::Home;
 pub use launch::browser_args;

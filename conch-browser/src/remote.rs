@@ -132,6 +132,15 @@ pub(crate) struct CloudSession {
     url: String,
     header: Option<(&'static str, SecretText)>,
     body: Value,
+    /// How long the provider lets it live at most (Steel's cloud `timeout`).
+    lifetime: Option<Duration>,
+}
+
+impl CloudSession {
+    /// How long the provider lets it live at most from its start, if it says.
+    pub(crate) fn lifetime(&self) -> Option<Duration> {
+        self.lifetime
+    }
 }
 
 impl std::fmt::Debug for CloudSession {
@@ -303,13 +312,15 @@ pub async fn socket_address(address: &str) -> Result<String, RemoteError> {
     Ok(socket.into())
 }
 
-/// Opens `remote`: makes the provider's session when there is one, then connects.
+/// Opens `remote`: makes the provider's session when there is one, then connects. A
+/// Steel cloud session starts with the cookies `carry` (a renewed session, BE-7).
 ///
 /// # Errors
 /// [`RemoteError`]: the address, the provider or the socket.
 pub(crate) async fn open(
     remote: &Remote,
     probe: &(dyn Probe + Send + Sync),
+    carry: &[Value],
 ) -> Result<Opened, RemoteError> {
     let (socket, session) = match remote {
         Remote::Chrome(own) => {
@@ -352,6 +363,7 @@ pub(crate) async fn open(
                 url: format!("{base}/v1/sessions/{id}"),
                 header: Some(("X-BB-API-Key", key.clone())),
                 body: json!({ "status": "REQUEST_RELEASE" }),
+                lifetime: None,
             };
             (socket, Some(session))
         }
@@ -362,6 +374,11 @@ pub(crate) async fn open(
             if key.is_some() {
                 // The cloud's lifetime in ms; a self-hosted steel-browser has none.
                 body["timeout"] = json!(STEEL_TIMEOUT_MS);
+                // A renewed session starts signed in where the one it replaces was.
+                if !carry.is_empty() {
+                    let cookies: Vec<Value> = carry.iter().map(steel_cookie).collect();
+                    body["sessionContext"] = json!({ "cookies": cookies });
+                }
             }
             let made = post(
                 &format!("{base}/v1/sessions"),
@@ -373,6 +390,9 @@ pub(crate) async fn open(
             let socket = steel_socket(&made, &id, base, key.as_ref(), connect.as_deref())?;
             let session = CloudSession {
                 url: format!("{base}/v1/sessions/{id}/release"),
+                lifetime: key
+                    .is_some()
+                    .then(|| Duration::from_millis(STEEL_TIMEOUT_MS)),
                 header,
                 body: json!({}),
             };
@@ -468,6 +488,25 @@ pub fn steel_socket(
         socket.query_pairs_mut().append_pair("apiKey", key.expose());
     }
     Ok(socket)
+}
+
+/// A CDP `Network.Cookie` as Steel's `sessionContext.cookies` takes it: the fields both
+/// name alike; `expires` only for a cookie that is not a session cookie.
+fn steel_cookie(cookie: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for field in [
+        "name", "value", "domain", "path", "httpOnly", "secure", "sameSite",
+    ] {
+        if let Some(value) = cookie.get(field) {
+            out.insert(field.to_owned(), value.clone());
+        }
+    }
+    if cookie["session"] == json!(false)
+        && let Some(expires) = cookie.get("expires")
+    {
+        out.insert("expires".to_owned(), expires.clone());
+    }
+    Value::Object(out)
 }
 
 /// Releases a provider's session (BE-5); a failure is logged, not fatal: the provider's
@@ -775,6 +814,7 @@ mod tests {
             url: format!("https://u:{CANARY}@api.steel.dev/v1/sessions/s/release"),
             header: Some(("steel-api-key", key())),
             body: json!({}),
+            lifetime: None,
         };
         let shown = format!("{session:?}");
         assert!(!shown.contains(CANARY), "{shown}");

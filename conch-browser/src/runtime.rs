@@ -51,6 +51,7 @@ mod lend;
 mod navigate;
 mod own;
 mod reach;
+mod renew;
 mod repair;
 mod seed;
 mod storage;
@@ -405,6 +406,9 @@ struct Running {
     connection: Connection,
     /// What to let go of: the process Conch launched, or a remote browser's session.
     held: Box<dyn Held>,
+    /// When it was connected, by the runtime's clock (a cloud session's lifetime runs
+    /// from then).
+    since: SystemTime,
     /// Page targets that are conversations' tabs.
     pages: HashMap<TargetId, PageRef>,
     watcher: tokio::task::JoinHandle<()>,
@@ -818,6 +822,13 @@ impl Browser {
         let idle_for = now
             .duration_since(state.last_activity)
             .unwrap_or(Duration::ZERO);
+        // A cloud session in use that its provider would end soon is renewed first (BE-7);
+        // never one an errand's context lives in (ERR-21).
+        if idle_for < self.inner.config.idle_after && !errands_here && renew::due(&state, now) {
+            drop(state);
+            self.renew_cloud_session().await;
+            return false;
+        }
         if state.running.is_none()
             || state.awake > 0
             || idle_for < self.inner.config.idle_after
@@ -1110,12 +1121,16 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     lock(&inner.status).state = RunState::Idle;
 }
 
-async fn idle_ticker(inner: Weak<Inner>) {
-    loop {
-        tokio::time::sleep(Duration::from_secs(30)).await;
-        let Some(inner) = inner.upgrade() else { return };
-        Browser { inner }.tick().await;
-    }
+/// Ticks every 30 s while the runtime lives. Boxed with its type named: a tick may renew a
+/// cloud session, which connects again and so starts a ticker (BE-7).
+fn idle_ticker(inner: Weak<Inner>) -> futures_util::future::BoxFuture<'static, ()> {
+    Box::pin(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            let Some(inner) = inner.upgrade() else { return };
+            Browser { inner }.tick().await;
+        }
+    })
 }
 
 /// How long a step's end waits for pages to claim the proxy's refusals (they hear of them

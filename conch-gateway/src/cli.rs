@@ -85,13 +85,27 @@ pub(crate) enum CliError {
     Usage(String),
 }
 
-/// Conch's folder: `--home DIR`, else `$CONCH_HOME` or `~/.conch`; the sentence when
-/// neither can be found.
-pub(crate) fn home(dir: Option<&std::path::Path>) -> Result<conch_browser::Home, String> {
+/// Conch's folder can't be found: no `--home`, and neither `$CONCH_HOME` nor a home
+/// folder to put `~/.conch` in.
+#[derive(Debug, thiserror::Error)]
+#[error("Conch's folder can't be found: {0}.")]
+pub(crate) struct NoHome(#[source] pub(crate) conch_browser::home::HomeError);
+
+/// The commands that still speak in sentences (`backend`, `passwords`) take it as one.
+impl From<NoHome> for String {
+    fn from(e: NoHome) -> String {
+        e.to_string()
+    }
+}
+
+/// Conch's folder: `--home DIR`, else `$CONCH_HOME` or `~/.conch`.
+///
+/// # Errors
+/// [`NoHome`] when neither can be found.
+pub(crate) fn home(dir: Option<&std::path::Path>) -> Result<conch_browser::Home, NoHome> {
     match dir {
         Some(dir) => Ok(conch_browser::Home::new(dir)),
-        None => conch_browser::Home::from_env()
-            .map_err(|e| format!("Conch's folder can't be found: {e}.")),
+        None => conch_browser::Home::from_env().map_err(NoHome),
     }
 }
 

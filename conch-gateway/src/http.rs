@@ -384,36 +384,33 @@ async fn post_as(door: Door, request: Request, kind: ConversationKind) -> Respon
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
     let (session, outbound, session_id, new_id) = if is_initialize {
         let id = crate::random_hex(16);
-        let conversation = match task_name(&headers, kind) {
-            Ok(Some(name)) => {
-                let conversation = format!("task-{name}");
-                let running = door
-                    .sessions
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .values()
-                    .any(|open| open.session.chat().id() == conversation);
-                if running {
-                    return rpc_error(
-                        StatusCode::CONFLICT,
-                        -32000,
-                        &format!(
-                            "A task named {name:?} is running already: end its session, or give this one another {TASK_HEADER} name."
-                        ),
-                    );
-                }
-                conversation
-            }
-            Ok(None) => format!("mcp-http-{id}"),
+        let (conversation, named) = match task_name(&headers, kind) {
+            Ok(Some(name)) => (format!("task-{name}"), Some(name)),
+            Ok(None) => (format!("mcp-http-{id}"), None),
             Err(refused) => return *refused,
         };
-        let session = door.server.session_as(&conversation, kind);
-        let outbound = Arc::new(Outbound::new(None));
         door.sweep();
-        door.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
+        let outbound = Arc::new(Outbound::new(None));
+        // The name is checked and the session registered under one lock, so two sessions
+        // named alike at the same moment never both run the task (ERR-11).
+        let session = {
+            let mut sessions = door.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(name) = named
+                && sessions
+                    .values()
+                    .any(|open| open.session.chat().id() == conversation)
+            {
+                drop(sessions);
+                return rpc_error(
+                    StatusCode::CONFLICT,
+                    -32000,
+                    &format!(
+                        "A task named {name:?} is running already: end its session, or give this one another {TASK_HEADER} name."
+                    ),
+                );
+            }
+            let session = door.server.session_as(&conversation, kind);
+            sessions.insert(
                 id.clone(),
                 Open {
                     session: session.clone(),
@@ -422,6 +419,8 @@ async fn post_as(door: Door, request: Request, kind: ConversationKind) -> Respon
                     busy: 1,
                 },
             );
+            session
+        };
         (session, outbound, id.clone(), Some(id))
     } else {
         if let Err(refused) = check_version(&headers) {
@@ -704,6 +703,58 @@ mod tests {
         assert!(!tools.conversations().contains(&task));
         serving.abort();
         browser.shutdown().await;
+    }
+
+    /// ERR-11: two sessions naming one task in `Conch-Task` at the same moment never both
+    /// run it: of each burst of initializes with the same name, exactly one opens and the
+    /// rest are told the task runs already (409).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn err_11_two_sessions_at_once_never_claim_one_task_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(BrowserConfig::new(Home::new(dir.path().join("home"))));
+        let tools = Tools::new(browser.clone(), ToolsConfig::new(Arc::new(Unattended)));
+        let server = McpServer::new(tools, Mode::Ask);
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let door = Door::new(server, "token".to_owned(), port, DEFAULT_SESSION_IDLE, None);
+        let serving = {
+            let door = door.clone();
+            tokio::spawn(async move { axum::serve(listener, router(door)).await })
+        };
+        let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }).to_string();
+        const AT_ONCE: usize = 6;
+        for round in 0..300 {
+            let name = format!("nightly-{round}");
+            let start = Arc::new(tokio::sync::Barrier::new(AT_ONCE));
+            let tries: Vec<_> = (0..AT_ONCE)
+                .map(|_| {
+                    let (start, init, name) = (Arc::clone(&start), init.clone(), name.clone());
+                    tokio::spawn(async move {
+                        start.wait().await;
+                        request(port, "POST", "/mcp/task", &[("Conch-Task", &name)], &init).await
+                    })
+                })
+                .collect();
+            let mut statuses = Vec::new();
+            for answer in tries {
+                let (status, _, body) = answer.await.expect("the request ran");
+                assert!(status == 200 || status == 409, "{status}: {body}");
+                statuses.push(status);
+            }
+            let opened = statuses.iter().filter(|s| **s == 200).count();
+            assert_eq!(opened, 1, "round {round}: {statuses:?}");
+            let claiming = door
+                .sessions
+                .lock()
+                .unwrap()
+                .values()
+                .filter(|open| open.session.chat().id() == format!("task-{name}"))
+                .count();
+            assert_eq!(claiming, 1, "round {round}");
+        }
+        serving.abort();
     }
 
     /// Issue 12: a session that expires ends its conversation for good, as closing it

@@ -36,6 +36,7 @@ mod panel;
 mod passwords;
 mod settings;
 mod stdio;
+mod stop;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -139,7 +140,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let ran = runtime.block_on(run(cli));
+    // Standard input is read on a blocking thread that only a new line or its end frees:
+    // the runtime is not waited on for it once the gateway has shut down.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(sentence) => {
             eprintln!("conch-gateway: {sentence}");
@@ -149,6 +154,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
+    // SIGTERM and SIGINT are taken over first: from here on, either one shuts down in
+    // order (BE-5, ERR-12) instead of ending the process where it stands.
+    let stop = stop::Stop::listen();
     let home = cli::home(cli.home.as_deref())?;
     if let Some(problem) = log::install(home.root()) {
         eprintln!("conch-gateway: {problem}");
@@ -286,7 +294,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .ok()
                 .filter(|t| t.len() >= 16)
                 .unwrap_or_else(|| random_hex(24));
-            let token_file = write_token(&home, &token)?;
+            let token_file = write_token(&home, &token).map_err(|e| e.to_string())?;
             eprintln!(
                 "conch-gateway: MCP at http://127.0.0.1:{port}/mcp (token in {})",
                 token_file.display()
@@ -310,11 +318,16 @@ async fn run(cli: Cli) -> Result<(), String> {
                 announce(&panel);
                 app = app.merge(panel::router(panel));
             }
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await;
+            let served = axum::serve(listener, app).with_graceful_shutdown(stop.clone().asked());
+            // A stop waits for the requests in flight, but not for ever: an event stream
+            // held open by a client would keep the gateway up.
+            let served = tokio::select! {
+                served = served => served,
+                () = async {
+                    stop.asked().await;
+                    tokio::time::sleep(stop::GRACE).await;
+                } => Ok(()),
+            };
             sweeper.abort();
             browser.shutdown().await;
             served.map_err(|e| format!("the HTTP server stopped ({e})."))
@@ -340,7 +353,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 conch_tools::ConversationKind::Chat
             };
             let session = server.session_as(stdio::STDIO_CONVERSATION, kind);
-            stdio::serve(session, channels).await;
+            stdio::serve(session, channels, stop.asked()).await;
             if let Some(door) = door {
                 door.abort();
             }
@@ -435,13 +448,37 @@ fn live_app(port: u16, panel: &str) -> conch_tools::McpApp {
     }
 }
 
+/// Why the token could not be written; each says which path and what the system said.
+#[derive(Debug, thiserror::Error)]
+enum TokenError {
+    /// Conch's folder could not be made.
+    #[error("{} can't be created ({source}).", path.display())]
+    Folder {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token file could not be written.
+    #[error("{} can't be written ({source}).", path.display())]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Writes the token to `<home>/gateway.token`, readable by its owner only (not under
 /// `browser/`, which the browser process sees as its own). A file left with a looser
 /// mode is made owner-only before the token goes into it.
-fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
+///
+/// # Errors
+/// [`TokenError`] when the folder or the file can't be written.
+fn write_token(home: &Home, token: &str) -> Result<PathBuf, TokenError> {
     let dir = home.root().to_path_buf();
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("{} can't be created ({e}).", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| TokenError::Folder {
+        path: dir.clone(),
+        source,
+    })?;
     let path = dir.join("gateway.token");
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
@@ -460,6 +497,45 @@ fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
         }
         file.write_all(token.as_bytes())
     });
-    written.map_err(|e| format!("{} can't be written ({e}).", path.display()))?;
+    written.map_err(|source| TokenError::File {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 29: the gateway's own errors are typed: a token that can't be written says
+    /// which path and why, as a `TokenError` a caller can match on.
+    #[test]
+    fn issue_29_a_token_that_cannot_be_written_is_a_typed_error_naming_its_path() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        // Conch's folder is a file: it can't be made.
+        let blocked = dir.path().join("not-a-folder");
+        std::fs::write(&blocked, b"x").expect("a file");
+        let e = write_token(&Home::new(&blocked), "t0k3n").expect_err("no folder");
+        assert!(matches!(e, TokenError::Folder { .. }), "{e:?}");
+        assert!(e.to_string().contains("not-a-folder"), "{e}");
+        // The token's own path is a folder: it can't be written.
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("gateway.token")).expect("a folder");
+        let e = write_token(&Home::new(&home), "t0k3n").expect_err("no file");
+        assert!(matches!(e, TokenError::File { .. }), "{e:?}");
+        assert!(e.to_string().contains("gateway.token"), "{e}");
+    }
+
+    /// Issue 29: a missing home is a typed error (`NoHome`) with the sentence the commands
+    /// print.
+    #[test]
+    fn issue_29_no_home_is_a_typed_error_with_its_sentence() {
+        let e = cli::NoHome(conch_browser::Home::from_vars(|_| None).expect_err("no vars"));
+        assert!(
+            e.to_string().starts_with("Conch's folder can't be found: "),
+            "{e}"
+        );
+        assert_eq!(String::from(e).chars().last(), Some('.'));
+    }
 }

@@ -607,17 +607,20 @@ async fn revoke_site(
             .unwrap_or(site)
     };
     let revoked = tools.revoke_site(&site);
-    // Every task's browser gives that site's cookies back, open or set aside (ERR-8).
-    if let Err(e) = tools.browser().revoke_site(&site).await {
-        tracing::warn!(site = %site, error = %e, "a task's browser could not give a revoked site's cookies back");
+    // Every task's browser gives that site's cookies back, open or set aside (ERR-8); an
+    // open one whose browser fails meanwhile is named, the rest are done all the same.
+    let taken_back = tools.browser().revoke_site(&site).await;
+    if !taken_back.is_complete() {
+        tracing::warn!(site = %site, errands = taken_back.unreached.len(), "a task's browser could not give a revoked site's sign-in back");
     }
     Ok(match revoked {
         Ok(true) => {
             tracing::info!(site = %site, "the person revoked a site");
-            answer(
-                StatusCode::OK,
-                &json!({ "said": format!("{site} is no longer always allowed: the next act there asks you again.") }),
-            )
+            let said = format!(
+                "{site} is no longer always allowed: the next act there asks you again.{}",
+                not_taken_back(&site, &taken_back)
+            );
+            answer(StatusCode::OK, &json!({ "said": said }))
         }
         Ok(false) => answer(
             StatusCode::NOT_FOUND,
@@ -628,6 +631,22 @@ async fn revoke_site(
             &format!("The site could not be revoked: failed to {e}."),
         ),
     })
+}
+
+/// What a revoke's answer adds when an open task's browser did not give the site back
+/// (ERR-8): which tasks, and what to do; nothing when every errand gave it back.
+fn not_taken_back(site: &str, revoked: &conch_browser::Revoked) -> String {
+    if revoked.is_complete() {
+        return String::new();
+    }
+    let tasks = match revoked.unreached.len() {
+        1 => "one task".to_owned(),
+        n => format!("{n} tasks"),
+    };
+    format!(
+        " The browser of {tasks} did not answer, so it may still be signed in to {site}: {}. End that task to take the sign-in back.",
+        revoked.unreached.join(", ")
+    )
 }
 
 /// `POST /api/browser/sign-out`: signs out of everything (wipes the profile) only with
@@ -676,6 +695,29 @@ async fn sign_in_again(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ERR-8: a revoke whose open task's browser did not answer says which tasks may still
+    /// be signed in and what to do; a complete one adds nothing.
+    #[test]
+    fn err_8_a_revoke_names_the_tasks_whose_browser_did_not_give_the_site_back() {
+        let site = "shop.example";
+        assert_eq!(not_taken_back(site, &conch_browser::Revoked::default()), "");
+        let mut revoked = conch_browser::Revoked {
+            unreached: vec!["task-nightly".to_owned()],
+        };
+        let said = not_taken_back(site, &revoked);
+        assert!(
+            said.contains("one task did not answer")
+                && said.contains("signed in to shop.example: task-nightly.")
+                && said.contains("End that task"),
+            "{said}"
+        );
+        revoked.unreached.push("task-weekly".to_owned());
+        assert!(
+            not_taken_back(site, &revoked).contains("2 tasks did not answer"),
+            "{revoked:?}"
+        );
+    }
 
     /// BE-2, AMB-2: the default recent sign-in is 5 minutes, by the clock it is given.
     #[test]

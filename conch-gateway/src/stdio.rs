@@ -20,8 +20,15 @@ use crate::ask::{Channels, Outbound};
 /// The conversation id of the stdio session.
 pub(crate) const STDIO_CONVERSATION: &str = "mcp-stdio";
 
-/// Serves `session` until stdin closes.
-pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
+/// Serves `session` until stdin closes or `stop` resolves (SIGTERM, SIGINT). A stop
+/// gives the calls in flight [`GRACE`](crate::stop::GRACE) to finish, then ends them.
+pub(crate) async fn serve(
+    session: McpSession,
+    channels: Option<Channels>,
+    stop: impl Future<Output = ()>,
+) {
+    let mut stop = std::pin::pin!(stop);
+    let mut stopped = false;
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
@@ -37,7 +44,15 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
     let outbound = Arc::new(Outbound::new(Some(tx.clone())));
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut tasks = tokio::task::JoinSet::new();
-    while let Ok(Some(line)) = lines.next_line().await {
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line,
+            () = &mut stop => {
+                stopped = true;
+                break;
+            }
+        };
+        let Ok(Some(line)) = line else { break };
         if line.trim().is_empty() {
             continue;
         }
@@ -95,10 +110,16 @@ pub(crate) async fn serve(session: McpSession, channels: Option<Channels>) {
         // Reap finished tasks as we go.
         while tasks.try_join_next().is_some() {}
     }
-    // Stdin closed: questions waiting for the client get no answer (No), then what runs
+    // Stdin closed (or a stop): questions waiting for the client get no answer (No), then what runs
     // finishes, then writing stops.
     outbound.close();
-    while tasks.join_next().await.is_some() {}
+    let finish = async { while tasks.join_next().await.is_some() {} };
+    if stopped {
+        // Asked to stop: what runs gets a moment, then is dropped with the tasks.
+        let _ = tokio::time::timeout(crate::stop::GRACE, finish).await;
+    } else {
+        finish.await;
+    }
     if let Some(channels) = &channels {
         channels
             .lock()

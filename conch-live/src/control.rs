@@ -75,6 +75,9 @@ pub(crate) enum Input {
     },
     /// Text inserted whole.
     Text(String),
+    /// The person's hands are off the page (hand back, or their panel went away): every
+    /// button and key of theirs still down goes up.
+    LetGo,
 }
 
 impl fmt::Debug for Input {
@@ -83,6 +86,7 @@ impl fmt::Debug for Input {
             Input::Pointer { action, .. } => write!(f, "Pointer({action:?}, …)"),
             Input::Key { down, .. } => write!(f, "Key({}, …)", if *down { "down" } else { "up" }),
             Input::Text(_) => f.write_str("Text(…)"),
+            Input::LetGo => f.write_str("LetGo"),
         }
     }
 }
@@ -254,6 +258,10 @@ impl Control {
     /// next result says so (DLG-10); a handoff ends "I'm done" (HAND-5).
     async fn hand_back(&self) {
         self.view.wheel.hand_back();
+        // What the person still holds down goes up, after their inputs still waiting.
+        if self.view.inputs.try_send(Input::LetGo).is_err() {
+            tracing::debug!(target: "conch_live", "the person's held keys could not be released: too much input waits");
+        }
         for page in self.view.conv().pages_now().await {
             if let Some(watch) = dialog::existing(&page) {
                 watch.set_person_driving(false).await;
@@ -408,12 +416,42 @@ pub(crate) async fn deliver(conv: Conversation, mut queue: mpsc::Receiver<Input>
     }
 }
 
-/// Which buttons are down, and the last press, for double clicks and drags.
+/// Which buttons are down, and the last press, for double clicks and drags; where the
+/// pointer last was, and which keys are down (DOM key, code, key code), to release them
+/// when the person lets go.
 #[derive(Debug, Default)]
 struct PointerState {
     buttons: u32,
     last_press: Option<(Instant, (f64, f64), &'static str)>,
     clicks: u32,
+    at: (f64, f64),
+    keys: Vec<(String, String, i64)>,
+}
+
+/// Sends the up of every button and key the person still holds down on `page`.
+async fn let_go(page: &Session, held: &mut PointerState) -> Result<(), conch_cdp::Error> {
+    let at = held.at;
+    for (bit, button) in [(1, "left"), (2, "right"), (4, "middle")] {
+        if held.buttons & bit == 0 {
+            continue;
+        }
+        held.buttons &= !bit;
+        let params = json!({
+            "type": "mouseReleased", "x": at.0, "y": at.1, "button": button,
+            "buttons": held.buttons, "clickCount": held.clicks.max(1),
+        });
+        page.call_raw_with_timeout("Input.dispatchMouseEvent", params, INPUT_WAIT)
+            .await?;
+    }
+    while let Some((key, code, key_code)) = held.keys.pop() {
+        let params = json!({
+            "type": "keyUp", "key": key, "code": code,
+            "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code,
+        });
+        page.call_raw_with_timeout("Input.dispatchKeyEvent", params, INPUT_WAIT)
+            .await?;
+    }
+    Ok(())
 }
 
 fn button_bit(button: &str) -> u32 {
@@ -437,6 +475,7 @@ async fn send(
             button,
             delta,
         } => {
+            pointer.at = *at;
             let (kind, button, clicks) = match action {
                 PointerAction::Down => {
                     let again = pointer.last_press.is_some_and(|(when, where_, b)| {
@@ -487,6 +526,14 @@ async fn send(
             text,
             modifiers,
         } => {
+            let held = (key.clone(), code.clone(), *key_code);
+            if *down {
+                if !pointer.keys.contains(&held) {
+                    pointer.keys.push(held);
+                }
+            } else {
+                pointer.keys.retain(|k| *k != held);
+            }
             let mut params = json!({
                 "type": if *down { "keyDown" } else { "keyUp" },
                 "key": key,
@@ -502,6 +549,7 @@ async fn send(
             ("Input.dispatchKeyEvent", params)
         }
         Input::Text(text) => ("Input.insertText", json!({ "text": text })),
+        Input::LetGo => return let_go(page, pointer).await,
     };
     page.call_raw_with_timeout(method, params, INPUT_WAIT)
         .await

@@ -34,6 +34,7 @@ pub(crate) fn driver_for(remote: &Remote, probe: Arc<dyn Probe + Send + Sync>) -
     let reach = Reach {
         remote: remote.clone(),
         probe,
+        carry: std::sync::Mutex::default(),
     };
     match remote {
         Remote::Chrome(_) => Arc::new(OwnChromeDriver(reach)),
@@ -48,16 +49,28 @@ pub(crate) fn driver_for(remote: &Remote, probe: Arc<dyn Probe + Send + Sync>) -
 struct Reach {
     remote: Remote,
     probe: Arc<dyn Probe + Send + Sync>,
+    /// Cookies the next session starts with (a renewed Steel session, BE-7).
+    carry: std::sync::Mutex<Vec<serde_json::Value>>,
 }
 
 impl Reach {
+    /// The cookies to carry into the next session, taken once.
+    fn take_carried(&self) -> Vec<serde_json::Value> {
+        std::mem::take(
+            &mut self
+                .carry
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
     /// Opens the remote browser and asks its version: an answer that is not a browser's
     /// lets the session go again.
     async fn connect(&self) -> Result<Connected, ConnectError> {
         let remote::Opened {
             connection,
             session,
-        } = remote::open(&self.remote, self.probe.as_ref())
+        } = remote::open(&self.remote, self.probe.as_ref(), &self.take_carried())
             .await
             .map_err(|e| ConnectError::Unreachable(e.to_string()))?;
         match connection.browser().call(&GetVersion {}).await {
@@ -134,6 +147,13 @@ impl Driver for ReachedDriver {
     fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(self.1.connect())
     }
+    fn carry_cookies(&self, cookies: Vec<serde_json::Value>) {
+        *self
+            .1
+            .carry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = cookies;
+    }
 }
 
 /// A browser Conch did not launch: not Conch's to close, only its own tabs go; then the
@@ -144,6 +164,9 @@ struct NotOurs {
 }
 
 impl Held for NotOurs {
+    fn lifetime(&self) -> Option<std::time::Duration> {
+        self.cloud.as_ref().and_then(CloudSession::lifetime)
+    }
     fn let_go(
         self: Box<Self>,
         connection: Connection,

@@ -192,11 +192,12 @@ pub async fn press_chord(page: &Session, chord: &Chord) -> Result<(), InputError
     let def = key_def(chord.key(), m.shift).ok_or_else(|| UnknownKey(chord.key().to_owned()))?;
     let bits = modifier_bits(m);
     let types = def.text.is_some() && !m.control && !m.alt && !m.meta;
-    for (name, held) in modifier_keys(m) {
+    let mut held = Held::new(page);
+    for (name, now) in modifier_keys(m) {
         if let Some(d) = key_def(name, false) {
-            send_key(
-                page,
-                key_event(KeyEventType::RawKeyDown, &d, modifier_bits(held), false),
+            held.key_down(
+                key_event(KeyEventType::RawKeyDown, &d, modifier_bits(now), false),
+                &d,
             )
             .await?;
         }
@@ -206,20 +207,22 @@ pub async fn press_chord(page: &Session, chord: &Chord) -> Result<(), InputError
     } else {
         KeyEventType::RawKeyDown
     };
-    send_key(page, key_event(down, &def, bits, types)).await?;
-    send_key(page, key_event(KeyEventType::KeyUp, &def, bits, false)).await?;
-    let mut held = m;
+    held.key_down(key_event(down, &def, bits, types), &def)
+        .await?;
+    held.key_up(key_event(KeyEventType::KeyUp, &def, bits, false), &def)
+        .await?;
+    let mut now = m;
     for (name, _) in modifier_keys(m).into_iter().rev() {
         match name {
-            "Control" => held.control = false,
-            "Alt" => held.alt = false,
-            "Meta" => held.meta = false,
-            _ => held.shift = false,
+            "Control" => now.control = false,
+            "Alt" => now.alt = false,
+            "Meta" => now.meta = false,
+            _ => now.shift = false,
         }
         if let Some(d) = key_def(name, false) {
-            send_key(
-                page,
-                key_event(KeyEventType::KeyUp, &d, modifier_bits(held), false),
+            held.key_up(
+                key_event(KeyEventType::KeyUp, &d, modifier_bits(now), false),
+                &d,
             )
             .await?;
         }
@@ -243,8 +246,11 @@ pub async fn type_keys(page: &Session, text: &str) -> Result<(), InputError> {
             def.text = Some(c.to_string());
             def
         };
-        send_key(page, key_event(KeyEventType::KeyDown, &def, 0, true)).await?;
-        send_key(page, key_event(KeyEventType::KeyUp, &def, 0, false)).await?;
+        let mut held = Held::new(page);
+        held.key_down(key_event(KeyEventType::KeyDown, &def, 0, true), &def)
+            .await?;
+        held.key_up(key_event(KeyEventType::KeyUp, &def, 0, false), &def)
+            .await?;
     }
     Ok(())
 }
@@ -268,8 +274,10 @@ pub async fn select_all_focused(page: &Session) -> Result<(), InputError> {
     let a = char_def('a', false);
     let mut down = key_event(KeyEventType::RawKeyDown, &a, 0, false);
     down.commands = Some(vec!["selectAll".to_owned()]);
-    send_key(page, down).await?;
-    send_key(page, key_event(KeyEventType::KeyUp, &a, 0, false)).await
+    let mut held = Held::new(page);
+    held.key_down(down, &a).await?;
+    held.key_up(key_event(KeyEventType::KeyUp, &a, 0, false), &a)
+        .await
 }
 
 /// Types `text` over the focused field's selection as one input, as an IME would; an
@@ -280,8 +288,14 @@ pub async fn select_all_focused(page: &Session) -> Result<(), InputError> {
 pub async fn insert_over_selection(page: &Session, text: &str) -> Result<(), InputError> {
     if text.is_empty() {
         let delete = key_def("Delete", false).unwrap_or_else(|| char_def('\u{7f}', false));
-        send_key(page, key_event(KeyEventType::RawKeyDown, &delete, 0, false)).await?;
-        send_key(page, key_event(KeyEventType::KeyUp, &delete, 0, false)).await?;
+        let mut held = Held::new(page);
+        held.key_down(
+            key_event(KeyEventType::RawKeyDown, &delete, 0, false),
+            &delete,
+        )
+        .await?;
+        held.key_up(key_event(KeyEventType::KeyUp, &delete, 0, false), &delete)
+            .await?;
     } else {
         page.call_with_timeout(
             &InsertText {
@@ -362,22 +376,23 @@ pub async fn press_at(page: &Session, at: (f64, f64), press: Press) -> Result<()
         Press::Left | Press::Double => (MouseButton::Left, 1),
     };
     let rounds = if press == Press::Double { 2 } else { 1 };
+    let mut held = Held::new(page);
     for count in 1..=rounds {
-        mouse(
-            page,
-            mouse_event(
-                MouseEventType::MousePressed,
-                at,
-                button.clone(),
-                bits,
-                count,
-            ),
-        )
+        held.press(mouse_event(
+            MouseEventType::MousePressed,
+            at,
+            button.clone(),
+            bits,
+            count,
+        ))
         .await?;
-        mouse(
-            page,
-            mouse_event(MouseEventType::MouseReleased, at, button.clone(), 0, count),
-        )
+        held.release(mouse_event(
+            MouseEventType::MouseReleased,
+            at,
+            button.clone(),
+            0,
+            count,
+        ))
         .await?;
     }
     Ok(())
@@ -418,6 +433,142 @@ pub async fn left_up(page: &Session, at: (f64, f64)) -> Result<(), InputError> {
         mouse_event(MouseEventType::MouseReleased, at, MouseButton::Left, 0, 1),
     )
     .await
+}
+
+/// What one gesture holds down in a page: the keys whose down went without their up yet,
+/// and the mouse button pressed and not released. However the gesture ends (done, failed,
+/// or its future dropped because the call was cancelled, the person pressed Stop or the
+/// client hung up), dropping it sends the up of everything still held, so no key or
+/// button stays down in the page after the call (GES-1, GES-5, LIVE-14).
+///
+/// A down counts as held from the moment it is sent (its answer may never come), and an
+/// up counts as sent from the moment it is sent (the browser delivers it even when its
+/// answer is held up behind a dialog).
+#[derive(Debug)]
+pub struct Held {
+    page: Session,
+    keys: Vec<KeyDef>,
+    button: Option<(MouseButton, (f64, f64))>,
+}
+
+impl Held {
+    /// Nothing held yet, in `page`.
+    pub fn new(page: &Session) -> Held {
+        Held {
+            page: page.clone(),
+            keys: Vec::new(),
+            button: None,
+        }
+    }
+
+    /// Sends a key's down (`keyDown` or `rawKeyDown`) for `def`.
+    async fn key_down(&mut self, event: DispatchKeyEvent, def: &KeyDef) -> Result<(), InputError> {
+        self.keys.push(def.clone());
+        send_key(&self.page, event).await
+    }
+
+    /// Sends a key's up for `def`.
+    async fn key_up(&mut self, event: DispatchKeyEvent, def: &KeyDef) -> Result<(), InputError> {
+        if let Some(at) = self.keys.iter().rposition(|k| k == def) {
+            self.keys.remove(at);
+        }
+        send_key(&self.page, event).await
+    }
+
+    /// Sends a button's press.
+    async fn press(&mut self, event: DispatchMouseEvent) -> Result<(), InputError> {
+        let button = event.button.clone().unwrap_or(MouseButton::Left);
+        self.button = Some((button, (event.x, event.y)));
+        mouse(&self.page, event).await
+    }
+
+    /// Sends a button's release.
+    async fn release(&mut self, event: DispatchMouseEvent) -> Result<(), InputError> {
+        self.button = None;
+        mouse(&self.page, event).await
+    }
+
+    /// Presses the left button at `at`, the pointer moved there first.
+    ///
+    /// # Errors
+    /// A DevTools failure.
+    pub async fn left_down(&mut self, at: (f64, f64)) -> Result<(), InputError> {
+        move_to(&self.page, at).await?;
+        self.press(mouse_event(
+            MouseEventType::MousePressed,
+            at,
+            MouseButton::Left,
+            1,
+            1,
+        ))
+        .await
+    }
+
+    /// Moves to `at` with the left button held.
+    ///
+    /// # Errors
+    /// A DevTools failure.
+    pub async fn drag_move(&mut self, at: (f64, f64)) -> Result<(), InputError> {
+        if let Some((_, last)) = self.button.as_mut() {
+            *last = at;
+        }
+        drag_move(&self.page, at).await
+    }
+
+    /// Releases the left button at `at`.
+    ///
+    /// # Errors
+    /// A DevTools failure.
+    pub async fn left_up(&mut self, at: (f64, f64)) -> Result<(), InputError> {
+        self.release(mouse_event(
+            MouseEventType::MouseReleased,
+            at,
+            MouseButton::Left,
+            0,
+            1,
+        ))
+        .await
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.keys.is_empty() && self.button.is_none() {
+            return;
+        }
+        // No runtime (a test's teardown): nothing can be sent, and the page goes with it.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let page = self.page.clone();
+        let mut keys = std::mem::take(&mut self.keys);
+        let button = self.button.take();
+        tracing::debug!(target: "conch_browser", keys = keys.len(), button = button.is_some(), "a gesture ended midway: what it held is released");
+        runtime.spawn(async move {
+            if let Some((button, at)) = button {
+                let _ = mouse(
+                    &page,
+                    mouse_event(MouseEventType::MouseReleased, at, button, 0, 1),
+                )
+                .await;
+            }
+            // The last down goes up first, each with the modifiers still held after it.
+            while let Some(def) = keys.pop() {
+                let mut still = Modifiers::default();
+                for k in &keys {
+                    match k.key.as_str() {
+                        "Control" => still.control = true,
+                        "Alt" => still.alt = true,
+                        "Meta" => still.meta = true,
+                        "Shift" => still.shift = true,
+                        _ => {}
+                    }
+                }
+                let up = key_event(KeyEventType::KeyUp, &def, modifier_bits(still), false);
+                let _ = send_key(&page, up).await;
+            }
+        });
+    }
 }
 
 /// Turns the wheel by (`dx`, `dy`) with the pointer at `at`.

@@ -64,15 +64,16 @@ impl Browser {
     }
 
     /// Takes `site`'s cookies and local storage back from every errand (ERR-8, AMB-26):
-    /// open errands lose them from their contexts, set-aside ones from their sealed
-    /// sessions. The embedder
-    /// calls this when the person revokes an always-allowed site.
+    /// open errands lose them from their contexts (and from the snapshots a crashed one
+    /// would come back from, ERR-19), set-aside ones from their sealed sessions. The
+    /// embedder calls this when the person revokes an always-allowed site.
     ///
-    /// # Errors
-    /// A DevTools failure while an open errand's cookies are rewritten.
-    pub async fn revoke_site(&self, site: &str) -> Result<(), BrowserError> {
+    /// An open errand whose browser fails meanwhile does not stop the rest: every other
+    /// errand, open or set aside, is done, and the answer names the ones not reached.
+    pub async fn revoke_site(&self, site: &str) -> crate::errands::Revoked {
+        let mut revoked = crate::errands::Revoked::default();
         let Ok(site) = conch_policy::Site::of_host(site) else {
-            return Ok(());
+            return revoked;
         };
         let errands = match self.inner.side {
             Side::Main => self.errands(),
@@ -85,38 +86,22 @@ impl Browser {
         };
         let (browser, contexts) = {
             let state = errands.inner.state.lock().await;
+            let mut contexts: Vec<(String, BrowserContextId)> = state
+                .contexts
+                .iter()
+                .map(|(id, context)| (id.clone(), context.clone()))
+                .collect();
+            contexts.sort_by_key(|(id, _)| state.errand_used.get(id).copied().unwrap_or(0));
             (
                 state.running.as_ref().map(|r| r.connection.browser()),
-                state.contexts.values().cloned().collect::<Vec<_>>(),
+                contexts,
             )
         };
         if let Some(browser) = browser {
-            for context in contexts {
-                let jar = browser
-                    .call_raw("Storage.getCookies", json!({ "browserContextId": context }))
-                    .await?;
-                let all = jar["cookies"].as_array().cloned().unwrap_or_default();
-                if all.iter().all(keeps) {
-                    continue;
-                }
-                let kept: Vec<Value> = all
-                    .iter()
-                    .filter(|c| keeps(c))
-                    .map(super::seed::cookie_param)
-                    .collect();
-                browser
-                    .call_raw(
-                        "Storage.clearCookies",
-                        json!({ "browserContextId": context }),
-                    )
-                    .await?;
-                if !kept.is_empty() {
-                    browser
-                        .call_raw(
-                            "Storage.setCookies",
-                            json!({ "cookies": kept, "browserContextId": context }),
-                        )
-                        .await?;
+            for (id, context) in contexts {
+                if let Err(e) = take_cookies_back(&browser, &context, &keeps).await {
+                    tracing::warn!(target: "conch_browser", error = %e, "an open errand's browser did not give a revoked site's cookies back");
+                    revoked.unreached.push(id);
                 }
             }
         }
@@ -126,12 +111,66 @@ impl Browser {
         for cookies in lock(&errands.inner.pending).values_mut() {
             cookies.retain(|c| keeps(c));
         }
+        // A crashed errand's browser comes back from its snapshot (ERR-19): not with the
+        // site's cookies.
+        for cookies in lock(&errands.inner.snapshots).values_mut() {
+            cookies.retain(|c| keeps(c));
+        }
         let keeps_origin = |origin: &str| {
             !url::Url::parse(origin)
                 .is_ok_and(|url| conch_policy::lends_origin(&url, std::slice::from_ref(&site)))
         };
-        super::storage::take_back(&errands.inner, &keeps_origin).await?;
+        // An errand whose browser failed just now is not asked again for its storage.
+        for id in super::storage::take_back(&errands.inner, &keeps_origin, &revoked.unreached).await
+        {
+            revoked.unreached.push(id);
+        }
         errands.revoke_aside(&keeps, &keeps_origin).await;
-        Ok(())
+        revoked
     }
+}
+
+/// How long one errand's browser may take over each step of giving a revoked site back
+/// before it is named as not reached: the person waits for the answer.
+const REVOKE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Rewrites `context`'s cookie jar without the cookies `keeps` refuses.
+async fn take_cookies_back(
+    browser: &Session,
+    context: &BrowserContextId,
+    keeps: &(dyn Fn(&Value) -> bool + Sync),
+) -> Result<(), BrowserError> {
+    let jar = browser
+        .call_raw_with_timeout(
+            "Storage.getCookies",
+            json!({ "browserContextId": context }),
+            REVOKE_WITHIN,
+        )
+        .await?;
+    let all = jar["cookies"].as_array().cloned().unwrap_or_default();
+    if all.iter().all(keeps) {
+        return Ok(());
+    }
+    let kept: Vec<Value> = all
+        .iter()
+        .filter(|c| keeps(c))
+        .map(super::seed::cookie_param)
+        .collect();
+    browser
+        .call_raw_with_timeout(
+            "Storage.clearCookies",
+            json!({ "browserContextId": context }),
+            REVOKE_WITHIN,
+        )
+        .await?;
+    if !kept.is_empty() {
+        browser
+            .call_raw_with_timeout(
+                "Storage.setCookies",
+                json!({ "cookies": kept, "browserContextId": context }),
+                REVOKE_WITHIN,
+            )
+            .await?;
+    }
+    Ok(())
 }

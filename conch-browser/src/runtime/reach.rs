@@ -176,6 +176,7 @@ impl Browser {
         state.running = Some(Running {
             connection,
             held: connected.held,
+            since: self.inner.config.clock.now(),
             pages: HashMap::new(),
             watcher,
         });

@@ -175,19 +175,20 @@ pub(super) fn revoke(inner: &Inner, keeps: &dyn Fn(&str) -> bool) {
 }
 
 /// Takes the local storage of every origin `keeps` refuses out of every open errand's
-/// context, and out of what every errand keeps (ERR-8).
-///
-/// # Errors
-/// A DevTools failure while an open errand's storage is cleared.
+/// context, and out of what every errand keeps (ERR-8), but for the open errands in
+/// `skip`. Gives the errands whose browser failed while their storage was cleared; the
+/// others are done all the same.
 pub(super) async fn take_back(
     inner: &Inner,
     keeps: &(dyn Fn(&str) -> bool + Sync),
-) -> Result<(), BrowserError> {
+    skip: &[String],
+) -> Vec<String> {
     revoke(inner, keeps);
+    let mut unreached = Vec::new();
     let contexts: Vec<(String, BrowserContextId)> = {
         let state = inner.state.lock().await;
         if state.running.is_none() {
-            return Ok(());
+            return unreached;
         }
         state
             .contexts
@@ -196,6 +197,9 @@ pub(super) async fn take_back(
             .collect()
     };
     for (id, context) in contexts {
+        if skip.contains(&id) {
+            continue;
+        }
         let gone: Vec<OriginStorage> = {
             let stores = lock(&inner.storage);
             stores
@@ -213,11 +217,14 @@ pub(super) async fn take_back(
                 })
                 .unwrap_or_default()
         };
-        if !gone.is_empty() {
-            write(inner, Some(&context), &gone, true).await?;
+        if !gone.is_empty()
+            && let Err(e) = write(inner, Some(&context), &gone, true).await
+        {
+            tracing::warn!(target: "conch_browser", error = %e, "an open errand's browser did not give a revoked site's local storage back");
+            unreached.push(id);
         }
     }
-    Ok(())
+    unreached
 }
 
 /// When an errand last got its snapshot back after a crash, if within

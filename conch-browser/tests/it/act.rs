@@ -1492,3 +1492,84 @@ async fn dl_5_the_persons_own_downloads_are_never_noted() {
     }
     lab.browser.shutdown().await;
 }
+
+/// Waits (up to 10 s) until the page of `lab` holds no key or button down, and gives
+/// what it still holds then, with its log.
+async fn still_held(lab: &Lab) -> (Vec<String>, Vec<String>) {
+    let mut held = Vec::new();
+    for _ in 0..100 {
+        held = serde_json::from_value(lab.eval("held()").await).expect("a list");
+        if held.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (held, lab.log().await)
+}
+
+/// GES-5, GES-4, GES-10, LIVE-14: a gesture whose call ends midway (cancelled, Stop, or
+/// the client hung up: its future is dropped) releases every key and button it held. A
+/// chord with modifiers, a drag and a click at a point are each dropped while the page
+/// is busy with one of their downs; the page then sees an up for every down.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_5_a_gesture_cancelled_midway_releases_every_held_key_and_button() {
+    let lab = lab().await;
+    let page = lab.open("held-input.html").await;
+
+    // browser_press with modifiers: Control is down and Shift's down is in flight.
+    lab.eval("stallOn('keydown', 'Shift', 1500)").await;
+    let pressing = {
+        let page = page.clone();
+        tokio::spawn(async move { act::press(&page, "Control+Shift+K", None, &quick()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    pressing.abort();
+    let (held, log) = still_held(&lab).await;
+    assert!(
+        log.contains(&"down:Control".to_owned()) && log.contains(&"down:Shift".to_owned()),
+        "the chord was cancelled before its modifiers went down: {log:?}"
+    );
+    assert!(held.is_empty(), "still held: {held:?} ({log:?})");
+
+    // A drag: the button is down and a move is in flight.
+    lab.eval("log.length = 0; stallOn('mousemove', 'held', 1500)")
+        .await;
+    let dragging = {
+        let (from, to) = (css(&page, "#a").await, css(&page, "#b").await);
+        tokio::spawn(async move { act::drag(&from, &to, &quick()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    dragging.abort();
+    let (held, log) = still_held(&lab).await;
+    assert!(
+        log.contains(&"mousedown:0".to_owned()),
+        "the drag was cancelled before its press: {log:?}"
+    );
+    assert!(held.is_empty(), "still held: {held:?} ({log:?})");
+
+    // click_at: the button's press is in flight.
+    lab.eval("log.length = 0; stallOn('mousedown', '0', 1500)")
+        .await;
+    let clicking = {
+        let page = page.clone();
+        tokio::spawn(async move {
+            act::click_at(
+                &page,
+                Point { x: 60.0, y: 200.0 },
+                PointHow::Click,
+                None,
+                &quick(),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    clicking.abort();
+    let (held, log) = still_held(&lab).await;
+    assert!(
+        log.contains(&"mousedown:0".to_owned()),
+        "the click was cancelled before its press: {log:?}"
+    );
+    assert!(held.is_empty(), "still held: {held:?} ({log:?})");
+    lab.browser.shutdown().await;
+}

@@ -595,3 +595,60 @@ async fn be_1_the_core_scenario_passes_on_cdp_browserbase_and_steel_and_status_n
         browser.shutdown().await;
     }
 }
+
+/// BE-7, BE-5: Steel's cloud ends a session 30 minutes after it started whatever its
+/// client does, and has no call to extend it; a session in use is renewed a few minutes
+/// before, on the injected clock: a successor starts with the old one's cookies (Steel's
+/// `sessionContext`), the old one is released, and the tab comes back in the successor.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_a_steel_session_in_use_is_renewed_before_its_lifetime_ends_with_its_cookies() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(Flavour::SteelCloud("st-key".to_owned()), standalone.port())
+        .await
+        .expect("the pretend provider");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, clock) = cloud_only(
+        &dir,
+        Remote::Steel {
+            base: cloud.base(),
+            key: Some(SecretText::new("st-key".to_owned())),
+            connect: None,
+        },
+    );
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("cookie-jar.html?set=kept"))
+        .await
+        .expect("the page opens");
+    // In use for 24 minutes: nothing to renew yet (Conch renews 5 minutes before the end).
+    for _ in 0..3 {
+        clock.advance(std::time::Duration::from_secs(8 * 60));
+        chat.evaluate("1").await.expect("in use");
+        assert!(!browser.tick().await, "let go while in use");
+    }
+    assert_eq!(cloud.created().len(), 1);
+    assert!(cloud.released().is_empty());
+    // 26 minutes: renewed.
+    clock.advance(std::time::Duration::from_secs(2 * 60));
+    chat.evaluate("1").await.expect("in use");
+    assert!(!browser.tick().await, "let go while in use");
+    let created = cloud.created();
+    assert_eq!(created.len(), 2, "no successor session was made");
+    let carried = created[1]["sessionContext"]["cookies"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        carried
+            .iter()
+            .any(|c| c["name"] == "who" && c["value"] == "kept"),
+        "the successor did not start with the cookies: {carried:?}"
+    );
+    assert_eq!(cloud.released(), ["sess-1"]);
+    let tabs = chat.tabs().await.expect("the tab comes back");
+    assert_eq!(tabs.len(), 1, "{tabs:?}");
+    assert!(tabs[0].url.contains("cookie-jar.html"), "{tabs:?}");
+    browser.shutdown().await;
+    assert_eq!(cloud.released(), ["sess-1", "sess-2"]);
+}

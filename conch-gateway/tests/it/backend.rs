@@ -598,3 +598,69 @@ async fn be_6_a_key_for_a_plain_http_address_elsewhere_is_refused() {
     assert!(!shown.contains("saved:"), "{shown}");
     assert!(!err.contains(CANARY) && !shown.contains(CANARY));
 }
+
+/// BE-5, ERR-12: SIGTERM and SIGINT shut the gateway down as Ctrl-C does: with a pretend
+/// Steel session open (one tool call made it), the signal makes the gateway release it
+/// and exit with success at once, without waiting for its stdin to close.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn be_5_sigterm_and_sigint_release_the_steel_session_and_exit_cleanly() {
+    use conch_fixtures::cloud::{Flavour, PretendCloud};
+    let server = FixtureServer::start().await.unwrap();
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(Flavour::SteelCloud(CANARY.to_owned()), standalone.port())
+        .await
+        .unwrap();
+    for (n, signal) in [(1, libc::SIGTERM), (2, libc::SIGINT)] {
+        let home = tempfile::tempdir().unwrap();
+        let (ok, out, err) = backend(
+            home.path(),
+            &[
+                "set",
+                "steel",
+                "--url",
+                &cloud.base(),
+                "--key-env",
+                "ST_KEY",
+            ],
+            &[("ST_KEY", CANARY)],
+        )
+        .await;
+        assert!(ok, "{out} {err}");
+        let mut client = StdioClient::start(gateway(
+            home.path(),
+            &["mcp", "--unattended", "--allow-localhost"],
+        ))
+        .await;
+        let (page, error) = client
+            .call("browser_open", json!({ "url": server.url("basic.html") }))
+            .await;
+        assert!(!error, "{page}");
+        assert_eq!(cloud.created().len(), n);
+        assert_eq!(cloud.released().len(), n - 1);
+        // The client keeps stdin open: only the signal stops the gateway.
+        send_signal(&client.child, signal);
+        let status = tokio::time::timeout(std::time::Duration::from_secs(15), client.child.wait())
+            .await
+            .expect("the gateway stops promptly on the signal")
+            .expect("wait");
+        assert!(status.success(), "signal {signal}: {status}");
+        assert_eq!(
+            cloud.released(),
+            (1..=n).map(|i| format!("sess-{i}")).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Sends `signal` to `child`, a gateway this test started.
+#[cfg(unix)]
+#[expect(
+    unsafe_code,
+    reason = "kill(2) has no safe wrapper in the workspace's crates"
+)]
+pub(crate) fn send_signal(child: &tokio::process::Child, signal: libc::c_int) {
+    let pid = child.id().expect("the gateway runs");
+    let pid = libc::pid_t::try_from(pid).expect("a pid");
+    // SAFETY: kill(2) only sends a signal; `pid` is our own running child's.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "the signal is sent");
+}

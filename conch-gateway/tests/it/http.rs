@@ -640,3 +640,52 @@ async fn err_11_a_named_task_resumes_after_a_gateway_restart() {
     );
     drop(served);
 }
+
+/// BE-5, ERR-12: SIGTERM stops `serve` as Ctrl-C does, promptly even while a client holds
+/// its event stream open: the pretend Steel session the call made is released and the
+/// gateway exits with success.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn be_5_sigterm_stops_serve_and_releases_its_steel_session_with_a_stream_open() {
+    use conch_fixtures::browser::Standalone;
+    use conch_fixtures::cloud::{Flavour, PretendCloud};
+    let server = FixtureServer::start().await.unwrap();
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(
+        Flavour::SteelCloud("st-key-1".to_owned()),
+        standalone.port(),
+    )
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = crate::backend::backend(
+        home.path(),
+        &[
+            "set",
+            "steel",
+            "--url",
+            &cloud.base(),
+            "--key-env",
+            "ST_KEY",
+        ],
+        &[("ST_KEY", "st-key-1")],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let mut served = Served::start(home.path(), &["--unattended", "--allow-localhost"]).await;
+    let session = served.initialize("2025-06-18").await;
+    let (status, _events) = open_stream(&served, &session).await;
+    assert_eq!(status, 200);
+    let open = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": server.url("basic.html") } } });
+    let (_, _, body) = served.send(&session, &[], &open).await;
+    assert!(body.contains("Hello from the fixtures"), "{body}");
+    assert_eq!(cloud.created().len(), 1);
+    assert!(cloud.released().is_empty());
+    crate::backend::send_signal(&served.child, libc::SIGTERM);
+    let status = tokio::time::timeout(Duration::from_secs(15), served.child.wait())
+        .await
+        .expect("the gateway stops promptly on SIGTERM")
+        .expect("wait");
+    assert!(status.success(), "{status}");
+    assert_eq!(cloud.released(), ["sess-1"]);
+}

@@ -448,3 +448,43 @@ async fn sec_7_the_persons_typing_reaches_the_page_and_no_log_or_event() {
         "the log carries part of the canary"
     );
 }
+
+/// LIVE-8, LIVE-9: the person hands back (or their panel goes away, which the gateway
+/// turns into a hand back) in the middle of a gesture, a button and a key still down:
+/// both go up, so the agent's next step starts with nothing held.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_8_handing_back_midgesture_releases_the_persons_held_button_and_keys() {
+    let lab = lab().await;
+    let chat = lab.open("h", "held-input.html").await;
+    let (_feed, control) = lab.hub.join("h");
+    control
+        .command(&cmd(
+            &json!({"type": "pointer", "action": "down", "x": 60, "y": 200, "button": "left"}),
+        ))
+        .await;
+    for key in ["Shift", "Control"] {
+        control
+            .command(&cmd(&json!({"type": "key", "action": "down", "key": key})))
+            .await;
+    }
+    let down = eventually(Duration::from_secs(5), || async {
+        eval(&chat, "held().length").await == json!(3)
+    })
+    .await;
+    assert!(
+        down,
+        "the person's input never arrived: {}",
+        eval(&chat, "log").await
+    );
+    control.command(&cmd(&json!({"type": "handback"}))).await;
+    let released = eventually(Duration::from_secs(5), || async {
+        eval(&chat, "held().length").await == json!(0)
+    })
+    .await;
+    assert!(
+        released,
+        "still held: {} ({})",
+        eval(&chat, "held()").await,
+        eval(&chat, "log").await
+    );
+}

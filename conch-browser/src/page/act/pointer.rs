@@ -104,8 +104,12 @@ pub(super) async fn drag_points(
     let mut intercepted = page.events("Input.dragIntercepted");
     page.call_raw("Input.setInterceptDrags", json!({ "enabled": true }))
         .await?;
+    // A drag cancelled midway leaves no drags intercepted for the person (nor its button
+    // held: `held`).
+    let intercepting = Intercepting(Some(page.clone()));
+    let mut held = input::Held::new(page);
     let outcome = async {
-        input::left_down(page, start).await?;
+        held.left_down(start).await?;
         const STEPS: usize = 10;
         let mut data: Option<Value> = None;
         for step in 1..=STEPS {
@@ -117,7 +121,7 @@ pub(super) async fn drag_points(
             if let Some(data) = &data {
                 drag_event(page, "dragOver", at, data).await?;
             } else {
-                input::drag_move(page, at).await?;
+                held.drag_move(at).await?;
                 if step <= 3
                     && let Ok(Some(event)) =
                         tokio::time::timeout(Duration::from_millis(40), intercepted.next()).await
@@ -133,14 +137,41 @@ pub(super) async fn drag_points(
             drag_event(page, "dragOver", end, data).await?;
             drag_event(page, "drop", end, data).await?;
         }
-        input::left_up(page, end).await?;
+        held.left_up(end).await?;
         Ok::<(), ActError>(())
     }
     .await;
-    let _ = page
-        .call_raw("Input.setInterceptDrags", json!({ "enabled": false }))
-        .await;
+    drop(held);
+    intercepting.end().await;
     outcome
+}
+
+/// A page whose drags Conch intercepts until [`Intercepting::end`]; dropped before that
+/// (the drag's call was cancelled), it turns the interception off on its own.
+struct Intercepting(Option<Session>);
+
+impl Intercepting {
+    async fn end(mut self) {
+        if let Some(page) = self.0.take() {
+            let _ = page
+                .call_raw("Input.setInterceptDrags", json!({ "enabled": false }))
+                .await;
+        }
+    }
+}
+
+impl Drop for Intercepting {
+    fn drop(&mut self) {
+        if let Some(page) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = page
+                    .call_raw("Input.setInterceptDrags", json!({ "enabled": false }))
+                    .await;
+            });
+        }
+    }
 }
 
 async fn drag_event(
