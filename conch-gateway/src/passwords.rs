@@ -80,7 +80,7 @@ fn key_of_page(address: &str) -> Option<String> {
 }
 
 fn open(home: &Home) -> Result<(Sealer, SecretsFile), String> {
-    let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
+    let sealer = Sealer::open_device(home).map_err(|e| format!("{e}."))?;
     let file =
         SecretsFile::load_at(home.passwords_file(), &sealer, &SystemClock).map_err(
             |e| match e {
