@@ -154,7 +154,7 @@ impl Sealer {
         let (key, place) = match keychain {
             Some(store) => (from_keychain(home, store)?, KeyPlace::Keychain),
             None => {
-                let path = home.root().join("device.key");
+                let path = home.device_key_file();
                 (from_key_file(&path)?, KeyPlace::KeyFile(path))
             }
         };

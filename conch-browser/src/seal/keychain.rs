@@ -169,7 +169,7 @@ pub(super) fn device_key(
     make: StoreMaker,
     wait: Duration,
 ) -> Result<(Zeroizing<[u8; 32]>, KeyPlace), SealError> {
-    let file = home.root().join("device.key");
+    let file = home.device_key_file();
     // The entry is named by the home's full path, so the home must exist first.
     if let Err(source) = std::fs::create_dir_all(home.root()) {
         return Err(SealError::KeyFile { path: file, source });
