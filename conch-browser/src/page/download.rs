@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use conch_cdp::Session;
-use conch_policy::{Site, numbered_name, safe_file_name};
+use conch_policy::{Site, is_sealed_secret_name, numbered_name, safe_file_name};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
@@ -200,6 +200,18 @@ pub async fn watch_downloads(
                         push(&out, &name, DownloadOutcome::Refused);
                         continue;
                     }
+                    // Never saved under the name of one of Conch's sealed secrets (BE-3):
+                    // cancelled before anyone is asked; its staged bytes go once it ends.
+                    if is_sealed_secret_name(&name) {
+                        let _ = browser
+                            .call_raw("Browser.cancelDownload", json!({ "guid": begin.guid }))
+                            .await;
+                        entries.insert(
+                            begin.guid,
+                            Entry { name, answer: Some(false), state: None },
+                        );
+                        continue;
+                    }
                     let offer = DownloadOffer {
                         name: name.clone(),
                         site: url::Url::parse(&begin.url)
@@ -238,6 +250,11 @@ pub async fn watch_downloads(
             };
             let staged = staging.join(&guid);
             let outcome = match (entry.answer, entry.state.as_deref()) {
+                (_, None) if is_sealed_secret_name(&entry.name) => continue,
+                (_, Some(_)) if is_sealed_secret_name(&entry.name) => {
+                    let _ = std::fs::remove_file(&staged);
+                    DownloadOutcome::Failed(SEALED_NAME.to_owned())
+                }
                 (Some(false), state) => {
                     if state.is_none() {
                         let _ = browser
@@ -253,7 +270,11 @@ pub async fn watch_downloads(
                 }
                 (Some(true), Some(_)) => match keep(&staged, downloads, &entry.name) {
                     Ok(path) => DownloadOutcome::Saved(path),
-                    Err(e) => DownloadOutcome::Failed(format!("it could not be moved: {e}")),
+                    Err(e) => {
+                        // Not kept is not left behind.
+                        let _ = std::fs::remove_file(&staged);
+                        DownloadOutcome::Failed(format!("it could not be moved: {e}"))
+                    }
                 },
                 _ => continue,
             };
@@ -275,17 +296,48 @@ fn push(notes: &Mutex<Vec<DownloadNote>>, name: &str, outcome: DownloadOutcome) 
         });
 }
 
-/// Moves the staged file into `downloads` under a free safe name.
+/// Why a download named like one of Conch's sealed secrets is not kept (BE-3).
+const SEALED_NAME: &str = "its name is one Conch keeps for its sealed secrets, so it was not saved";
+
+/// Moves the staged file into `downloads` under a free safe name. The Downloads folder
+/// must be a real folder, not a link (one into Conch's home would let a site's file land
+/// beside the device key and the sealed files, BE-3), and nothing already there is ever
+/// written over, not even when a file of that name appears meanwhile.
 fn keep(staged: &Path, downloads: &Path, name: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(downloads)?;
-    let taken: Vec<String> = std::fs::read_dir(downloads)?
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    let target = downloads.join(numbered_name(name, &taken));
-    if std::fs::rename(staged, &target).is_err() {
-        std::fs::copy(staged, &target)?;
-        std::fs::remove_file(staged)?;
+    if is_sealed_secret_name(name) {
+        return Err(std::io::Error::other(SEALED_NAME));
     }
-    Ok(target)
+    std::fs::create_dir_all(downloads)?;
+    if std::fs::symlink_metadata(downloads)?
+        .file_type()
+        .is_symlink()
+    {
+        return Err(std::io::Error::other(
+            "the Downloads folder is a link, and Conch saves only into a real folder",
+        ));
+    }
+    loop {
+        let taken: Vec<String> = std::fs::read_dir(downloads)?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        let target = downloads.join(numbered_name(name, &taken));
+        // A hard link is made only where no file is; the staged name then goes.
+        match std::fs::hard_link(staged, &target) {
+            Ok(()) => {
+                std::fs::remove_file(staged)?;
+                return Ok(target);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => {
+                let mut out = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&target)?;
+                std::io::copy(&mut std::fs::File::open(staged)?, &mut out)?;
+                std::fs::remove_file(staged)?;
+                return Ok(target);
+            }
+        }
+    }
 }
