@@ -99,9 +99,10 @@ pub enum SealError {
         /// Why the keychain gave no key.
         why: String,
     },
-    /// The keychain and the key file hold different device keys: neither was chosen.
+    /// The keychain and the key file hold different device keys, and neither opens every
+    /// sealed file: neither was chosen.
     #[error(
-        "the system keychain and Conch's key file {} hold different device keys; Conch used neither and changed nothing. Keep the one your sealed files were sealed with: remove the key file, or Conch's entry in the keychain", path.display()
+        "the system keychain and Conch's key file {} hold different device keys, and neither opens all of Conch's sealed files; Conch used neither and changed nothing. Move away the sealed files that no longer open, or the key file, and try again", path.display()
     )]
     TwoKeys {
         /// The key file.
@@ -552,6 +553,21 @@ impl SecretsFile {
         write_atomic(&self.path, |file| file.write_all(&bytes))?;
         Ok(())
     }
+}
+
+/// Whether `key` opens the sealed file at `path` (to tell which of two keys seals a home).
+fn opens_with(key: &[u8; 32], path: &Path) -> bool {
+    let sealer = Sealer {
+        cipher: Aes256Gcm::new(&Key::<Aes256Gcm>::from(*key)),
+        place: KeyPlace::Keychain,
+    };
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<OnDisk>(&bytes).ok())
+        .filter(|d| d.format == FORMAT)
+        .and_then(|d| base64::decode(&d.sealed))
+        .and_then(|sealed| sealer.unseal(&sealed, context(path)))
+        .is_some()
 }
 
 /// The associated data a file's seal is bound to: its name.

@@ -16,8 +16,9 @@
 //!   the key and stops answering (locked, no bus, a headless session) gives
 //!   [`SealError::KeyUnreachable`], so the files open again once it answers, instead of a
 //!   fresh key file that would orphan them;
-//! - two different keys (one in the keychain, one in the file) are never chosen between
-//!   silently: [`SealError::TwoKeys`], nothing changed.
+//! - two different keys (one in the keychain, one in the file) are settled by the sealed
+//!   files: the key that opens every one of them is kept in the keychain and the other
+//!   dropped; when neither does, [`SealError::TwoKeys`] and nothing changes.
 //!
 //! Deliberately absent: moving the key back out of a keychain that answers (a keychain
 //! that answers is always preferred; the way back is the person's own keychain tool).
@@ -30,7 +31,7 @@ use std::time::Duration;
 use keyring_core::{CredentialStore, Entry};
 use zeroize::Zeroizing;
 
-use super::{KeyPlace, SealError, from_key_file, new_key};
+use super::{KeyPlace, SealError, from_key_file, new_key, opens_with};
 use crate::home::Home;
 
 /// How long Conch waits for each answer of the keychain.
@@ -96,7 +97,7 @@ fn silent(why: impl std::fmt::Display) -> String {
 /// What the keychain said of the device key.
 enum Asked {
     /// It holds a key.
-    Holds(Zeroizing<Vec<u8>>),
+    Holds(Entry, Zeroizing<Vec<u8>>),
     /// It answers and holds none.
     Empty(Entry),
     /// It did not answer, or could not be used; why.
@@ -113,7 +114,7 @@ fn ask(make: StoreMaker, user: String, wait: Duration) -> Asked {
     match asked {
         None => Asked::Silent(format!("it gave no answer within {} s", wait.as_secs_f32())),
         Some(Err(e)) => Asked::Silent(silent(e)),
-        Some(Ok((_, Ok(key)))) => Asked::Holds(key),
+        Some(Ok((entry, Ok(key)))) => Asked::Holds(entry, key),
         Some(Ok((entry, Err(keyring_core::Error::NoEntry)))) => Asked::Empty(entry),
         Some(Ok((_, Err(e)))) => Asked::Silent(silent(e)),
     }
@@ -176,20 +177,38 @@ pub(super) fn device_key(
     }
     let has_file = std::fs::symlink_metadata(&file).is_ok();
     match ask(make, entry_user(home), wait) {
-        Asked::Holds(bytes) => {
+        Asked::Holds(entry, bytes) => {
             let Some(key) = as_key(&bytes) else {
                 return Err(SealError::KeychainDamaged);
             };
-            if has_file {
-                let from_file = from_key_file(&file)?;
-                if from_file[..] != key[..] {
-                    return Err(SealError::TwoKeys { path: file });
-                }
+            if !has_file {
+                return Ok((key, KeyPlace::Keychain));
+            }
+            let from_file = from_key_file(&file)?;
+            if from_file[..] == key[..] {
                 // A move cut short: the keychain holds the same key; the file goes now.
                 remove_key_file(&file)?;
                 tracing::info!(target: "conch_browser", "the device key is in the system keychain; its key file was removed");
+                return Ok((key, KeyPlace::Keychain));
             }
-            Ok((key, KeyPlace::Keychain))
+            // Two keys: the one that opens every sealed file wins (a key file is made
+            // while the keychain was silent only when no sealed file existed, so the
+            // keychain's key may seal nothing here). Any doubt: neither, nothing changed.
+            let files = sealed_files(home);
+            let opens_all = |k: &[u8; 32]| files.iter().all(|f| opens_with(k, f));
+            if files.is_empty() || opens_all(&key) {
+                remove_key_file(&file)?;
+                tracing::info!(target: "conch_browser", "the key file sealed nothing here; the system keychain's device key is used");
+                Ok((key, KeyPlace::Keychain))
+            } else if opens_all(&from_file) {
+                keep(entry, &from_file, wait)
+                    .map_err(|_| SealError::TwoKeys { path: file.clone() })?;
+                remove_key_file(&file)?;
+                tracing::info!(target: "conch_browser", "the key file sealed this home's files; it was moved into the system keychain");
+                Ok((from_file, KeyPlace::Keychain))
+            } else {
+                Err(SealError::TwoKeys { path: file })
+            }
         }
         Asked::Empty(entry) => {
             if has_file {
@@ -281,7 +300,7 @@ mod tests {
         Err(keyring_core::Error::NoDefaultStore)
     }
 
-    fn home() -> (tempfile::TempDir, Home) {
+    fn new_home() -> (tempfile::TempDir, Home) {
         let dir = tempfile::tempdir().expect("temp dir");
         let home = Home::new(dir.path().join("home"));
         (dir, home)
@@ -316,7 +335,7 @@ mod tests {
     /// removed only after the read-back matched, and the sealed file stays readable.
     #[test]
     fn be_3_a_key_file_moves_into_the_keychain_and_sealed_files_stay_readable() {
-        let (_dir, home) = home();
+        let (_dir, home) = new_home();
         let before = Sealer::open(&home, None).expect("a key file");
         seal_canary(&home, &before);
         let sealed = std::fs::read(home.secrets_file()).expect("sealed");
@@ -339,7 +358,7 @@ mod tests {
     /// beside it: a clear error, nothing written, and the files open once it answers.
     #[test]
     fn be_3_a_keychain_that_stops_answering_is_said_and_no_new_key_orphans_the_files() {
-        let (_dir, home) = home();
+        let (_dir, home) = new_home();
         let sealer = Sealer::open_preferring(&home, mock, WAIT).expect("the keychain");
         assert_eq!(sealer.key_place(), &KeyPlace::Keychain);
         seal_canary(&home, &sealer);
@@ -363,7 +382,7 @@ mod tests {
     /// file yet, the key file is the declared fallback, and status says so.
     #[test]
     fn be_3_a_keychain_that_never_answers_is_given_up_in_time_for_the_key_file() {
-        let (_dir, home) = home();
+        let (_dir, home) = new_home();
         let started = Instant::now();
         let sealer = Sealer::open_preferring(&home, hangs, WAIT).expect("the key file");
         assert!(
@@ -378,19 +397,47 @@ mod tests {
         reads_canary(&home, &locked_again);
     }
 
-    /// BE-3: the keychain and the key file holding different keys: neither is chosen,
-    /// nothing is removed.
+    /// BE-3: the keychain and the key file holding different keys are settled by the
+    /// sealed files: the key that opens them all stays (in the keychain), whichever place
+    /// held it; when neither opens them, neither is chosen and nothing changes.
     #[test]
-    fn be_3_two_different_device_keys_are_never_chosen_between() {
-        let (_dir, home) = home();
+    fn be_3_two_device_keys_are_settled_by_the_sealed_files_or_not_at_all() {
+        // The keychain's key seals the files; a stray key file is dropped.
+        let (_dir, home) = new_home();
         let in_keychain = Sealer::open_preferring(&home, mock, WAIT).expect("the keychain");
         seal_canary(&home, &in_keychain);
-        let other = Sealer::open(&home, None).expect("a second key, in a file");
-        assert_eq!(other.key_place(), &KeyPlace::KeyFile(key_file(&home)));
+        Sealer::open(&home, None).expect("a second key, in a file");
+        let sealer = Sealer::open_preferring(&home, mock, WAIT).expect("settled");
+        assert_eq!(sealer.key_place(), &KeyPlace::Keychain);
+        assert!(!key_file(&home).exists(), "the stray key file stayed");
+        reads_canary(&home, &sealer);
+
+        // The keychain was silent while nothing was sealed: a key file was made and sealed
+        // the files since. When the keychain answers again, that key moves into it.
+        let (_dir, home) = new_home();
+        Sealer::open_preferring(&home, mock, WAIT).expect("a key in the keychain");
+        let from_file = Sealer::open_preferring(&home, locked, WAIT).expect("a key file");
+        assert_eq!(from_file.key_place(), &KeyPlace::KeyFile(key_file(&home)));
+        seal_canary(&home, &from_file);
+        let sealer = Sealer::open_preferring(&home, mock, WAIT).expect("settled");
+        assert_eq!(sealer.key_place(), &KeyPlace::Keychain);
+        assert!(!key_file(&home).exists(), "the moved key file stayed");
+        reads_canary(&home, &sealer);
+        let again = Sealer::open_preferring(&home, mock, WAIT).expect("the keychain");
+        reads_canary(&home, &again);
+
+        // A file sealed under a third key: neither is chosen, nothing is removed.
+        let (_dir, home) = new_home();
+        Sealer::open_preferring(&home, mock, WAIT).expect("a key in the keychain");
+        let (_other_dir, other) = new_home();
+        let stranger = Sealer::open(&other, None).expect("another home's key");
+        seal_canary(&other, &stranger);
+        std::fs::copy(other.secrets_file(), home.secrets_file()).expect("copied");
+        Sealer::open(&home, None).expect("a key file");
         let error = Sealer::open_preferring(&home, mock, WAIT).expect_err("two keys");
         assert!(matches!(error, SealError::TwoKeys { .. }), "{error}");
         assert!(key_file(&home).exists(), "the key file was removed");
-        reads_canary(&home, &in_keychain);
+        assert!(home.secrets_file().exists(), "the sealed file was moved");
     }
 
     fn last_place(home: &Home) -> Option<Result<KeyPlace, String>> {
