@@ -86,6 +86,12 @@ impl Home {
         self.root.join("browser.secrets.json")
     }
 
+    /// `<home>/device.key`: the device key that seals the secrets, when no keychain holds
+    /// it (BE-3).
+    pub fn device_key_file(&self) -> PathBuf {
+        self.root.join("device.key")
+    }
+
     /// `<home>/browser.errands.secrets.json`: set-aside errand sessions, sealed (DATA-7).
     pub fn errand_secrets_file(&self) -> PathBuf {
         self.root.join("browser.errands.secrets.json")
@@ -219,9 +225,12 @@ impl Home {
     }
 
     /// The paths the embedder's file tools must refuse, and Conch's own upload checks
-    /// refuse too (DATA-10, UP-7): the sealed files and the profile.
+    /// refuse too (DATA-10, UP-7, BE-3): the device key file, the sealed files and the
+    /// profile. Their set-aside `.corrupt-*` copies and any other `*.secrets.json` are
+    /// refused by name too (`conch_policy::is_sealed_secret_name`).
     pub fn protected_paths(&self) -> Vec<PathBuf> {
         vec![
+            self.device_key_file(),
             self.secrets_file(),
             self.errand_secrets_file(),
             self.passwords_file(),

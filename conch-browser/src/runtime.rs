@@ -217,6 +217,11 @@ pub enum HealthCheck {
     /// A task's browser came back after a crash (`browser-errands-reopened`): present for
     /// ten minutes after a crashed errand was reopened from its snapshot (ERR-19).
     ErrandsReopened,
+    /// Where the device key that seals Conch's secrets is kept (`browser-device-key`, BE-3):
+    /// well in the system keychain, a note when a key file holds it (keys protected by
+    /// file permissions only), failing when no key could be had. Present once a sealed
+    /// file was opened in this process.
+    DeviceKey,
 }
 
 impl HealthCheck {
@@ -226,6 +231,7 @@ impl HealthCheck {
             HealthCheck::BrowserBackend => "browser-backend",
             HealthCheck::BrowserErrands => "browser-errands",
             HealthCheck::ErrandsReopened => "browser-errands-reopened",
+            HealthCheck::DeviceKey => "browser-device-key",
         }
     }
 }
@@ -250,6 +256,17 @@ pub struct HealthItem {
     pub check: HealthCheck,
     /// How it stands.
     pub state: HealthState,
+}
+
+/// How the device key's place stands for health (BE-3).
+fn device_key_state(place: Result<crate::seal::KeyPlace, String>) -> HealthState {
+    match place {
+        Ok(crate::seal::KeyPlace::Keychain) => HealthState::Ok,
+        Ok(file @ crate::seal::KeyPlace::KeyFile(_)) => HealthState::Note(format!(
+            "Keys are protected by file permissions only: Conch's device key is in {file}."
+        )),
+        Err(why) => HealthState::Failing(format!("Conch's sealed secrets can't be opened: {why}.")),
+    }
 }
 
 /// A tab of a conversation, as the agent sees it.
@@ -665,6 +682,12 @@ impl Browser {
             items.push(HealthItem {
                 check: HealthCheck::ErrandsReopened,
                 state: HealthState::Note(REOPENED.to_owned()),
+            });
+        }
+        if let Some(place) = crate::seal::last_key_place(&self.inner.config.home) {
+            items.push(HealthItem {
+                check: HealthCheck::DeviceKey,
+                state: device_key_state(place),
             });
         }
         items

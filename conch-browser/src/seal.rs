@@ -1,10 +1,12 @@
 //! Sealing at rest (DATA-6, DATA-12, BE-3, SEC-8): backend keys and addresses are kept in
 //! `browser.secrets.json` sealed with AES-256-GCM under a device key.
 //!
-//! The device key lives in the OS keychain when the embedder has one
-//! ([`KeyPlace::Keychain`], through `keyring-core`'s store), else in a key file readable
-//! by its owner only (`<home>/device.key`, mode 0600: headless Linux, CI), and status says
-//! which ([`Sealer::key_place`]). Each seal draws a fresh 96-bit nonce and binds the file's
+//! The device key lives in the OS keychain wherever one answers ([`KeyPlace::Keychain`]:
+//! [`Sealer::open_device`] asks the platform's own through `keyring-core`, with a time
+//! limit), else in a key file readable by its owner only (`<home>/device.key`, mode 0600:
+//! headless Linux, CI), and status and health say which ([`Sealer::key_place`],
+//! [`last_key_place`]). Moving between the two keeps every sealed file readable (the rules
+//! are in `keychain.rs`). Each seal draws a fresh 96-bit nonce and binds the file's
 //! name as associated data, so a sealed blob moved into another file does not open.
 //!
 //! [`SecretsFile`] holds the secrets by name; its [`inventory`](SecretsFile::inventory)
@@ -12,9 +14,7 @@
 //! wrong key) is set aside with a timestamp and reported, never silently replaced; values
 //! are never in a `Debug` output, an error, a log or an event.
 //!
-//! Deliberately absent: the per-OS keychain stores themselves (the embedder sets
-//! `keyring-core`'s default store; none is built in on Linux, where the key file is used),
-//! and key rotation.
+//! Deliberately absent: key rotation.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,9 +33,10 @@ use crate::home::Home;
 use crate::page::base64;
 use crate::store::{StoreError, set_aside, write_atomic};
 
-/// The keychain entry that holds the device key: service and user.
-const KEYCHAIN_SERVICE: &str = "conch";
-const KEYCHAIN_USER: &str = "device-key";
+mod keychain;
+
+use keychain::KEYCHAIN_SERVICE;
+pub use keychain::{KEYCHAIN_WAIT, StoreMaker, entry_user, platform_store};
 
 /// The sealed file's format.
 const FORMAT: u64 = 1;
@@ -87,6 +88,31 @@ pub enum SealError {
         /// The key file.
         path: PathBuf,
     },
+    /// No device key could be had, and sealed files are present: no new key was made, so
+    /// they open again once the keychain that holds their key answers.
+    #[error(
+        "Conch's device key is neither in its key file nor in a system keychain that answers ({why}), and sealed files are present ({files}). Conch made no new key, so they stay readable: unlock or start the system keychain (the Secret Service on Linux) and try again; if their key is truly lost, move those files away and set your keys again"
+    )]
+    KeyUnreachable {
+        /// The sealed files present.
+        files: String,
+        /// Why the keychain gave no key.
+        why: String,
+    },
+    /// The keychain and the key file hold different device keys, and neither opens every
+    /// sealed file: neither was chosen.
+    #[error(
+        "the system keychain and Conch's key file {} hold different device keys, and neither opens all of Conch's sealed files; Conch used neither and changed nothing. Move away the sealed files that no longer open, or the key file, and try again", path.display()
+    )]
+    TwoKeys {
+        /// The key file.
+        path: PathBuf,
+    },
+    /// The keychain's entry holds something that is not a device key; it is left as is.
+    #[error(
+        "the system keychain's entry for Conch's device key holds something that is not a key; Conch left it as it is and made no new key"
+    )]
+    KeychainDamaged,
     /// The sealed data did not open: a changed byte, or another device's key.
     #[error(
         "Conch's sealed file {} did not open (it was changed, or sealed on another device); it was set aside as {}. Set your keys again.",
@@ -118,19 +144,59 @@ impl fmt::Debug for Sealer {
 }
 
 impl Sealer {
-    /// The sealer of `home`: its device key from `keychain` when given (made there on
-    /// first use), else from `<home>/device.key` (made 0600 on first use).
+    /// The sealer of `home` with its key's place given: the device key from `keychain`
+    /// when given (made there on first use), else from `<home>/device.key` (made 0600 on
+    /// first use). Conch itself opens with [`Sealer::open_device`]; this form is for tests
+    /// and tools that must name the place.
     ///
     /// # Errors
     /// [`SealError::Keychain`], [`SealError::KeyFile`] or [`SealError::KeyFileOpen`].
     pub fn open(home: &Home, keychain: Option<&Arc<CredentialStore>>) -> Result<Sealer, SealError> {
         let (key, place) = match keychain {
-            Some(store) => (from_keychain(store)?, KeyPlace::Keychain),
+            Some(store) => (from_keychain(home, store)?, KeyPlace::Keychain),
             None => {
-                let path = home.root().join("device.key");
+                let path = home.device_key_file();
                 (from_key_file(&path)?, KeyPlace::KeyFile(path))
             }
         };
+        Ok(Sealer {
+            cipher: Aes256Gcm::new(&Key::<Aes256Gcm>::from(*key)),
+            place,
+        })
+    }
+
+    /// The sealer of `home` as Conch runs it: the device key in the platform's keychain
+    /// wherever one answers within [`KEYCHAIN_WAIT`], else in `<home>/device.key`; a key
+    /// file found while a keychain answers is moved into it (see `keychain.rs`). Where the
+    /// key is, or why none could be had, is kept for [`last_key_place`].
+    ///
+    /// # Errors
+    /// [`SealError::KeyUnreachable`] (no key, and sealed files present: no new key is
+    /// made), [`SealError::TwoKeys`], [`SealError::KeychainDamaged`], or a key file error.
+    pub fn open_device(home: &Home) -> Result<Sealer, SealError> {
+        Sealer::open_preferring(home, platform_store, KEYCHAIN_WAIT)
+    }
+
+    /// As [`Sealer::open_device`], with the keychain `make` gives and `wait` for each of
+    /// its answers (tests give a mock or a silent one).
+    ///
+    /// # Errors
+    /// As [`Sealer::open_device`].
+    pub fn open_preferring(
+        home: &Home,
+        make: StoreMaker,
+        wait: std::time::Duration,
+    ) -> Result<Sealer, SealError> {
+        let opened = keychain::device_key(home, make, wait);
+        let said = match &opened {
+            Ok((_, place)) => Ok(place.clone()),
+            Err(e) => Err(e.to_string()),
+        };
+        LAST_PLACES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(home.root().to_owned(), said);
+        let (key, place) = opened?;
         Ok(Sealer {
             cipher: Aes256Gcm::new(&Key::<Aes256Gcm>::from(*key)),
             place,
@@ -182,6 +248,21 @@ impl Sealer {
     }
 }
 
+/// Where [`Sealer::open_device`] last found `home`'s device key in this process, or why
+/// it found none; `None` before it was first opened.
+static LAST_PLACES: std::sync::Mutex<BTreeMap<PathBuf, Result<KeyPlace, String>>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// Where the device key of `home` was last found (for status and health), or why it could
+/// not be had; `None` when nothing sealed was opened in this process yet.
+pub fn last_key_place(home: &Home) -> Option<Result<KeyPlace, String>> {
+    LAST_PLACES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(home.root())
+        .cloned()
+}
+
 fn new_key() -> Zeroizing<[u8; 32]> {
     let mut key = Zeroizing::new([0u8; 32]);
     let fresh = Key::<Aes256Gcm>::try_generate().expect("the system gives random bytes");
@@ -189,9 +270,12 @@ fn new_key() -> Zeroizing<[u8; 32]> {
     key
 }
 
-fn from_keychain(store: &Arc<CredentialStore>) -> Result<Zeroizing<[u8; 32]>, SealError> {
-    let entry =
-        Entry::new_in_store(store, KEYCHAIN_SERVICE, KEYCHAIN_USER).map_err(SealError::Keychain)?;
+fn from_keychain(
+    home: &Home,
+    store: &Arc<CredentialStore>,
+) -> Result<Zeroizing<[u8; 32]>, SealError> {
+    let entry = Entry::new_in_store(store, KEYCHAIN_SERVICE, &entry_user(home))
+        .map_err(SealError::Keychain)?;
     match entry.get_secret() {
         Ok(bytes) if bytes.len() == 32 => {
             let bytes = Zeroizing::new(bytes);
@@ -199,7 +283,8 @@ fn from_keychain(store: &Arc<CredentialStore>) -> Result<Zeroizing<[u8; 32]>, Se
             key.copy_from_slice(&bytes);
             Ok(key)
         }
-        Ok(_) | Err(keyring_core::Error::NoEntry) => {
+        Ok(_) => Err(SealError::KeychainDamaged),
+        Err(keyring_core::Error::NoEntry) => {
             let key = new_key();
             entry.set_secret(&key[..]).map_err(SealError::Keychain)?;
             Ok(key)
@@ -483,6 +568,21 @@ impl SecretsFile {
         write_atomic(&self.path, |file| file.write_all(&bytes))?;
         Ok(())
     }
+}
+
+/// Whether `key` opens the sealed file at `path` (to tell which of two keys seals a home).
+fn opens_with(key: &[u8; 32], path: &Path) -> bool {
+    let sealer = Sealer {
+        cipher: Aes256Gcm::new(&Key::<Aes256Gcm>::from(*key)),
+        place: KeyPlace::Keychain,
+    };
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<OnDisk>(&bytes).ok())
+        .filter(|d| d.format == FORMAT)
+        .and_then(|d| base64::decode(&d.sealed))
+        .and_then(|sealed| sealer.unseal(&sealed, context(path)))
+        .is_some()
 }
 
 /// The associated data a file's seal is bound to: its name.

@@ -102,7 +102,7 @@ fn parse_backend(name: &str) -> Result<Backend, String> {
 }
 
 pub(crate) fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), String> {
-    let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
+    let sealer = Sealer::open_device(home).map_err(|e| format!("{e}."))?;
     let file = SecretsFile::load(home, &sealer, &SystemClock).map_err(|e| match e {
         SealError::Tampered { .. } => format!("{e}"),
         other => format!("{other}."),

@@ -242,7 +242,7 @@ fn owner_only(path: &std::path::Path) -> Result<(), String> {
 
 /// Opens the vault; the caller holds its [`lock`].
 fn open(home: &Home, set_aside: SetAside) -> Result<(Sealer, SecretsFile), String> {
-    let sealer = Sealer::open(home, None).map_err(|e| format!("{e}."))?;
+    let sealer = Sealer::open_device(home).map_err(|e| format!("{e}."))?;
     if set_aside == SetAside::Say
         && let Some(copy) = set_aside_copy(home)
     {

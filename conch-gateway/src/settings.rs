@@ -43,6 +43,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use conch_browser::reports::{HostReports, NO_PROXY_RISK, OWN_CHROME_RISK};
+use conch_browser::seal::KeyPlace;
 use conch_browser::store::{Backend, BrowserSettings, UpdateError};
 use conch_browser::{Browser, RunState};
 use conch_policy::AllowedHost;
@@ -487,6 +488,7 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<
     let browser = tools.browser();
     let status = browser.status().await;
     record_user_agent(browser, &status);
+    let device_key = device_key(browser).await;
     let reports: &dyn HostReports = browser;
     let saved = load(browser).unwrap_or_default();
     let state = match status.state {
@@ -523,6 +525,7 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<
             "id": item.id, "said": item.sentence, "fix": item.fix,
         })).collect::<Vec<_>>(),
         "notes": reports.notes(),
+        "deviceKey": device_key,
         "backup": {
             "files": reports.manifest().files.iter().map(|f| json!({
                 "file": f.path.file_name().map(|n| n.to_string_lossy().into_owned()),
@@ -533,6 +536,34 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<
         },
     });
     Ok(answer(StatusCode::OK, &view))
+}
+
+/// Where the device key that seals the keys and passwords is kept (BE-3): `place` is
+/// `keychain` or `file` (`null` when no key could be had), `said` the sentence. The key is
+/// looked for once per process, off the async workers (the keychain may take up to
+/// [`conch_browser::seal::KEYCHAIN_WAIT`]); later sealing keeps the answer current.
+async fn device_key(browser: &Browser) -> Value {
+    let home = browser.config().home.clone();
+    let place = match conch_browser::seal::last_key_place(&home) {
+        Some(place) => place,
+        None => tokio::task::spawn_blocking(move || {
+            conch_browser::seal::Sealer::open_device(&home)
+                .map(|sealer| sealer.key_place().clone())
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string())),
+    };
+    match place {
+        Ok(place) => json!({
+            "place": match place {
+                KeyPlace::Keychain => "keychain",
+                KeyPlace::KeyFile(_) => "file",
+            },
+            "said": format!("Keys are sealed with a key kept in {place}."),
+        }),
+        Err(why) => json!({ "place": null, "said": capital(&format!("{why}.")) }),
+    }
 }
 
 /// Records the user agent the running browser reports in browser.json, per browser, for

@@ -90,7 +90,7 @@ pub use stakes::{LONG_LINK_WORDS, Significant, StakesWords, asks_high_stakes, si
 pub use tabs::{MAX_TABS, TabUse, may_open_tab, tab_to_close_for_popup};
 pub use upload::{
     FileFacts, FileOrigin, MAX_FILES, MAX_TOTAL_BYTES, UploadItem, UploadPlaces, check_file,
-    check_upload, is_key_shaped,
+    check_upload, is_key_shaped, is_sealed_secret_name,
 };
 pub use verdict::{Choice, Decision, Question, QuestionKind, Refusal, RefusalCode, Verdict};
 pub use viewport::{

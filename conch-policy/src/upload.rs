@@ -8,6 +8,10 @@
 //! For the whole call, first: at most ten files, at most 50 MB (50,000,000 bytes) in
 //! total (UP-8). Then, for each file, the first rule that refuses names itself (UP-13):
 //! 1. it must come from the chat: attached, made in it, or in its work folder (UP-2);
+//!    and, whatever its origin, it must not be one of Conch's sealed secrets by name
+//!    (`device.key`, `*.secrets.json` and their set-aside `.corrupt-*` copies), as asked
+//!    for, as reached, or as a link met on the way (BE-3, DATA-10; a hard link under
+//!    another name is the caller's to find, by file identity);
 //! 2. a work-folder file must stay inside the work folder: no `..` in the path asked
 //!    for, and neither the resolved path nor any link on the way may leave it (UP-3);
 //! 3. nothing where keys live: the embedder's protectedPaths and secretPlaces and the
@@ -142,6 +146,16 @@ pub fn check_file(file: &FileFacts, places: &UploadPlaces) -> Verdict {
         return refuse(RefusalCode::UploadNotFromChat);
     }
 
+    // 1b. Conch's sealed secrets, by any name on the way (BE-3, DATA-10).
+    let sealed = std::iter::once(&file.requested)
+        .chain(std::iter::once(&file.resolved))
+        .chain(file.links.iter())
+        .filter_map(|path| path.file_name())
+        .any(|name| is_sealed_secret_name(&name.to_string_lossy()));
+    if sealed {
+        return refuse(RefusalCode::UploadSealedSecret);
+    }
+
     // 2. Inside the work folder.
     if file.origin == FileOrigin::WorkFolder {
         let requested_inside = if file.requested.is_absolute() {
@@ -271,6 +285,15 @@ pub fn is_key_shaped(name: &str) -> bool {
             .iter()
             .any(|id| lower.starts_with(id))
             && !lower.ends_with(".pub"))
+}
+
+/// Whether a file name is one of Conch's sealed secrets (BE-3, DATA-10): the device key
+/// `device.key`, a sealed file `*.secrets.json`, or a set-aside copy of either
+/// (`*.secrets.json.corrupt-…`, `device.key.…`); compared ignoring case. No upload,
+/// download or other file tool of Conch's reads or writes one.
+pub fn is_sealed_secret_name(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    lower == "device.key" || lower.starts_with("device.key.") || lower.contains(".secrets.json")
 }
 
 fn display_name(file: &FileFacts) -> String {

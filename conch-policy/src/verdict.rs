@@ -186,6 +186,10 @@ impl Refusal {
                 "{} is in a place where keys and passwords live, and Conch never uploads from there. Ask the person to upload it themselves if it is really needed.",
                 about("That file")
             ),
+            C::UploadSealedSecret => format!(
+                "{} is one of Conch's sealed secrets (its device key or a sealed secrets file), or a copy or link of one, and Conch never uploads those; nothing was sent to the page. Use another file.",
+                about("That file")
+            ),
             C::UploadTooMany => format!(
                 "One upload takes at most {} files. Upload fewer files at a time.",
                 crate::upload::MAX_FILES
@@ -253,6 +257,9 @@ pub enum RefusalCode {
     UploadConchFolder,
     /// Where keys live: protected paths, secret places, the browser profile (UP-7).
     UploadProtectedPlace,
+    /// Conch's device key or a sealed secrets file (`*.secrets.json`, its set-aside
+    /// `.corrupt-*` copies), by name, through a link, or as a hard link (BE-3, DATA-10).
+    UploadSealedSecret,
     /// More than ten files (UP-8).
     UploadTooMany,
     /// More than 50 MB in total (UP-8).
@@ -290,6 +297,7 @@ impl RefusalCode {
         Self::UploadKeyFile,
         Self::UploadConchFolder,
         Self::UploadProtectedPlace,
+        Self::UploadSealedSecret,
         Self::UploadTooMany,
         Self::UploadTooLarge,
         Self::TooManyTabs,
@@ -322,6 +330,7 @@ impl RefusalCode {
             C::UploadKeyFile => "upload-key-file",
             C::UploadConchFolder => "upload-conch-folder",
             C::UploadProtectedPlace => "upload-protected-place",
+            C::UploadSealedSecret => "upload-sealed-secret",
             C::UploadTooMany => "upload-too-many",
             C::UploadTooLarge => "upload-too-large",
             C::TooManyTabs => "too-many-tabs",

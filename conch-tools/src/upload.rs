@@ -2,6 +2,9 @@
 //! where it really leads after every link, and how big it is (UP-2, UP-3, UP-8, UP-13).
 //! conch-policy's [`check_upload`] then decides from these facts alone.
 //!
+//! A hard link to one of Conch's sealed secrets (its device key, a `*.secrets.json` or a
+//! set-aside copy) is refused by the file's identity, as its name says nothing (BE-3).
+//!
 //! Deliberately absent: reading a file's contents. Only its metadata is looked at here;
 //! the bytes go to the page later, and never into a result (TOOL-13).
 
@@ -9,7 +12,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use conch_browser::Home;
-use conch_policy::{FileFacts, FileOrigin, UploadPlaces, Verdict, check_upload};
+use conch_policy::{
+    FileFacts, FileOrigin, Refusal, RefusalCode, UploadPlaces, Verdict, check_upload,
+    is_sealed_secret_name,
+};
 
 use crate::embedder::ChatFiles;
 use crate::error::ToolError;
@@ -80,10 +86,20 @@ pub(crate) fn check(
     let places = UploadPlaces {
         work_folder: work.unwrap_or_default(),
         conch_home: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
-        protected: home.protected_paths(),
+        // Resolved like the files' own paths, so a home reached through a link (`/tmp`
+        // on macOS, a linked home folder) is still recognised.
+        protected: home.protected_paths().iter().map(|p| resolved(p)).collect(),
     };
     if let Verdict::Refuse(refusal) = check_upload(&facts, &places) {
         return Err(refusal.into());
+    }
+    // A hard link to a sealed secret has a name of its own: it is found by identity
+    // (BE-3, DATA-10).
+    let sealed = sealed_identities(home);
+    for file in &facts {
+        if identity(&file.resolved).is_some_and(|id| sealed.contains(&id)) {
+            return Err(Refusal::about(RefusalCode::UploadSealedSecret, file.item().name).into());
+        }
     }
     // Missing files are named only after the rules, so a refusal never confirms that a
     // forbidden file exists.
@@ -99,6 +115,45 @@ pub(crate) fn check(
         .into_iter()
         .map(|facts| CheckedFile { facts })
         .collect())
+}
+
+/// `path` with every link followed: the file's own, else its folder's with its name.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(full) = std::fs::canonicalize(path) {
+        return full;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|dir| dir.join(name))
+            .unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// A file's identity on disk (device and inode on Unix), the same for every hard link.
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Windows: hard links to Conch's sealed files are not looked for (their names are).
+#[cfg(not(unix))]
+fn identity(_path: &Path) -> Option<(u64, u64)> {
+    None
+}
+
+/// The identities of the home's sealed secrets: the device key file, the sealed files
+/// and their set-aside copies.
+fn sealed_identities(home: &Home) -> Vec<(u64, u64)> {
+    let Ok(entries) = std::fs::read_dir(home.root()) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| is_sealed_secret_name(&e.file_name().to_string_lossy()))
+        .filter_map(|e| identity(&e.path()))
+        .collect()
 }
 
 /// Each symbolic link met while walking `path`, as the absolute path it leads to.

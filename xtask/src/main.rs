@@ -30,6 +30,7 @@ mod bench_snapshot;
 mod browser;
 mod cmd;
 mod conformance;
+mod keychain;
 mod mcp;
 mod pages;
 #[cfg(test)]
@@ -64,6 +65,7 @@ fn test() -> Result<(), String> {
     eprintln!("xtask: tests use {}", browser.display());
     let driver = browser::ensure_driver()?;
     let axe = axe::ensure()?;
+    keychain::ensure()?;
     cmd::cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cmd::cargo(
         &[

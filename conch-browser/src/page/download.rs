@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use conch_cdp::Session;
-use conch_policy::{Site, numbered_name, safe_file_name};
+use conch_policy::{Site, is_sealed_secret_name, numbered_name, safe_file_name};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
@@ -347,6 +347,21 @@ pub async fn watch_downloads_in(
                         push(&out, &name, outcome);
                         continue;
                     }
+                    // Never saved under the name of one of Conch's sealed secrets (BE-3):
+                    // cancelled before anyone is asked; its staged bytes go once it ends.
+                    if is_sealed_secret_name(&name) {
+                        let _ = browser
+                            .call_raw(
+                                "Browser.cancelDownload",
+                                cancel_params(&begin.guid, &scope.context),
+                            )
+                            .await;
+                        lock(&entries).insert(
+                            begin.guid,
+                            Entry { name, answer: Some(false), ..Entry::default() },
+                        );
+                        continue;
+                    }
                     let offer = DownloadOffer {
                         name: name.clone(),
                         site: url::Url::parse(&begin.url)
@@ -391,6 +406,11 @@ pub async fn watch_downloads_in(
             };
             let staged = staging.join(&guid);
             let outcome = match (answer, state.as_deref()) {
+                (_, None) if is_sealed_secret_name(&name) => continue,
+                (_, Some(_)) if is_sealed_secret_name(&name) => {
+                    let _ = std::fs::remove_file(&staged);
+                    DownloadOutcome::Failed(SEALED_NAME.to_owned())
+                }
                 (Some(false), state) => {
                     if state.is_none() {
                         let _ = browser
@@ -406,7 +426,11 @@ pub async fn watch_downloads_in(
                 }
                 (Some(true), Some(_)) => match keep(&staged, downloads, &name) {
                     Ok(path) => DownloadOutcome::Saved(path),
-                    Err(e) => DownloadOutcome::Failed(format!("it could not be moved: {e}")),
+                    Err(e) => {
+                        // Not kept is not left behind.
+                        let _ = std::fs::remove_file(&staged);
+                        DownloadOutcome::Failed(format!("it could not be moved: {e}"))
+                    }
                 },
                 _ => continue,
             };
@@ -434,17 +458,48 @@ fn push(notes: &Mutex<Vec<DownloadNote>>, name: &str, outcome: DownloadOutcome) 
         });
 }
 
-/// Moves the staged file into `downloads` under a free safe name.
+/// Why a download named like one of Conch's sealed secrets is not kept (BE-3).
+const SEALED_NAME: &str = "its name is one Conch keeps for its sealed secrets, so it was not saved";
+
+/// Moves the staged file into `downloads` under a free safe name. The Downloads folder
+/// must be a real folder, not a link (one into Conch's home would let a site's file land
+/// beside the device key and the sealed files, BE-3), and nothing already there is ever
+/// written over, not even when a file of that name appears meanwhile.
 fn keep(staged: &Path, downloads: &Path, name: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(downloads)?;
-    let taken: Vec<String> = std::fs::read_dir(downloads)?
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    let target = downloads.join(numbered_name(name, &taken));
-    if std::fs::rename(staged, &target).is_err() {
-        std::fs::copy(staged, &target)?;
-        std::fs::remove_file(staged)?;
+    if is_sealed_secret_name(name) {
+        return Err(std::io::Error::other(SEALED_NAME));
     }
-    Ok(target)
+    std::fs::create_dir_all(downloads)?;
+    if std::fs::symlink_metadata(downloads)?
+        .file_type()
+        .is_symlink()
+    {
+        return Err(std::io::Error::other(
+            "the Downloads folder is a link, and Conch saves only into a real folder",
+        ));
+    }
+    loop {
+        let taken: Vec<String> = std::fs::read_dir(downloads)?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        let target = downloads.join(numbered_name(name, &taken));
+        // A hard link is made only where no file is; the staged name then goes.
+        match std::fs::hard_link(staged, &target) {
+            Ok(()) => {
+                std::fs::remove_file(staged)?;
+                return Ok(target);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => {
+                let mut out = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&target)?;
+                std::io::copy(&mut std::fs::File::open(staged)?, &mut out)?;
+                std::fs::remove_file(staged)?;
+                return Ok(target);
+            }
+        }
+    }
 }

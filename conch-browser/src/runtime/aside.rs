@@ -35,9 +35,16 @@ impl Browser {
         if kept.is_none() {
             let main = self.inner.main.as_ref().and_then(Weak::upgrade)?;
             let home = &main.config.home;
-            let sealer = match Sealer::open(home, None) {
-                Ok(sealer) => sealer,
+            // The keychain may take its time (bounded by KEYCHAIN_WAIT): not on this task.
+            let asked = home.clone();
+            let opened = tokio::task::spawn_blocking(move || Sealer::open_device(&asked)).await;
+            let sealer = match opened {
+                Ok(Ok(sealer)) => sealer,
                 Err(e) => {
+                    tracing::warn!(target: "conch_browser", error = %e, "set-aside errands can't be kept");
+                    return None;
+                }
+                Ok(Err(e)) => {
                     tracing::warn!(target: "conch_browser", error = %e, "set-aside errands can't be kept");
                     return None;
                 }

@@ -958,6 +958,115 @@ async fn amb_9_downloads_after_yes_only() {
     lab.browser.shutdown().await;
 }
 
+/// BE-3, DATA-10, from the site's side: a download named like one of Conch's sealed
+/// secrets is cancelled before anyone is asked and lands nowhere; a Downloads folder that
+/// is a link into Conch's home (where the device key lives) receives nothing, and nothing
+/// there is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_3_a_download_never_writes_a_sealed_secret_or_into_a_linked_home() {
+    use conch_browser::page::dialog::HookFuture;
+    use conch_browser::page::download::{
+        DownloadHook, DownloadOffer, DownloadOutcome, DownloadPlaces, watch_downloads,
+    };
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Debug, Default)]
+    struct Yes {
+        offers: Mutex<Vec<DownloadOffer>>,
+    }
+    impl DownloadHook for Yes {
+        fn ask(&self, offer: DownloadOffer) -> HookFuture {
+            self.offers.lock().expect("offers").push(offer);
+            Box::pin(async { true })
+        }
+    }
+    const CANARY: &[u8] = b"SITE_CANARY_planted_bytes";
+    let named = |name: &str| conch_fixtures::Response {
+        status: 200,
+        headers: vec![
+            ("Content-Type".into(), "application/octet-stream".into()),
+            (
+                "Content-Disposition".into(),
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        body: CANARY.to_vec(),
+    };
+
+    let lab = lab().await;
+    let page = lab.open("download.html").await;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join("device.key"), [7u8; 32]).unwrap();
+    let staging = home.join("browser").join("downloads-staging");
+    let work = home.join("work");
+    std::fs::create_dir(&work).unwrap();
+    // The trick: the work folder's Downloads is a link to the home itself.
+    let downloads = work.join("Downloads");
+    std::os::unix::fs::symlink(&home, &downloads).unwrap();
+    let hook = Arc::new(Yes::default());
+    let watch = watch_downloads(
+        &page.connection().browser(),
+        DownloadPlaces::Local {
+            staging: staging.clone(),
+            downloads: downloads.clone(),
+        },
+        hook.clone(),
+    )
+    .await
+    .unwrap();
+    let mut notes = Vec::new();
+    for name in ["passwords.secrets.json", "device.key", "browser.json"] {
+        lab.server.route("/report.csv", named(name));
+        act::click(&css(&page, "#get").await, How::Click, &quick())
+            .await
+            .unwrap();
+        for _ in 0..100 {
+            let more = watch.take_notes();
+            if !more.is_empty() {
+                notes.extend(more);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    for note in &notes[..2] {
+        let DownloadOutcome::Failed(why) = &note.outcome else {
+            panic!("{note:?}");
+        };
+        assert!(why.contains("sealed secrets"), "{}", note.sentence());
+    }
+    let DownloadOutcome::Failed(why) = &notes[2].outcome else {
+        panic!("saved through the link: {:?}", notes[2]);
+    };
+    assert!(why.contains("is a link"), "{}", notes[2].sentence());
+    // Only the third was asked about; the sealed names never reached the person.
+    let offers = hook.offers.lock().unwrap().clone();
+    assert_eq!(offers.len(), 1, "{offers:?}");
+    assert_eq!(offers[0].name, "browser.json");
+    // Nothing the site sent is in the home: its files are as they were.
+    let mut left: Vec<String> = std::fs::read_dir(&home)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["browser", "device.key", "work"], "{left:?}");
+    assert_eq!(std::fs::read(home.join("device.key")).unwrap(), [7u8; 32]);
+    let staged: Vec<_> = std::fs::read_dir(&staging)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    for path in staged {
+        assert!(
+            !std::fs::read(&path).unwrap_or_default().starts_with(CANARY),
+            "{path:?}"
+        );
+    }
+    drop(watch);
+    lab.browser.shutdown().await;
+}
+
 /// Settling waits for a navigation the click starts: when the act returns, the new page
 /// (served 300 ms late) is there.
 #[tokio::test(flavor = "multi_thread")]

@@ -92,13 +92,15 @@ fn data_1_ensure_tightens_existing_folders() {
     assert_eq!(mode & 0o777, 0o700);
 }
 
-/// DATA-10: the embedder's file tools protect the sealed files and the profile.
+/// DATA-10, BE-3: the embedder's file tools protect the device key, the sealed files and
+/// the profile.
 #[test]
 fn data_10_protected_paths() {
     let home = Home::new("/h/.conch");
     assert_eq!(
         home.protected_paths(),
         [
+            PathBuf::from("/h/.conch/device.key"),
             PathBuf::from("/h/.conch/browser.secrets.json"),
             PathBuf::from("/h/.conch/browser.errands.secrets.json"),
             PathBuf::from("/h/.conch/passwords.secrets.json"),

@@ -11,6 +11,8 @@ mod guard;
 mod handoff;
 mod heal;
 mod home;
+#[cfg(target_os = "linux")]
+mod keychain;
 mod many;
 mod own;
 mod own_chrome;

@@ -325,7 +325,15 @@ async fn proto_10_be_3_no_response_carries_the_key() {
     // PROTO-11).
     let why = health["why"].as_str().expect("why");
     assert!(why.contains("uses its own local browser"), "{health}");
-    assert_eq!(health["notes"], json!([why]), "{health}");
+    // Beside it, only where the device key is (BE-3): here, with no keychain, a key file.
+    let notes = health["notes"].as_array().expect("notes");
+    assert_eq!(notes[0], json!(why), "{health}");
+    assert!(
+        notes[1..].iter().all(|n| n
+            .as_str()
+            .is_some_and(|n| n.starts_with("Keys are protected"))),
+        "{health}"
+    );
     assert_eq!(health["health"][0]["ok"], false, "{health}");
     let steps = repaired["steps"].as_array().expect("steps");
     assert_eq!(steps[3]["id"], "reconnect-backend");
@@ -573,6 +581,34 @@ async fn launch_13_proto_11_status_says_what_runs() {
         "{classes:?}"
     );
     assert_eq!(idle["backup"]["powers"], json!([]));
+    // Where the device key is (BE-3): said in the status and as a health item. The test's
+    // gateway has no session bus of its own, so no keychain answers: the key file.
+    let device_key = &idle["deviceKey"];
+    let key_file = home.path().join("device.key");
+    let key_item = idle["health"]
+        .as_array()
+        .expect("health")
+        .iter()
+        .find(|i| i["id"] == "browser-device-key")
+        .unwrap_or_else(|| panic!("no device key item: {idle}"));
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+        assert_eq!(device_key["place"], "file", "{idle}");
+        let said = device_key["said"].as_str().expect("said");
+        assert!(said.contains(&key_file.display().to_string()), "{idle}");
+        assert!(
+            key_item["said"]
+                .as_str()
+                .expect("said")
+                .starts_with("Keys are protected by file permissions only"),
+            "{idle}"
+        );
+        assert!(key_file.exists(), "{idle}");
+    } else {
+        assert!(
+            ["file", "keychain"].contains(&device_key["place"].as_str().expect("place")),
+            "{idle}"
+        );
+    }
     let (page, error) = watched
         .client
         .call("browser_open", json!({ "url": pages.url("basic.html") }))

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use conch_policy::{
     FileFacts, FileOrigin, MAX_FILES, MAX_TOTAL_BYTES, RefusalCode, UploadPlaces, check_upload,
-    is_key_shaped,
+    is_key_shaped, is_sealed_secret_name,
 };
 
 use crate::corpus::{Line, lines};
@@ -245,6 +245,90 @@ fn up_7_protected_places_with_whole_home() {
         ),
         Some(RefusalCode::UploadProtectedPlace)
     );
+}
+
+/// BE-3, DATA-10: Conch's device key, its sealed files and their set-aside copies are
+/// refused by name, whatever the origin, as asked for, as reached, or as a link on the
+/// way; the home being the work folder's parent changes nothing. Look-alikes pass.
+#[test]
+fn be_3_data_10_sealed_secrets_are_refused_by_any_name_on_the_way() {
+    for name in [
+        "device.key",
+        "DEVICE.KEY",
+        "device.key.corrupt-20261203T080000Z",
+        "browser.secrets.json",
+        "passwords.secrets.json",
+        "copy.secrets.json",
+        "browser.errands.secrets.json.corrupt-20261203T080000Z-2",
+    ] {
+        assert!(is_sealed_secret_name(name), "{name}");
+    }
+    for name in [
+        "device.txt",
+        "secrets.json",
+        "my-secrets.json.pdf.txt",
+        "key",
+    ] {
+        assert!(!is_sealed_secret_name(name), "{name}");
+    }
+    let sealed = Some(RefusalCode::UploadSealedSecret);
+    let home = "/home/ana/.conch";
+    let work = "/home/ana/.conch/work";
+    // A copy in the work folder.
+    assert_eq!(
+        one(
+            work,
+            "passwords.secrets.json",
+            "/home/ana/.conch/work/passwords.secrets.json",
+            &[]
+        ),
+        sealed
+    );
+    // A set-aside copy.
+    assert_eq!(
+        one(
+            work,
+            "old.secrets.json.corrupt-20261203T080000Z",
+            "/home/ana/.conch/work/old.secrets.json.corrupt-20261203T080000Z",
+            &[]
+        ),
+        sealed
+    );
+    // A link with an innocent name that leads to the device key, in the home above.
+    assert_eq!(
+        one(
+            work,
+            "notes.txt",
+            "/home/ana/.conch/device.key",
+            &["/home/ana/.conch/device.key"]
+        ),
+        sealed
+    );
+    // A link on the way, even to a folder named like a sealed file.
+    assert_eq!(
+        one(
+            work,
+            "a/cv.pdf",
+            "/home/ana/.conch/work/x.secrets.json/cv.pdf",
+            &["/home/ana/.conch/work/x.secrets.json"]
+        ),
+        sealed
+    );
+    // Attachments and made files too.
+    let places = places(work, home);
+    for origin in [FileOrigin::AttachedInChat, FileOrigin::MadeInChat] {
+        let file = FileFacts {
+            origin,
+            requested: "/tmp/attached/browser.secrets.json".into(),
+            resolved: "/tmp/attached/browser.secrets.json".into(),
+            links: Vec::new(),
+            size: 10,
+        };
+        assert_eq!(
+            check_upload(&[file], &places).refusal().map(|r| r.code()),
+            sealed
+        );
+    }
 }
 
 /// UP-8: 11 files, and 51 MB, are refused before anything is asked.

@@ -278,6 +278,85 @@ async fn up_5_key_shaped_upload_is_refused() {
     tools.browser().shutdown().await;
 }
 
+/// BE-3, DATA-10, from the attacker's side: with the work folder inside Conch's home
+/// (the home is its parent), an upload of a link to the device key, of a copy of a sealed
+/// file, of a set-aside copy, and of a hard link to the passwords file under an innocent
+/// name is each refused with a sentence naming the rule; nothing is asked, nothing
+/// reaches the page, and no byte of them appears in a result.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_3_sealed_secrets_are_never_uploaded_through_links_copies_or_hard_links() {
+    const CANARY: &str = "SEALED_CANARY_0d9f3b";
+    let server = FixtureServer::start().await.unwrap();
+    let mut setup = setup();
+    let home = setup.config.home.root().to_owned();
+    setup.work = home.join("work");
+    std::fs::create_dir_all(&setup.work).unwrap();
+    std::fs::write(home.join("device.key"), CANARY).unwrap();
+    std::fs::write(home.join("passwords.secrets.json"), CANARY).unwrap();
+    std::fs::write(
+        home.join("browser.secrets.json.corrupt-20261203T080000Z"),
+        CANARY,
+    )
+    .unwrap();
+    let work = &setup.work;
+    std::os::unix::fs::symlink(home.join("device.key"), work.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink(home.join("device.key"), work.join("device.key")).unwrap();
+    std::fs::write(work.join("backup.secrets.json"), CANARY).unwrap();
+    std::fs::copy(
+        home.join("browser.secrets.json.corrupt-20261203T080000Z"),
+        work.join("browser.secrets.json.corrupt-20261203T080000Z"),
+    )
+    .unwrap();
+    std::fs::hard_link(home.join("passwords.secrets.json"), work.join("cv.pdf")).unwrap();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("uploads", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("tools-shop.html") }),
+    )
+    .await;
+    let cv = ref_of(&snapshot(&chat).await, "CV");
+    for file in [
+        "notes.txt",
+        "device.key",
+        "backup.secrets.json",
+        "browser.secrets.json.corrupt-20261203T080000Z",
+        "cv.pdf",
+        "../device.key",
+        "../passwords.secrets.json",
+    ] {
+        let refused = chat
+            .call("browser_upload", &json!({ "ref": cv, "files": [file] }))
+            .await;
+        let said = refused.text();
+        assert!(refused.is_error, "{file}: {said}");
+        assert!(!said.contains(CANARY), "{file}: {said}");
+        if !file.starts_with("..") {
+            assert!(
+                said.contains("one of Conch's sealed secrets"),
+                "{file}: {said}"
+            );
+        }
+    }
+    assert!(asker.asked().is_empty(), "{:?}", asker.kinds());
+    let files = chat
+        .conversation()
+        .evaluate("document.getElementById('cv').files.length")
+        .await
+        .unwrap();
+    assert_eq!(files, json!(0), "a file reached the page");
+    assert!(
+        !events(&chat)
+            .await
+            .iter()
+            .any(|e| e.contains("change") || e.contains("input")),
+        "{:?}",
+        events(&chat).await
+    );
+    tools.browser().shutdown().await;
+}
+
 const TAINT_NOTE: &str = "This chat read a web page that may be steering it.";
 
 #[derive(Debug)]
