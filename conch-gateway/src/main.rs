@@ -35,6 +35,7 @@ mod notify;
 mod panel;
 mod passwords;
 mod settings;
+mod signin;
 mod stdio;
 
 use std::collections::HashMap;
@@ -104,6 +105,7 @@ fn main() -> ExitCode {
     let manage: Option<Manage> = match args.first().map(String::as_str) {
         Some("backend") => Some(backend::run),
         Some("passwords") => Some(passwords::run),
+        Some("signin") => Some(signin::run),
         _ => None,
     };
     if let Some(manage) = manage {
@@ -261,9 +263,28 @@ async fn run(cli: Cli) -> Result<(), String> {
     tools_config.secret_filler = Some(Arc::new(passwords::Vault { home: home.clone() }));
     // The person's door: wherever it listens, a handoff tells them and waits (HAND-1);
     // an unattended run has nobody to wait for, so its handoff says so at once.
-    let panel = listener
-        .as_ref()
-        .map(|_| panel::Panel::new(port, live::Live::new(browser.clone(), board.clone())));
+    let panel = listener.as_ref().map(|_| {
+        panel::Panel::with_clock(
+            port,
+            live::Live::new(browser.clone(), board.clone()),
+            cli.panel_idle,
+            Arc::new(std::time::Instant::now),
+        )
+    });
+    // `conch-gateway signin` finds the running door through `<home>/panel.door` (0600).
+    let door_file = match &panel {
+        Some(panel) => match signin::write_door(&home, panel) {
+            Ok(path) => Some(path),
+            Err(sentence) => {
+                tracing::warn!("{sentence}");
+                eprintln!(
+                    "conch-gateway: {sentence} conch-gateway signin won't find this gateway."
+                );
+                None
+            }
+        },
+        None => None,
+    };
     if let Some(panel) = panel.as_ref().filter(|_| !cli.unattended) {
         tools_config.notifier = Some(Arc::new(notify::GatewayNotifier {
             command: cli.notify_command.clone(),
@@ -316,6 +337,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 })
                 .await;
             sweeper.abort();
+            signin::remove_door(door_file.as_deref());
             browser.shutdown().await;
             served.map_err(|e| format!("the HTTP server stopped ({e})."))
         }
@@ -344,6 +366,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             if let Some(door) = door {
                 door.abort();
             }
+            signin::remove_door(door_file.as_deref());
             browser.shutdown().await;
             Ok(())
         }
@@ -439,10 +462,15 @@ fn live_app(port: u16, panel: &str) -> conch_tools::McpApp {
 /// `browser/`, which the browser process sees as its own). A file left with a looser
 /// mode is made owner-only before the token goes into it.
 fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
+    write_private(home, "gateway.token", token)
+}
+
+/// Writes `text` to `<home>/NAME`, readable by its owner only; gives its path.
+pub(crate) fn write_private(home: &Home, name: &str, text: &str) -> Result<PathBuf, String> {
     let dir = home.root().to_path_buf();
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("{} can't be created ({e}).", dir.display()))?;
-    let path = dir.join("gateway.token");
+    let path = dir.join(name);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -458,7 +486,7 @@ fn write_token(home: &Home, token: &str) -> Result<PathBuf, String> {
             use std::os::unix::fs::PermissionsExt;
             file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         }
-        file.write_all(token.as_bytes())
+        file.write_all(text.as_bytes())
     });
     written.map_err(|e| format!("{} can't be written ({e}).", path.display()))?;
     Ok(path)
