@@ -1077,3 +1077,70 @@ async fn live_18_a_panel_session_ends_after_the_idle_time_of_panel_idle() {
     assert!(body.contains("Print a new sign-in link"), "{body}");
     watched.client.finish().await;
 }
+
+/// LIVE-18 (AMB-2): Sign out (`DELETE /api/browser/session`, from the panel's own origin
+/// with both factors) ends that session: its live socket closes at once and its API calls
+/// get 401, while another browser's session and socket go on.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_18_sign_out_closes_that_sessions_live_socket_only() {
+    let home = tempfile::tempdir().unwrap();
+    let watched = Watched::start(home.path(), &[]).await;
+    let port = watched.port;
+    let leaving = watched.sign_in().await;
+    let staying = signed_in(port, &fresh_code(home.path()).await).await;
+    let mut gone = join(port, &leaving, "mcp-stdio").await;
+    let mut kept = join(port, &staying, "mcp-stdio").await;
+    let own = format!("http://127.0.0.1:{port}");
+    let mut headers = leaving.headers().to_vec();
+    // From another origin, even with both factors: refused, nothing ends.
+    headers.push(("Origin", "http://127.0.0.1:1"));
+    let (status, _, _) =
+        crate::support::door_request(port, "DELETE", "/api/browser/session", &headers, "").await;
+    assert_eq!(status, 403);
+    headers.pop();
+    headers.push(("Origin", &own));
+    let (status, head, body) =
+        crate::support::door_request(port, "DELETE", "/api/browser/session", &headers, "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(head.contains("set-cookie: conch_session=;"), "{head}");
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match gone.next().await {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the signed-out socket is still open");
+    let (status, _, _) = get(port, "/api/browser/conversations", &leaving.headers()).await;
+    assert_eq!(status, 401);
+    let (status, _, _) = get(port, "/api/browser/conversations", &staying.headers()).await;
+    assert_eq!(status, 200);
+    send(
+        &mut kept,
+        json!({ "type": "size", "width": 800, "height": 600 }).to_string(),
+    )
+    .await;
+    let still = tokio::time::timeout(Duration::from_secs(2), kept.next()).await;
+    assert!(
+        !matches!(still, Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_))))),
+        "the other session's socket closed: {still:?}"
+    );
+    watched.client.finish().await;
+}
+
+/// A fresh sign-in code of the gateway running on `home`, from `conch-gateway signin`.
+async fn fresh_code(home: &Path) -> String {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_conch-gateway"))
+        .args(["signin", "--home"])
+        .arg(home)
+        .output()
+        .await
+        .expect("signin runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.split("code=")
+        .nth(1)
+        .map(|c| c.trim().to_owned())
+        .unwrap_or_else(|| panic!("a link: {text}"))
+}
