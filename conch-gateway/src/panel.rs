@@ -816,6 +816,16 @@ mod tests {
         link.split("code=").nth(1).expect("a code").to_owned()
     }
 
+    /// Two browsers signed in to `panel`: with the code at start and with a new one.
+    fn two_sessions(panel: &Panel) -> (SignedIn, SignedIn) {
+        let code = code_of(&panel.signin_link().expect("a link"));
+        let one = panel.sign_in(&code).expect("signed in");
+        let two = panel
+            .sign_in(&code_of(&panel.renew_signin()))
+            .expect("signed in");
+        (one, two)
+    }
+
     /// The headers of a request with `cookie` and `token`.
     fn carrying(cookie: Option<&str>, token: Option<&str>) -> HeaderMap {
         let mut headers = HeaderMap::new();
@@ -852,11 +862,7 @@ mod tests {
     #[test]
     fn live_18_a_session_needs_its_token_and_its_cookie() {
         let (panel, _now, _dir) = door();
-        let code = code_of(&panel.signin_link().expect("a link"));
-        let one = panel.sign_in(&code).expect("signed in");
-        let two = panel
-            .sign_in(&code_of(&panel.renew_signin()))
-            .expect("signed in");
+        let (one, two) = two_sessions(&panel);
         assert!(panel.signed_in(&carrying(Some(&one.cookie), Some(&one.token))));
         assert!(!panel.signed_in(&carrying(Some(&one.cookie), None)));
         assert!(!panel.signed_in(&carrying(None, Some(&one.token))));
@@ -876,11 +882,7 @@ mod tests {
     #[test]
     fn live_18_a_session_ends_when_idle_and_on_sign_out() {
         let (panel, now, _dir) = door();
-        let code = code_of(&panel.signin_link().expect("a link"));
-        let one = panel.sign_in(&code).expect("signed in");
-        let two = panel
-            .sign_in(&code_of(&panel.renew_signin()))
-            .expect("signed in");
+        let (one, two) = two_sessions(&panel);
         let first = carrying(Some(&one.cookie), Some(&one.token));
         let second = carrying(Some(&two.cookie), Some(&two.token));
         let almost = DEFAULT_PANEL_IDLE - Duration::from_secs(1);
@@ -897,11 +899,7 @@ mod tests {
         assert!(!panel.signed_in(&second), "ended too");
 
         let (panel, _now, _dir) = door();
-        let code = code_of(&panel.signin_link().expect("a link"));
-        let one = panel.sign_in(&code).expect("signed in");
-        let two = panel
-            .sign_in(&code_of(&panel.renew_signin()))
-            .expect("signed in");
+        let (one, two) = two_sessions(&panel);
         let first = carrying(Some(&one.cookie), Some(&one.token));
         let second = carrying(Some(&two.cookie), Some(&two.token));
         assert!(

@@ -116,12 +116,38 @@ impl Session {
             .goto(&self.link)
             .await
             .expect("the sign-in link opens");
+        // The panel's page takes its token from the address's fragment and drops it.
+        self.wait_until(
+            "location.hash === '' && document.getElementById('conversations') !== null",
+            "the panel, with the token out of the address",
+        )
+        .await;
         let url = self.person.client.current_url().await.expect("a URL");
         assert_eq!(
             url.as_str(),
             format!("{}/", self.door),
             "the link leads to the panel"
         );
+    }
+
+    /// The person's door's port.
+    pub(crate) fn port(&self) -> u16 {
+        self.door
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("the door's port")
+    }
+
+    /// Opens the panel's address and finds the sign-in page there, not the panel.
+    pub(crate) async fn sees_the_sign_in_page(&self) {
+        self.person
+            .client
+            .goto(&format!("{}/", self.door))
+            .await
+            .expect("the door answers");
+        let text = self.body_text().await;
+        assert!(text.contains("Print a new sign-in link"), "{text}");
     }
 
     /// The text of the page's body as the person sees it.
@@ -285,14 +311,7 @@ impl Session {
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_the_panel_has_no_axe_violations_signed_in_and_out() {
     let session = Session::start(&[]).await;
-    session
-        .person
-        .client
-        .goto(&format!("{}/", session.door))
-        .await
-        .expect("the door answers");
-    let text = session.body_text().await;
-    assert!(text.contains("Print a new sign-in link"), "{text}");
+    session.sees_the_sign_in_page().await;
     session.person.assert_accessible("signed out").await;
 
     session.sign_in().await;

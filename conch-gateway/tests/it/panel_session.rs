@@ -71,12 +71,7 @@ fn replayable(head: &str) -> Vec<(String, String)> {
 #[tokio::test(flavor = "multi_thread")]
 async fn live_18_a_local_server_the_signed_in_browser_visits_learns_nothing_it_can_replay() {
     let (_pages, session, _page) = Session::watching("basic.html", &[]).await;
-    let panel_port: u16 = session
-        .door
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("the door's port");
+    let panel_port = session.port();
     let (port, heads) = attacker().await;
     session
         .person
@@ -193,12 +188,7 @@ async fn live_18_sign_out_ends_this_browsers_session() {
         .expect("the session's cookie")
         .value()
         .to_owned();
-    let port: u16 = session
-        .door
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("a port");
+    let port = session.port();
     let pair = format!("conch_session={cookie}");
     let both = [
         ("Cookie", pair.as_str()),
@@ -227,14 +217,7 @@ async fn live_18_sign_out_ends_this_browsers_session() {
     let (status, _, said) = door_request(port, "GET", "/api/browser/settings", &both, "").await;
     assert_eq!(status, 401, "the old session is ended: {said}");
     // Back at the panel's address, the browser gets the sign-in page, not the panel.
-    session
-        .person
-        .client
-        .goto(&format!("{}/", session.door))
-        .await
-        .expect("the door answers");
-    let text = session.body_text().await;
-    assert!(text.contains("Print a new sign-in link"), "{text}");
+    session.sees_the_sign_in_page().await;
     session.finish().await;
 }
 
