@@ -5,7 +5,7 @@
 //!   sign-in page's button or by `conch-gateway signin` ([`crate::signin`]); each works
 //!   once, within 10 minutes. It gives a session of two factors: a token the panel's page
 //!   keeps in its own origin's storage and sends as `X-Conch-Session` (the live socket:
-//!   as its subprotocol `conch.session.TOKEN`), and a cookie (`conch_session`,
+//!   as its subprotocol `conch.session.TOKEN`), and a cookie (`conch_session_PORT`,
 //!   `HttpOnly; SameSite=Strict; Path=/`). A cookie goes to every server on 127.0.0.1,
 //!   whatever its port; the token stays with the panel's origin, so a local server the
 //!   person's browser visits learns nothing it can replay (LIVE-18, AMB-2). A wrong, used
@@ -44,7 +44,9 @@ use axum::routing::{get, post};
 
 use crate::live::Live;
 
-/// The session cookie's name: the second factor, sent to every server on 127.0.0.1.
+/// The session cookie's name before `_PORT`: the second factor, sent to every server on
+/// 127.0.0.1. The port in its name keeps two gateways' cookies apart (a cookie ignores
+/// ports, so a second gateway's sign-in would otherwise replace the first's).
 pub(crate) const SESSION_COOKIE: &str = "conch_session";
 
 /// The header that carries the session's token on each API call: the first factor,
@@ -180,6 +182,11 @@ impl Panel {
         format!("http://127.0.0.1:{}/", self.inner.port)
     }
 
+    /// The session cookie's name on this door: `conch_session_PORT`.
+    pub(crate) fn cookie_name(&self) -> String {
+        format!("{SESSION_COOKIE}_{}", self.inner.port)
+    }
+
     fn now(&self) -> Instant {
         (self.inner.clock)()
     }
@@ -256,6 +263,7 @@ impl Panel {
         let token = token?;
         let now = self.now();
         let idle = self.inner.idle;
+        let name = self.cookie_name();
         let mut sessions = self.sessions();
         let before = sessions.len();
         sessions.retain(|_, s| now.saturating_duration_since(s.used) < idle);
@@ -265,7 +273,7 @@ impl Panel {
             .find(|(own, _)| constant_time_eq(own.as_bytes(), token.as_bytes()))
             .map(|(_, session)| session)
             .filter(|session| {
-                cookies(headers, SESSION_COOKIE)
+                cookies(headers, &name)
                     .any(|value| constant_time_eq(value.as_bytes(), session.cookie.as_bytes()))
             })
             .map(|session| {
@@ -296,8 +304,9 @@ impl Panel {
     pub(crate) fn has_session_cookie(&self, headers: &HeaderMap) -> bool {
         let now = self.now();
         let idle = self.inner.idle;
+        let name = self.cookie_name();
         let sessions = self.sessions();
-        cookies(headers, SESSION_COOKIE).any(|value| {
+        cookies(headers, &name).any(|value| {
             sessions.values().any(|session| {
                 now.saturating_duration_since(session.used) < idle
                     && constant_time_eq(value.as_bytes(), session.cookie.as_bytes())
@@ -606,7 +615,8 @@ async fn signin(State(panel): State<Panel>, headers: HeaderMap, uri: Uri) -> Res
     };
     tracing::info!("the person signed in");
     let cookie = format!(
-        "{SESSION_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
+        "{}={}; HttpOnly; SameSite=Strict; Path=/",
+        panel.cookie_name(),
         signed.cookie
     );
     let location = format!("/#session={}", signed.token);
@@ -644,10 +654,13 @@ async fn sign_out(State(panel): State<Panel>, headers: HeaderMap) -> Response {
     let mut response = json_response(&serde_json::json!({
         "said": "Signed out: this browser needs a new sign-in link to open the panel again."
     }));
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        HeaderValue::from_static("conch_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+    let cleared = format!(
+        "{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0",
+        panel.cookie_name()
     );
+    if let Ok(value) = HeaderValue::from_str(&cleared) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
     response
 }
 
@@ -831,7 +844,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:1"));
         if let Some(cookie) = cookie {
-            let pair = format!("other=1; {SESSION_COOKIE}={cookie}");
+            let pair = format!("other=1; {SESSION_COOKIE}_1={cookie}");
             headers.insert(header::COOKIE, HeaderValue::from_str(&pair).unwrap());
         }
         if let Some(token) = token {
@@ -872,6 +885,11 @@ mod tests {
             .refusal(&carrying(Some(&one.cookie), None))
             .expect("refused");
         assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+        // Another gateway's cookie (another port in its name) is not this one's.
+        let mut elsewhere = carrying(None, Some(&one.token));
+        let pair = format!("{SESSION_COOKIE}_2={}", one.cookie);
+        elsewhere.insert(header::COOKIE, HeaderValue::from_str(&pair).unwrap());
+        assert!(!panel.signed_in(&elsewhere));
         // The pages need only the cookie: they hold nothing of the person's.
         assert!(panel.has_session_cookie(&carrying(Some(&one.cookie), None)));
         assert!(!panel.has_session_cookie(&carrying(Some(&one.token), None)));

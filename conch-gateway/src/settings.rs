@@ -768,7 +768,7 @@ mod tests {
         let signed = panel.sign_in(code).expect("signed in");
         let cookie = format!(
             "{}={}\r\n{}: {}",
-            crate::panel::SESSION_COOKIE,
+            panel.cookie_name(),
             signed.cookie,
             crate::panel::SESSION_HEADER,
             signed.token

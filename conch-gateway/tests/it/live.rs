@@ -418,7 +418,7 @@ async fn proto_13_the_sign_in_code_works_once() {
     let cookie = header(&head, "set-cookie").expect("a cookie");
     let attributes: Vec<&str> = cookie.split(';').map(str::trim).collect();
     let value = attributes[0]
-        .strip_prefix("conch_session=")
+        .strip_prefix(&format!("conch_session_{port}="))
         .unwrap_or_else(|| panic!("{cookie}"));
     assert_eq!(value.len(), 64, "{cookie}");
     assert!(attributes.contains(&"httponly"), "{cookie}");
@@ -435,7 +435,7 @@ async fn proto_13_the_sign_in_code_works_once() {
     );
 
     // The home page, signed in.
-    let pair = format!("conch_session={value}");
+    let pair = format!("conch_session_{port}={value}");
     let (status, _, body) = get(port, "/", &[("Cookie", &pair)]).await;
     assert_eq!(status, 200);
     assert!(body.contains("/api/browser/live?conversation=ID"), "{body}");
@@ -1102,7 +1102,10 @@ async fn live_18_sign_out_closes_that_sessions_live_socket_only() {
     let (status, head, body) =
         crate::support::door_request(port, "DELETE", "/api/browser/session", &headers, "").await;
     assert_eq!(status, 200, "{body}");
-    assert!(head.contains("set-cookie: conch_session=;"), "{head}");
+    assert!(
+        head.contains(&format!("set-cookie: conch_session_{port}=;")),
+        "{head}"
+    );
     let closed = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             match gone.next().await {

@@ -83,7 +83,7 @@ async fn live_18_a_local_server_the_signed_in_browser_visits_learns_nothing_it_c
     assert!(!captured.is_empty(), "the browser visited the other server");
     let all = captured.join("\n");
     assert!(
-        all.to_lowercase().contains("cookie: conch_session="),
+        all.to_lowercase().contains("cookie: conch_session_"),
         "the panel's cookie reaches another local port (the threat is real): {all}"
     );
 
@@ -183,13 +183,13 @@ async fn live_18_sign_out_ends_this_browsers_session() {
     let cookie = session
         .person
         .client
-        .get_named_cookie("conch_session")
+        .get_named_cookie(&format!("conch_session_{}", session.port()))
         .await
         .expect("the session's cookie")
         .value()
         .to_owned();
     let port = session.port();
-    let pair = format!("conch_session={cookie}");
+    let pair = format!("conch_session_{port}={cookie}");
     let both = [
         ("Cookie", pair.as_str()),
         ("X-Conch-Session", token.as_str()),
