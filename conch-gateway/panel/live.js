@@ -6,6 +6,7 @@
 import { byId, el, show, toast } from './view.js';
 import { Cards } from './cards.js';
 import { Input } from './input.js';
+import { authorized, socket as liveSocket } from './session.js';
 
 const STEPS_KEPT = 30;
 
@@ -54,7 +55,7 @@ export class LiveView {
 
   connect() {
     const address = `ws://${location.host}/api/browser/live?conversation=${encodeURIComponent(this.conversation)}`;
-    const socket = new WebSocket(address);
+    const socket = liveSocket(address);
     socket.binaryType = 'blob';
     this.socket = socket;
     socket.addEventListener('open', () => {
@@ -331,13 +332,12 @@ export class LiveView {
         'li',
         { class: 'step' },
         shot
-          ? el('img', {
+          ? this.thumbnail(shot, el('img', {
               class: 'step-shot',
-              src: '/api/browser/shots/' + encodeURIComponent(shot),
               alt: 'The page after: ' + step.caption,
               width: 160,
               height: 100,
-            })
+            }))
           : null,
         el('span', { class: 'step-caption' }, step.caption),
         step.changeSummary ? el('span', { class: 'muted' }, step.changeSummary) : null,
@@ -345,6 +345,23 @@ export class LiveView {
     );
     while (list.childElementCount > STEPS_KEPT) list.lastElementChild.remove();
     this.caption.textContent = step.caption;
+  }
+
+  /**
+   * `img` showing the thumbnail `shot`, fetched with the session's token (an image's own
+   * request could carry only the cookie, which is not enough).
+   */
+  thumbnail(shot, img) {
+    authorized('/api/browser/shots/' + encodeURIComponent(shot))
+      .then((answer) => (answer.ok ? answer.blob() : null))
+      .then((blob) => {
+        if (!blob) return;
+        const url = URL.createObjectURL(blob);
+        img.addEventListener('load', () => URL.revokeObjectURL(url), { once: true });
+        img.src = url;
+      })
+      .catch(() => {});
+    return img;
   }
 
   /** The find bar (LIVE-11): Ctrl+F or ⌘F anywhere in the panel. */

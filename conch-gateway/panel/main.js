@@ -4,6 +4,7 @@
 
 import { byId, el, param, show } from './view.js';
 import { LiveView } from './live.js';
+import { authorized, leaving } from './session.js';
 
 /** The stdio door's one conversation: the list's stand-in when the gateway has no list. */
 const STDIO = 'mcp-stdio';
@@ -18,7 +19,7 @@ let ownQuestions = null;
 /** The live conversations, or a stand-in list when the gateway can't give one. */
 async function conversations() {
   try {
-    const answer = await fetch('/api/browser/conversations', { cache: 'no-store' });
+    const answer = await authorized('/api/browser/conversations');
     if (!answer.ok) throw new Error(String(answer.status));
     const body = await answer.json();
     if (!Array.isArray(body.conversations)) throw new Error('no list');
@@ -85,5 +86,8 @@ function open(id) {
   live.start();
 }
 
-if (chosen) open(chosen);
-refresh();
+// Just signed in on the way to another address (a handoff's link): the page goes there.
+if (!leaving) {
+  if (chosen) open(chosen);
+  refresh();
+}

@@ -3,6 +3,7 @@
 // password is sent once, to the gateway's own API, and the field is emptied at once.
 
 import { byId, el, show } from './view.js';
+import { authorized } from './session.js';
 
 const API = '/api/browser/passwords';
 
@@ -50,7 +51,7 @@ function render(passwords) {
 /** Lists the saved passwords; gives null, or the sentence that says why it could not. */
 async function listed() {
   try {
-    const answer = await fetch(API, { cache: 'no-store' });
+    const answer = await authorized(API);
     if (!answer.ok) throw new Error(await refusal(answer));
     const body = await answer.json();
     render(Array.isArray(body.passwords) ? body.passwords : []);
@@ -85,7 +86,7 @@ async function save(event) {
   password.value = '';
   byId('save-button').disabled = true;
   try {
-    const answer = await fetch(API, {
+    const answer = await authorized(API, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body,
@@ -110,7 +111,7 @@ async function save(event) {
 
 async function remove(site) {
   try {
-    const answer = await fetch(`${API}/${encodeURIComponent(site)}`, { method: 'DELETE', cache: 'no-store' });
+    const answer = await authorized(`${API}/${encodeURIComponent(site)}`, { method: 'DELETE' });
     if (!answer.ok) {
       say(await refusal(answer));
       return;

@@ -3,6 +3,7 @@
 // and Sign out of everything. Every outcome is said in the live region #outcome.
 
 import { byId, el, show } from './view.js';
+import { authorized } from './session.js';
 
 /** What the gateway answered: its status and its body (JSON, or its sentence). */
 async function api(method, path, body) {
@@ -13,7 +14,7 @@ async function api(method, path, body) {
   }
   let answer;
   try {
-    answer = await fetch(path, options);
+    answer = await authorized(path, options);
   } catch {
     return { ok: false, status: 0, body: { error: 'The gateway did not answer; is conch-gateway still running?' } };
   }

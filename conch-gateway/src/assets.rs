@@ -9,7 +9,10 @@
 //! gateway never meets an old page.
 //!
 //! `passwords.html` and `passwords.js` are the Passwords page (issue 16), served at
-//! `/passwords` by [`crate::passwords`].
+//! `/passwords` by [`crate::passwords`]. `signin.html` and `signin.js` are the sign-in
+//! page a browser without a session gets ([`PUBLIC`]); `session.js` keeps the session's
+//! token in the panel origin's own storage and sends it with every API call and live
+//! socket (LIVE-18, AMB-2).
 //!
 //! Deliberately absent: step thumbnails (they live under the gateway's home and have a
 //! route of their own in `panel`).
@@ -62,6 +65,20 @@ const ASSETS: &[Asset] = &[
     asset!("settings.js"),
     asset!("passwords.html"),
     asset!("passwords.js"),
+    asset!("session.js"),
+    asset!("signin.html"),
+    asset!("signin.js"),
+];
+
+/// The files the sign-in page loads, served to anyone on the gateway's own host: they
+/// hold nothing of the person's.
+pub(crate) const PUBLIC: &[&str] = &[
+    "signin.html",
+    "signin.js",
+    "session.js",
+    "view.js",
+    "panel.css",
+    "icon.svg",
 ];
 
 /// The panel's Content-Security-Policy on port `port`.
@@ -101,6 +118,13 @@ fn respond(
 /// `GET /` for a signed-in person: the panel.
 pub(crate) fn panel(port: u16) -> Response {
     file("index.html", port)
+}
+
+/// The sign-in page (for a browser without a session) with `status`.
+pub(crate) fn signin_page(status: StatusCode, port: u16) -> Response {
+    let mut page = file("signin.html", port);
+    *page.status_mut() = status;
+    page
 }
 
 /// `GET /panel/{name}` for a signed-in person: the embedded file, or 404.

@@ -15,6 +15,7 @@ pub(crate) const USAGE: &str = "\
 Usage: conch-gateway <mcp|serve> [options]
        conch-gateway backend <show|set> … (see conch-gateway backend --help)
        conch-gateway passwords <add|list|remove> … (see conch-gateway passwords --help)
+       conch-gateway signin [--home DIR]  (prints a new sign-in link of the running gateway)
 
   mcp      Serve Conch's browser tools over MCP on stdin/stdout.
   serve    Serve them over streamable HTTP at http://127.0.0.1:PORT/mcp (token required).
@@ -35,6 +36,7 @@ Options:
                          (serve also offers /mcp/task for that without the flag)
   --panel-port PORT      mcp only: the person's port on 127.0.0.1, for the sign-in link and
                          the live view (default 7391, else the next free one; 0 picks one)
+  --panel-idle HOURS     End a panel sign-in unused this long (default 12; decimals allowed)
   --ask-timeout SECONDS  How long a question waits for the person on the panel before it
                          counts as No (default 300)
   --notify-command CMD   Also run CMD TITLE TEXT when the agent hands the browser over
@@ -70,6 +72,8 @@ pub(crate) struct Cli {
     pub(crate) notify_command: Option<Vec<String>>,
     /// How long a question waits for the person on the panel before it counts as No.
     pub(crate) ask_timeout: Duration,
+    /// How long a panel sign-in may go unused before it ends.
+    pub(crate) panel_idle: Duration,
     /// `serve`: how long an MCP session may go unused before it is closed.
     pub(crate) session_idle: Duration,
     /// Every MCP session is a task, in an errand of its own (ERR-1).
@@ -144,6 +148,7 @@ impl Cli {
             notify_command: None,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             session_idle: crate::http::DEFAULT_SESSION_IDLE,
+            panel_idle: crate::panel::DEFAULT_PANEL_IDLE,
             errands: false,
         };
         while let Some(arg) = args.next() {
@@ -218,6 +223,19 @@ impl Cli {
                     })?;
                     cli.ask_timeout = Duration::from_secs(seconds);
                 }
+                "--panel-idle" => {
+                    let text = value("--panel-idle")?;
+                    let hours = text
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|h| h.is_finite() && *h > 0.0 && *h <= 24.0 * 366.0)
+                        .ok_or_else(|| {
+                            CliError::Usage(format!(
+                                "--panel-idle takes a number of hours above 0 (like 12 or 0.5), not “{text}”"
+                            ))
+                        })?;
+                    cli.panel_idle = Duration::from_secs_f64(hours * 3600.0);
+                }
                 "--session-idle" => {
                     let text = value("--session-idle")?;
                     let seconds: u64 = text.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
@@ -268,6 +286,24 @@ mod tests {
             parse("serve --session-idle 5").unwrap().session_idle,
             Duration::from_secs(5)
         );
+    }
+
+    /// LIVE-18: a panel sign-in ends after 12 unused hours unless `--panel-idle` says.
+    #[test]
+    fn live_18_the_panel_idle_time_is_read_in_hours() {
+        assert_eq!(
+            parse("mcp").unwrap().panel_idle,
+            Duration::from_secs(12 * 3600)
+        );
+        assert_eq!(
+            parse("serve --panel-idle 2").unwrap().panel_idle,
+            Duration::from_secs(7200)
+        );
+        assert_eq!(
+            parse("mcp --panel-idle=0.5").unwrap().panel_idle,
+            Duration::from_secs(1800)
+        );
+        assert!(USAGE.contains("--panel-idle HOURS"));
     }
 
     /// PROTO-13, HAND-7: the person's port and the notification command are read; a
@@ -345,6 +381,15 @@ mod tests {
             Err(CliError::Usage(_))
         ));
         assert!(matches!(parse("browse"), Err(CliError::Usage(_))));
+        for bad in [
+            "mcp --panel-idle 0",
+            "mcp --panel-idle -1",
+            "mcp --panel-idle soon",
+            "mcp --panel-idle NaN",
+            "mcp --panel-idle",
+        ] {
+            assert!(matches!(parse(bad), Err(CliError::Usage(_))), "{bad}");
+        }
         assert_eq!(parse("").unwrap_err(), CliError::Help);
     }
 }

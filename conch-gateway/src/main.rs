@@ -35,6 +35,7 @@ mod notify;
 mod panel;
 mod passwords;
 mod settings;
+mod signin;
 mod stdio;
 mod stop;
 
@@ -105,6 +106,7 @@ fn main() -> ExitCode {
     let manage: Option<Manage> = match args.first().map(String::as_str) {
         Some("backend") => Some(backend::run),
         Some("passwords") => Some(passwords::run),
+        Some("signin") => Some(signin::run),
         _ => None,
     };
     if let Some(manage) = manage {
@@ -269,9 +271,28 @@ async fn run(cli: Cli) -> Result<(), String> {
     tools_config.secret_filler = Some(Arc::new(passwords::Vault { home: home.clone() }));
     // The person's door: wherever it listens, a handoff tells them and waits (HAND-1);
     // an unattended run has nobody to wait for, so its handoff says so at once.
-    let panel = listener
-        .as_ref()
-        .map(|_| panel::Panel::new(port, live::Live::new(browser.clone(), board.clone())));
+    let panel = listener.as_ref().map(|_| {
+        panel::Panel::with_clock(
+            port,
+            live::Live::new(browser.clone(), board.clone()),
+            cli.panel_idle,
+            Arc::new(std::time::Instant::now),
+        )
+    });
+    // `conch-gateway signin` finds the running door through `<home>/panel.door` (0600).
+    let door_file = match &panel {
+        Some(panel) => match signin::write_door(&home, panel) {
+            Ok(path) => Some(path),
+            Err(sentence) => {
+                tracing::warn!("{sentence}");
+                eprintln!(
+                    "conch-gateway: {sentence} conch-gateway signin won't find this gateway."
+                );
+                None
+            }
+        },
+        None => None,
+    };
     if let Some(panel) = panel.as_ref().filter(|_| !cli.unattended) {
         tools_config.notifier = Some(Arc::new(notify::GatewayNotifier {
             command: cli.notify_command.clone(),
@@ -329,6 +350,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 } => Ok(()),
             };
             sweeper.abort();
+            signin::remove_door(door_file.as_deref());
             browser.shutdown().await;
             served.map_err(|e| format!("the HTTP server stopped ({e})."))
         }
@@ -357,6 +379,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             if let Some(door) = door {
                 door.abort();
             }
+            signin::remove_door(door_file.as_deref());
             browser.shutdown().await;
             Ok(())
         }
@@ -448,9 +471,10 @@ fn live_app(port: u16, panel: &str) -> conch_tools::McpApp {
     }
 }
 
-/// Why the token could not be written; each says which path and what the system said.
+/// Why a private file (the token, the panel's door) could not be written; each says which
+/// path and what the system said.
 #[derive(Debug, thiserror::Error)]
-enum TokenError {
+pub(crate) enum TokenError {
     /// Conch's folder could not be made.
     #[error("{} can't be created ({source}).", path.display())]
     Folder {
@@ -474,12 +498,20 @@ enum TokenError {
 /// # Errors
 /// [`TokenError`] when the folder or the file can't be written.
 fn write_token(home: &Home, token: &str) -> Result<PathBuf, TokenError> {
+    write_private(home, "gateway.token", token)
+}
+
+/// Writes `text` to `<home>/NAME`, readable by its owner only; gives its path.
+///
+/// # Errors
+/// [`TokenError`] when the folder or the file can't be written.
+pub(crate) fn write_private(home: &Home, name: &str, text: &str) -> Result<PathBuf, TokenError> {
     let dir = home.root().to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|source| TokenError::Folder {
         path: dir.clone(),
         source,
     })?;
-    let path = dir.join("gateway.token");
+    let path = dir.join(name);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -495,7 +527,7 @@ fn write_token(home: &Home, token: &str) -> Result<PathBuf, TokenError> {
             use std::os::unix::fs::PermissionsExt;
             file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         }
-        file.write_all(token.as_bytes())
+        file.write_all(text.as_bytes())
     });
     written.map_err(|source| TokenError::File {
         path: path.clone(),

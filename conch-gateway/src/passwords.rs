@@ -517,10 +517,8 @@ async fn passwords_page(State(panel): State<Panel>, headers: HeaderMap) -> Respo
     if !panel.own_host(&headers) {
         return refuse(StatusCode::FORBIDDEN, WRONG_HOST);
     }
-    if !panel.signed_in(&headers) {
-        return crate::panel::page(
-            "Sign in with the link conch-gateway printed on its standard error when it started.",
-        );
+    if !panel.has_session_cookie(&headers) {
+        return crate::assets::signin_page(StatusCode::OK, panel.port());
     }
     crate::assets::file("passwords.html", panel.port())
 }

@@ -803,7 +803,8 @@ mod tests {
         }
     }
 
-    /// One request to the in-process gateway from its own page; gives (status, body).
+    /// One request to the in-process gateway from its own page, `cookie` being the
+    /// session's cookie and header lines; gives (status, body).
     async fn put(port: u16, cookie: &str, body: &str) -> (u16, String) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -843,10 +844,13 @@ mod tests {
         ));
         let link = panel.signin_link().expect("a link");
         let code = link.split("code=").nth(1).expect("a code");
+        let signed = panel.sign_in(code).expect("signed in");
         let cookie = format!(
-            "{}={}",
-            crate::panel::SESSION_COOKIE,
-            panel.sign_in(code).expect("signed in")
+            "{}={}\r\n{}: {}",
+            panel.cookie_name(),
+            signed.cookie,
+            crate::panel::SESSION_HEADER,
+            signed.token
         );
         let recent = Arc::new(Toggle::default());
         let app = router(Settings::with_recent_auth(panel, recent.clone()));

@@ -79,13 +79,46 @@ impl Watched {
         }
     }
 
-    /// Signs in; gives the `Cookie` header's value.
-    pub(crate) async fn sign_in(&self) -> String {
-        let (status, head, _) = get(self.port, &format!("/signin?code={}", self.code), &[]).await;
-        assert_eq!(status, 303, "{head}");
-        let cookie = header(&head, "set-cookie").expect("a cookie");
-        cookie.split(';').next().expect("a pair").to_owned()
+    /// Signs in; gives the session's two factors.
+    pub(crate) async fn sign_in(&self) -> Signed {
+        signed_in(self.port, &self.code).await
     }
+}
+
+/// A session's two factors (LIVE-18): the `Cookie` header's value and the token the
+/// panel's page keeps in its own storage.
+pub(crate) struct Signed {
+    pub(crate) cookie: String,
+    pub(crate) token: String,
+}
+
+/// The header that carries the session's token.
+pub(crate) const TOKEN: &str = "X-Conch-Session";
+
+impl Signed {
+    /// The headers of an API call from the panel: the cookie and the token.
+    pub(crate) fn headers(&self) -> [(&str, &str); 2] {
+        [("Cookie", &self.cookie), (TOKEN, &self.token)]
+    }
+
+    /// The live socket's subprotocols, as the panel offers them.
+    pub(crate) fn protocols(&self) -> String {
+        format!("conch, conch.session.{}", self.token)
+    }
+}
+
+/// Signs in with `code` on `port`: the 303's cookie, and the token in its `Location`'s
+/// fragment.
+pub(crate) async fn signed_in(port: u16, code: &str) -> Signed {
+    let (status, head, _) = get(port, &format!("/signin?code={code}"), &[]).await;
+    assert_eq!(status, 303, "{head}");
+    let cookie = header(&head, "set-cookie").expect("a cookie");
+    let cookie = cookie.split(';').next().expect("a pair").to_owned();
+    let token = header(&head, "location")
+        .and_then(|l| l.strip_prefix("/#session="))
+        .unwrap_or_else(|| panic!("the token in the fragment: {head}"))
+        .to_owned();
+    Signed { cookie, token }
 }
 
 /// A fixture server, a temp home, a gateway in `mcp` whose agent opened `file`, and the
@@ -204,9 +237,9 @@ async fn upgrade(port: u16, conversation: &str, extra: &[(&str, &str)]) -> (u16,
 pub(crate) type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// Joins `conversation`'s live view with the session `cookie` and the gateway's own
-/// Origin.
-pub(crate) async fn join(port: u16, cookie: &str, conversation: &str) -> Socket {
+/// Joins `conversation`'s live view with the session (cookie and token) and the
+/// gateway's own Origin.
+pub(crate) async fn join(port: u16, signed: &Signed, conversation: &str) -> Socket {
     let mut request = format!("ws://127.0.0.1:{port}/api/browser/live?conversation={conversation}")
         .into_client_request()
         .expect("a request");
@@ -215,7 +248,11 @@ pub(crate) async fn join(port: u16, cookie: &str, conversation: &str) -> Socket 
         "Origin",
         format!("http://127.0.0.1:{port}").parse().expect("a value"),
     );
-    headers.insert("Cookie", cookie.parse().expect("a value"));
+    headers.insert("Cookie", signed.cookie.parse().expect("a value"));
+    headers.insert(
+        "Sec-WebSocket-Protocol",
+        signed.protocols().parse().expect("a value"),
+    );
     let (socket, _) = tokio::time::timeout(
         Duration::from_secs(30),
         tokio_tungstenite::connect_async(request),
@@ -268,66 +305,72 @@ async fn live_18_a_foreign_origin_gets_403() {
     let home = tempfile::tempdir().unwrap();
     let watched = Watched::start(home.path(), &[]).await;
     let port = watched.port;
-    let cookie = watched.sign_in().await;
+    let signed = watched.sign_in().await;
+    let cookie = signed.cookie.clone();
+    let protocols = signed.protocols();
+    let session = [
+        ("Cookie", cookie.as_str()),
+        ("Sec-WebSocket-Protocol", protocols.as_str()),
+    ];
+    let with = |extra: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+        session
+            .iter()
+            .chain(extra)
+            .map(|(n, v)| (*n, (*v).to_owned()))
+            .collect()
+    };
+    let up = |headers: Vec<(&'static str, String)>| async move {
+        let borrowed: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        upgrade(port, "mcp-stdio", &borrowed).await
+    };
     let own = format!("http://127.0.0.1:{port}");
     let own_localhost = format!("http://localhost:{port}");
-    let conv = "mcp-stdio";
 
-    // A foreign Origin, with the cookie: 403.
-    let (status, body) = upgrade(
-        port,
-        conv,
-        &[("Origin", "http://evil.example"), ("Cookie", &cookie)],
-    )
-    .await;
+    // A foreign Origin, with the session: 403.
+    let (status, body) = up(with(&[("Origin", "http://evil.example")])).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("Forbidden"), "{body}");
     // Another local port is another origin.
     let other_port = format!("http://127.0.0.1:{}", port.wrapping_add(1));
-    let (status, _) = upgrade(port, conv, &[("Origin", &other_port), ("Cookie", &cookie)]).await;
+    let (status, _) = up(with(&[("Origin", &other_port)])).await;
     assert_eq!(status, 403);
     // No Origin: 403.
-    let (status, _) = upgrade(port, conv, &[("Cookie", &cookie)]).await;
+    let (status, _) = up(with(&[])).await;
     assert_eq!(status, 403);
-    // No cookie, or a made-up one: 403.
-    let (status, body) = upgrade(port, conv, &[("Origin", &own)]).await;
-    assert_eq!(status, 403, "{body}");
+    // No session, a made-up cookie, or the cookie without the token: 401.
+    let (status, body) = up(vec![("Origin", own.clone())]).await;
+    assert_eq!(status, 401, "{body}");
     assert!(body.contains("sign in"), "{body}");
-    let (status, _) = upgrade(
-        port,
-        conv,
-        &[("Origin", &own), ("Cookie", "conch_session=00ff")],
-    )
+    let made_up = "conch_session=00ff".to_owned();
+    let (status, _) = up(vec![
+        ("Origin", own.clone()),
+        ("Cookie", made_up),
+        ("Sec-WebSocket-Protocol", protocols.clone()),
+    ])
     .await;
-    assert_eq!(status, 403);
-    // A rebound name (DNS rebinding): 403 even with the cookie and its own Origin.
-    let (status, body) = upgrade(
-        port,
-        conv,
-        &[
-            ("Host", &format!("evil.example:{port}")),
-            ("Origin", &own),
-            ("Cookie", &cookie),
-        ],
-    )
+    assert_eq!(status, 401);
+    let (status, _) = up(vec![("Origin", own.clone()), ("Cookie", cookie.clone())]).await;
+    assert_eq!(status, 401, "the cookie alone is not a session");
+    let (status, _) = up(vec![
+        ("Origin", own.clone()),
+        ("Sec-WebSocket-Protocol", protocols.clone()),
+    ])
     .await;
+    assert_eq!(status, 401, "the token alone is not a session");
+    // A rebound name (DNS rebinding): 403 even with the session and its own Origin.
+    let rebound = format!("evil.example:{port}");
+    let (status, body) = up(with(&[("Host", &rebound), ("Origin", &own)])).await;
     assert_eq!(status, 403, "{body}");
     // No conversation: 400.
-    let (status, _) = upgrade(port, "", &[("Origin", &own), ("Cookie", &cookie)]).await;
+    let mut none: Vec<(&str, &str)> = session.to_vec();
+    none.push(("Origin", &own));
+    let (status, _) = upgrade(port, "", &none).await;
     assert_eq!(status, 400);
-    // The gateway's own origin, by either name, with the cookie: 101.
-    let (status, body) = upgrade(port, conv, &[("Origin", &own), ("Cookie", &cookie)]).await;
+    // The gateway's own origin, by either name, with the session: 101, speaking `conch`.
+    let (status, body) = up(with(&[("Origin", &own)])).await;
     assert_eq!(status, 101, "{body}");
-    let (status, body) = upgrade(
-        port,
-        conv,
-        &[
-            ("Host", &format!("localhost:{port}")),
-            ("Origin", &own_localhost),
-            ("Cookie", &cookie),
-        ],
-    )
-    .await;
+    let localhost = format!("localhost:{port}");
+    let (status, body) = up(with(&[("Host", &localhost), ("Origin", &own_localhost)])).await;
     assert_eq!(status, 101, "{body}");
     watched.client.finish().await;
 }
@@ -343,18 +386,20 @@ async fn proto_13_the_sign_in_code_works_once() {
 
     let (status, _, body) = get(port, "/", &[]).await;
     assert_eq!(status, 200);
+    assert!(body.contains("Print a new sign-in link"), "{body}");
     assert!(
-        body.contains("sign-in link") || body.contains("Sign in"),
-        "{body}"
+        !body.contains("signin?code="),
+        "no link in the page: {body}"
     );
-    assert!(!body.contains("<script"), "{body}");
 
     // A wrong code: 403, and the right one still works after it.
     let (status, _, body) = get(port, "/signin?code=0123", &[]).await;
     assert_eq!(status, 403, "{body}");
     assert!(!body.trim().is_empty());
-    let (status, _, _) = get(port, "/signin", &[]).await;
-    assert_eq!(status, 403);
+    assert!(body.contains("Print a new sign-in link"), "{body}");
+    let (status, _, body) = get(port, "/signin", &[]).await;
+    assert_eq!(status, 200, "no code: the sign-in page");
+    assert!(body.contains("Print a new sign-in link"), "{body}");
     // A rebound name can't use the code.
     let (status, _, _) = get(
         port,
@@ -366,11 +411,14 @@ async fn proto_13_the_sign_in_code_works_once() {
 
     let (status, head, _) = get(port, &format!("/signin?code={}", watched.code), &[]).await;
     assert_eq!(status, 303, "{head}");
-    assert_eq!(header(&head, "location"), Some("/"));
+    let token = header(&head, "location")
+        .and_then(|l| l.strip_prefix("/#session="))
+        .unwrap_or_else(|| panic!("the token in the fragment: {head}"));
+    assert_eq!(token.len(), 64, "{head}");
     let cookie = header(&head, "set-cookie").expect("a cookie");
     let attributes: Vec<&str> = cookie.split(';').map(str::trim).collect();
     let value = attributes[0]
-        .strip_prefix("conch_session=")
+        .strip_prefix(&format!("conch_session_{port}="))
         .unwrap_or_else(|| panic!("{cookie}"));
     assert_eq!(value.len(), 64, "{cookie}");
     assert!(attributes.contains(&"httponly"), "{cookie}");
@@ -381,9 +429,13 @@ async fn proto_13_the_sign_in_code_works_once() {
     let (status, _, body) = get(port, &format!("/signin?code={}", watched.code), &[]).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("already used"), "{body}");
+    assert!(
+        body.contains("Print a new sign-in link"),
+        "no dead end: {body}"
+    );
 
     // The home page, signed in.
-    let pair = format!("conch_session={value}");
+    let pair = format!("conch_session_{port}={value}");
     let (status, _, body) = get(port, "/", &[("Cookie", &pair)]).await;
     assert_eq!(status, 200);
     assert!(body.contains("/api/browser/live?conversation=ID"), "{body}");
@@ -704,7 +756,7 @@ async fn perm_3_a_site_question_is_a_card_and_the_first_answer_wins() {
     let (status, _, body) = get(
         watched.port,
         "/api/browser/conversations",
-        &[("Cookie", &cookie)],
+        &cookie.headers(),
     )
     .await;
     assert_eq!(status, 200, "{body}");
@@ -762,7 +814,7 @@ async fn hs_2_a_high_stakes_card_shows_place_order_and_no_keeps_the_page() {
     assert!(!error, "{page}");
     let order = crate::support::ref_of(&page, "Place order");
     let (status, _, _) = get(watched.port, "/api/browser/conversations", &[]).await;
-    assert_eq!(status, 403, "no cookie, no list");
+    assert_eq!(status, 401, "no session, no list");
     let cookie = watched.sign_in().await;
     let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
     let call = watched
@@ -867,20 +919,231 @@ async fn live_6_a_step_comes_with_a_thumbnail_the_panel_can_fetch() {
         .to_owned();
     let _ = answer_to(&mut watched.client, call).await;
     let path = format!("/api/browser/shots/{name}");
-    let (status, head, body) = get(watched.port, &path, &[("Cookie", &cookie)]).await;
+    let (status, head, body) = get(watched.port, &path, &cookie.headers()).await;
     assert_eq!(status, 200, "{head}");
     assert_eq!(header(&head, "content-type"), Some("image/jpeg"));
     assert!(!body.is_empty());
     let (status, _, _) = get(watched.port, &path, &[]).await;
-    assert_eq!(status, 403, "no cookie, no thumbnail");
+    assert_eq!(status, 401, "no session, no thumbnail");
+    let (status, _, _) = get(watched.port, &path, &[("Cookie", &cookie.cookie)]).await;
+    assert_eq!(status, 401, "the cookie alone, no thumbnail");
     for bad in ["..%2Fgateway.token", "gateway.token", "x.png", "..jpg"] {
         let (status, _, _) = get(
             watched.port,
             &format!("/api/browser/shots/{bad}"),
-            &[("Cookie", &cookie)],
+            &cookie.headers(),
         )
         .await;
         assert_eq!(status, 404, "{bad}");
     }
     watched.client.finish().await;
+}
+
+/// Runs `conch-gateway signin` with `args`; gives (success, stdout, stderr).
+async fn signin_command(args: &[&str]) -> (bool, String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_conch-gateway"))
+        .arg("signin")
+        .args(args)
+        .output()
+        .await
+        .expect("the command runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// AMB-2 (LIVE-18): `conch-gateway signin --home DIR` prints a fresh one-time link of
+/// the running gateway, found through `<home>/panel.door` (owner-only), without a
+/// restart; the door's endpoint wants that file's secret and no page's Origin. With no
+/// gateway running, the command says so in one sentence.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_2_conch_gateway_signin_prints_a_fresh_link_for_the_running_gateway() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().to_str().expect("a UTF-8 path");
+    let (ok, out, err) = signin_command(&["--home", dir]).await;
+    assert!(!ok, "no gateway yet: {out}");
+    assert!(err.contains("no running gateway"), "{err}");
+
+    let watched = Watched::start(home.path(), &[]).await;
+    let door = home.path().join("panel.door");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&door)
+            .expect("panel.door")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "owner-only");
+    }
+    let (ok, out, err) = signin_command(&["--home", dir]).await;
+    assert!(ok, "{err}");
+    let link = out
+        .lines()
+        .find(|l| l.starts_with("http://"))
+        .unwrap_or_else(|| panic!("a link: {out}"));
+    let code = link
+        .strip_prefix(&format!("http://127.0.0.1:{}/signin?code=", watched.port))
+        .unwrap_or_else(|| panic!("a link to the running door: {link}"));
+    assert_ne!(code, watched.code, "a fresh code");
+    let signed = signed_in(watched.port, code).await;
+    let (status, _, _) = get(
+        watched.port,
+        "/api/browser/conversations",
+        &signed.headers(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    // The first link still works: a new one does not undo it.
+    signed_in(watched.port, &watched.code).await;
+
+    // Without the file's secret, or from a page, the endpoint gives nothing.
+    let secret: Value =
+        serde_json::from_str(&std::fs::read_to_string(&door).unwrap()).expect("JSON");
+    let bearer = format!("Bearer {}", secret["secret"].as_str().expect("a secret"));
+    let own = format!("http://127.0.0.1:{}", watched.port);
+    for headers in [
+        vec![],
+        vec![("Authorization", "Bearer 00ff")],
+        vec![("Authorization", bearer.as_str()), ("Origin", own.as_str())],
+    ] {
+        let (status, _, body) = crate::support::door_request(
+            watched.port,
+            "POST",
+            "/api/browser/signin-code",
+            &headers,
+            "",
+        )
+        .await;
+        assert_eq!(status, 401, "{headers:?}: {body}");
+        assert!(!body.contains("code="), "{body}");
+    }
+    watched.client.finish().await;
+    assert!(!door.exists(), "the gateway removes panel.door as it stops");
+    let (ok, _, err) = signin_command(&["--home", dir, "--bogus"]).await;
+    assert!(!ok && err.contains("--bogus"), "{err}");
+}
+
+/// AMB-2 (LIVE-18): the sign-in page's button asks the gateway for a fresh link: it is
+/// printed on standard error, never in the answer; only the gateway's own origin may ask.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_2_the_sign_in_page_gets_a_fresh_link_printed_not_sent() {
+    let home = tempfile::tempdir().unwrap();
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let port = watched.port;
+    let own = format!("http://127.0.0.1:{port}");
+    for origin in [vec![], vec![("Origin", "http://127.0.0.1:1")]] {
+        let (status, _, body) =
+            crate::support::door_request(port, "POST", "/api/browser/signin-link", &origin, "")
+                .await;
+        assert_eq!(status, 403, "{origin:?}: {body}");
+    }
+    let (status, _, body) = crate::support::door_request(
+        port,
+        "POST",
+        "/api/browser/signin-link",
+        &[("Origin", &own)],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("standard error"), "{body}");
+    assert!(!body.contains("code="), "{body}");
+    let line = wait_for_line(&mut watched.stderr, "sign in at ").await;
+    let code = line.split("signin?code=").nth(1).expect("a code").trim();
+    assert!(!body.contains(code), "{body}");
+    signed_in(port, code).await;
+    watched.client.finish().await;
+}
+
+/// LIVE-18 (AMB-2): with `--panel-idle 0.001` (3.6 s), a session unused that long ends:
+/// the API refuses it and `/` shows the sign-in page again; a session in use stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_18_a_panel_session_ends_after_the_idle_time_of_panel_idle() {
+    let home = tempfile::tempdir().unwrap();
+    let watched = Watched::start(home.path(), &["--panel-idle", "0.001"]).await;
+    let port = watched.port;
+    let signed = watched.sign_in().await;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let (status, _, _) = get(port, "/api/browser/conversations", &signed.headers()).await;
+        assert_eq!(status, 200, "in use, so not idle");
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (status, _, body) = get(port, "/api/browser/conversations", &signed.headers()).await;
+    assert_eq!(status, 401, "idle too long: {body}");
+    let (status, _, body) = get(port, "/", &[("Cookie", &signed.cookie)]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Print a new sign-in link"), "{body}");
+    watched.client.finish().await;
+}
+
+/// LIVE-18 (AMB-2): Sign out (`DELETE /api/browser/session`, from the panel's own origin
+/// with both factors) ends that session: its live socket closes at once and its API calls
+/// get 401, while another browser's session and socket go on.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_18_sign_out_closes_that_sessions_live_socket_only() {
+    let home = tempfile::tempdir().unwrap();
+    let watched = Watched::start(home.path(), &[]).await;
+    let port = watched.port;
+    let leaving = watched.sign_in().await;
+    let staying = signed_in(port, &fresh_code(home.path()).await).await;
+    let mut gone = join(port, &leaving, "mcp-stdio").await;
+    let mut kept = join(port, &staying, "mcp-stdio").await;
+    let own = format!("http://127.0.0.1:{port}");
+    let mut headers = leaving.headers().to_vec();
+    // From another origin, even with both factors: refused, nothing ends.
+    headers.push(("Origin", "http://127.0.0.1:1"));
+    let (status, _, _) =
+        crate::support::door_request(port, "DELETE", "/api/browser/session", &headers, "").await;
+    assert_eq!(status, 403);
+    headers.pop();
+    headers.push(("Origin", &own));
+    let (status, head, body) =
+        crate::support::door_request(port, "DELETE", "/api/browser/session", &headers, "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        head.contains(&format!("set-cookie: conch_session_{port}=;")),
+        "{head}"
+    );
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match gone.next().await {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the signed-out socket is still open");
+    let (status, _, _) = get(port, "/api/browser/conversations", &leaving.headers()).await;
+    assert_eq!(status, 401);
+    let (status, _, _) = get(port, "/api/browser/conversations", &staying.headers()).await;
+    assert_eq!(status, 200);
+    send(
+        &mut kept,
+        json!({ "type": "size", "width": 800, "height": 600 }).to_string(),
+    )
+    .await;
+    let still = tokio::time::timeout(Duration::from_secs(2), kept.next()).await;
+    assert!(
+        !matches!(still, Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_))))),
+        "the other session's socket closed: {still:?}"
+    );
+    watched.client.finish().await;
+}
+
+/// A fresh sign-in code of the gateway running on `home`, from `conch-gateway signin`.
+async fn fresh_code(home: &Path) -> String {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_conch-gateway"))
+        .args(["signin", "--home"])
+        .arg(home)
+        .output()
+        .await
+        .expect("signin runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.split("code=")
+        .nth(1)
+        .map(|c| c.trim().to_owned())
+        .unwrap_or_else(|| panic!("a link: {text}"))
 }

@@ -27,7 +27,9 @@ pub(crate) struct Session {
     /// The person's door, `http://127.0.0.1:PORT`.
     pub(crate) door: String,
     /// The one-time sign-in link printed at start.
-    link: String,
+    pub(crate) link: String,
+    /// The gateway's standard error after the sign-in link, line by line.
+    pub(crate) stderr: mpsc::UnboundedReceiver<String>,
     /// The gateway's home; its `work` folder holds what the agent may upload.
     pub(crate) home: tempfile::TempDir,
 }
@@ -35,7 +37,7 @@ pub(crate) struct Session {
 impl Session {
     /// A fixture server, and a gateway started with `args` whose agent opened `file`,
     /// watched from a signed-in panel; gives the open's result too.
-    async fn watching(file: &str, args: &[&str]) -> (FixtureServer, Session, String) {
+    pub(crate) async fn watching(file: &str, args: &[&str]) -> (FixtureServer, Session, String) {
         let pages = FixtureServer::start().await.expect("fixture server");
         let mut session = Session::start(args).await;
         let (page, error) = session
@@ -50,7 +52,7 @@ impl Session {
 
     /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, reads the sign-in link
     /// from standard error, and opens the person's browser (not yet signed in).
-    async fn start(args: &[&str]) -> Session {
+    pub(crate) async fn start(args: &[&str]) -> Session {
         Session::start_in(tempfile::tempdir().expect("a temp home"), args).await
     }
 
@@ -72,6 +74,7 @@ impl Session {
         let (mut agent, person) = tokio::join!(StdioClient::start(command), Person::start());
         let pipe = agent.child.stderr.take().expect("stderr is piped");
         let (tx, mut rx) = mpsc::unbounded_channel();
+        let (rest, stderr) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut lines = BufReader::new(pipe).lines();
             let mut tx = Some(tx);
@@ -80,6 +83,8 @@ impl Session {
                     && let Some(tx) = tx.take()
                 {
                     let _ = tx.send(link.to_owned());
+                } else {
+                    let _ = rest.send(line);
                 }
             }
         });
@@ -98,6 +103,7 @@ impl Session {
             person,
             door,
             link,
+            stderr,
             home,
         }
     }
@@ -110,12 +116,38 @@ impl Session {
             .goto(&self.link)
             .await
             .expect("the sign-in link opens");
+        // The panel's page takes its token from the address's fragment and drops it.
+        self.wait_until(
+            "location.hash === '' && document.getElementById('conversations') !== null",
+            "the panel, with the token out of the address",
+        )
+        .await;
         let url = self.person.client.current_url().await.expect("a URL");
         assert_eq!(
             url.as_str(),
             format!("{}/", self.door),
             "the link leads to the panel"
         );
+    }
+
+    /// The person's door's port.
+    pub(crate) fn port(&self) -> u16 {
+        self.door
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("the door's port")
+    }
+
+    /// Opens the panel's address and finds the sign-in page there, not the panel.
+    pub(crate) async fn sees_the_sign_in_page(&self) {
+        self.person
+            .client
+            .goto(&format!("{}/", self.door))
+            .await
+            .expect("the door answers");
+        let text = self.body_text().await;
+        assert!(text.contains("Print a new sign-in link"), "{text}");
     }
 
     /// The text of the page's body as the person sees it.
@@ -130,7 +162,7 @@ impl Session {
     }
 
     /// Opens the panel at `/?QUERY` and waits until its live socket is open.
-    async fn open(&self, query: &str) {
+    pub(crate) async fn open(&self, query: &str) {
         self.person
             .client
             .goto(&format!("{}/?{query}", self.door))
@@ -245,7 +277,7 @@ impl Session {
     }
 
     /// Waits until the live canvas shows a frame: drawn, with many opaque pixels.
-    async fn wait_for_frame(&self) {
+    pub(crate) async fn wait_for_frame(&self) {
         self.wait_until(
             "document.getElementById('waiting').hidden && (() => { const c = document.getElementById('live-canvas'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] === 255) n++; return n > 10000; })()",
             "a frame drawn on the live canvas",
@@ -254,7 +286,7 @@ impl Session {
     }
 
     /// The answer to the agent's tools/call request `id`, skipping notifications.
-    async fn answer_to(&mut self, id: i64) -> Value {
+    pub(crate) async fn answer_to(&mut self, id: i64) -> Value {
         tokio::time::timeout(Duration::from_secs(30), async {
             loop {
                 let message = self.agent.next_message().await;
@@ -279,17 +311,7 @@ impl Session {
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_the_panel_has_no_axe_violations_signed_in_and_out() {
     let session = Session::start(&[]).await;
-    session
-        .person
-        .client
-        .goto(&format!("{}/", session.door))
-        .await
-        .expect("the door answers");
-    let text = session.body_text().await;
-    assert!(
-        text.contains("sign-in link") || text.contains("Sign in"),
-        "{text}"
-    );
+    session.sees_the_sign_in_page().await;
     session.person.assert_accessible("signed out").await;
 
     session.sign_in().await;

@@ -69,15 +69,20 @@ async fn live_10_the_panel_is_served_to_a_signed_in_person_only() {
     let (status, _, body) = get(port, "/", &[]).await;
     assert_eq!(status, 200);
     assert!(body.contains("Sign in"), "{body}");
-    assert!(!body.contains("<script"), "{body}");
-    for file in ["/panel/main.js", "/panel/panel.css", "/panel/index.html"] {
+    assert!(!body.contains("signin?code="), "{body}");
+    for file in ["/panel/main.js", "/panel/live.js", "/panel/index.html"] {
         let (status, _, body) = get(port, file, &[]).await;
-        assert_eq!(status, 403, "{file}: {body}");
+        assert_eq!(status, 401, "{file}: {body}");
         assert!(!body.contains("import "), "{file}: {body}");
+    }
+    // The sign-in page's own files are anyone's.
+    for file in ["/panel/signin.js", "/panel/session.js", "/panel/panel.css"] {
+        let (status, _, body) = get(port, file, &[]).await;
+        assert_eq!(status, 200, "{file}: {body}");
     }
     let forged = [("Cookie", "conch_session=0123456789abcdef")];
     let (status, _, _) = get(port, "/panel/main.js", &forged).await;
-    assert_eq!(status, 403);
+    assert_eq!(status, 401);
 
     let cookie = served.sign_in().await;
     let with_cookie = [("Cookie", cookie.as_str())];

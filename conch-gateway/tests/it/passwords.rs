@@ -501,14 +501,8 @@ async fn sec_2_a_sign_up_gets_a_generated_password_that_the_sign_in_then_uses() 
     let site = format!("127.0.0.1:{}", pages.port());
     let (mut client, port, code) = door_with(home.path(), &["--trust", "full"]).await;
     // The person watches: every live event is kept for the scan.
-    let (_, head, _) = door_request(port, "GET", &format!("/signin?code={code}"), &[], "").await;
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .expect("a session cookie")
-        .to_owned();
-    let mut socket = crate::live::join(port, &cookie, "mcp-stdio").await;
+    let signed = crate::live::signed_in(port, &code).await;
+    let mut socket = crate::live::join(port, &signed, "mcp-stdio").await;
     let events = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let kept = events.clone();
     let watcher = tokio::spawn(async move {
@@ -753,36 +747,33 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     let own = format!("http://127.0.0.1:{port}");
     let mut answers = String::new();
 
-    let (status, head, _) =
-        door_request(port, "GET", &format!("/signin?code={code}"), &[], "").await;
-    assert_eq!(status, 303, "{head}");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .expect("a session cookie")
-        .to_owned();
+    let session = crate::live::signed_in(port, &code).await;
     let json = ("Content-Type", "application/json");
-    let signed = ("Cookie", cookie.as_str());
+    let signed = ("Cookie", session.cookie.as_str());
+    let token = (crate::live::TOKEN, session.token.as_str());
     let origin = ("Origin", own.as_str());
     let body = format!(
         r#"{{"site": "https://login.example.com/x", "username": "ada", "password": "{CANARY}"}}"#
     );
-    let refused: [(&str, Vec<(&str, &str)>); 6] = [
+    let refused: [(&str, Vec<(&str, &str)>); 7] = [
         (
             "a forged cross-origin post",
-            vec![signed, json, ("Origin", "http://evil.example")],
+            vec![signed, token, json, ("Origin", "http://evil.example")],
         ),
-        ("a post with no Origin", vec![signed, json]),
+        ("a post with no Origin", vec![signed, token, json]),
         (
             "a post from the null origin",
-            vec![signed, json, ("Origin", "null")],
+            vec![signed, token, json, ("Origin", "null")],
         ),
         (
             "a rebound host",
-            vec![signed, json, origin, ("Host", "evil.example")],
+            vec![signed, token, json, origin, ("Host", "evil.example")],
         ),
         ("no session", vec![json, origin]),
+        (
+            "the cookie alone (any local server the browser visits gets it)",
+            vec![signed, json, origin],
+        ),
         (
             "a made-up session",
             vec![json, origin, ("Cookie", "conch_session=00ff")],
@@ -791,7 +782,14 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     for (what, headers) in &refused {
         let (status, _, said) =
             door_request(port, "POST", "/api/browser/passwords", headers, &body).await;
-        assert_eq!(status, 403, "{what}: {said}");
+        let session_missing = what.starts_with("no session")
+            || what.starts_with("a made-up")
+            || what.starts_with("the cookie alone");
+        assert_eq!(
+            status,
+            if session_missing { 401 } else { 403 },
+            "{what}: {said}"
+        );
         answers.push_str(&said);
     }
     let (status, _, said) = door_request(
@@ -800,6 +798,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         "/api/browser/passwords",
         &[
             signed,
+            token,
             origin,
             ("Content-Type", "application/x-www-form-urlencoded"),
         ],
@@ -819,7 +818,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         port,
         "POST",
         "/api/browser/passwords",
-        &[signed, origin, json],
+        &[signed, token, origin, json],
         &body,
     )
     .await;
@@ -849,7 +848,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
             port,
             "POST",
             "/api/browser/passwords",
-            &[signed, origin, json],
+            &[signed, token, origin, json],
             bad,
         )
         .await;
@@ -861,7 +860,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         answers.push_str(&said);
     }
     let (status, _, said) =
-        door_request(port, "GET", "/api/browser/passwords", &[signed], "").await;
+        door_request(port, "GET", "/api/browser/passwords", &[signed, token], "").await;
     assert_eq!(status, 200, "{said}");
     let listed: serde_json::Value = serde_json::from_str(&said).expect("JSON");
     assert_eq!(
@@ -873,19 +872,19 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         port,
         "GET",
         "/api/browser/passwords",
-        &[signed, ("Origin", "http://evil.example")],
+        &[signed, token, ("Origin", "http://evil.example")],
         "",
     )
     .await;
     assert_eq!(status, 403, "a cross-origin read: {said}");
     let (status, _, said) = door_request(port, "GET", "/api/browser/passwords", &[], "").await;
-    assert_eq!(status, 403, "a read with no session: {said}");
+    assert_eq!(status, 401, "a read with no session: {said}");
 
     let (status, _, said) = door_request(
         port,
         "DELETE",
         "/api/browser/passwords/example.com",
-        &[signed, ("Origin", "http://evil.example")],
+        &[signed, token, ("Origin", "http://evil.example")],
         "",
     )
     .await;
@@ -899,7 +898,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         port,
         "DELETE",
         "/api/browser/passwords/example.com",
-        &[signed, origin],
+        &[signed, token, origin],
         "",
     )
     .await;
@@ -909,7 +908,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         port,
         "DELETE",
         "/api/browser/passwords/example.com",
-        &[signed, origin],
+        &[signed, token, origin],
         "",
     )
     .await;
@@ -920,7 +919,7 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
     );
 
     // The page itself: the signed-in person's, on the gateway's own host.
-    let (status, head, page) = door_request(port, "GET", "/passwords", &[signed], "").await;
+    let (status, head, page) = door_request(port, "GET", "/passwords", &[signed, token], "").await;
     assert_eq!(status, 200, "{head}");
     assert!(page.contains("<h1>Passwords</h1>"), "{page}");
     assert!(
@@ -928,12 +927,12 @@ async fn amb_2_a_forged_cross_origin_change_to_the_passwords_is_refused() {
         "{head}"
     );
     let (_, _, page) = door_request(port, "GET", "/passwords", &[], "").await;
-    assert!(page.contains("Sign in with the link"), "{page}");
+    assert!(page.contains("Print a new sign-in link"), "{page}");
     let (status, _, _) = door_request(
         port,
         "GET",
         "/passwords",
-        &[signed, ("Host", "evil.example")],
+        &[signed, token, ("Host", "evil.example")],
         "",
     )
     .await;
@@ -1058,7 +1057,7 @@ async fn live_10_the_passwords_page_saves_lists_and_removes_by_keyboard() {
     // Everything the page fetched: the list carries no password.
     let fetched = client
         .execute_async(
-            "const done = arguments[arguments.length - 1]; fetch('/api/browser/passwords').then(r => r.text()).then(done);",
+            "const done = arguments[arguments.length - 1]; fetch('/api/browser/passwords', {headers: {'X-Conch-Session': localStorage.getItem('conch.session')}}).then(r => r.text()).then(done);",
             vec![],
         )
         .await

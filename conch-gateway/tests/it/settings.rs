@@ -9,13 +9,13 @@ use std::path::Path;
 use conch_fixtures::FixtureServer;
 use serde_json::{Value, json};
 
-use crate::live::Watched;
+use crate::live::{Signed, TOKEN, Watched};
 use crate::support::door_request;
 
 /// A signed-in person on the panel of a running gateway.
 struct Person {
     port: u16,
-    cookie: String,
+    signed: Signed,
     /// Every body and head the gateway sent, for the key-canary scan.
     seen: Vec<String>,
 }
@@ -24,12 +24,13 @@ impl Person {
     async fn of(watched: &Watched) -> Person {
         Person {
             port: watched.port,
-            cookie: watched.sign_in().await,
+            signed: watched.sign_in().await,
             seen: Vec::new(),
         }
     }
 
-    /// A request from the panel's own page: the session cookie and the gateway's Origin.
+    /// A request from the panel's own page: the session (cookie and token) and the
+    /// gateway's Origin.
     async fn call(&mut self, method: &str, path: &str, body: Value) -> (u16, Value) {
         let origin = format!("http://127.0.0.1:{}", self.port);
         let body = if body.is_null() {
@@ -41,7 +42,11 @@ impl Person {
             self.port,
             method,
             path,
-            &[("Cookie", &self.cookie), ("Origin", &origin)],
+            &[
+                ("Cookie", &self.signed.cookie),
+                (TOKEN, &self.signed.token),
+                ("Origin", &origin),
+            ],
             &body,
         )
         .await;
@@ -94,9 +99,11 @@ async fn amb_2_a_forged_cross_origin_request_is_refused() {
         ("GET", "/api/browser/settings", ""),
     ];
     for (method, path, body) in attacks {
-        // The attacker's page, with the person's cookie riding along.
+        // The attacker's page, with the person's cookie riding along (and even the
+        // token, which no other origin can read).
         let forged: Vec<(&str, &str)> = vec![
-            ("Cookie", &person.cookie),
+            ("Cookie", &person.signed.cookie),
+            (TOKEN, &person.signed.token),
             ("Origin", "http://evil.example"),
         ];
         // No cookie at all, from the gateway's own origin.
@@ -104,7 +111,8 @@ async fn amb_2_a_forged_cross_origin_request_is_refused() {
         // A name rebound to 127.0.0.1.
         let rebound: Vec<(&str, &str)> = vec![
             ("Host", "evil.example"),
-            ("Cookie", &person.cookie),
+            ("Cookie", &person.signed.cookie),
+            (TOKEN, &person.signed.token),
             ("Origin", "http://evil.example"),
         ];
         for headers in [&forged, &anonymous, &rebound] {
@@ -113,8 +121,13 @@ async fn amb_2_a_forged_cross_origin_request_is_refused() {
                 continue;
             }
             let (status, _, text) = door_request(port, method, path, headers, body).await;
-            assert_eq!(status, 403, "{method} {path} with {headers:?}: {text}");
-            assert!(text.starts_with("Forbidden: "), "{text}");
+            let (code, says) = if headers == &anonymous {
+                (401, "Unauthorized: ")
+            } else {
+                (403, "Forbidden: ")
+            };
+            assert_eq!(status, code, "{method} {path} with {headers:?}: {text}");
+            assert!(text.starts_with(says), "{text}");
         }
     }
     assert_eq!(
@@ -127,7 +140,11 @@ async fn amb_2_a_forged_cross_origin_request_is_refused() {
         port,
         "GET",
         "/api/browser/settings",
-        &[("Cookie", &person.cookie), ("Host", &own_host)],
+        &[
+            ("Cookie", &person.signed.cookie),
+            (TOKEN, &person.signed.token),
+            ("Host", &own_host),
+        ],
         "",
     )
     .await;
@@ -734,7 +751,7 @@ async fn amb_2_a_new_sign_in_link_is_printed_not_sent() {
         .unwrap_or_else(|| panic!("a link to the door: {link}"));
     let (status, head, _) = door_request(watched.port, "GET", path, &[], "").await;
     assert_eq!(status, 303, "{head}");
-    assert!(head.contains("set-cookie: conch_session="), "{head}");
+    assert!(head.contains("set-cookie: conch_session_"), "{head}");
     // The link is one-time, and the first session still works.
     let (status, _, _) = door_request(watched.port, "GET", path, &[], "").await;
     assert_eq!(status, 403);
