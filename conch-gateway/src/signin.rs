@@ -80,7 +80,8 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
             },
         }
     }
-    let home = crate::cli::home(dir.as_deref()).map_err(|e| e.trim_end_matches('.').to_owned())?;
+    let home = crate::cli::home(dir.as_deref())
+        .map_err(|e| String::from(e).trim_end_matches('.').to_owned())?;
     let path = home.root().join(DOOR_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
