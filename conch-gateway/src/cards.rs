@@ -18,9 +18,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use conch_policy::Choice;
+use conch_policy::{Choice, QuestionKind, Site};
 use conch_tools::{Answer, AskRequest, Asker, BoxFuture};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 
 /// How many card events a slow watcher may fall behind before it skips ahead.
@@ -36,7 +37,7 @@ pub(crate) struct Board {
 struct Inner {
     next: AtomicU64,
     open: Mutex<HashMap<String, Open>>,
-    events: broadcast::Sender<(String, Value)>,
+    events: broadcast::Sender<(String, CardEvent)>,
     timeout: Duration,
 }
 
@@ -44,9 +45,82 @@ struct Inner {
 #[derive(Debug)]
 struct Open {
     conversation: String,
-    card: Value,
+    card: Card,
     choices: Vec<Choice>,
     answer: Option<oneshot::Sender<Choice>>,
+}
+
+/// A question card as the panel draws it: the live socket's `question` event (PROTO-8).
+///
+/// Its fields are in alphabetical order, the order the loose JSON it replaced went out
+/// in, so the wire text is unchanged (docs/live-protocol.md).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Card {
+    /// The buttons, in the question's order.
+    choices: Vec<CardChoice>,
+    /// The conversation the question is for.
+    conversation: String,
+    /// The cross-site frame the site question also names (PERM-16).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frame_site: Option<Site>,
+    /// The card's id on the board (`q1`); empty until posted.
+    id: String,
+    /// What the question is about.
+    kind: QuestionKind,
+    /// Allowing also lends the person's sign-in (ERR-4).
+    lends_sign_in: bool,
+    /// The site asked about; none for the browser's download.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    site: Option<Site>,
+    /// The note that the page's words came from someone else, if they did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    taint_note: Option<String>,
+    /// The question in one sentence.
+    text: String,
+    /// A PNG data URL of the page, if there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thumbnail: Option<String>,
+    /// The tool that asks.
+    tool: String,
+    /// Always `question`.
+    #[serde(rename = "type")]
+    tag: &'static str,
+    /// The words of a significant act (HS-2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    words: Option<String>,
+}
+
+/// One button of a [`Card`].
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CardChoice {
+    /// The protocol's name for it (`thisChat`, `always`, `yes`, `no`, `tryAgain`): what
+    /// the person's `answer` sends back.
+    id: Choice,
+    /// The button's words.
+    label: &'static str,
+}
+
+/// A card came down: the live socket's `questionClosed` event (PROTO-8).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CardClosed {
+    /// `answered`, `expired` or `withdrawn`.
+    how: &'static str,
+    /// The card's id.
+    id: String,
+    /// Always `questionClosed`.
+    #[serde(rename = "type")]
+    tag: &'static str,
+}
+
+/// What the board tells a conversation's watchers.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub(crate) enum CardEvent {
+    /// A new card.
+    Question(Box<Card>),
+    /// A card came down.
+    Closed(CardClosed),
 }
 
 /// Why an answer was not taken.
@@ -84,14 +158,14 @@ impl Board {
     }
 
     /// Card events from now on, with the conversation each belongs to.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<(String, Value)> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<(String, CardEvent)> {
         self.inner.events.subscribe()
     }
 
     /// The cards of `conversation` still open, oldest first.
-    pub(crate) fn open_for(&self, conversation: &str) -> Vec<Value> {
+    pub(crate) fn open_for(&self, conversation: &str) -> Vec<Card> {
         let open = lock(&self.inner.open);
-        let mut cards: Vec<(u64, Value)> = open
+        let mut cards: Vec<(u64, Card)> = open
             .iter()
             .filter(|(_, o)| o.conversation == conversation)
             .map(|(id, o)| {
@@ -139,11 +213,11 @@ impl Board {
     fn post(
         &self,
         conversation: &str,
-        mut card: Value,
+        mut card: Card,
         choices: Vec<Choice>,
     ) -> (String, oneshot::Receiver<Choice>) {
         let id = format!("q{}", self.inner.next.fetch_add(1, Ordering::Relaxed));
-        card["id"] = json!(id);
+        card.id.clone_from(&id);
         let (tx, rx) = oneshot::channel();
         lock(&self.inner.open).insert(
             id.clone(),
@@ -154,52 +228,59 @@ impl Board {
                 answer: Some(tx),
             },
         );
-        let _ = self.inner.events.send((conversation.to_owned(), card));
+        let _ = self
+            .inner
+            .events
+            .send((conversation.to_owned(), CardEvent::Question(Box::new(card))));
         (id, rx)
     }
 
     /// Takes card `id` down and tells the watchers how it closed.
-    fn close(&self, id: &str, how: &str) {
+    fn close(&self, id: &str, how: &'static str) {
         let closed = lock(&self.inner.open).remove(id);
         if let Some(open) = closed {
             let _ = self.inner.events.send((
                 open.conversation,
-                json!({ "type": "questionClosed", "id": id, "how": how }),
+                CardEvent::Closed(CardClosed {
+                    how,
+                    id: id.to_owned(),
+                    tag: "questionClosed",
+                }),
             ));
         }
     }
 }
 
-/// The card of `request`, as the panel draws it.
-fn card_of(request: &AskRequest) -> Value {
+/// The card of `request`, as the panel draws it; its id comes when it is posted.
+fn card_of(request: &AskRequest) -> Card {
     let question = &request.question;
-    let mut card = json!({
-        "type": "question",
-        "conversation": request.conversation,
-        "tool": request.tool,
-        "choices": question.choices().iter().map(|c| json!({
-            "id": choice_id(*c),
-            "label": c.label(),
-        })).collect::<Vec<_>>(),
-    });
-    // The question's own fields (kind, text, site, frameSite, words, lendsSignIn).
-    if let Ok(Value::Object(fields)) = serde_json::to_value(question) {
-        for (name, value) in fields {
-            if name != "choices" {
-                card[name] = value;
-            }
-        }
+    Card {
+        choices: question
+            .choices()
+            .iter()
+            .map(|c| CardChoice {
+                id: *c,
+                label: c.label(),
+            })
+            .collect(),
+        conversation: request.conversation.clone(),
+        frame_site: question.frame_site().cloned(),
+        id: String::new(),
+        kind: question.kind(),
+        lends_sign_in: question.lends_sign_in(),
+        site: question.site().cloned(),
+        taint_note: request.taint_note.clone(),
+        text: question.text().to_owned(),
+        thumbnail: request.thumbnail.as_ref().map(|png| {
+            format!(
+                "data:image/png;base64,{}",
+                conch_browser::page::base64::encode(png)
+            )
+        }),
+        tool: request.tool.clone(),
+        tag: "question",
+        words: question.words().map(str::to_owned),
     }
-    if let Some(png) = &request.thumbnail {
-        card["thumbnail"] = json!(format!(
-            "data:image/png;base64,{}",
-            conch_browser::page::base64::encode(png)
-        ));
-    }
-    if let Some(note) = &request.taint_note {
-        card["taintNote"] = json!(note);
-    }
-    card
 }
 
 /// The gateway's [`Asker`]: a card on the panel, waiting for the person.
@@ -264,7 +345,13 @@ impl Asker for PanelAsker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use conch_policy::{Question, Site};
+    use conch_policy::Question;
+    use serde_json::json;
+
+    /// A card event as the panel reads it.
+    fn value(event: (String, CardEvent)) -> (String, Value) {
+        (event.0, serde_json::to_value(event.1).expect("JSON"))
+    }
 
     fn request(conversation: &str) -> AskRequest {
         let site = Site::of_host("shop.test").expect("a site");
@@ -301,7 +388,7 @@ mod tests {
         let asking = asker.ask(&request);
         tokio::pin!(asking);
         let (_, card) = tokio::select! {
-            event = events.recv() => event.expect("a card"),
+            event = events.recv() => value(event.expect("a card")),
             _ = &mut asking => panic!("answered with no answer"),
         };
         assert_eq!(card["kind"], "browserDownload");
@@ -333,7 +420,7 @@ mod tests {
         let asking = asker.ask(&request);
         tokio::pin!(asking);
         let card = tokio::select! {
-            event = events.recv() => event.unwrap(),
+            event = events.recv() => value(event.unwrap()),
             _ = &mut asking => panic!("answered with no answer"),
         };
         assert_eq!(card.0, "c1");
@@ -369,7 +456,7 @@ mod tests {
             Err(AnswerError::Closed),
             "a stale card answered twice"
         );
-        let closed = events.recv().await.unwrap().1;
+        let closed = value(events.recv().await.unwrap()).1;
         assert_eq!(
             closed,
             json!({"type": "questionClosed", "id": id, "how": "answered"})
@@ -391,6 +478,65 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(asker.board.count_for("c1"), 0);
+    }
+
+    /// The wire text of every card event `asker` sends while asking `request` and being
+    /// answered `choice`: the card, the card as a late watcher gets it, the closing.
+    async fn wire(asker: &PanelAsker, request: &AskRequest, choice: &str) -> Vec<String> {
+        let mut events = asker.board.subscribe();
+        let asking = asker.ask(request);
+        tokio::pin!(asking);
+        let card = tokio::select! {
+            event = events.recv() => event.expect("a card").1,
+            _ = &mut asking => panic!("answered with no answer"),
+        };
+        let late = asker.board.open_for(&request.conversation);
+        let id = match &card {
+            CardEvent::Question(card) => card.id.clone(),
+            CardEvent::Closed(_) => panic!("a closing before the card"),
+        };
+        asker
+            .board
+            .answer(&request.conversation, &id, choice)
+            .expect("answered");
+        asking.await;
+        let closed = events.recv().await.expect("a closing").1;
+        let mut sent = vec![serde_json::to_string(&card).expect("JSON")];
+        sent.extend(late.iter().map(|c| serde_json::to_string(c).expect("JSON")));
+        sent.push(serde_json::to_string(&closed).expect("JSON"));
+        sent
+    }
+
+    /// PROTO-8: the question card is a public protocol: every kind of card, with every
+    /// optional field, and its closing go out byte for byte as they did when cards were
+    /// built as loose JSON (the golden file was written by that code).
+    #[tokio::test]
+    async fn proto_8_live_question_cards_are_byte_identical() {
+        let asker = asker(Duration::from_secs(30));
+        let site = Site::of_host("shop.test").expect("a site");
+        let frame = Site::of_host("pay.test").expect("a site");
+        let questions = [
+            (Question::for_site(&site, Some(&frame), true), "always"),
+            (Question::own_chrome(&site, None), "thisChat"),
+            (Question::high_stakes(&site, "click", "Pay £12"), "yes"),
+            (Question::download(&site, "report.pdf", Some(2048)), "no"),
+            (
+                Question::browser_download_failed("Conch couldn't download Chromium."),
+                "tryAgain",
+            ),
+        ];
+        let mut sent = Vec::new();
+        for (n, (question, choice)) in questions.into_iter().enumerate() {
+            let request = AskRequest {
+                conversation: format!("c{n}"),
+                question,
+                tool: "browser_click".to_owned(),
+                thumbnail: (n == 0).then(|| vec![1, 2, 3]),
+                taint_note: (n == 0).then(|| "This page was written by someone else.".to_owned()),
+            };
+            sent.extend(wire(&asker, &request, choice).await);
+        }
+        insta::assert_snapshot!("live_question_cards", sent.join("\n"));
     }
 
     /// A cancelled call takes its card down.

@@ -47,6 +47,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::ask::{Channels, Outbound};
+use crate::secret::constant_time_eq;
 
 /// The session header of streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -344,10 +345,6 @@ fn task_name(headers: &HeaderMap, kind: ConversationKind) -> Result<Option<Strin
             "Bad request: Conch-Task takes a name of 1 to 64 letters, digits, dots, dashes or underscores.",
         )))
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn post_mcp(State(door): State<Door>, request: Request) -> Response {

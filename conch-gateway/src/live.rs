@@ -29,7 +29,7 @@ use conch_browser::Browser;
 use conch_live::{Event, Hub, Outgoing, TurnControl};
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::cards::Board;
@@ -75,9 +75,9 @@ fn takes_over(message: &[u8]) -> bool {
         .is_ok_and(|k| matches!(k.kind.as_str(), "takeover" | "pointer" | "key" | "text"))
 }
 
-/// A JSON value as a text message.
-fn value_text(value: &Value) -> Message {
-    Message::Text(value.to_string().into())
+/// A card event or a reply to an answer as a text message.
+fn value_text(value: &impl serde::Serialize) -> Message {
+    Message::Text(serde_json::to_string(value).unwrap_or_default().into())
 }
 
 /// An event as a text message; `None` (and a warning) if it can't be written as JSON.

@@ -34,6 +34,7 @@ mod log;
 mod notify;
 mod panel;
 mod passwords;
+mod secret;
 mod settings;
 mod signin;
 mod stdio;

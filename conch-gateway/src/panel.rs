@@ -43,6 +43,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::live::Live;
+use crate::secret::constant_time_eq;
 
 /// The session cookie's name before `_PORT`: the second factor, sent to every server on
 /// 127.0.0.1. The port in its name keeps two gateways' cookies apart (a cookie ignores
@@ -437,43 +438,12 @@ fn cookies<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'
         })
 }
 
-/// The value of the query parameter `name`, percent-decoded; `None` when absent or not
-/// UTF-8 after decoding.
+/// The value of the query parameter `name`, decoded as a form (`%XX` and `+`) by the
+/// `url` crate; `None` when absent. A broken escape stays as it was sent.
 fn query_param(uri: &Uri, name: &str) -> Option<String> {
-    uri.query()?.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        (percent_decode(key)? == name).then(|| percent_decode(value))?
-    })
-}
-
-/// Decodes `%XX` escapes and `+` (a space in a query); `None` for a broken escape or
-/// bytes that are not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'%' => {
-                let hex = text.get(i + 1..i + 3)?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            _ => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    url::form_urlencoded::parse(uri.query()?.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
 }
 
 /// A refusal: `status` and one sentence as plain text.
@@ -803,10 +773,15 @@ mod tests {
         );
         assert_eq!(query_param(&uri, "y").as_deref(), Some(""));
         assert_eq!(query_param(&uri, "z"), None);
+        let spaced: Uri = "/api/browser/live?conversation=a+b%20c".parse().unwrap();
+        assert_eq!(
+            query_param(&spaced, "conversation").as_deref(),
+            Some("a b c")
+        );
         let broken: Uri = "/signin?code=%zz".parse().unwrap();
-        assert_eq!(query_param(&broken, "code"), None);
+        assert_eq!(query_param(&broken, "code").as_deref(), Some("%zz"));
         let short: Uri = "/signin?code=%4".parse().unwrap();
-        assert_eq!(query_param(&short, "code"), None);
+        assert_eq!(query_param(&short, "code").as_deref(), Some("%4"));
     }
 
     /// A door on port 1 timed by a clock the test moves; sessions end after 12 hours.

@@ -262,6 +262,166 @@ mod tests {
         insta::assert_json_snapshot!("live_events", events);
     }
 
+    /// Every event variant, each a position in [`every_event`]: a new variant breaks
+    /// this match, so it can't ship without an example and a snapshot below.
+    fn event_index(event: &Event) -> usize {
+        match event {
+            Event::Status { .. } => 0,
+            Event::Cursor { .. } => 1,
+            Event::Step(_) => 2,
+            Event::Handoff(_) => 3,
+            Event::Found { .. } => 4,
+            Event::Dialog { .. } => 5,
+            Event::Tabs(_) => 6,
+            Event::Error { .. } => 7,
+        }
+    }
+
+    /// How many arms [`event_index`] has.
+    const EVENT_VARIANTS: usize = 8;
+
+    /// One example of every event, in [`event_index`]'s order, with its snapshot's name.
+    fn every_event() -> Vec<(&'static str, Event)> {
+        use conch_browser::protocol::{
+            BrowserActionKind, BrowserHandoff, BrowserPageDialog, BrowserSession, BrowserStep,
+            BrowserTab, BrowserTabSummary,
+        };
+        let dialog = BrowserPageDialog {
+            kind: "prompt".into(),
+            message: "Your name?".into(),
+            site: "shop.test".into(),
+            default_text: Some("Ada".into()),
+        };
+        vec![
+            (
+                "live_event_status",
+                Event::Status {
+                    driver: "person".into(),
+                    handoff: Some("Sign in to Harbour Mail.".into()),
+                },
+            ),
+            (
+                "live_event_cursor",
+                Event::Cursor {
+                    x: 192.0,
+                    y: 96.5,
+                    kind: "click".into(),
+                    caption: "Clicking “Checkout”".into(),
+                },
+            ),
+            (
+                "live_event_step",
+                Event::Step(BrowserStep {
+                    kind: BrowserActionKind::Click,
+                    caption: "Clicked “Checkout”".into(),
+                    tab: "t1".into(),
+                    thumbnail: Some("data:image/jpeg;base64,AQID".into()),
+                    change_summary: Some("The cart opened.".into()),
+                    open_panel: true,
+                }),
+            ),
+            (
+                "live_event_handoff",
+                Event::Handoff(BrowserHandoff {
+                    reason: "Enter the card's security code.".into(),
+                    auto: false,
+                    outcome: Some("done".into()),
+                }),
+            ),
+            ("live_event_found", Event::Found { count: 3, index: 2 }),
+            (
+                "live_event_dialog",
+                Event::Dialog {
+                    dialog: Some(dialog.clone()),
+                },
+            ),
+            (
+                "live_event_tabs",
+                Event::Tabs(BrowserTab {
+                    tabs: vec![
+                        BrowserTabSummary {
+                            id: "t1".into(),
+                            title: "Shop".into(),
+                            url: "https://shop.test/".into(),
+                            active: false,
+                        },
+                        BrowserTabSummary {
+                            id: "t2".into(),
+                            title: "Cart".into(),
+                            url: "https://shop.test/cart".into(),
+                            active: true,
+                        },
+                    ],
+                    backend: "local".into(),
+                    dialog: Some(dialog),
+                    session: Some(BrowserSession {
+                        reason: "This chat has a browser of its own.".into(),
+                        sites: vec!["shop.test".into()],
+                    }),
+                }),
+            ),
+            ("live_event_error", Event::invalid_command()),
+        ]
+    }
+
+    /// PROTO-8: every live event, each with its own golden JSON; one missing from
+    /// [`every_event`] fails here, and a new variant doesn't compile until it is added.
+    #[test]
+    fn proto_8_live_every_event_has_a_golden_snapshot() {
+        let events = every_event();
+        let covered: Vec<usize> = events.iter().map(|(_, e)| event_index(e)).collect();
+        assert_eq!(
+            covered,
+            (0..EVENT_VARIANTS).collect::<Vec<_>>(),
+            "every event variant needs one example, in order"
+        );
+        for (name, event) in events {
+            insta::assert_json_snapshot!(name, event);
+        }
+    }
+
+    /// Every command variant, each a position in the examples below: a new variant breaks
+    /// this match, so it can't ship without an example.
+    fn command_index(command: &Command) -> usize {
+        match command {
+            Command::Size { .. } => 0,
+            Command::Takeover => 1,
+            Command::Handback => 2,
+            Command::Pointer { .. } => 3,
+            Command::Key { .. } => 4,
+            Command::Text { .. } => 5,
+            Command::Tab { .. } => 6,
+            Command::Dialog { .. } => 7,
+            Command::Find { .. } => 8,
+            Command::Stop => 9,
+            Command::Session(_) => 10,
+        }
+    }
+
+    /// PROTO-8: one example of every command, as docs/live-protocol.md shows it, parses
+    /// to its variant; one missing fails here.
+    #[test]
+    fn proto_8_live_every_command_has_an_example() {
+        let examples = [
+            r#"{"type":"size","width":1280,"height":800,"dpr":2}"#,
+            r#"{"type":"takeover"}"#,
+            r#"{"type":"handback"}"#,
+            r#"{"type":"pointer","action":"wheel","x":640,"y":400,"deltaX":0,"deltaY":120}"#,
+            r#"{"type":"key","action":"down","key":"Enter","code":"Enter","modifiers":0}"#,
+            r#"{"type":"text","text":"é日本"}"#,
+            r#"{"type":"tab","tab":"t2"}"#,
+            r#"{"type":"dialog","accept":true,"text":"Ada"}"#,
+            r#"{"type":"find","text":"apple","direction":"previous"}"#,
+            r#"{"type":"stop"}"#,
+            r#"{"type":"session","own":true}"#,
+        ];
+        let covered: Vec<usize> = examples
+            .iter()
+            .map(|text| command_index(&Command::parse(text).expect(text)))
+            .collect();
+        assert_eq!(covered, (0..11).collect::<Vec<_>>());
+    }
+
     #[test]
     fn proto_9_unknown_command_gets_invalid_command() {
         assert_eq!(
