@@ -2,10 +2,10 @@
 //! `gnome-keyring-daemon`, unlocked, inside a D-Bus session of its own
 //! (`dbus-run-session`), both from Debian's packages (`cargo xtask` installs them).
 //!
-//! The outer test starts the session and runs this binary again inside it with one
-//! ignored test, [`inside_a_secret_service`], which does the work; the outer test fails
-//! unless that test ran and passed. Nothing touches the person's own keychain: the
-//! session has its own bus, HOME and keyrings in a temporary folder.
+//! The test starts the session and runs itself again inside it (marked by an environment
+//! variable), where [`inside_a_secret_service`] does the work; outside, it fails unless
+//! that run passed. Nothing touches the person's own keychain: the session has its own
+//! bus, HOME and keyrings in a temporary folder.
 
 use std::process::Command;
 
@@ -15,8 +15,9 @@ use conch_browser::seal::{
     KeyPlace, Sealer, SecretText, SecretsFile, entry_user, last_key_place, platform_store,
 };
 
-/// The inner test's full name in this binary.
-const INSIDE: &str = "keychain::inside_a_secret_service";
+/// This test's full name in this binary, to run it again inside the session.
+const INSIDE: &str =
+    "keychain::be_3_the_device_key_lives_in_a_real_secret_service_and_a_key_file_moves_into_it";
 
 /// Set only in the session the outer test starts.
 const IN_SESSION: &str = "CONCH_TEST_IN_KEYCHAIN_SESSION";
@@ -28,6 +29,10 @@ const CANARY: &str = "bb_live_CANARY_secret_service_51e8";
 /// readable.
 #[test]
 fn be_3_the_device_key_lives_in_a_real_secret_service_and_a_key_file_moves_into_it() {
+    if std::env::var_os(IN_SESSION).is_some() {
+        inside_a_secret_service();
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let run = dir.path().join("run");
     std::fs::create_dir(&run).expect("runtime dir");
@@ -40,7 +45,7 @@ fn be_3_the_device_key_lives_in_a_real_secret_service_and_a_key_file_moves_into_
     // The keyring is unlocked with a throwaway password; the test binary replaces the
     // shell, so the session ends when it does.
     let script = "echo -n conch-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
-                  && exec \"$0\" \"$1\" --exact --ignored --nocapture --test-threads=1";
+                  && exec \"$0\" \"$1\" --exact --nocapture --test-threads=1";
     let output = Command::new("timeout")
         .args(["120", "dbus-run-session", "--", "sh", "-c", script])
         .arg(&exe)
@@ -71,14 +76,8 @@ fn be_3_the_device_key_lives_in_a_real_secret_service_and_a_key_file_moves_into_
     }
 }
 
-/// Runs inside the session the test above starts; alone, it says so and fails.
-#[test]
-#[ignore = "run inside a Secret Service session by the test above"]
+/// The work, inside the session the test above starts.
 fn inside_a_secret_service() {
-    assert!(
-        std::env::var_os(IN_SESSION).is_some(),
-        "run by be_3_the_device_key_lives_in_a_real_secret_service_and_a_key_file_moves_into_it"
-    );
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = ManualClock::at_unix(1_796_000_000);
 
