@@ -64,6 +64,8 @@ pub struct WheelState {
     pub handoff: Option<String>,
     /// How the last handoff ended, once it has (read by the waiting step).
     pub ended: Option<HandEnd>,
+    /// The agent (its MCP client) went away: nothing waits for the person any more.
+    pub agent_left: bool,
 }
 
 /// How the person ended a handoff from their side.
@@ -73,6 +75,9 @@ pub enum HandEnd {
     Done,
     /// They pressed Stop (HAND-9).
     Stopped,
+    /// The agent went away (its MCP client closed or its session ended): the call that
+    /// waited is over, so the handoff is too.
+    AgentLeft,
 }
 
 /// One conversation's wheel. Cheap to share behind an `Arc`.
@@ -292,6 +297,20 @@ impl Wheel {
         self.state.send_modify(|s| {
             s.handoff = Some(reason.to_owned());
             s.ended = None;
+            s.agent_left = false;
+        });
+    }
+
+    /// The agent went away (its MCP client closed, or its session ended or was deleted):
+    /// a waiting handoff ends at once, the person's takeover with it (nobody waits for
+    /// the wheel any more), and whoever watches is told (`agent_left`).
+    pub fn agent_left(&self) {
+        self.state.send_modify(|s| {
+            s.person_drives = false;
+            if s.handoff.take().is_some() {
+                s.ended = Some(HandEnd::AgentLeft);
+            }
+            s.agent_left = true;
         });
     }
 

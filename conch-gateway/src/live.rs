@@ -34,6 +34,30 @@ use tokio::sync::Mutex;
 
 use crate::cards::Board;
 
+/// What ends when an agent goes away (its MCP client closed stdin, or its HTTP session
+/// ended or was deleted): the conversation's waiting handoff and takeover (so its call
+/// returns at once and the panel is told `agentLeft`) and its questions (No). Cheap to
+/// clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Leaving {
+    browser: Browser,
+    board: Board,
+}
+
+impl Leaving {
+    /// What ends in `browser` and on `board` when an agent goes away.
+    pub(crate) fn new(browser: Browser, board: Board) -> Leaving {
+        Leaving { browser, board }
+    }
+
+    /// The agent of `conversation` went away.
+    pub(crate) fn left(&self, conversation: &str) {
+        tracing::info!(conversation, "the agent went away; what waited for it ends");
+        self.browser.wheel(conversation).agent_left();
+        self.board.withdraw_for(conversation);
+    }
+}
+
 /// The gateway's Stop: the conversation's call in flight ends (LIVE-14).
 #[derive(Debug)]
 pub(crate) struct GatewayTurn {

@@ -225,6 +225,10 @@ pub enum Event {
         /// One sentence.
         message: String,
     },
+    /// The agent went away (its MCP client closed, or its session ended or was deleted):
+    /// a handoff or question that waited is over and nothing more will come. Sent once,
+    /// after the status that hands the wheel back.
+    AgentLeft,
 }
 
 impl Event {
@@ -242,6 +246,13 @@ mod tests {
     use serde_json::json;
 
     /// PROTO-8, LIVE-5, PROTO-12: the live events as golden JSON.
+    /// HAND-8 (issue 28): the agent leaving is one additive event with only its type.
+    #[test]
+    fn hand_8_the_agent_leaving_is_one_event_of_its_own() {
+        let json = serde_json::to_value(Event::AgentLeft).expect("JSON");
+        assert_eq!(json, json!({ "type": "agentLeft" }));
+    }
+
     #[test]
     fn proto_8_live_events_golden_json() {
         let events = vec![

@@ -146,6 +146,9 @@ impl Hub {
         let state = view.wheel.state();
         let mut pending = VecDeque::new();
         pending.push_back(status_of(&state));
+        if state.agent_left {
+            pending.push_back(Event::AgentLeft);
+        }
         let feed = Feed {
             frames: view.frames.subscribe(),
             activity: view.wheel.activity(),
@@ -153,6 +156,7 @@ impl Hub {
             events: view.events.subscribe(),
             pending,
             first_tabs: true,
+            told_left: state.agent_left,
             view: Arc::clone(&view),
         };
         (feed, Control::new(view))
@@ -201,6 +205,8 @@ pub struct Feed {
     events: broadcast::Receiver<Event>,
     pending: VecDeque<Event>,
     first_tabs: bool,
+    /// Whether this watcher was told the agent left.
+    told_left: bool,
 }
 
 impl Drop for Feed {
@@ -227,6 +233,11 @@ impl Feed {
                 changed = self.status.changed() => {
                     changed.ok()?;
                     let state = self.status.borrow_and_update().clone();
+                    // The agent leaving is told once, after the status it brought.
+                    if state.agent_left && !self.told_left {
+                        self.told_left = true;
+                        self.pending.push_back(Event::AgentLeft);
+                    }
                     return Some(Outgoing::Event(status_of(&state)));
                 }
                 activity = self.activity.recv() => match activity {

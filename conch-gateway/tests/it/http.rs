@@ -477,7 +477,7 @@ async fn mcp_over_http_event_stream_carries_elicitation_and_progress() {
 
 /// The ids of the running browsers (not their helper processes) whose command line holds
 /// `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
+pub(crate) fn processes_with(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {

@@ -884,3 +884,48 @@ async fn live_6_a_step_comes_with_a_thumbnail_the_panel_can_fetch() {
     }
     watched.client.finish().await;
 }
+
+/// HAND-5, HAND-8 (issue 28): the MCP client going away (stdin closed) while a payment
+/// handoff waits ends the wait at once: the watcher is told `agentLeft`, and `conch-gateway
+/// mcp` exits within a few seconds with its Chromium.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_8_a_closed_stdin_ends_a_waiting_handoff_and_the_gateway_exits_with_its_browser() {
+    let (_pages, home, mut watched, _page) = opened("payment.html").await;
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_handoff", "arguments": { "reason": "Please pay for the order." } }),
+        )
+        .await;
+    wait_for_line(&mut watched.stderr, "Take over: ").await;
+    until_driver(&mut socket, "person").await;
+    let profile = home.path().display().to_string();
+    assert!(
+        !crate::http::processes_with(&profile).is_empty(),
+        "the gateway's Chromium runs"
+    );
+    let stopped = watched.client.finish_within(Duration::from_secs(8)).await;
+    assert!(stopped, "the gateway still runs 8 s after stdin closed");
+    let left = next_event(&mut socket, "agentLeft").await;
+    assert_eq!(left, json!({ "type": "agentLeft" }));
+    for _ in 0..50 {
+        if crate::http::processes_with(&profile).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the gateway's Chromium outlived it");
+}
+
+/// Reads status events until one says `driver` drives.
+async fn until_driver(socket: &mut Socket, driver: &str) -> Value {
+    loop {
+        let status = next_event(socket, "status").await;
+        if status["driver"] == driver {
+            return status;
+        }
+    }
+}
