@@ -103,6 +103,7 @@ struct PersonNotes {
     drove: bool,
     switched_to: Option<String>,
     found: bool,
+    left: bool,
 }
 
 impl Default for Wheel {
@@ -162,6 +163,14 @@ impl Wheel {
         });
     }
 
+    /// Every window the person drove from went away mid-takeover and none came back
+    /// within the grace (LIVE-8): the wheel goes back to the agent, whose next result says
+    /// so. Never called during a handoff, which only the person ends (HAND-5).
+    pub fn person_left(&self) {
+        self.state.send_modify(|s| s.person_drives = false);
+        lock(&self.notes).left = true;
+    }
+
     /// The person pressed Stop: a waiting handoff ends "stopped" (HAND-9) and the wheel
     /// goes back to the agent's side, whose turn the embedder interrupts (LIVE-14).
     pub fn stop(&self) {
@@ -217,6 +226,12 @@ impl Wheel {
         }
         if notes.found {
             out.push("The person used find on the page, which may have scrolled it.".to_owned());
+        }
+        if notes.left {
+            out.push(
+                "The person's live view closed while they had the wheel, so the browser came back to you."
+                    .to_owned(),
+            );
         }
         out
     }

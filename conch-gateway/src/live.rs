@@ -17,7 +17,8 @@
 //! The socket also carries the conversation's question cards ([`crate::cards`]): the
 //! cards still open when a watcher joins, then each new one and each closing, and the
 //! person's `{type:'answer', id, choice}` goes to the board, not to conch-live. A socket
-//! that took over and closes hands the browser back, so the agent resumes (issue 14).
+//! closing never ends a handoff (HAND-5); a plain takeover whose every driving socket
+//! closed goes back to the agent after a short grace, so a reload resumes it (issue 28).
 //!
 //! Deliberately absent: the commands' effects and the screencast (conch-live's).
 
@@ -88,17 +89,6 @@ struct CardAnswer {
     choice: String,
 }
 
-/// Commands that mean the person has the wheel.
-fn takes_over(message: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct Kind {
-        #[serde(rename = "type")]
-        kind: String,
-    }
-    serde_json::from_slice::<Kind>(message)
-        .is_ok_and(|k| matches!(k.kind.as_str(), "takeover" | "pointer" | "key" | "text"))
-}
-
 /// A JSON value as a text message.
 fn value_text(value: &Value) -> Message {
     Message::Text(value.to_string().into())
@@ -147,7 +137,6 @@ impl Live {
         let (mut feed, control) = self.hub.join(conversation);
         let (sink, mut stream) = socket.split();
         let sink = Mutex::new(sink);
-        let mut took_over = false;
         // The conversation's cards: those open now, then each new one and each closing.
         let questions = async {
             for card in &open {
@@ -208,7 +197,6 @@ impl Live {
                     }
                     continue;
                 }
-                took_over |= takes_over(&bytes);
                 for event in control.command(&bytes).await {
                     let Some(message) = text(&event) else {
                         continue;
@@ -224,17 +212,12 @@ impl Live {
             () = commands => {}
             () = questions => {}
         }
-        if took_over {
-            // The person who had the wheel is gone: the agent resumes (issue 14).
-            tracing::info!(
-                conversation,
-                "a watcher that had taken over left; handing back"
-            );
-            let _ = control.command(br#"{"type":"handback"}"#).await;
-        }
         let _ = sink.into_inner().close().await;
-        // Dropping the feed leaves the view (LIVE-2).
+        // Dropping the feed leaves the view (LIVE-2); dropping the control leaves the
+        // takeover: a handoff waits on (HAND-5), a plain takeover nobody drives any more
+        // goes back to the agent after a grace (conch-live's).
         drop(feed);
+        drop(control);
         tracing::info!(conversation, "a live watcher left");
     }
 }
