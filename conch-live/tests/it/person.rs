@@ -615,3 +615,36 @@ async fn live_9_two_windows_of_different_sizes_each_click_at_their_own_point() {
         );
     }
 }
+
+/// LIVE-8, HAND-8 (issue 28): a plain takeover outlives its window for a short grace, so
+/// a reload (a new socket) resumes it; once every driving socket is gone past the grace,
+/// the wheel goes back to the agent, whose next result says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_8_a_reload_resumes_a_takeover_and_a_window_gone_for_good_hands_back() {
+    let lab = lab().await;
+    let chat = lab.open("r", "live.html").await;
+    let wheel = chat.wheel();
+    let (feed, control) = lab.hub.join("r");
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
+    assert!(wheel.state().person_drives);
+    drop((feed, control));
+    // The reload: a new socket within the grace.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (feed, control) = lab.hub.join("r");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(
+        wheel.state().person_drives,
+        "the takeover ended although the reloaded window came back"
+    );
+    drop((feed, control));
+    let handed_back = eventually(Duration::from_secs(6), || async {
+        !wheel.state().person_drives
+    })
+    .await;
+    assert!(handed_back, "the takeover outlived every window");
+    let notes = wheel.take_notes();
+    assert!(
+        notes.iter().any(|n| n.contains("live view closed")),
+        "{notes:?}"
+    );
+}
