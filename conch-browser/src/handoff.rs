@@ -36,6 +36,9 @@ pub enum HandoffEnd {
     Done,
     /// The person pressed Stop (HAND-9).
     Stopped,
+    /// The agent went away (its MCP client closed or its session ended), so nobody
+    /// waits for the handoff any more.
+    AgentLeft,
 }
 
 impl HandoffEnd {
@@ -75,7 +78,8 @@ impl Popups {
 
 /// Hands the conversation's browser to the person for `reason` and waits until the
 /// handoff ends (HAND-1): by itself at a gate (looked at every `look_every`, HAND-2), by
-/// I'm done, or by Stop. The wheel goes back to the agent when it ends.
+/// I'm done, by Stop, or by the agent going away ([`Wheel::agent_left`]); never by
+/// a socket of the person's closing. The wheel goes back to the agent when it ends.
 ///
 /// # Errors
 /// As [`Conversation::page`] when the conversation has no tab to hand over.
@@ -103,6 +107,7 @@ pub async fn hand_off(
                 end: match how {
                     HandEnd::Done => HandoffEnd::Done,
                     HandEnd::Stopped => HandoffEnd::Stopped,
+                    HandEnd::AgentLeft => HandoffEnd::AgentLeft,
                 },
                 gate,
             });

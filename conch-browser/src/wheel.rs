@@ -64,6 +64,8 @@ pub struct WheelState {
     pub handoff: Option<String>,
     /// How the last handoff ended, once it has (read by the waiting step).
     pub ended: Option<HandEnd>,
+    /// The agent (its MCP client) went away: nothing waits for the person any more.
+    pub agent_left: bool,
 }
 
 /// How the person ended a handoff from their side.
@@ -73,6 +75,9 @@ pub enum HandEnd {
     Done,
     /// They pressed Stop (HAND-9).
     Stopped,
+    /// The agent went away (its MCP client closed or its session ended): the call that
+    /// waited is over, so the handoff is too.
+    AgentLeft,
 }
 
 /// One conversation's wheel. Cheap to share behind an `Arc`.
@@ -98,6 +103,7 @@ struct PersonNotes {
     drove: bool,
     switched_to: Option<String>,
     found: bool,
+    left: bool,
 }
 
 impl Default for Wheel {
@@ -157,6 +163,14 @@ impl Wheel {
         });
     }
 
+    /// Every window the person drove from went away mid-takeover and none came back
+    /// within the grace (LIVE-8): the wheel goes back to the agent, whose next result says
+    /// so. Never called during a handoff, which only the person ends (HAND-5).
+    pub fn person_left(&self) {
+        self.state.send_modify(|s| s.person_drives = false);
+        lock(&self.notes).left = true;
+    }
+
     /// The person pressed Stop: a waiting handoff ends "stopped" (HAND-9) and the wheel
     /// goes back to the agent's side, whose turn the embedder interrupts (LIVE-14).
     pub fn stop(&self) {
@@ -212,6 +226,12 @@ impl Wheel {
         }
         if notes.found {
             out.push("The person used find on the page, which may have scrolled it.".to_owned());
+        }
+        if notes.left {
+            out.push(
+                "The person's live view closed while they had the wheel, so the browser came back to you."
+                    .to_owned(),
+            );
         }
         out
     }
@@ -292,6 +312,20 @@ impl Wheel {
         self.state.send_modify(|s| {
             s.handoff = Some(reason.to_owned());
             s.ended = None;
+            s.agent_left = false;
+        });
+    }
+
+    /// The agent went away (its MCP client closed, or its session ended or was deleted):
+    /// a waiting handoff ends at once, the person's takeover with it (nobody waits for
+    /// the wheel any more), and whoever watches is told (`agent_left`).
+    pub fn agent_left(&self) {
+        self.state.send_modify(|s| {
+            s.person_drives = false;
+            if s.handoff.take().is_some() {
+                s.ended = Some(HandEnd::AgentLeft);
+            }
+            s.agent_left = true;
         });
     }
 

@@ -235,6 +235,18 @@ impl Board {
         (id, rx)
     }
 
+    /// The agent of `conversation` went away: each of its questions still waiting ends at
+    /// once (No, as a question nobody waits for), and its card is taken down.
+    pub(crate) fn withdraw_for(&self, conversation: &str) {
+        for open in lock(&self.inner.open)
+            .values_mut()
+            .filter(|o| o.conversation == conversation)
+        {
+            // Dropping the sender ends the asker's wait; it takes its card down.
+            drop(open.answer.take());
+        }
+    }
+
     /// Takes card `id` down and tells the watchers how it closed.
     fn close(&self, id: &str, how: &'static str) {
         let closed = lock(&self.inner.open).remove(id);

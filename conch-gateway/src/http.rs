@@ -48,6 +48,7 @@ use tokio::sync::mpsc;
 
 use crate::ask::{Channels, Outbound};
 use crate::secret::constant_time_eq;
+use crate::live::Leaving;
 
 /// The session header of streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -85,6 +86,8 @@ pub(crate) struct Door {
     channels: Option<Channels>,
     /// With `--errands`: every session is a task, as at `/mcp/task` (ERR-1).
     errands: bool,
+    /// What ends when a session does: its handoff and questions waiting.
+    leaving: Option<Leaving>,
 }
 
 /// How a session ended.
@@ -113,7 +116,14 @@ impl Door {
             sessions: Arc::new(Mutex::new(HashMap::new())),
             channels,
             errands: false,
+            leaving: None,
         }
+    }
+
+    /// A session ending (closed, deleted, expired) ends what waits for its agent.
+    pub(crate) fn with_leaving(mut self, leaving: Leaving) -> Door {
+        self.leaving = Some(leaving);
+        self
     }
 
     /// With `errands`, every session at `/mcp` is a task too (`--errands`, ERR-1).
@@ -133,6 +143,9 @@ impl Door {
                 .remove(conversation);
         }
         open.outbound.close();
+        if let Some(leaving) = &self.leaving {
+            leaving.left(conversation);
+        }
         let tools = self.server.tools().clone();
         let conversation = conversation.to_owned();
         if tools.browser().kind(&conversation) == ConversationKind::Task {

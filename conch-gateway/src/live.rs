@@ -17,7 +17,8 @@
 //! The socket also carries the conversation's question cards ([`crate::cards`]): the
 //! cards still open when a watcher joins, then each new one and each closing, and the
 //! person's `{type:'answer', id, choice}` goes to the board, not to conch-live. A socket
-//! that took over and closes hands the browser back, so the agent resumes (issue 14).
+//! closing never ends a handoff (HAND-5); a plain takeover whose every driving socket
+//! closed goes back to the agent after a short grace, so a reload resumes it (issue 28).
 //!
 //! Deliberately absent: the commands' effects and the screencast (conch-live's).
 
@@ -33,6 +34,30 @@ use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::cards::Board;
+
+/// What ends when an agent goes away (its MCP client closed stdin, or its HTTP session
+/// ended or was deleted): the conversation's waiting handoff and takeover (so its call
+/// returns at once and the panel is told `agentLeft`) and its questions (No). Cheap to
+/// clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Leaving {
+    browser: Browser,
+    board: Board,
+}
+
+impl Leaving {
+    /// What ends in `browser` and on `board` when an agent goes away.
+    pub(crate) fn new(browser: Browser, board: Board) -> Leaving {
+        Leaving { browser, board }
+    }
+
+    /// The agent of `conversation` went away.
+    pub(crate) fn left(&self, conversation: &str) {
+        tracing::info!(conversation, "the agent went away; what waited for it ends");
+        self.browser.wheel(conversation).agent_left();
+        self.board.withdraw_for(conversation);
+    }
+}
 
 /// The gateway's Stop: the conversation's call in flight ends (LIVE-14).
 #[derive(Debug)]
@@ -62,17 +87,6 @@ struct CardAnswer {
     kind: String,
     id: String,
     choice: String,
-}
-
-/// Commands that mean the person has the wheel.
-fn takes_over(message: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct Kind {
-        #[serde(rename = "type")]
-        kind: String,
-    }
-    serde_json::from_slice::<Kind>(message)
-        .is_ok_and(|k| matches!(k.kind.as_str(), "takeover" | "pointer" | "key" | "text"))
 }
 
 /// A card event or a reply to an answer as a text message.
@@ -123,7 +137,6 @@ impl Live {
         let (mut feed, control) = self.hub.join(conversation);
         let (sink, mut stream) = socket.split();
         let sink = Mutex::new(sink);
-        let mut took_over = false;
         // The conversation's cards: those open now, then each new one and each closing.
         let questions = async {
             for card in &open {
@@ -184,7 +197,6 @@ impl Live {
                     }
                     continue;
                 }
-                took_over |= takes_over(&bytes);
                 for event in control.command(&bytes).await {
                     let Some(message) = text(&event) else {
                         continue;
@@ -200,17 +212,12 @@ impl Live {
             () = commands => {}
             () = questions => {}
         }
-        if took_over {
-            // The person who had the wheel is gone: the agent resumes (issue 14).
-            tracing::info!(
-                conversation,
-                "a watcher that had taken over left; handing back"
-            );
-            let _ = control.command(br#"{"type":"handback"}"#).await;
-        }
         let _ = sink.into_inner().close().await;
-        // Dropping the feed leaves the view (LIVE-2).
+        // Dropping the feed leaves the view (LIVE-2); dropping the control leaves the
+        // takeover: a handoff waits on (HAND-5), a plain takeover nobody drives any more
+        // goes back to the agent after a grace (conch-live's).
         drop(feed);
+        drop(control);
         tracing::info!(conversation, "a live watcher left");
     }
 }

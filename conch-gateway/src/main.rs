@@ -322,7 +322,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 token_file.display()
             );
             let door = http::Door::new(server, token, port, cli.session_idle, channels)
-                .with_errands(cli.errands);
+                .with_errands(cli.errands)
+                .with_leaving(live::Leaving::new(browser.clone(), board.clone()));
             // Sessions unused for the idle time are closed even when no request comes.
             let sweeper = {
                 let door = door.clone();
@@ -376,7 +377,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 conch_tools::ConversationKind::Chat
             };
             let session = server.session_as(stdio::STDIO_CONVERSATION, kind);
-            stdio::serve(session, channels, stop.asked()).await;
+            let leaving = live::Leaving::new(browser.clone(), board.clone());
+            stdio::serve(session, channels, &leaving, stop.asked()).await;
             if let Some(door) = door {
                 door.abort();
             }

@@ -16,15 +16,19 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::ask::{Channels, Outbound};
+use crate::live::Leaving;
 
 /// The conversation id of the stdio session.
 pub(crate) const STDIO_CONVERSATION: &str = "mcp-stdio";
 
 /// Serves `session` until stdin closes or `stop` resolves (SIGTERM, SIGINT). A stop
 /// gives the calls in flight [`GRACE`](crate::stop::GRACE) to finish, then ends them.
+/// Stdin closing is the client gone: a handoff or question waiting for it ends at once
+/// (`leaving`), so the process exits with its browser instead of waiting for no one.
 pub(crate) async fn serve(
     session: McpSession,
     channels: Option<Channels>,
+    leaving: &Leaving,
     stop: impl Future<Output = ()>,
 ) {
     let mut stop = std::pin::pin!(stop);
@@ -110,9 +114,11 @@ pub(crate) async fn serve(
         // Reap finished tasks as we go.
         while tasks.try_join_next().is_some() {}
     }
-    // Stdin closed (or a stop): questions waiting for the client get no answer (No), then what runs
-    // finishes, then writing stops.
+    // Stdin closed (or a stop): questions waiting for the client get no answer (No), a
+    // handoff or question waiting for the person ends (nobody waits for it any more),
+    // then what runs finishes, then writing stops.
     outbound.close();
+    leaving.left(session.chat().id());
     let finish = async { while tasks.join_next().await.is_some() {} };
     if stopped {
         // Asked to stop: what runs gets a moment, then is dropped with the tasks.

@@ -225,6 +225,10 @@ pub enum Event {
         /// One sentence.
         message: String,
     },
+    /// The agent went away (its MCP client closed, or its session ended or was deleted):
+    /// a handoff or question that waited is over and nothing more will come. Sent once,
+    /// after the status that hands the wheel back.
+    AgentLeft,
 }
 
 impl Event {
@@ -242,6 +246,13 @@ mod tests {
     use serde_json::json;
 
     /// PROTO-8, LIVE-5, PROTO-12: the live events as golden JSON.
+    /// HAND-8 (issue 28): the agent leaving is one additive event with only its type.
+    #[test]
+    fn hand_8_the_agent_leaving_is_one_event_of_its_own() {
+        let json = serde_json::to_value(Event::AgentLeft).expect("JSON");
+        assert_eq!(json, json!({ "type": "agentLeft" }));
+    }
+
     #[test]
     fn proto_8_live_events_golden_json() {
         let events = vec![
@@ -274,11 +285,12 @@ mod tests {
             Event::Dialog { .. } => 5,
             Event::Tabs(_) => 6,
             Event::Error { .. } => 7,
+            Event::AgentLeft => 8,
         }
     }
 
     /// How many arms [`event_index`] has.
-    const EVENT_VARIANTS: usize = 8;
+    const EVENT_VARIANTS: usize = 9;
 
     /// One example of every event, in [`event_index`]'s order, with its snapshot's name.
     fn every_event() -> Vec<(&'static str, Event)> {
@@ -361,6 +373,7 @@ mod tests {
                 }),
             ),
             ("live_event_error", Event::invalid_command()),
+            ("live_event_agent_left", Event::AgentLeft),
         ]
     }
 

@@ -13,6 +13,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use conch_browser::page::{call_in_world, dialog, input::key_def};
@@ -47,10 +48,79 @@ pub const SESSION_TASK: &str =
 pub const SESSION_WHICH: &str =
     "Say own: true to give this chat a browser of its own, or own: false to take it back.";
 
-/// What the panel sends for a conversation, for one watcher. Cheap to clone.
+/// How long a plain takeover outlives the last socket that drove it, so a reload
+/// resumes it (LIVE-8); then the wheel goes back to the agent, whose next result says so.
+pub(crate) const TAKEOVER_GRACE: Duration = Duration::from_secs(3);
+
+/// What the panel sends for a conversation, for one watcher (one socket). Cheap to
+/// clone; the last clone dropped is the watcher gone.
 #[derive(Clone, Debug)]
 pub struct Control {
     view: Arc<View>,
+    seat: Arc<Seat>,
+}
+
+/// One watcher's own: its id among the view's drivers, and the size of its window, with
+/// which its pointer maps (each window its own size, LIVE-9).
+#[derive(Debug)]
+struct Seat {
+    id: u64,
+    view: Arc<View>,
+    size: std::sync::Mutex<Option<Size>>,
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        let orphaned = {
+            let mut drivers = lock(&self.view.drivers);
+            drivers.remove(&self.id) && drivers.is_empty()
+        };
+        // A handoff never ends by a socket going away (HAND-5): only I'm done, its gate,
+        // Stop or the agent's call ending it do. A plain takeover whose every driving
+        // socket is gone goes back to the agent after a grace, so a reload resumes it.
+        if !orphaned || self.view.wheel.state().handoff.is_some() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let view = Arc::clone(&self.view);
+        runtime.spawn(async move {
+            tokio::time::sleep(TAKEOVER_GRACE).await;
+            let state = view.wheel.state();
+            if !lock(&view.drivers).is_empty() || !state.person_drives || state.handoff.is_some()
+            {
+                return;
+            }
+            tracing::info!(target: "conch_live", conversation = view.conv().id(), "the person's every window left mid-takeover; handing back");
+            view.wheel.person_left();
+            release(&view).await;
+        });
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What the person held goes: their keys and buttons go up, after their inputs still
+/// waiting; input held behind a dialog is dropped (DLG-10); a dialog still waiting for
+/// them gets Cancel and the agent's next result says so (DLG-10).
+async fn release(view: &View) {
+    lock(&view.drivers).clear();
+    view.drop_held();
+    if view
+        .inputs
+        .try_send((view.held_epoch(), Input::LetGo))
+        .is_err()
+    {
+        tracing::debug!(target: "conch_live", "the person's held keys could not be released: too much input waits");
+    }
+    for page in view.conv().pages_now().await {
+        if let Some(watch) = dialog::existing(&page) {
+            watch.set_person_driving(false).await;
+        }
+    }
 }
 
 /// One of the person's inputs on its way to the page. Its `Debug` never shows what was
@@ -107,7 +177,20 @@ const SHIFT: u32 = 8;
 
 impl Control {
     pub(crate) fn new(view: Arc<View>) -> Control {
-        Control { view }
+        let id = view.next_seat();
+        // A socket that joins a takeover nobody drives any more (a reload) resumes it.
+        {
+            let mut drivers = lock(&view.drivers);
+            if drivers.is_empty() && view.wheel.state().person_drives {
+                drivers.insert(id);
+            }
+        }
+        let seat = Arc::new(Seat {
+            id,
+            view: Arc::clone(&view),
+            size: std::sync::Mutex::new(None),
+        });
+        Control { view, seat }
     }
 
     /// Runs one message from the panel and gives the events for its sender. Anything that
@@ -149,11 +232,9 @@ impl Control {
                     Some("middle") => "middle",
                     Some(_) => return vec![Event::invalid_command()],
                 };
-                let at = panel_to_viewport(
-                    Point { x, y },
-                    self.view.wheel.panel(),
-                    self.view.wheel.viewport(),
-                );
+                // Each window's pointer maps with its own size (LIVE-9).
+                let panel = (*lock(&self.seat.size)).or_else(|| self.view.wheel.panel());
+                let at = panel_to_viewport(Point { x, y }, panel, self.view.wheel.viewport());
                 self.input(Input::Pointer {
                     action,
                     at: (at.x, at.y),
@@ -233,7 +314,9 @@ impl Control {
         if width == 0 || height == 0 {
             return vec![Event::invalid_command()];
         }
-        // The most recent size wins (AMB-11).
+        // The most recent size wins the viewport (AMB-11); this window's pointer maps
+        // with its own (LIVE-9).
+        *lock(&self.seat.size) = Some(Size::new(width, height));
         self.view.wheel.set_panel(Size::new(width, height));
         for page in self.view.conv().pages_now().await {
             shape(&self.view, &page).await;
@@ -244,6 +327,7 @@ impl Control {
     /// The person takes the wheel (LIVE-8): the agent's next call waits (HAND-8) and the
     /// page's dialogs wait for the person (DLG-9).
     async fn take_over(&self) {
+        lock(&self.view.drivers).insert(self.seat.id);
         if !self.view.wheel.state().person_drives {
             self.view.wheel.take_over();
         }
@@ -258,22 +342,19 @@ impl Control {
     /// next result says so (DLG-10); a handoff ends "I'm done" (HAND-5).
     async fn hand_back(&self) {
         self.view.wheel.hand_back();
-        // What the person still holds down goes up, after their inputs still waiting.
-        if self.view.inputs.try_send(Input::LetGo).is_err() {
-            tracing::debug!(target: "conch_live", "the person's held keys could not be released: too much input waits");
-        }
-        for page in self.view.conv().pages_now().await {
-            if let Some(watch) = dialog::existing(&page) {
-                watch.set_person_driving(false).await;
-            }
-        }
+        release(&self.view).await;
     }
 
     async fn input(&self, input: Input) -> Vec<Event> {
         self.take_over().await;
         // Only the moment is kept (HAND-4), never the input (SEC-7).
         self.view.wheel.person_input();
-        if self.view.inputs.try_send(input).is_err() {
+        if self
+            .view
+            .inputs
+            .try_send((self.view.held_epoch(), input))
+            .is_err()
+        {
             return vec![Event::Error {
                 message: "The page is not taking input right now (too much is waiting); answer its dialog or wait a moment.".to_owned(),
             }];
@@ -303,6 +384,10 @@ impl Control {
         let Some(watch) = dialog::existing(&page) else {
             return vec![no_dialog()];
         };
+        if !accept && watch.pending().is_some() {
+            // What waited behind the dialog is dropped with it (DLG-10).
+            self.view.drop_held();
+        }
         match watch.answer(accept, text).await {
             Ok(true) => vec![Event::Dialog { dialog: None }],
             Ok(false) => vec![no_dialog()],
@@ -390,10 +475,19 @@ async fn find_on(page: &Session, text: &str, backwards: bool) -> Option<(u32, u3
 /// Delivers the person's inputs to the conversation's active page, one at a time and in
 /// order, until the view goes away. While the page's dialog waits for the person, input
 /// waits behind it (DLG-9).
-pub(crate) async fn deliver(conv: Conversation, mut queue: mpsc::Receiver<Input>) {
+pub(crate) async fn deliver(
+    conv: Conversation,
+    mut queue: mpsc::Receiver<(u64, Input)>,
+    held: Arc<AtomicU64>,
+) {
     let mut pointer = PointerState::default();
     let mut conv = conv;
-    while let Some(input) = queue.recv().await {
+    while let Some((epoch, input)) = queue.recv().await {
+        // Input that waited behind a dialog the person cancelled, or past the end of
+        // their takeover, is dropped, never delivered (DLG-10).
+        if epoch != held.load(Ordering::SeqCst) {
+            continue;
+        }
         // The person's input goes where the conversation browses now (LIVE-16).
         if conv.moved() {
             conv = conv.here();
@@ -407,6 +501,9 @@ pub(crate) async fn deliver(conv: Conversation, mut queue: mpsc::Receiver<Input>
                 if conv.active_page().await.map(|(t, _)| t).as_deref() != Some(tab.as_str()) {
                     break;
                 }
+            }
+            if epoch != held.load(Ordering::SeqCst) {
+                continue;
             }
         }
         if let Err(e) = send(&page, &input, &mut pointer).await {

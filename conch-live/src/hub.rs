@@ -13,8 +13,9 @@
 //! Deliberately absent: the socket (the gateway's) and the commands' effects
 //! ([`control`](crate::control)).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -91,8 +92,16 @@ pub(crate) struct View {
     pub(crate) events: broadcast::Sender<Event>,
     watched: watch::Sender<usize>,
     casting: Mutex<bool>,
-    /// The person's input, in order, to the page (DLG-9 holds it behind a dialog).
-    pub(crate) inputs: mpsc::Sender<Input>,
+    /// The person's input, in order, to the page (DLG-9 holds it behind a dialog), each
+    /// with the [`View::held_epoch`] it was sent in.
+    pub(crate) inputs: mpsc::Sender<(u64, Input)>,
+    /// Bumped when input held behind a dialog must be dropped (DLG-10): the takeover
+    /// ended or the dialog was cancelled. An input of an older epoch is never delivered.
+    held: Arc<AtomicU64>,
+    /// The sockets driving the person's takeover now, by seat id (LIVE-8).
+    pub(crate) drivers: Mutex<HashSet<u64>>,
+    /// The next socket's seat id.
+    seats: AtomicU64,
 }
 
 impl fmt::Debug for View {
@@ -105,6 +114,22 @@ impl fmt::Debug for View {
 }
 
 impl View {
+    /// The epoch the person's input is sent in now.
+    pub(crate) fn held_epoch(&self) -> u64 {
+        self.held.load(Ordering::SeqCst)
+    }
+
+    /// Drops the person's input still waiting (behind a dialog): it is never delivered
+    /// (DLG-10).
+    pub(crate) fn drop_held(&self) {
+        self.held.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A new socket's seat id.
+    pub(crate) fn next_seat(&self) -> u64 {
+        self.seats.fetch_add(1, Ordering::SeqCst)
+    }
+
     /// The conversation where it browses now: after a switch to or from a browser of its
     /// own (LIVE-16), the view shows the new context's tabs. Its wheel goes with it.
     pub(crate) fn conv(&self) -> Conversation {
@@ -146,6 +171,9 @@ impl Hub {
         let state = view.wheel.state();
         let mut pending = VecDeque::new();
         pending.push_back(status_of(&state));
+        if state.agent_left {
+            pending.push_back(Event::AgentLeft);
+        }
         let feed = Feed {
             frames: view.frames.subscribe(),
             activity: view.wheel.activity(),
@@ -153,6 +181,7 @@ impl Hub {
             events: view.events.subscribe(),
             pending,
             first_tabs: true,
+            told_left: state.agent_left,
             view: Arc::clone(&view),
         };
         (feed, Control::new(view))
@@ -174,6 +203,7 @@ impl Hub {
         }
         let conv = self.inner.browser.conversation(conversation);
         let (inputs, queue) = mpsc::channel(HELD_INPUTS);
+        let held = Arc::new(AtomicU64::new(0));
         let view = Arc::new(View {
             wheel: conv.wheel(),
             conv: Mutex::new(conv.clone()),
@@ -184,8 +214,11 @@ impl Hub {
             watched: watch::Sender::new(0),
             casting: Mutex::new(false),
             inputs,
+            held: Arc::clone(&held),
+            drivers: Mutex::new(HashSet::new()),
+            seats: AtomicU64::new(0),
         });
-        tokio::spawn(deliver(conv, queue));
+        tokio::spawn(deliver(conv, queue, held));
         views.insert(conversation.to_owned(), Arc::downgrade(&view));
         view
     }
@@ -201,6 +234,8 @@ pub struct Feed {
     events: broadcast::Receiver<Event>,
     pending: VecDeque<Event>,
     first_tabs: bool,
+    /// Whether this watcher was told the agent left.
+    told_left: bool,
 }
 
 impl Drop for Feed {
@@ -227,6 +262,11 @@ impl Feed {
                 changed = self.status.changed() => {
                     changed.ok()?;
                     let state = self.status.borrow_and_update().clone();
+                    // The agent leaving is told once, after the status it brought.
+                    if state.agent_left && !self.told_left {
+                        self.told_left = true;
+                        self.pending.push_back(Event::AgentLeft);
+                    }
                     return Some(Outgoing::Event(status_of(&state)));
                 }
                 activity = self.activity.recv() => match activity {

@@ -477,7 +477,7 @@ async fn mcp_over_http_event_stream_carries_elicitation_and_progress() {
 
 /// The ids of the running browsers (not their helper processes) whose command line holds
 /// `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
+pub(crate) fn processes_with(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
@@ -688,4 +688,60 @@ async fn be_5_sigterm_stops_serve_and_releases_its_steel_session_with_a_stream_o
         .expect("wait");
     assert!(status.success(), "{status}");
     assert_eq!(cloud.released(), ["sess-1"]);
+}
+
+/// HAND-8 (issue 28): the HTTP session deleted while its payment handoff waits ends the
+/// wait at once, and so does a deleted session's site question waiting on the panel: the
+/// call in flight returns within a few seconds instead of waiting for a person nobody
+/// waits for.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_8_a_deleted_session_ends_its_waiting_handoff_and_question_at_once() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--allow-localhost"]).await;
+    for (file, waits) in [("payment.html", "handoff"), ("counter.html", "question")] {
+        let session = served.initialize("2025-06-18").await;
+        let open = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": server.url(file) } } });
+        let (status, _, body) = served.send(&session, &[], &open).await;
+        assert_eq!(status, 200, "{body}");
+        let call = if waits == "handoff" {
+            json!({ "name": "browser_handoff", "arguments": { "reason": "Please pay for the order." } })
+        } else {
+            let answer: Value = serde_json::from_str(&body).expect("JSON");
+            let page = answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            let add = crate::support::ref_of(page, "button \"Add\"");
+            json!({ "name": "browser_click", "arguments": { "ref": add } })
+        };
+        let call = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call });
+        let (port, bearer, id) = (served.port, served.bearer(), session.clone());
+        let waiting = tokio::spawn(async move {
+            let headers = [
+                ("Authorization", bearer.as_str()),
+                ("Mcp-Session-Id", id.as_str()),
+            ];
+            post(port, &headers, &call).await
+        });
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(!waiting.is_finished(), "the {waits} did not wait");
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", served.port))
+            .await
+            .expect("the gateway listens");
+        let request = format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n",
+            served.port,
+            served.bearer()
+        );
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 204"), "{answer}");
+        let ended = tokio::time::timeout(Duration::from_secs(5), waiting).await;
+        assert!(
+            ended.is_ok(),
+            "the {waits} still waits 5 s after its session was deleted"
+        );
+    }
 }

@@ -884,6 +884,8 @@ async fn hand_8_a_closed_socket_mid_takeover_gives_the_wheel_back() {
     let result = answer_to(&mut watched.client, call).await;
     let text = result_text(&result);
     assert!(text.contains("The person used the browser"), "{text}");
+    // Issue 28: after a short grace, and the result says why.
+    assert!(text.contains("live view closed"), "{text}");
     watched.client.finish().await;
 }
 
@@ -1146,4 +1148,96 @@ async fn fresh_code(home: &Path) -> String {
         .nth(1)
         .map(|c| c.trim().to_owned())
         .unwrap_or_else(|| panic!("a link: {text}"))
+}
+
+/// HAND-5, HAND-8 (issue 28): the MCP client going away (stdin closed) while a payment
+/// handoff waits ends the wait at once: the watcher is told `agentLeft`, and `conch-gateway
+/// mcp` exits within a few seconds with its Chromium.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_8_a_closed_stdin_ends_a_waiting_handoff_and_the_gateway_exits_with_its_browser() {
+    let (_pages, home, mut watched, _page) = opened("payment.html").await;
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_handoff", "arguments": { "reason": "Please pay for the order." } }),
+        )
+        .await;
+    wait_for_line(&mut watched.stderr, "Take over: ").await;
+    until_driver(&mut socket, "person").await;
+    let profile = home.path().display().to_string();
+    assert!(
+        !crate::http::processes_with(&profile).is_empty(),
+        "the gateway's Chromium runs"
+    );
+    let stopped = watched.client.finish_within(Duration::from_secs(8)).await;
+    assert!(stopped, "the gateway still runs 8 s after stdin closed");
+    let left = next_event(&mut socket, "agentLeft").await;
+    assert_eq!(left, json!({ "type": "agentLeft" }));
+    for _ in 0..50 {
+        if crate::http::processes_with(&profile).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the gateway's Chromium outlived it");
+}
+
+/// Reads status events until one says `driver` drives.
+async fn until_driver(socket: &mut Socket, driver: &str) -> Value {
+    loop {
+        let status = next_event(socket, "status").await;
+        if status["driver"] == driver {
+            return status;
+        }
+    }
+}
+
+/// HAND-5, LIVE-8 (issue 28): a payment handoff is not ended by the person's sockets: one
+/// takes over (pointer input) and closes, a second connects and drops, well past the
+/// takeover grace, and the handoff still waits; only I'm done ends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_5_a_payment_handoff_outlives_closed_and_dropped_sockets_and_ends_only_on_im_done() {
+    let (_pages, _home, mut watched, _page) = opened("payment.html").await;
+    let cookie = watched.sign_in().await;
+    let handoff = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_handoff", "arguments": { "reason": "Please pay for the order." } }),
+        )
+        .await;
+    wait_for_line(&mut watched.stderr, "Take over: ").await;
+    // The first window takes over with its pointer, then closes.
+    let mut first = join(watched.port, &cookie, "mcp-stdio").await;
+    send(
+        &mut first,
+        json!({ "type": "size", "width": 800, "height": 500 }).to_string(),
+    )
+    .await;
+    send(&mut first, json!({ "type": "takeover" }).to_string()).await;
+    send(
+        &mut first,
+        json!({ "type": "pointer", "action": "move", "x": 10, "y": 10 }).to_string(),
+    )
+    .await;
+    until_driver(&mut first, "person").await;
+    first.close(None).await.expect("the socket closes");
+    drop(first);
+    // A second window connects and drops without a close (a lost network).
+    let mut second = join(watched.port, &cookie, "mcp-stdio").await;
+    until_driver(&mut second, "person").await;
+    drop(second);
+    // Well past the takeover grace: the handoff still waits.
+    let waited = tokio::time::timeout(Duration::from_secs(6), watched.client.next_message()).await;
+    assert!(waited.is_err(), "the handoff ended by itself: {waited:?}");
+    let mut third = join(watched.port, &cookie, "mcp-stdio").await;
+    let status = until_driver(&mut third, "person").await;
+    assert_eq!(status["handoff"], "Please pay for the order.", "{status}");
+    send(&mut third, json!({ "type": "handback" }).to_string()).await;
+    let answer = answer_to(&mut watched.client, handoff).await;
+    assert!(result_text(&answer).contains("I'm done"), "{answer}");
+    watched.client.finish().await;
 }

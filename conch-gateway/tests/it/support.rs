@@ -163,6 +163,16 @@ impl StdioClient {
         (text, result["isError"] == json!(true))
     }
 
+    /// Closes stdin; gives whether the gateway stopped within `limit`.
+    pub(crate) async fn finish_within(mut self, limit: std::time::Duration) -> bool {
+        drop(self.stdin);
+        let stopped = tokio::time::timeout(limit, self.child.wait()).await.is_ok();
+        if !stopped {
+            let _ = self.child.kill().await;
+        }
+        stopped
+    }
+
     /// Closes stdin and waits for the gateway to stop.
     pub(crate) async fn finish(mut self) {
         drop(self.stdin);

@@ -449,8 +449,8 @@ async fn sec_7_the_persons_typing_reaches_the_page_and_no_log_or_event() {
     );
 }
 
-/// LIVE-8, LIVE-9: the person hands back (or their panel goes away, which the gateway
-/// turns into a hand back) in the middle of a gesture, a button and a key still down:
+/// LIVE-8, LIVE-9: the person hands back (or every window of theirs goes away mid
+/// takeover, which hands back after a grace) in the middle of a gesture, a button and a key still down:
 /// both go up, so the agent's next step starts with nothing held.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_8_handing_back_midgesture_releases_the_persons_held_button_and_keys() {
@@ -486,5 +486,165 @@ async fn live_8_handing_back_midgesture_releases_the_persons_held_button_and_key
         "still held: {} ({})",
         eval(&chat, "held()").await,
         eval(&chat, "log").await
+    );
+}
+
+/// A confirm raised by the person's click on `ask`, with a second click of theirs held
+/// behind it (DLG-9); gives the control, its feed and the chat.
+async fn held_behind_a_confirm(
+    lab: &crate::support::Lab,
+    name: &str,
+) -> (
+    conch_live::Feed,
+    conch_live::Control,
+    conch_browser::Conversation,
+) {
+    let chat = lab.open(name, "live.html").await;
+    let (mut feed, control) = lab.hub.join(name);
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
+    let ask = eval(
+        &chat,
+        "(() => { const r = document.getElementById('ask').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+    )
+    .await;
+    let (x, y) = (ask[0].as_f64().expect("x"), ask[1].as_f64().expect("y"));
+    for action in ["down", "up"] {
+        control
+            .command(&cmd(
+                &json!({"type": "pointer", "action": action, "x": x, "y": y}),
+            ))
+            .await;
+    }
+    next_event(&mut feed, Duration::from_secs(5), |e| match e {
+        Event::Tabs(tab) => tab.dialog.clone(),
+        _ => None,
+    })
+    .await
+    .expect("the confirm waits for the person");
+    for action in ["down", "up"] {
+        control
+            .command(&cmd(
+                &json!({"type": "pointer", "action": action, "x": 900, "y": 700}),
+            ))
+            .await;
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    (feed, control, chat)
+}
+
+/// DLG-10 (issue 28): input held behind a dialog the person cancels is dropped, never
+/// delivered.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_10_input_held_behind_a_cancelled_dialog_is_dropped() {
+    let lab = lab().await;
+    let (_feed, control, chat) = held_behind_a_confirm(&lab, "dc").await;
+    let replies = control
+        .command(&cmd(&json!({"type": "dialog", "accept": false})))
+        .await;
+    assert_eq!(replies, vec![Event::Dialog { dialog: None }]);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(eval(&chat, "window.answer").await, json!(false));
+    assert_eq!(
+        eval(&chat, "window.clicks.length").await,
+        json!(0),
+        "the held click was delivered after Cancel"
+    );
+}
+
+/// DLG-10 (issue 28): input held behind a dialog when the person hands back is dropped,
+/// never delivered; the dialog gets Cancel.
+#[tokio::test(flavor = "multi_thread")]
+async fn dlg_10_input_held_behind_a_dialog_is_dropped_when_the_takeover_ends() {
+    let lab = lab().await;
+    let (_feed, control, chat) = held_behind_a_confirm(&lab, "dh").await;
+    control.command(&cmd(&json!({"type": "handback"}))).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(eval(&chat, "window.answer").await, json!(false));
+    assert_eq!(
+        eval(&chat, "window.clicks.length").await,
+        json!(0),
+        "the held click was delivered after hand back"
+    );
+}
+
+/// LIVE-9 (issue 28): two panel windows of different sizes each click where the person
+/// points: each socket's pointer maps with its own window's size, not the last one
+/// reported.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_9_two_windows_of_different_sizes_each_click_at_their_own_point() {
+    let lab = lab().await;
+    let chat = lab.open("w", "live.html").await;
+    let (_small_feed, small) = lab.hub.join("w");
+    let (_large_feed, large) = lab.hub.join("w");
+    small
+        .command(&cmd(&json!({"type": "size", "width": 500, "height": 400})))
+        .await;
+    large
+        .command(&cmd(&json!({"type": "size", "width": 1000, "height": 800})))
+        .await;
+    let viewport = eval(&chat, "[innerWidth, innerHeight]").await;
+    let (vw, vh) = (viewport[0].as_f64().unwrap(), viewport[1].as_f64().unwrap());
+    // 60 % of the way into the small window, then 80 % into the large one (clear of
+    // the page's own panel and box).
+    for (control, x, y) in [(&small, 300.0, 240.0), (&large, 800.0, 640.0)] {
+        for action in ["down", "up"] {
+            control
+                .command(&cmd(
+                    &json!({"type": "pointer", "action": action, "x": x, "y": y, "button": "left"}),
+                ))
+                .await;
+        }
+        tokio::time::sleep(Duration::from_millis(600)).await;
+    }
+    let landed = eventually(Duration::from_secs(5), || async {
+        eval(&chat, "window.clicks.length").await == json!(2)
+    })
+    .await;
+    assert!(landed, "the clicks never reached the page");
+    let clicks = eval(&chat, "window.clicks").await;
+    for (i, (fx, fy)) in [(0.6, 0.6), (0.8, 0.8)].into_iter().enumerate() {
+        let (x, y) = (
+            clicks[i][0].as_f64().unwrap(),
+            clicks[i][1].as_f64().unwrap(),
+        );
+        assert!(
+            (x - fx * vw).abs() <= 2.0 && (y - fy * vh).abs() <= 2.0,
+            "click {i} landed at ({x}, {y}), not ({}, {}) of {vw}×{vh}",
+            fx * vw,
+            fy * vh
+        );
+    }
+}
+
+/// LIVE-8, HAND-8 (issue 28): a plain takeover outlives its window for a short grace, so
+/// a reload (a new socket) resumes it; once every driving socket is gone past the grace,
+/// the wheel goes back to the agent, whose next result says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_8_a_reload_resumes_a_takeover_and_a_window_gone_for_good_hands_back() {
+    let lab = lab().await;
+    let chat = lab.open("r", "live.html").await;
+    let wheel = chat.wheel();
+    let (feed, control) = lab.hub.join("r");
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
+    assert!(wheel.state().person_drives);
+    drop((feed, control));
+    // The reload: a new socket within the grace.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (feed, control) = lab.hub.join("r");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(
+        wheel.state().person_drives,
+        "the takeover ended although the reloaded window came back"
+    );
+    drop((feed, control));
+    let handed_back = eventually(Duration::from_secs(6), || async {
+        !wheel.state().person_drives
+    })
+    .await;
+    assert!(handed_back, "the takeover outlived every window");
+    let notes = wheel.take_notes();
+    assert!(
+        notes.iter().any(|n| n.contains("live view closed")),
+        "{notes:?}"
     );
 }

@@ -56,6 +56,7 @@ pub(crate) async fn run(turn: &Turn<'_>, reason: &str) -> Result<Reply, ToolErro
         HandoffEnd::GotThrough => "gotThrough",
         HandoffEnd::Done => "handedBack",
         HandoffEnd::Stopped => "stopped",
+        HandoffEnd::AgentLeft => "agentLeft",
     };
     live::handoff(
         conv,
@@ -74,6 +75,11 @@ pub(crate) async fn run(turn: &Turn<'_>, reason: &str) -> Result<Reply, ToolErro
         }
         HandoffEnd::Done => {
             "The person pressed I'm done and handed the browser back. The page as they left it:"
+        }
+        HandoffEnd::AgentLeft => {
+            return Ok(Reply::line(
+                "The handoff ended because this session closed; nobody waits for it any more.",
+            ));
         }
         HandoffEnd::Stopped => {
             return Ok(Reply::line(
