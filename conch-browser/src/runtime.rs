@@ -277,6 +277,9 @@ struct Inner {
     /// This process's lock on the home, held while the runtime lives (issue 12).
     owner: Ownership,
     state: Mutex<State>,
+    /// Holders that keep the browser awake (a watcher, a call waiting for the person):
+    /// kept apart from the state so one is taken without waiting for a launch (LAUNCH-12).
+    awake: std::sync::atomic::AtomicUsize,
     /// Kept apart from the state so it can be read while a launch or download holds that.
     status: Arc<StdMutex<Status>>,
     /// The backend the person chose (BE-1); the settings may choose another one while
@@ -385,8 +388,6 @@ struct State {
     notes: HashMap<String, Vec<String>>,
     /// Counter behind `SavedTab::last_used`.
     use_counter: u64,
-    /// Holders that keep the browser awake (a watcher, a person driving).
-    awake: usize,
     /// Counts launches, so a page made for one browser is never filed under the next.
     generation: u64,
     /// Conversations whose saved tabs have no page in the running browser yet: each
@@ -542,13 +543,13 @@ impl Browser {
                 local,
                 abilities: StdMutex::new(Abilities::LOCAL),
                 stand_in: StdMutex::new(None),
+                awake: std::sync::atomic::AtomicUsize::new(0),
                 state: Mutex::new(State {
                     running: None,
                     tabs,
                     last_activity: now,
                     notes: HashMap::new(),
                     use_counter,
-                    awake: 0,
                     generation: 0,
                     unrestored: std::collections::HashSet::new(),
                     contexts: HashMap::new(),
@@ -830,7 +831,7 @@ impl Browser {
             return false;
         }
         if state.running.is_none()
-            || state.awake > 0
+            || self.inner.awake.load(std::sync::atomic::Ordering::SeqCst) > 0
             || idle_for < self.inner.config.idle_after
             || errands_here
         {
@@ -848,7 +849,15 @@ impl Browser {
 
     /// Keeps the browser from idling out while the guard lives (someone watches or drives).
     pub async fn keep_awake(&self) -> AwakeGuard {
-        self.inner.state.lock().await.awake += 1;
+        self.hold_awake()
+    }
+
+    /// As [`Browser::keep_awake`], taken at once without waiting (a watcher joining, a
+    /// call starting): the idle time counts from when the last holder let go (LAUNCH-12).
+    pub fn hold_awake(&self) -> AwakeGuard {
+        self.inner
+            .awake
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         AwakeGuard {
             inner: Arc::downgrade(&self.inner),
         }
@@ -1052,11 +1061,24 @@ pub struct AwakeGuard {
 impl Drop for AwakeGuard {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.upgrade() {
-            tokio::spawn(async move {
-                let mut state = inner.state.lock().await;
-                state.awake = state.awake.saturating_sub(1);
-                state.last_activity = inner.config.clock.now();
-            });
+            // The idle time starts now, before the hold ends, so no tick between the two
+            // sees an old last activity and no holder.
+            // Without a runtime nothing ticks, so the hold just ends.
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(async move {
+                        inner.state.lock().await.last_activity = inner.config.clock.now();
+                        inner
+                            .awake
+                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    });
+                }
+                Err(_) => {
+                    inner
+                        .awake
+                        .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
         }
     }
 }

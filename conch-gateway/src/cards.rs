@@ -88,6 +88,11 @@ impl Board {
         self.inner.events.subscribe()
     }
 
+    /// Sends `event` to every live socket of `conversation`, beside its cards (PROTO-2).
+    pub(crate) fn tell(&self, conversation: &str, event: Value) {
+        let _ = self.inner.events.send((conversation.to_owned(), event));
+    }
+
     /// The cards of `conversation` still open, oldest first.
     pub(crate) fn open_for(&self, conversation: &str) -> Vec<Value> {
         let open = lock(&self.inner.open);

@@ -28,6 +28,7 @@ mod assets;
 mod backend;
 mod cards;
 mod cli;
+mod events;
 mod http;
 mod live;
 mod log;
@@ -277,6 +278,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             command: cli.notify_command.clone(),
         }));
         tools_config.panel_link = Some(panel.address());
+    }
+    // The protocol's events reach the panel, and every step is kept for a panel opened
+    // mid-task (PROTO-2, issue 28).
+    if listener.is_some() {
+        tools_config.events = Some(Arc::new(events::PanelEvents {
+            board: board.clone(),
+        }));
     }
     let tools = Tools::new(browser.clone(), tools_config);
     if let Some(panel) = &panel {

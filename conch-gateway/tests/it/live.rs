@@ -228,7 +228,7 @@ pub(crate) async fn join(port: u16, cookie: &str, conversation: &str) -> Socket 
 
 /// The next text message whose `type` is `kind`, skipping frames and other events,
 /// within 30 s.
-async fn next_event(socket: &mut Socket, kind: &str) -> Value {
+pub(crate) async fn next_event(socket: &mut Socket, kind: &str) -> Value {
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             let message = socket

@@ -8,6 +8,7 @@ mod panel_browser;
 mod panel_page;
 mod panel_settings;
 mod passwords;
+mod presence;
 mod secrecy;
 mod settings;
 mod stdio;
