@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::live::{Watched, get, join, next_event};
+use crate::live::{Watched, answer_to, get, join, next_event, send};
 
 /// LIVE-10 (issue 28): the conversations API names a conversation by the MCP client that
 /// opened it (`clientInfo.name`) and its first page's title, not by "mcp-stdio".
@@ -75,5 +75,48 @@ async fn live_6_a_panel_opened_after_three_steps_lists_them() {
         kinds.push(step["kind"].as_str().unwrap_or_default().to_owned());
     }
     assert_eq!(kinds, ["navigate", "read", "screenshot"]);
+    watched.client.finish().await;
+}
+
+/// PROTO-2 (issue 28): `permission.requested.browser` reaches the panel's live socket
+/// through the gateway's EventSink, beside the question's card, not only in golden JSON.
+#[tokio::test(flavor = "multi_thread")]
+async fn proto_2_permission_requested_reaches_the_live_socket() {
+    let pages = conch_fixtures::FixtureServer::start()
+        .await
+        .expect("fixture server");
+    let home = tempfile::tempdir().expect("temp home");
+    let mut watched = Watched::start(home.path(), &[]).await;
+    let (page, error) = watched
+        .client
+        .call("browser_open", json!({ "url": pages.url("counter.html") }))
+        .await;
+    assert!(!error, "{page}");
+    let cookie = watched.sign_in().await;
+    let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
+    let add = crate::support::ref_of(&page, "button \"Add\"");
+    let call = watched
+        .client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": add } }),
+        )
+        .await;
+    let asked = next_event(&mut socket, "permission.requested.browser").await;
+    assert_eq!(asked["kind"], "site", "{asked}");
+    assert!(
+        asked["site"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("127.0.0.1")),
+        "{asked}"
+    );
+    assert_eq!(asked["lendsSignIn"], false, "{asked}");
+    let card = next_event(&mut socket, "question").await;
+    send(
+        &mut socket,
+        json!({ "type": "answer", "id": card["id"], "choice": "thisChat" }).to_string(),
+    )
+    .await;
+    let _ = answer_to(&mut watched.client, call).await;
     watched.client.finish().await;
 }
