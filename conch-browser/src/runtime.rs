@@ -114,6 +114,10 @@ pub struct BrowserConfig {
     /// this computer's total memory (2 to 6). At the cap, the errand used least recently
     /// that nobody drives or watches is set aside to make room (ERR-16).
     pub errand_limit: usize,
+    /// Receives `browser.status` while Chromium downloads, with its progress (LAUNCH-4,
+    /// PROTO-2), as conversation `""`: the status is the whole browser's. `None` tells
+    /// only [`Browser::status`].
+    pub events: Option<Arc<dyn crate::protocol::EventSink>>,
     /// Tests: pages whose address holds this text are handed over only after this long,
     /// as by a browser too busy to attach them in time.
     #[cfg(test)]
@@ -133,6 +137,7 @@ impl BrowserConfig {
             retry_timeout: Duration::from_secs(15),
             attach_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
+            events: None,
             share_home: false,
             headless: true,
             download: FetchConfig::for_this_computer(&SystemProbe),
@@ -526,10 +531,18 @@ impl Browser {
             guard_config: config.guard.clone(),
             guard: Arc::clone(&guard),
             guard_log: Arc::clone(&guard_log),
-            on_download: Arc::new(move |progress| match progress {
-                None => lock(&sink).state = RunState::Downloading,
-                Some(progress) => lock(&sink).download = Some(progress),
-            }),
+            on_download: {
+                let events = config.events.clone();
+                Arc::new(move |progress| {
+                    match progress {
+                        None => lock(&sink).state = RunState::Downloading,
+                        Some(progress) => lock(&sink).download = Some(progress),
+                    }
+                    if let Some(events) = &events {
+                        events.send("", download_status(progress));
+                    }
+                })
+            },
             fresh_profile: side == Side::Errands,
         });
         let chosen = match config.remote.as_ref() {
@@ -1141,6 +1154,34 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     let ours: Vec<TargetId> = running.pages.keys().cloned().collect();
     running.held.let_go(running.connection, ours).await;
     lock(&inner.status).state = RunState::Idle;
+}
+
+/// `browser.status` while Chromium downloads (LAUNCH-4): `None` as it starts.
+fn download_status(progress: Option<Progress>) -> crate::protocol::BrowserEvent {
+    let download = progress.map_or(
+        crate::protocol::BrowserDownload {
+            done: 0,
+            total: None,
+        },
+        |p| crate::protocol::BrowserDownload {
+            done: p.done,
+            total: p.total,
+        },
+    );
+    let message = match download.total {
+        Some(total) if total > 0 => format!(
+            "Conch is downloading Chromium ({}%).",
+            download.done.saturating_mul(100) / total
+        ),
+        _ => "Conch is downloading Chromium.".to_owned(),
+    };
+    crate::protocol::BrowserEvent::Status(crate::protocol::BrowserStatus {
+        running: false,
+        backend: "local".to_owned(),
+        message,
+        open_panel: false,
+        download: Some(download),
+    })
 }
 
 /// Ticks every 30 s while the runtime lives. Boxed with its type named: a tick may renew a

@@ -133,7 +133,8 @@ impl Live {
             }
             loop {
                 match cards.recv().await {
-                    Ok((whose, card)) if whose == conversation => {
+                    // The browser's own status (`""`) is every conversation's (PROTO-2).
+                    Ok((whose, card)) if whose == conversation || whose.is_empty() => {
                         if sink.lock().await.send(value_text(&card)).await.is_err() {
                             return;
                         }

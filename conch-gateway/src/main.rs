@@ -241,6 +241,12 @@ async fn run(cli: Cli) -> Result<(), String> {
     // Every connection of every page goes past the guard (NET-*), which never lets a page
     // reach the gateway's own port.
     config.guard = Some(GuardConfig::new(net.clone()));
+    // The browser's status (Chromium's download progress) reaches the panel (PROTO-2).
+    if listener.is_some() {
+        config.events = Some(Arc::new(events::PanelEvents {
+            board: board.clone(),
+        }));
+    }
     let browser = Browser::new(config);
     // One gateway per home: a second one says so in one sentence and stops (issue 12).
     browser.owns_home().map_err(|e| e.to_string())?;
