@@ -98,10 +98,11 @@ impl Live {
         let turn = Arc::new(GatewayTurn {
             browser: browser.clone(),
         });
-        Live {
-            hub: Hub::new(browser, turn),
-            board,
-        }
+        let hub = Hub::new(browser, turn);
+        // A question waits while a panel watches its conversation (issue 28).
+        let watching = hub.clone();
+        board.set_watchers(move |conversation| watching.watchers(conversation));
+        Live { hub, board }
     }
 
     /// The question cards.
