@@ -90,6 +90,20 @@ pub struct BrowserStatus {
     /// The conversation's first browsing: the panel opens by itself (LIVE-7).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub open_panel: bool,
+    /// While Chromium downloads (LAUNCH-4): bytes done and the archive's size when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub download: Option<BrowserDownload>,
+}
+
+/// How far Chromium's download has come (LAUNCH-4), in `browser.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserDownload {
+    /// Bytes downloaded so far.
+    pub done: u64,
+    /// The archive's size, when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub total: Option<u64>,
 }
 
 /// What a permission question is about (PROTO-5).
@@ -275,6 +289,7 @@ mod tests {
             backend: "local".into(),
             message: "The browser is running.".into(),
             open_panel: false,
+            download: None,
         });
         assert_eq!(
             serde_json::to_value(status).unwrap(),
@@ -317,6 +332,7 @@ mod tests {
                 backend: "steel".into(),
                 message: "The browser is running.".into(),
                 open_panel: true,
+                download: None,
             }),
             BrowserEvent::PermissionRequested(BrowserPermission {
                 kind: PermissionKind::HighStakes,

@@ -114,6 +114,10 @@ pub struct BrowserConfig {
     /// this computer's total memory (2 to 6). At the cap, the errand used least recently
     /// that nobody drives or watches is set aside to make room (ERR-16).
     pub errand_limit: usize,
+    /// Receives `browser.status` while Chromium downloads, with its progress (LAUNCH-4,
+    /// PROTO-2), as conversation `""`: the status is the whole browser's. `None` tells
+    /// only [`Browser::status`].
+    pub events: Option<Arc<dyn crate::protocol::EventSink>>,
     /// Tests: pages whose address holds this text are handed over only after this long,
     /// as by a browser too busy to attach them in time.
     #[cfg(test)]
@@ -133,6 +137,7 @@ impl BrowserConfig {
             retry_timeout: Duration::from_secs(15),
             attach_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
+            events: None,
             share_home: false,
             headless: true,
             download: FetchConfig::for_this_computer(&SystemProbe),
@@ -294,6 +299,9 @@ struct Inner {
     /// This process's lock on the home, held while the runtime lives (issue 12).
     owner: Ownership,
     state: Mutex<State>,
+    /// Holders that keep the browser awake (a watcher, a call waiting for the person):
+    /// kept apart from the state so one is taken without waiting for a launch (LAUNCH-12).
+    awake: std::sync::atomic::AtomicUsize,
     /// Kept apart from the state so it can be read while a launch or download holds that.
     status: Arc<StdMutex<Status>>,
     /// The backend the person chose (BE-1); the settings may choose another one while
@@ -402,8 +410,6 @@ struct State {
     notes: HashMap<String, Vec<String>>,
     /// Counter behind `SavedTab::last_used`.
     use_counter: u64,
-    /// Holders that keep the browser awake (a watcher, a person driving).
-    awake: usize,
     /// Counts launches, so a page made for one browser is never filed under the next.
     generation: u64,
     /// Conversations whose saved tabs have no page in the running browser yet: each
@@ -542,10 +548,18 @@ impl Browser {
             guard_config: config.guard.clone(),
             guard: Arc::clone(&guard),
             guard_log: Arc::clone(&guard_log),
-            on_download: Arc::new(move |progress| match progress {
-                None => lock(&sink).state = RunState::Downloading,
-                Some(progress) => lock(&sink).download = Some(progress),
-            }),
+            on_download: {
+                let events = config.events.clone();
+                Arc::new(move |progress| {
+                    match progress {
+                        None => lock(&sink).state = RunState::Downloading,
+                        Some(progress) => lock(&sink).download = Some(progress),
+                    }
+                    if let Some(events) = &events {
+                        events.send("", download_status(progress));
+                    }
+                })
+            },
             fresh_profile: side == Side::Errands,
         });
         let chosen = match config.remote.as_ref() {
@@ -559,13 +573,13 @@ impl Browser {
                 local,
                 abilities: StdMutex::new(Abilities::LOCAL),
                 stand_in: StdMutex::new(None),
+                awake: std::sync::atomic::AtomicUsize::new(0),
                 state: Mutex::new(State {
                     running: None,
                     tabs,
                     last_activity: now,
                     notes: HashMap::new(),
                     use_counter,
-                    awake: 0,
                     generation: 0,
                     unrestored: std::collections::HashSet::new(),
                     contexts: HashMap::new(),
@@ -853,7 +867,7 @@ impl Browser {
             return false;
         }
         if state.running.is_none()
-            || state.awake > 0
+            || self.inner.awake.load(std::sync::atomic::Ordering::SeqCst) > 0
             || idle_for < self.inner.config.idle_after
             || errands_here
         {
@@ -871,7 +885,15 @@ impl Browser {
 
     /// Keeps the browser from idling out while the guard lives (someone watches or drives).
     pub async fn keep_awake(&self) -> AwakeGuard {
-        self.inner.state.lock().await.awake += 1;
+        self.hold_awake()
+    }
+
+    /// As [`Browser::keep_awake`], taken at once without waiting (a watcher joining, a
+    /// call starting): the idle time counts from when the last holder let go (LAUNCH-12).
+    pub fn hold_awake(&self) -> AwakeGuard {
+        self.inner
+            .awake
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         AwakeGuard {
             inner: Arc::downgrade(&self.inner),
         }
@@ -1075,11 +1097,24 @@ pub struct AwakeGuard {
 impl Drop for AwakeGuard {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.upgrade() {
-            tokio::spawn(async move {
-                let mut state = inner.state.lock().await;
-                state.awake = state.awake.saturating_sub(1);
-                state.last_activity = inner.config.clock.now();
-            });
+            // The idle time starts now, before the hold ends, so no tick between the two
+            // sees an old last activity and no holder.
+            // Without a runtime nothing ticks, so the hold just ends.
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(async move {
+                        inner.state.lock().await.last_activity = inner.config.clock.now();
+                        inner
+                            .awake
+                            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    });
+                }
+                Err(_) => {
+                    inner
+                        .awake
+                        .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
         }
     }
 }
@@ -1142,6 +1177,34 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     let ours: Vec<TargetId> = running.pages.keys().cloned().collect();
     running.held.let_go(running.connection, ours).await;
     lock(&inner.status).state = RunState::Idle;
+}
+
+/// `browser.status` while Chromium downloads (LAUNCH-4): `None` as it starts.
+fn download_status(progress: Option<Progress>) -> crate::protocol::BrowserEvent {
+    let download = progress.map_or(
+        crate::protocol::BrowserDownload {
+            done: 0,
+            total: None,
+        },
+        |p| crate::protocol::BrowserDownload {
+            done: p.done,
+            total: p.total,
+        },
+    );
+    let message = match download.total {
+        Some(total) if total > 0 => format!(
+            "Conch is downloading Chromium ({}%).",
+            download.done.saturating_mul(100) / total
+        ),
+        _ => "Conch is downloading Chromium.".to_owned(),
+    };
+    crate::protocol::BrowserEvent::Status(crate::protocol::BrowserStatus {
+        running: false,
+        backend: "local".to_owned(),
+        message,
+        open_panel: false,
+        download: Some(download),
+    })
 }
 
 /// Ticks every 30 s while the runtime lives. Boxed with its type named: a tick may renew a

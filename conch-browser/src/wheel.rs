@@ -22,6 +22,7 @@
 //! Deliberately absent: the input itself, the screencast and the commands (conch-live),
 //! and the watching of a gate (`handoff`).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -34,6 +35,10 @@ use crate::protocol::{BrowserHandoff, BrowserStep};
 
 /// How many activities a slow live view may fall behind before it skips to the newest.
 const ACTIVITY_BUFFER: usize = 64;
+
+/// How many of the agent's latest steps the wheel keeps for a panel opened mid-task
+/// (issue 28): their captions and thumbnails' names, never the pictures.
+pub const STEPS_KEPT: usize = 50;
 
 /// What the agent's side did, for whoever watches the conversation live.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +100,8 @@ pub struct Wheel {
     browsed: AtomicBool,
     /// The panel's most recent size, which shapes the viewport (LIVE-4, AMB-11).
     panel: Mutex<Option<Size>>,
+    /// The latest [`STEPS_KEPT`] steps, oldest first, for a panel opened mid-task.
+    steps: Mutex<VecDeque<BrowserStep>>,
 }
 
 /// What the person did that the agent's next result says.
@@ -117,6 +124,7 @@ impl Default for Wheel {
             stepping: AtomicU64::new(0),
             browsed: AtomicBool::new(false),
             panel: Mutex::new(None),
+            steps: Mutex::new(VecDeque::new()),
         }
     }
 }
@@ -238,7 +246,16 @@ impl Wheel {
 
     /// Publishes what the agent's side did to whoever watches live; nobody watching costs
     /// nothing.
+    /// A step is also kept (the latest [`STEPS_KEPT`]) for a panel opened later.
     pub fn publish(&self, activity: Activity) {
+        // Kept and sent under one lock, so a joining watcher sees each step once.
+        let mut steps = lock(&self.steps);
+        if let Activity::Step(step) = &activity {
+            if steps.len() == STEPS_KEPT {
+                steps.pop_front();
+            }
+            steps.push_back(step.clone());
+        }
         let _ = self.activity.send(activity);
     }
 
@@ -246,6 +263,14 @@ impl Wheel {
     /// than 64 behind skips to the newest.
     pub fn activity(&self) -> broadcast::Receiver<Activity> {
         self.activity.subscribe()
+    }
+
+    /// The steps so far (the latest [`STEPS_KEPT`], oldest first) and what the agent's
+    /// side does from now on, with no step in both and none between (issue 28): what a
+    /// panel opened mid-task shows first.
+    pub fn activity_with_steps(&self) -> (Vec<BrowserStep>, broadcast::Receiver<Activity>) {
+        let steps = lock(&self.steps);
+        (steps.iter().cloned().collect(), self.activity.subscribe())
     }
 
     /// Whether someone watches the conversation live, so a step's thumbnail is worth its

@@ -46,7 +46,7 @@ function render(list) {
       el(
         'a',
         { href: link(conversation.id), 'aria-current': conversation.id === chosen ? 'page' : false },
-        el('span', { class: 'conversation-id' }, conversation.id),
+        el('span', { class: 'conversation-id' }, conversation.name || conversation.id),
         el('span', { class: 'conversation-title' }, active?.title || active?.url || 'No page open'),
         questions > 0
           ? el(

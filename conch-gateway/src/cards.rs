@@ -4,7 +4,9 @@
 //! [`PanelAsker::ask`] puts a card on the [`Board`] and waits for the person's answer,
 //! at most `--ask-timeout` (5 minutes by default); no answer, or the call being cancelled,
 //! is No. Every watcher of the conversation's live socket gets the card as
-//! `{type:'question', …}` (and the cards still open when it joins); the person answers
+//! `{type:'question', …}` (and the cards still open when it joins); while a panel watches
+//! the conversation the question keeps waiting, and the timeout counts from when the last
+//! watcher left (issue 28); the person answers
 //! with `{type:'answer', id, choice}`. The first answer wins: a second one, from another
 //! tab of the panel or a stale card, gets "That question was already answered." Every
 //! watcher hears `{type:'questionClosed', id}` when a card is answered, expires or is
@@ -39,6 +41,18 @@ struct Inner {
     open: Mutex<HashMap<String, Open>>,
     events: broadcast::Sender<(String, CardEvent)>,
     timeout: Duration,
+    /// How many panels watch a conversation: a question waits while one does, and its
+    /// timeout counts from when the last one left (issue 28).
+    watchers: std::sync::OnceLock<Watchers>,
+}
+
+/// Says how many watch a conversation.
+struct Watchers(Box<dyn Fn(&str) -> usize + Send + Sync>);
+
+impl std::fmt::Debug for Watchers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watchers")
+    }
 }
 
 /// One card waiting for the person.
@@ -121,6 +135,9 @@ pub(crate) enum CardEvent {
     Question(Box<Card>),
     /// A card came down.
     Closed(CardClosed),
+    /// A browser event beside the cards (`browser.status`, `permission.requested.browser`:
+    /// PROTO-2), as the runtime wrote it.
+    Browser(Value),
 }
 
 /// Why an answer was not taken.
@@ -153,13 +170,35 @@ impl Board {
                 open: Mutex::new(HashMap::new()),
                 events: broadcast::Sender::new(CARD_EVENTS),
                 timeout,
+                watchers: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Tells the board who watches (the live view's count), once.
+    pub(crate) fn set_watchers(&self, watchers: impl Fn(&str) -> usize + Send + Sync + 'static) {
+        let _ = self.inner.watchers.set(Watchers(Box::new(watchers)));
+    }
+
+    /// Whether a panel watches `conversation` now.
+    fn watched(&self, conversation: &str) -> bool {
+        self.inner
+            .watchers
+            .get()
+            .is_some_and(|w| (w.0)(conversation) > 0)
     }
 
     /// Card events from now on, with the conversation each belongs to.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<(String, CardEvent)> {
         self.inner.events.subscribe()
+    }
+
+    /// Sends `event` to every live socket of `conversation`, beside its cards (PROTO-2).
+    pub(crate) fn tell(&self, conversation: &str, event: Value) {
+        let _ = self
+            .inner
+            .events
+            .send((conversation.to_owned(), CardEvent::Browser(event)));
     }
 
     /// The cards of `conversation` still open, oldest first.
@@ -334,7 +373,28 @@ impl Asker for PanelAsker {
                 id,
                 how: "withdrawn",
             };
-            match tokio::time::timeout(self.board.inner.timeout, answer).await {
+            // The wait never ends while a panel watches the conversation: the timeout
+            // counts from when the last watcher left (issue 28).
+            let timeout = self.board.inner.timeout;
+            // Watchers are looked at this often, so the wait ends at most a look early.
+            let look = (timeout / 4).min(Duration::from_secs(1));
+            let mut answer = answer;
+            let mut deadline = tokio::time::Instant::now() + timeout;
+            let outcome = loop {
+                let now = tokio::time::Instant::now();
+                let wait = deadline.saturating_duration_since(now).min(look);
+                match tokio::time::timeout(wait, &mut answer).await {
+                    Ok(answered) => break Ok(answered),
+                    Err(elapsed) => {
+                        if self.board.watched(&request.conversation) {
+                            deadline = tokio::time::Instant::now() + timeout;
+                        } else if tokio::time::Instant::now() >= deadline {
+                            break Err(elapsed);
+                        }
+                    }
+                }
+            };
+            match outcome {
                 Ok(Ok(choice)) => {
                     withdraw.how = "answered";
                     Answer::Person(choice)
@@ -505,7 +565,7 @@ mod tests {
         let late = asker.board.open_for(&request.conversation);
         let id = match &card {
             CardEvent::Question(card) => card.id.clone(),
-            CardEvent::Closed(_) => panic!("a closing before the card"),
+            CardEvent::Closed(_) | CardEvent::Browser(_) => panic!("a card first"),
         };
         asker
             .board
@@ -549,6 +609,42 @@ mod tests {
             sent.extend(wire(&asker, &request, choice).await);
         }
         insta::assert_snapshot!("live_question_cards", sent.join("\n"));
+    }
+
+    /// AMB-5 (issue 28): a question waits while a panel watches its conversation, for
+    /// longer than the timeout; after the last watcher leaves it expires once the timeout
+    /// has passed since then.
+    #[tokio::test]
+    async fn amb_5_a_question_waits_while_watched_and_times_out_after_the_watcher_left() {
+        let asker = asker(Duration::from_millis(200));
+        let watched = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let seen = Arc::clone(&watched);
+        asker.board.set_watchers(move |conversation| {
+            usize::from(conversation == "c1" && seen.load(Ordering::SeqCst))
+        });
+        let request = request("c1");
+        let mut ask = asker.ask(&request);
+        let started = tokio::time::Instant::now();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(700), &mut ask)
+                .await
+                .is_err(),
+            "still waiting after 3.5 timeouts while watched"
+        );
+        assert_eq!(asker.board.count_for("c1"), 1);
+        watched.store(false, Ordering::SeqCst);
+        let left = tokio::time::Instant::now();
+        match ask.await {
+            Answer::Nobody(sentence) => assert!(sentence.contains("Nobody answered")),
+            other => panic!("{other:?}"),
+        }
+        // Counted from leaving, to within one look at the watchers (a quarter).
+        let after = left.elapsed();
+        assert!(
+            after >= Duration::from_millis(150),
+            "counted from leaving: {after:?}"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(850));
     }
 
     /// A cancelled call takes its card down.

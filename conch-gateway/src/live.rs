@@ -112,10 +112,11 @@ impl Live {
         let turn = Arc::new(GatewayTurn {
             browser: browser.clone(),
         });
-        Live {
-            hub: Hub::new(browser, turn),
-            board,
-        }
+        let hub = Hub::new(browser, turn);
+        // A question waits while a panel watches its conversation (issue 28).
+        let watching = hub.clone();
+        board.set_watchers(move |conversation| watching.watchers(conversation));
+        Live { hub, board }
     }
 
     /// The question cards.
@@ -146,7 +147,8 @@ impl Live {
             }
             loop {
                 match cards.recv().await {
-                    Ok((whose, card)) if whose == conversation => {
+                    // The browser's own status (`""`) is every conversation's (PROTO-2).
+                    Ok((whose, card)) if whose == conversation || whose.is_empty() => {
                         if sink.lock().await.send(value_text(&card)).await.is_err() {
                             return;
                         }

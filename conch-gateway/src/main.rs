@@ -28,6 +28,7 @@ mod assets;
 mod backend;
 mod cards;
 mod cli;
+mod events;
 mod http;
 mod live;
 mod log;
@@ -243,6 +244,12 @@ async fn run(cli: Cli) -> Result<(), String> {
     // Every connection of every page goes past the guard (NET-*), which never lets a page
     // reach the gateway's own port.
     config.guard = Some(GuardConfig::new(net.clone()));
+    // The browser's status (Chromium's download progress) reaches the panel (PROTO-2).
+    if listener.is_some() {
+        config.events = Some(Arc::new(events::PanelEvents {
+            board: board.clone(),
+        }));
+    }
     let browser = Browser::new(config);
     // One gateway per home: a second one says so in one sentence and stops (issue 12).
     browser.owns_home().map_err(|e| e.to_string())?;
@@ -299,6 +306,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             command: cli.notify_command.clone(),
         }));
         tools_config.panel_link = Some(panel.address());
+    }
+    // The protocol's events reach the panel, and every step is kept for a panel opened
+    // mid-task (PROTO-2, issue 28).
+    if listener.is_some() {
+        tools_config.events = Some(Arc::new(events::PanelEvents {
+            board: board.clone(),
+        }));
     }
     let tools = Tools::new(browser.clone(), tools_config);
     if let Some(panel) = &panel {

@@ -22,7 +22,8 @@
 //!   session 401, each with one sentence, and a missing conversation gets 400.
 //!
 //! - `GET /api/browser/conversations`: the conversations the person can watch, each with
-//!   its tabs, watchers and waiting questions (issue 14), for a signed-in person.
+//!   its name (the MCP client that opened it and its first page's title, issue 28), its
+//!   tabs, watchers and waiting questions (issue 14), for a signed-in person.
 //! - `/passwords` and `/api/browser/passwords`: the Passwords page and its API, in
 //!   [`crate::passwords`] (issue 16).
 //!
@@ -490,8 +491,12 @@ async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Respon
     let mut list = Vec::new();
     for id in tools.conversations() {
         let tabs = tools.browser().conversation(&id).tabs_now().await;
+        let (client, title) = tools.naming(&id);
         list.push(serde_json::json!({
             "id": id,
+            "name": display_name(&id, client.as_deref(), title.as_deref()),
+            "client": client,
+            "title": title,
             "watchers": live.watchers(&id),
             "questions": live.board().count_for(&id),
             "tabs": tabs.iter().map(|t| serde_json::json!({
@@ -500,6 +505,18 @@ async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Respon
         }));
     }
     json_response(&serde_json::json!({ "conversations": list }))
+}
+
+/// What the panel calls a conversation (issue 28): the client that opened it with its
+/// first page's title ("Claude Code · Example Domain"), the client alone before a page,
+/// else the conversation's id.
+fn display_name(id: &str, client: Option<&str>, title: Option<&str>) -> String {
+    match (client, title) {
+        (Some(client), Some(title)) => format!("{client} · {title}"),
+        (Some(client), None) => client.to_owned(),
+        (None, Some(title)) => title.to_owned(),
+        (None, None) => id.to_owned(),
+    }
 }
 
 /// A JSON answer that no cache keeps.

@@ -8,7 +8,8 @@
 //! keeps only the newest, and each watcher takes the newest when it is ready, so a watcher
 //! that stops reading holds at most one frame (LIVE-3). Every frame is acknowledged to
 //! Chrome as it comes. The cast follows the conversation's active tab and never shows
-//! another conversation's (LIVE-15).
+//! another conversation's (LIVE-15). While anyone watches, the browser does not idle out,
+//! and its idle time counts from when the last watcher left (LAUNCH-12).
 //!
 //! Deliberately absent: the socket (the gateway's) and the commands' effects
 //! ([`control`](crate::control)).
@@ -22,7 +23,7 @@ use std::time::Duration;
 use conch_browser::page::dialog;
 use conch_browser::protocol::{BrowserPageDialog, BrowserTab, BrowserTabSummary};
 use conch_browser::wheel::{Activity, WheelState};
-use conch_browser::{Browser, Conversation, TabInfo, Wheel};
+use conch_browser::{AwakeGuard, Browser, Conversation, TabInfo, Wheel};
 use conch_cdp::Session;
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -91,6 +92,9 @@ pub(crate) struct View {
     frames: watch::Sender<Latest>,
     pub(crate) events: broadcast::Sender<Event>,
     watched: watch::Sender<usize>,
+    /// Held while anyone watches: the browser never idles out under a watcher, and its
+    /// idle time counts from when the last one left (LAUNCH-12).
+    awake: Mutex<Option<AwakeGuard>>,
     casting: Mutex<bool>,
     /// The person's input, in order, to the page (DLG-9 holds it behind a dialog), each
     /// with the [`View::held_epoch`] it was sent in.
@@ -162,6 +166,9 @@ impl Hub {
             view.watched.send_modify(|n| {
                 *n += 1;
                 first = *n == 1;
+                if first {
+                    *lock(&view.awake) = Some(view.browser.hold_awake());
+                }
             });
             first
         };
@@ -174,9 +181,12 @@ impl Hub {
         if state.agent_left {
             pending.push_back(Event::AgentLeft);
         }
+        // A panel opened mid-task sees the steps so far (issue 28).
+        let (steps, activity) = view.wheel.activity_with_steps();
+        pending.extend(steps.into_iter().map(Event::Step));
         let feed = Feed {
             frames: view.frames.subscribe(),
-            activity: view.wheel.activity(),
+            activity,
             status: view.wheel.watch(),
             events: view.events.subscribe(),
             pending,
@@ -212,6 +222,7 @@ impl Hub {
             frames: watch::Sender::new(None),
             events: broadcast::Sender::new(EVENT_BUFFER),
             watched: watch::Sender::new(0),
+            awake: Mutex::new(None),
             casting: Mutex::new(false),
             inputs,
             held: Arc::clone(&held),
@@ -240,7 +251,13 @@ pub struct Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
-        self.view.watched.send_modify(|n| *n = n.saturating_sub(1));
+        self.view.watched.send_modify(|n| {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                // The last watcher left: the idle time starts now (LAUNCH-12).
+                lock(&self.view.awake).take();
+            }
+        });
     }
 }
 

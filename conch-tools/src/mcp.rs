@@ -393,6 +393,14 @@ impl McpSession {
             .and_then(|c| c.get("elicitation"))
             .is_some();
         self.elicitation.store(elicits, Ordering::SeqCst);
+        // The person's panel names the conversation by its client (issue 28).
+        if let Some(name) = params
+            .get("clientInfo")
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+        {
+            self.chat.set_client(name);
+        }
         let apps = params
             .get("capabilities")
             .and_then(|c| c.get("extensions"))

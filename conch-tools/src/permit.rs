@@ -120,6 +120,30 @@ pub(crate) struct Gate<'a> {
     pub(crate) consent: &'a Consent,
 }
 
+/// Tells the embedder's sink that the person is asked `question` before the agent acts
+/// (`permission.requested.browser`, PROTO-2): what about, on which site, and whether
+/// allowing lends a sign-in. A question with no permission kind (a download, a failed
+/// browser download) has its own card and no event.
+fn requested(config: &ToolsConfig, conversation: &str, question: &Question) {
+    use conch_browser::protocol::{BrowserEvent, BrowserPermission, PermissionKind};
+    let Some(sink) = &config.events else { return };
+    let kind = match question.kind() {
+        QuestionKind::Site => PermissionKind::Site,
+        QuestionKind::OwnChrome => PermissionKind::OwnChrome,
+        QuestionKind::HighStakes => PermissionKind::HighStakes,
+        QuestionKind::Upload => PermissionKind::Upload,
+        _ => return,
+    };
+    sink.send(
+        conversation,
+        BrowserEvent::PermissionRequested(BrowserPermission {
+            kind,
+            site: question.site().map(ToString::to_string).unwrap_or_default(),
+            lends_sign_in: question.lends_sign_in(),
+        }),
+    );
+}
+
 /// One act, as plain facts.
 #[derive(Debug)]
 pub(crate) struct Act<'a> {
@@ -176,6 +200,7 @@ pub(crate) async fn permit(gate: Gate<'_>, act: Act<'_>) -> Result<Option<Site>,
             thumbnail,
             taint_note: taint_note(gate),
         };
+        requested(gate.config, &consent.id, &question);
         let choice = match gate.config.asker.ask(&request).await {
             Answer::Nobody(sentence) => return Err(ToolError::Unanswered(sentence)),
             Answer::Person(choice) => choice,

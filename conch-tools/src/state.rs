@@ -52,6 +52,11 @@ pub(crate) struct ChatState {
     /// context and the launch of its browser (DL-1, issue 29). Dropped with the
     /// conversation, which removes what it staged and nobody kept (DL-3).
     pub(crate) downloads: tokio::sync::Mutex<Option<(DownloadKey, DownloadWatch)>>,
+    /// The name of the client that opened it (MCP `clientInfo.name`), for the panel's
+    /// list (issue 28).
+    pub(crate) client: StdMutex<Option<String>>,
+    /// The title of its first page with one, for the panel's list (issue 28).
+    pub(crate) first_title: StdMutex<Option<String>>,
 }
 
 /// What a download watch was set on: its browser's launch count and the browser context.

@@ -93,6 +93,8 @@ impl Tools {
                     conversation: StdMutex::new(browser.conversation(id)),
                     kind,
                     downloads: tokio::sync::Mutex::new(None),
+                    client: StdMutex::new(None),
+                    first_title: StdMutex::new(None),
                 })
             }))
         };
@@ -136,6 +138,20 @@ impl Tools {
             chat.consent.forget_site(site);
         }
         Ok(held)
+    }
+
+    /// How the person knows conversation `id` (issue 28): the name of the client that
+    /// opened it (MCP `clientInfo.name`, e.g. "Claude Code") and the title of its first
+    /// page, each `None` until known.
+    pub fn naming(&self, id: &str) -> (Option<String>, Option<String>) {
+        let chats = lock(&self.inner.chats);
+        let Some(state) = chats.get(id) else {
+            return (None, None);
+        };
+        (
+            lock(&state.client).clone(),
+            lock(&state.first_title).clone(),
+        )
     }
 
     /// Forgets conversation `id`'s answers (its tabs stay with the browser).
@@ -184,6 +200,21 @@ impl Chat {
         self.state.vision.store(caps.vision, Ordering::SeqCst);
     }
 
+    /// Names the client that opened the conversation (MCP `clientInfo.name`), as the
+    /// person's panel shows it (issue 28). Control characters go, the name is trimmed
+    /// and kept to 60 characters; an empty name is no name.
+    pub fn set_client(&self, name: &str) {
+        let clean: String = name
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect::<String>()
+            .trim()
+            .chars()
+            .take(60)
+            .collect();
+        *lock(&self.state.client) = (!clean.is_empty()).then_some(clean);
+    }
+
     /// The address that opens this conversation with the browser in front, where the
     /// person takes over (HAND-7): the embedder's panel link with `browser=1` and the
     /// conversation added; `None` without a panel.
@@ -221,6 +252,9 @@ impl Chat {
 
     /// Runs one parsed call. Calls of one conversation run one at a time (TOOL-11).
     pub async fn run(&self, call: &ToolCall) -> ToolResult {
+        // LAUNCH-12: the browser never idles out under a call, however long it waits for
+        // the person (a handoff, a question); idle time counts from the call's end.
+        let _awake = self.tools.inner.browser.hold_awake();
         let _turn = self.state.one_call.lock().await;
         self.state.consent.begin_call();
         // The person may have given the chat a browser of its own, or taken it back,
@@ -279,6 +313,7 @@ impl Chat {
             Err(e) => (Reply::line(e.to_string()), true),
         };
         let (mut notes, tabs) = self.footer(conv).await;
+        self.note_first_title(&tabs);
         if let Some((_, watch)) = self.state.downloads.lock().await.as_ref() {
             notes.extend(watch.take_notes().iter().map(|n| n.sentence()));
         }
@@ -287,6 +322,18 @@ impl Chat {
         }
         let dialogs = self.state.pages.dialog_notes();
         compose(reply, &notes, &dialogs, &tabs, is_error)
+    }
+
+    /// Keeps the title of the conversation's first page that has one (issue 28).
+    fn note_first_title(&self, tabs: &[TabLine]) {
+        let mut first = lock(&self.state.first_title);
+        if first.is_none() {
+            let titled = tabs
+                .iter()
+                .filter(|t| !t.title.trim().is_empty())
+                .min_by_key(|t| !t.active);
+            *first = titled.map(|t| t.title.trim().chars().take(80).collect());
+        }
     }
 
     /// The runtime's notes and the tab list, when the browser runs.

@@ -646,3 +646,61 @@ fn read_head(stream: &mut std::net::TcpStream) {
         head.extend_from_slice(&byte);
     }
 }
+
+/// Records every protocol event with its conversation.
+#[derive(Debug, Default)]
+struct Recorder(std::sync::Mutex<Vec<(String, conch_browser::protocol::BrowserEvent)>>);
+
+impl conch_browser::protocol::EventSink for Recorder {
+    fn send(&self, conversation: &str, event: conch_browser::protocol::BrowserEvent) {
+        self.0
+            .lock()
+            .expect("the record")
+            .push((conversation.to_owned(), event));
+    }
+}
+
+/// LAUNCH-4, PROTO-2 (issue 28): while the runtime downloads Chromium, `browser.status`
+/// events with the download's progress reach the embedder's EventSink (for every
+/// conversation: conversation `""`), bytes never decreasing.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_4_the_runtime_tells_download_progress_in_browser_status() {
+    use conch_browser::protocol::BrowserEvent;
+    use conch_browser::{Browser, BrowserConfig, Home};
+
+    let (root, cache) = temp_root();
+    let server = FixtureServer::start().await.expect("fixture server");
+    let body = chrome_zip();
+    serve(&server, body.clone());
+    let mut download = config(&server.url("cft"), &cache);
+    download.expected_sha256 = Some(sha256(&body));
+    let mut settings = BrowserConfig::new(Home::new(root.path().join("home")));
+    settings.probe = Arc::new(CacheOnlyProbe(cache.clone()));
+    settings.download = Some(download);
+    settings.guard = None;
+    let recorder = Arc::new(Recorder::default());
+    settings.events = Some(recorder.clone());
+    let browser = Browser::new(settings);
+    // The downloaded stand-in is no real browser: the launch fails after the download.
+    let _ = browser.ensure_running().await;
+    let events = recorder.0.lock().expect("the record").clone();
+    let progress: Vec<(u64, Option<u64>)> = events
+        .iter()
+        .filter_map(|(conversation, event)| match event {
+            BrowserEvent::Status(status) => {
+                assert_eq!(conversation, "", "the whole browser's status");
+                assert!(!status.running);
+                status.download.map(|d| (d.done, d.total))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(progress.len() >= 2, "{progress:?}");
+    assert!(
+        progress.windows(2).all(|w| w[0].0 <= w[1].0),
+        "non-decreasing: {progress:?}"
+    );
+    let size = body.len() as u64;
+    assert_eq!(progress.last(), Some(&(size, Some(size))), "{progress:?}");
+    browser.shutdown().await;
+}

@@ -265,7 +265,7 @@ pub(crate) async fn join(port: u16, signed: &Signed, conversation: &str) -> Sock
 
 /// The next text message whose `type` is `kind`, skipping frames and other events,
 /// within 30 s.
-async fn next_event(socket: &mut Socket, kind: &str) -> Value {
+pub(crate) async fn next_event(socket: &mut Socket, kind: &str) -> Value {
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             let message = socket
@@ -290,7 +290,7 @@ async fn next_event(socket: &mut Socket, kind: &str) -> Value {
 }
 
 /// Sends `text` on the live socket.
-async fn send(socket: &mut Socket, text: String) {
+pub(crate) async fn send(socket: &mut Socket, text: String) {
     socket
         .send(Message::Text(text.into()))
         .await
@@ -698,7 +698,7 @@ async fn live_14_stop_on_the_live_socket_ends_the_call_in_flight() {
 }
 
 /// The answer to the tools/call request `id`, skipping notifications.
-async fn answer_to(client: &mut StdioClient, id: i64) -> Value {
+pub(crate) async fn answer_to(client: &mut StdioClient, id: i64) -> Value {
     tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let message = client.next_message().await;

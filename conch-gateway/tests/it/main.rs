@@ -9,6 +9,7 @@ mod panel_page;
 mod panel_session;
 mod panel_settings;
 mod passwords;
+mod presence;
 mod secrecy;
 mod settings;
 mod stdio;

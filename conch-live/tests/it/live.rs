@@ -257,3 +257,38 @@ async fn live_1_the_cast_follows_the_active_tab() {
         "{missing:?}"
     );
 }
+
+/// LAUNCH-12 (issue 28): watching keeps the conversation's browser for longer than the
+/// idle timeout; after the watcher leaves, it shuts down once the idle time has passed
+/// since it left, not since the agent's last step.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_12_a_watcher_keeps_the_browser_and_idle_counts_from_its_leaving() {
+    use std::sync::Arc;
+    use std::time::UNIX_EPOCH;
+
+    use conch_browser::{ManualClock, RunState};
+
+    let clock = Arc::new(ManualClock::new(
+        UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+    ));
+    let lab = crate::support::lab_with(|config| config.clock = clock.clone()).await;
+    let _chat = lab.open("w", "basic.html").await;
+    let (feed, _control) = lab.hub.join("w");
+    clock.advance(Duration::from_secs(3600));
+    assert!(
+        !lab.browser.tick().await,
+        "a watcher keeps the browser awake"
+    );
+    assert_eq!(lab.browser.status().await.state, RunState::Running);
+    drop(feed);
+    // The hold ends a moment after the watcher leaves.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    clock.advance(Duration::from_secs(9 * 60 + 59));
+    assert!(
+        !lab.browser.tick().await,
+        "idle time counts from when the watcher left"
+    );
+    clock.advance(Duration::from_secs(2));
+    assert!(lab.browser.tick().await, "then the idle browser shuts down");
+    assert_eq!(lab.browser.status().await.state, RunState::Idle);
+}

@@ -38,6 +38,11 @@ pub(crate) struct Lab {
 }
 
 pub(crate) async fn lab() -> Lab {
+    lab_with(|_| {}).await
+}
+
+/// A lab whose browser's configuration `change` adjusts first (a clock, say).
+pub(crate) async fn lab_with(change: impl FnOnce(&mut BrowserConfig)) -> Lab {
     let server = FixtureServer::start().await.expect("fixture server");
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
@@ -45,6 +50,7 @@ pub(crate) async fn lab() -> Lab {
     // The fixtures are served on loopback, which the guard refuses; containment has its
     // own tests in conch-browser.
     config.guard = None;
+    change(&mut config);
     let browser = Browser::new(config);
     let turns = Arc::new(Turns {
         asked: Mutex::new(Vec::new()),
