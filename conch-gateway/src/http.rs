@@ -47,8 +47,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::ask::{Channels, Outbound};
-use crate::secret::constant_time_eq;
 use crate::live::Leaving;
+use crate::secret::constant_time_eq;
 
 /// The session header of streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";

@@ -284,16 +284,25 @@ async fn data_6_a_file_readable_by_others_is_refused_with_chmod_600() {
     }
 }
 
-/// Signs in to a door on `port` with `code`; gives the session cookie.
-async fn session_cookie(port: u16, code: &str) -> String {
+/// Signs in to a door on `port` with `code`; gives the session's two factors, the cookie
+/// and the token (LIVE-18), as one value for each.
+async fn session_cookie(port: u16, code: &str) -> (String, String) {
     let (status, head, _) =
         door_request(port, "GET", &format!("/signin?code={code}"), &[], "").await;
     assert_eq!(status, 303, "{head}");
-    head.lines()
+    let cookie = head
+        .lines()
         .find_map(|l| l.strip_prefix("set-cookie: "))
         .and_then(|c| c.split(';').next())
         .expect("a session cookie")
-        .to_owned()
+        .to_owned();
+    let token = head
+        .lines()
+        .find_map(|l| l.strip_prefix("location: /#session="))
+        .expect("the session's token")
+        .trim()
+        .to_owned();
+    (cookie, token)
 }
 
 /// Issue 29, DATA-6: a tampered vault is said to every reader, not only the first (which
@@ -332,7 +341,10 @@ async fn data_6_a_tampered_vault_is_said_to_every_reader() {
         port,
         "GET",
         "/api/browser/passwords",
-        &[("Cookie", cookie.as_str())],
+        &[
+            ("Cookie", cookie.0.as_str()),
+            ("X-Conch-Session", cookie.1.as_str()),
+        ],
         "",
     )
     .await;
@@ -352,7 +364,10 @@ async fn data_6_a_tampered_vault_is_said_to_every_reader() {
         port,
         "GET",
         "/api/browser/passwords",
-        &[("Cookie", cookie.as_str())],
+        &[
+            ("Cookie", cookie.0.as_str()),
+            ("X-Conch-Session", cookie.1.as_str()),
+        ],
         "",
     )
     .await;
@@ -392,7 +407,8 @@ async fn data_6_two_processes_saving_at_once_lose_nothing() {
                     "POST",
                     "/api/browser/passwords",
                     &[
-                        ("Cookie", cookie.as_str()),
+                        ("Cookie", cookie.0.as_str()),
+                        ("X-Conch-Session", cookie.1.as_str()),
                         ("Origin", own.as_str()),
                         ("Content-Type", "application/json"),
                     ],
@@ -412,7 +428,10 @@ async fn data_6_two_processes_saving_at_once_lose_nothing() {
         port,
         "GET",
         "/api/browser/passwords",
-        &[("Cookie", cookie.as_str())],
+        &[
+            ("Cookie", cookie.0.as_str()),
+            ("X-Conch-Session", cookie.1.as_str()),
+        ],
         "",
     )
     .await;
