@@ -1294,6 +1294,15 @@ impl SecretFiller for NotingVault {
     }
 }
 
+/// The fill was refused with a result that `says` the words and shows no byte of the
+/// vault's secret; `context` prefixes the failure message.
+fn assert_refused_without_the_secret(typed: &conch_tools::ToolResult, says: &str, context: &str) {
+    let text = typed.text();
+    assert!(typed.is_error, "{context}: {text}");
+    assert!(text.contains(says), "{context}: {text}");
+    assert!(!text.contains("s3cret"), "{context}: {text}");
+}
+
 /// Issue 11 review (GES-8, SEC-2): the secret filler checks the focus in Conch's world
 /// right before the secret goes in. A sign-in page that moves the focus to a field of its
 /// own on the first key gets nothing typed, neither there nor in the password box; the
@@ -1310,13 +1319,7 @@ async fn ges_8_the_secret_filler_types_nothing_when_the_page_moves_the_focus() {
     let url = server.url("secret-thief.html");
     let password = open_and_find(&chat, &url, "Password").await;
     let typed = fill_from_vault(&chat, &password).await;
-    assert!(typed.is_error, "{}", typed.text());
-    assert!(
-        typed.text().contains("nothing was typed"),
-        "{}",
-        typed.text()
-    );
-    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    assert_refused_without_the_secret(&typed, "nothing was typed", "");
     let values = chat
         .conversation()
         .evaluate("[password.value, capture.value]")
@@ -1344,14 +1347,8 @@ async fn sec_2_a_fill_stops_when_the_page_moves_the_focus_mid_fill() {
         let url = server.url(&format!("secret-focus-thief.html?to={to}"));
         let password = open_and_find(&chat, &url, "Password").await;
         let typed = fill_from_vault(&chat, &password).await;
-        assert!(typed.is_error, "{to}: {}", typed.text());
-        assert!(
-            typed.text().contains("the fill stopped there"),
-            "{to}: {}",
-            typed.text()
-        );
+        assert_refused_without_the_secret(&typed, "the fill stopped there", to);
         assert!(typed.text().contains("browser_handoff"), "{}", typed.text());
-        assert!(!typed.text().contains("s3cret"), "{}", typed.text());
         let values = chat
             .conversation()
             .evaluate(
@@ -1379,13 +1376,7 @@ async fn sec_2_a_fill_in_a_frame_stops_when_the_page_takes_the_focus_out() {
     let url = server.url("secret-frame-thief.html");
     let password = open_and_find(&chat, &url, "Password").await;
     let typed = fill_from_vault(&chat, &password).await;
-    assert!(typed.is_error, "{}", typed.text());
-    assert!(
-        typed.text().contains("the fill stopped there"),
-        "{}",
-        typed.text()
-    );
-    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    assert_refused_without_the_secret(&typed, "the fill stopped there", "");
     let values = chat
         .conversation()
         .evaluate("[note.value, document.activeElement.id]")
