@@ -595,15 +595,17 @@ mod tests {
     use super::*;
     use crate::clock::ManualClock;
 
-    const CANARY: &str = "bb_live_CANARY_4f9e2a";
+    pub(super) const CANARY: &str = "bb_live_CANARY_4f9e2a";
 
-    fn home() -> (tempfile::TempDir, Home) {
+    /// A fresh home inside a temporary folder (kept alive by the first half).
+    pub(super) fn home() -> (tempfile::TempDir, Home) {
         let dir = tempfile::tempdir().expect("temp dir");
         let home = Home::new(dir.path().join("home"));
         (dir, home)
     }
 
-    fn kept(home: &Home, sealer: &Sealer) -> SecretsFile {
+    /// Seals the canary as Browserbase's api key in `home` with `sealer`: the saved file.
+    pub(super) fn kept(home: &Home, sealer: &Sealer) -> SecretsFile {
         let clock = ManualClock::at_unix(1_796_000_000);
         let mut file = SecretsFile::load(home, sealer, &clock).expect("no file is empty");
         file.set(

@@ -274,9 +274,9 @@ mod tests {
 
     use super::*;
     use crate::clock::ManualClock;
+    use crate::seal::tests::{CANARY, home as new_home, kept};
     use crate::seal::{Sealer, SecretText, SecretsFile};
 
-    const CANARY: &str = "bb_live_CANARY_keychain_7d1c";
     const WAIT: Duration = Duration::from_millis(500);
 
     /// One mock keychain for the process, as the OS has one.
@@ -300,22 +300,9 @@ mod tests {
         Err(keyring_core::Error::NoDefaultStore)
     }
 
-    fn new_home() -> (tempfile::TempDir, Home) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let home = Home::new(dir.path().join("home"));
-        (dir, home)
-    }
-
+    /// Seals the canary in `home` with `sealer`, as the seal tests do.
     fn seal_canary(home: &Home, sealer: &Sealer) {
-        let clock = ManualClock::at_unix(1_796_000_000);
-        let mut file = SecretsFile::load(home, sealer, &clock).expect("no file is empty");
-        file.set(
-            "browserbase",
-            "api key",
-            "api.browserbase.com",
-            SecretText::new(CANARY.to_owned()),
-        );
-        file.save(sealer).expect("saved");
+        kept(home, sealer);
     }
 
     fn reads_canary(home: &Home, sealer: &Sealer) {

@@ -61,6 +61,25 @@ impl Lab {
 
 /// A test stand-in for reading's `resolve`: the first element matching `selector` in the
 /// main frame.
+/// Clicks the page's `#get` link and gives the download notes the watch then takes,
+/// waiting up to 5 s for the first.
+async fn click_get_and_wait_for_a_note(
+    page: &Session,
+    watch: &conch_browser::page::download::DownloadWatch,
+) -> Vec<conch_browser::page::download::DownloadNote> {
+    act::click(&css(page, "#get").await, How::Click, &quick())
+        .await
+        .expect("the click lands");
+    for _ in 0..100 {
+        let more = watch.take_notes();
+        if !more.is_empty() {
+            return more;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Vec::new()
+}
+
 pub(crate) async fn css(page: &Session, selector: &str) -> Element {
     let expression = format!(
         "document.querySelector({})",
@@ -918,17 +937,7 @@ async fn amb_9_downloads_after_yes_only() {
         if round == 2 {
             hook.yes.store(false, Ordering::SeqCst);
         }
-        act::click(&css(&page, "#get").await, How::Click, &quick())
-            .await
-            .unwrap();
-        for _ in 0..100 {
-            let more = watch.take_notes();
-            if !more.is_empty() {
-                notes.extend(more);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        notes.extend(click_get_and_wait_for_a_note(&page, &watch).await);
     }
     assert_eq!(notes.len(), 3, "{notes:?}");
     assert_eq!(
@@ -1019,17 +1028,7 @@ async fn be_3_a_download_never_writes_a_sealed_secret_or_into_a_linked_home() {
     let mut notes = Vec::new();
     for name in ["passwords.secrets.json", "device.key", "browser.json"] {
         lab.server.route("/report.csv", named(name));
-        act::click(&css(&page, "#get").await, How::Click, &quick())
-            .await
-            .unwrap();
-        for _ in 0..100 {
-            let more = watch.take_notes();
-            if !more.is_empty() {
-                notes.extend(more);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        notes.extend(click_get_and_wait_for_a_note(&page, &watch).await);
     }
     assert_eq!(notes.len(), 3, "{notes:?}");
     for note in &notes[..2] {

@@ -535,6 +535,25 @@ async fn err_16_err_17_at_the_cap_the_least_recently_used_errand_is_set_aside() 
     env.browser.shutdown().await;
 }
 
+/// Sets a cookie from shop.test and one from bank.test in the errand.
+async fn set_shop_and_bank_cookies(errand: &conch_browser::Conversation) {
+    errand
+        .open("http://shop.test/cookie-jar.html?set=shop")
+        .await
+        .expect("shop.test sets its cookie");
+    errand
+        .open("http://bank.test/cookie-jar.html?set=bank")
+        .await
+        .expect("bank.test sets its cookie");
+}
+
+/// Interrupts the task `id`, which sets its errand aside, and checks it is the only one
+/// set aside.
+async fn set_aside(env: &Env, id: &str) {
+    env.browser.task_changed(id, TaskState::Interrupted).await;
+    assert_eq!(env.browser.errands_set_aside().await, [id]);
+}
+
 /// ERR-8: revoking shop.test takes its cookies back from an open errand and from a
 /// set-aside one; another site's cookies stay. Signing out of every site wipes both.
 #[tokio::test(flavor = "multi_thread")]
@@ -543,19 +562,9 @@ async fn err_8_revoking_a_site_takes_its_cookies_back_from_every_errand() {
     let open = env.task("task-open");
     let aside = env.task("task-aside");
     for errand in [&open, &aside] {
-        errand
-            .open("http://shop.test/cookie-jar.html?set=shop")
-            .await
-            .unwrap();
-        errand
-            .open("http://bank.test/cookie-jar.html?set=bank")
-            .await
-            .unwrap();
+        set_shop_and_bank_cookies(errand).await;
     }
-    env.browser
-        .task_changed("task-aside", TaskState::Interrupted)
-        .await;
-    assert_eq!(env.browser.errands_set_aside().await, ["task-aside"]);
+    set_aside(&env, "task-aside").await;
 
     assert!(env.browser.revoke_site("shop.test").await.is_complete());
 
@@ -962,19 +971,9 @@ async fn err_8_revoking_finishes_for_set_aside_errands_when_an_open_errands_brow
     let open = env.task("task-open");
     let aside = env.task("task-aside");
     for errand in [&aside, &open] {
-        errand
-            .open("http://shop.test/cookie-jar.html?set=shop")
-            .await
-            .unwrap();
-        errand
-            .open("http://bank.test/cookie-jar.html?set=bank")
-            .await
-            .unwrap();
+        set_shop_and_bank_cookies(errand).await;
     }
-    env.browser
-        .task_changed("task-aside", TaskState::Interrupted)
-        .await;
-    assert_eq!(env.browser.errands_set_aside().await, ["task-aside"]);
+    set_aside(&env, "task-aside").await;
 
     let pid = env
         .browser
@@ -1016,12 +1015,7 @@ async fn err_8_revoking_finishes_for_set_aside_errands_when_an_open_errands_brow
 async fn err_8_a_revoked_sites_cookies_do_not_come_back_from_a_crash_snapshot() {
     let env = Env::start().await;
     let open = env.task("task-open");
-    open.open("http://shop.test/cookie-jar.html?set=shop")
-        .await
-        .unwrap();
-    open.open("http://bank.test/cookie-jar.html?set=bank")
-        .await
-        .unwrap();
+    set_shop_and_bank_cookies(&open).await;
     // The cookies are snapshotted 3 s after the last load (ERR-19).
     tokio::time::sleep(std::time::Duration::from_millis(4000)).await;
     assert!(env.browser.revoke_site("shop.test").await.is_complete());
@@ -1062,10 +1056,7 @@ async fn err_8_revoking_a_site_takes_its_local_storage_back_too() {
             .await
             .unwrap();
     }
-    env.browser
-        .task_changed("task-aside", TaskState::Interrupted)
-        .await;
-    assert_eq!(env.browser.errands_set_aside().await, ["task-aside"]);
+    set_aside(&env, "task-aside").await;
 
     assert!(env.browser.revoke_site("shop.test").await.is_complete());
 

@@ -262,18 +262,28 @@ async fn net_8_a_popups_first_load_is_refused() {
     env.browser.shutdown().await;
 }
 
-/// NET-5: with allowLocalhost on, another app on loopback opens, and the gateway's port
-/// stays refused in every spelling.
-#[tokio::test(flavor = "multi_thread")]
-async fn net_5_allow_localhost_opens_local_apps_but_never_the_gateway() {
+/// With allowLocalhost on, a chat opens a local app at its literal loopback address,
+/// which answers: the app, the environment and the chat.
+async fn a_local_app_opened_with_allow_localhost() -> (Listener, Env, conch_browser::Conversation) {
     let app = Listener::start("Local app").await;
     let env = Env::start(|net, _| net.allow_localhost = true).await;
     let chat = env.browser.conversation("c1");
     chat.open(&format!("http://127.0.0.1:{}/", app.port()))
         .await
-        .unwrap();
-    assert_eq!(chat.evaluate("document.title").await.unwrap(), "Local app");
+        .expect("the local app opens");
+    assert_eq!(
+        chat.evaluate("document.title").await.expect("its title"),
+        "Local app"
+    );
     assert!(app.hits() >= 1);
+    (app, env, chat)
+}
+
+/// NET-5: with allowLocalhost on, another app on loopback opens, and the gateway's port
+/// stays refused in every spelling.
+#[tokio::test(flavor = "multi_thread")]
+async fn net_5_allow_localhost_opens_local_apps_but_never_the_gateway() {
+    let (_app, env, chat) = a_local_app_opened_with_allow_localhost().await;
 
     let g = env.gateway.port();
     for gateway in [
@@ -308,14 +318,7 @@ async fn net_5_allow_localhost_opens_local_apps_but_never_the_gateway() {
 /// listener it resolves to.
 #[tokio::test(flavor = "multi_thread")]
 async fn net_5_allow_localhost_refuses_a_public_name_that_rebinds_to_loopback() {
-    let app = Listener::start("Local app").await;
-    let env = Env::start(|net, _| net.allow_localhost = true).await;
-    let chat = env.browser.conversation("c1");
-    chat.open(&format!("http://127.0.0.1:{}/", app.port()))
-        .await
-        .unwrap();
-    assert_eq!(chat.evaluate("document.title").await.unwrap(), "Local app");
-    assert!(app.hits() >= 1);
+    let (app, env, chat) = a_local_app_opened_with_allow_localhost().await;
 
     let log = env.browser.guard_log();
     let cursor = log.cursor();

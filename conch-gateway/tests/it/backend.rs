@@ -269,6 +269,26 @@ async fn be_10_mcp_drives_your_own_chrome_after_backend_set_chrome() {
     assert!(targets.contains("CANARY-7731"), "{targets}");
 }
 
+/// `backend set PROVIDER --url URL --key-env VAR` with the canary as VAR's value.
+async fn set_with_key(
+    home: &std::path::Path,
+    provider: &str,
+    url: &str,
+    var: &str,
+) -> (bool, String, String) {
+    backend(
+        home,
+        &["set", provider, "--url", url, "--key-env", var],
+        &[(var, CANARY)],
+    )
+    .await
+}
+
+/// The gateway's `mcp --unattended --allow-localhost` with `home` as its home.
+async fn unattended_mcp(home: &std::path::Path) -> StdioClient {
+    StdioClient::start(gateway(home, &["mcp", "--unattended", "--allow-localhost"])).await
+}
+
 /// BE-6, BE-5: with Browserbase chosen (a pretend provider speaking its API), `mcp` makes
 /// a session with the sealed key, drives it, and releases it when the gateway stops.
 #[tokio::test(flavor = "multi_thread")]
@@ -280,25 +300,9 @@ async fn be_6_mcp_drives_a_browserbase_session_and_releases_it() {
         .await
         .unwrap();
     let home = tempfile::tempdir().unwrap();
-    let (ok, out, err) = backend(
-        home.path(),
-        &[
-            "set",
-            "browserbase",
-            "--url",
-            &cloud.base(),
-            "--key-env",
-            "BB_KEY",
-        ],
-        &[("BB_KEY", CANARY)],
-    )
-    .await;
+    let (ok, out, err) = set_with_key(home.path(), "browserbase", &cloud.base(), "BB_KEY").await;
     assert!(ok, "{out} {err}");
-    let mut client = StdioClient::start(gateway(
-        home.path(),
-        &["mcp", "--unattended", "--allow-localhost"],
-    ))
-    .await;
+    let mut client = unattended_mcp(home.path()).await;
     let (page, error) = client
         .call("browser_open", json!({ "url": server.url("basic.html") }))
         .await;
@@ -340,11 +344,7 @@ async fn be_8_mcp_drives_the_chosen_devtools_address() {
     );
     assert!(!shown.contains("SECRETISH"), "{shown}");
 
-    let mut client = StdioClient::start(gateway(
-        home.path(),
-        &["mcp", "--unattended", "--allow-localhost"],
-    ))
-    .await;
+    let mut client = unattended_mcp(home.path()).await;
     let (page, error) = client
         .call("browser_open", json!({ "url": server.url("basic.html") }))
         .await;
@@ -388,19 +388,8 @@ async fn http_get(port: u16, path: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn be_7_a_key_saved_with_a_steel_address_is_listed_for_that_host() {
     let home = tempfile::tempdir().unwrap();
-    let (ok, out, err) = backend(
-        home.path(),
-        &[
-            "set",
-            "steel",
-            "--url",
-            "http://127.0.0.1:3000",
-            "--key-env",
-            "ST_KEY",
-        ],
-        &[("ST_KEY", CANARY)],
-    )
-    .await;
+    let (ok, out, err) =
+        set_with_key(home.path(), "steel", "http://127.0.0.1:3000", "ST_KEY").await;
     assert!(ok, "{out} {err}");
     let (ok, shown, err) = backend(home.path(), &["show"], &[]).await;
     assert!(ok, "{err}");
@@ -538,11 +527,7 @@ async fn be_7_a_key_is_never_sent_to_a_stale_base_address() {
     );
     file.save(&sealer).unwrap();
 
-    let mut client = StdioClient::start(gateway(
-        home.path(),
-        &["mcp", "--unattended", "--allow-localhost"],
-    ))
-    .await;
+    let mut client = unattended_mcp(home.path()).await;
     let pipe = client.child.stderr.take().expect("stderr is piped");
     let said = tokio::spawn(async move {
         use tokio::io::AsyncReadExt as _;
@@ -579,19 +564,8 @@ async fn be_7_a_key_is_never_sent_to_a_stale_base_address() {
 #[tokio::test(flavor = "multi_thread")]
 async fn be_6_a_key_for_a_plain_http_address_elsewhere_is_refused() {
     let home = tempfile::tempdir().unwrap();
-    let (ok, out, err) = backend(
-        home.path(),
-        &[
-            "set",
-            "browserbase",
-            "--url",
-            "http://10.1.2.3:9",
-            "--key-env",
-            "BB_KEY",
-        ],
-        &[("BB_KEY", CANARY)],
-    )
-    .await;
+    let (ok, out, err) =
+        set_with_key(home.path(), "browserbase", "http://10.1.2.3:9", "BB_KEY").await;
     assert!(!ok, "{out}");
     assert!(err.contains("plain text"), "{err}");
     let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
@@ -613,25 +587,9 @@ async fn be_5_sigterm_and_sigint_release_the_steel_session_and_exit_cleanly() {
         .unwrap();
     for (n, signal) in [(1, libc::SIGTERM), (2, libc::SIGINT)] {
         let home = tempfile::tempdir().unwrap();
-        let (ok, out, err) = backend(
-            home.path(),
-            &[
-                "set",
-                "steel",
-                "--url",
-                &cloud.base(),
-                "--key-env",
-                "ST_KEY",
-            ],
-            &[("ST_KEY", CANARY)],
-        )
-        .await;
+        let (ok, out, err) = set_with_key(home.path(), "steel", &cloud.base(), "ST_KEY").await;
         assert!(ok, "{out} {err}");
-        let mut client = StdioClient::start(gateway(
-            home.path(),
-            &["mcp", "--unattended", "--allow-localhost"],
-        ))
-        .await;
+        let mut client = unattended_mcp(home.path()).await;
         let (page, error) = client
             .call("browser_open", json!({ "url": server.url("basic.html") }))
             .await;

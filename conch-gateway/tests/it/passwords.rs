@@ -187,11 +187,7 @@ async fn data_6_a_tampered_passwords_file_fails_closed() {
     assert!(!ok && err.contains("--username"), "{err}");
 
     let path = home.path().join("passwords.secrets.json");
-    let mut bytes = std::fs::read(&path).expect("the sealed file");
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let at = text.find("\"sealed\": \"").expect("a sealed field") + 20;
-    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
-    std::fs::write(&path, &bytes).expect("flipped");
+    flip_a_sealed_byte(&path);
     let (ok, _, err) = passwords(home.path(), &["list"], "").await;
     assert!(!ok, "a tampered file was read");
     assert!(err.contains("Save the passwords again"), "{err}");
@@ -258,13 +254,7 @@ async fn sec_2_a_password_saved_for_https_is_never_filled_into_the_http_page() {
 async fn data_6_a_file_readable_by_others_is_refused_with_chmod_600() {
     use std::os::unix::fs::PermissionsExt as _;
     let home = tempfile::tempdir().expect("temp home");
-    let (ok, _, err) = passwords(
-        home.path(),
-        &["add", "example.com", "--username", "ada"],
-        &format!("{CANARY}\n"),
-    )
-    .await;
-    assert!(ok, "{err}");
+    save_canary_for_ada(home.path()).await;
     for file in ["passwords.secrets.json", "device.key"] {
         let path = home.path().join(file);
         let mode = |m| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(m));
@@ -305,6 +295,41 @@ async fn session_cookie(port: u16, code: &str) -> (String, String) {
     (cookie, token)
 }
 
+/// Saves the canary as ada's password for example.com with the `passwords` command.
+async fn save_canary_for_ada(home: &std::path::Path) {
+    let (ok, _, err) = passwords(
+        home,
+        &["add", "example.com", "--username", "ada"],
+        &format!("{CANARY}\n"),
+    )
+    .await;
+    assert!(ok, "{err}");
+}
+
+/// Flips one byte of the sealed text in the passwords file at `path`, as a tamperer would.
+fn flip_a_sealed_byte(path: &std::path::Path) {
+    let mut bytes = std::fs::read(path).expect("the sealed file");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let at = text.find("\"sealed\": \"").expect("a sealed field") + 20;
+    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+    std::fs::write(path, &bytes).expect("flipped");
+}
+
+/// The Passwords API's list, asked with the session `cookie`: (status, head, body).
+async fn list_through_the_api(port: u16, session: &(String, String)) -> (u16, String, String) {
+    door_request(
+        port,
+        "GET",
+        "/api/browser/passwords",
+        &[
+            ("Cookie", session.0.as_str()),
+            ("X-Conch-Session", session.1.as_str()),
+        ],
+        "",
+    )
+    .await
+}
+
 /// Issue 29, DATA-6: a tampered vault is said to every reader, not only the first (which
 /// sets it aside): the `passwords` command says it each time, and so does the Passwords
 /// page's API (an error the page shows, never an empty list), until the person saves a
@@ -312,19 +337,9 @@ async fn session_cookie(port: u16, code: &str) -> (String, String) {
 #[tokio::test(flavor = "multi_thread")]
 async fn data_6_a_tampered_vault_is_said_to_every_reader() {
     let home = tempfile::tempdir().expect("temp home");
-    let (ok, _, err) = passwords(
-        home.path(),
-        &["add", "example.com", "--username", "ada"],
-        &format!("{CANARY}\n"),
-    )
-    .await;
-    assert!(ok, "{err}");
+    save_canary_for_ada(home.path()).await;
     let path = home.path().join("passwords.secrets.json");
-    let mut bytes = std::fs::read(&path).expect("the sealed file");
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let at = text.find("\"sealed\": \"").expect("a sealed field") + 20;
-    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
-    std::fs::write(&path, &bytes).expect("flipped");
+    flip_a_sealed_byte(&path);
 
     for reader in ["the first", "the second"] {
         let (ok, out, err) = passwords(home.path(), &["list"], "").await;
@@ -337,40 +352,14 @@ async fn data_6_a_tampered_vault_is_said_to_every_reader() {
 
     let (agent, port, code) = door(home.path()).await;
     let cookie = session_cookie(port, &code).await;
-    let (status, _, said) = door_request(
-        port,
-        "GET",
-        "/api/browser/passwords",
-        &[
-            ("Cookie", cookie.0.as_str()),
-            ("X-Conch-Session", cookie.1.as_str()),
-        ],
-        "",
-    )
-    .await;
+    let (status, _, said) = list_through_the_api(port, &cookie).await;
     assert_ne!(status, 200, "the page got a list: {said}");
     assert!(said.contains("Save the passwords again"), "{said}");
     assert!(!said.contains("\"passwords\""), "{said}");
 
     // Saving again starts a new vault, which every reader then reads.
-    let (ok, _, err) = passwords(
-        home.path(),
-        &["add", "example.com", "--username", "ada"],
-        &format!("{CANARY}\n"),
-    )
-    .await;
-    assert!(ok, "{err}");
-    let (status, _, said) = door_request(
-        port,
-        "GET",
-        "/api/browser/passwords",
-        &[
-            ("Cookie", cookie.0.as_str()),
-            ("X-Conch-Session", cookie.1.as_str()),
-        ],
-        "",
-    )
-    .await;
+    save_canary_for_ada(home.path()).await;
+    let (status, _, said) = list_through_the_api(port, &cookie).await;
     assert_eq!(status, 200, "{said}");
     assert!(said.contains("https://example.com"), "{said}");
     drop(agent);
@@ -424,17 +413,7 @@ async fn data_6_two_processes_saving_at_once_lose_nothing() {
     }
     let (ok, listed, err) = passwords(home.path(), &["list"], "").await;
     assert!(ok, "{err}");
-    let (status, _, api) = door_request(
-        port,
-        "GET",
-        "/api/browser/passwords",
-        &[
-            ("Cookie", cookie.0.as_str()),
-            ("X-Conch-Session", cookie.1.as_str()),
-        ],
-        "",
-    )
-    .await;
+    let (status, _, api) = list_through_the_api(port, &cookie).await;
     assert_eq!(status, 200, "{api}");
     for round in 0..ROUNDS {
         for n in 0..EACH {
@@ -1121,19 +1100,9 @@ async fn live_10_the_passwords_page_saves_lists_and_removes_by_keyboard() {
 #[tokio::test(flavor = "multi_thread")]
 async fn data_6_the_passwords_page_says_a_tampered_vault() {
     let home = tempfile::tempdir().expect("temp home");
-    let (ok, _, err) = passwords(
-        home.path(),
-        &["add", "example.com", "--username", "ada"],
-        &format!("{CANARY}\n"),
-    )
-    .await;
-    assert!(ok, "{err}");
+    save_canary_for_ada(home.path()).await;
     let path = home.path().join("passwords.secrets.json");
-    let mut bytes = std::fs::read(&path).expect("the sealed file");
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let at = text.find("\"sealed\": \"").expect("a sealed field") + 20;
-    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
-    std::fs::write(&path, &bytes).expect("flipped");
+    flip_a_sealed_byte(&path);
     let (ok, _, _) = passwords(home.path(), &["list"], "").await;
     assert!(!ok, "the first reader read a tampered vault");
 

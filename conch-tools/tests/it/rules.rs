@@ -26,6 +26,59 @@ async fn snapshot(chat: &Chat) -> String {
     chat.call("browser_read", &json!({})).await.text()
 }
 
+/// A plain-text file the server hands out as a download named `name`.
+fn attachment(name: &str, body: &str) -> conch_fixtures::Response {
+    conch_fixtures::Response {
+        status: 200,
+        headers: vec![
+            ("Content-Type".into(), "text/plain".into()),
+            (
+                "Content-Disposition".into(),
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+/// Tools over a new browser with `browser` as its config that keep downloads in
+/// `downloads` and ask `asker`, with localhost allowed for the fixture server.
+fn downloading_tools(
+    browser: conch_browser::BrowserConfig,
+    asker: Arc<Recorder>,
+    downloads: &std::path::Path,
+) -> conch_tools::Tools {
+    let mut config = ToolsConfig::new(asker);
+    config.net.allow_localhost = true;
+    config.downloads = Some(downloads.to_owned());
+    conch_tools::Tools::new(conch_browser::Browser::new(browser), config)
+}
+
+/// Tools over the same browser as `tools` that fill secret fields from `filler` and
+/// ask `asker`, with localhost allowed for the fixture server.
+fn with_filler(
+    tools: &conch_tools::Tools,
+    asker: Arc<Recorder>,
+    filler: Arc<dyn SecretFiller>,
+) -> conch_tools::Tools {
+    let mut config = ToolsConfig::new(asker);
+    config.net.allow_localhost = true;
+    config.secret_filler = Some(filler);
+    conch_tools::Tools::new(tools.browser().clone(), config)
+}
+
+/// Opens `url` in the chat and gives the ref of the element named `label` there.
+async fn open_and_find(chat: &Chat, url: &str, label: &str) -> String {
+    let opened = chat.call("browser_open", &json!({ "url": url })).await;
+    ref_of(&opened.text(), label)
+}
+
+/// Types into the secret field `field`: the text is ignored, the vault fills it.
+async fn fill_from_vault(chat: &Chat, field: &str) -> conch_tools::ToolResult {
+    chat.call("browser_type", &json!({ "ref": field, "text": "ignored" }))
+        .await
+}
+
 /// A screenshot, which click_at needs first: one that fails, or carries no image, fails the
 /// test here rather than leaving a later step to fail for another reason.
 async fn screenshot(chat: &Chat) {
@@ -193,17 +246,9 @@ async fn sec_2_password_field_is_refused_or_filled_from_the_vault() {
     assert!(paste.is_error, "{}", paste.text());
     assert!(events(&chat).await.is_empty(), "{:?}", events(&chat).await);
 
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.secret_filler = Some(Arc::new(Vault));
-    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let vaulted = with_filler(&tools, asker.clone(), Arc::new(Vault));
     let chat = vaulted.chat("secrets", Mode::Ask);
-    let filled = chat
-        .call(
-            "browser_type",
-            &json!({ "ref": password, "text": "ignored" }),
-        )
-        .await;
+    let filled = fill_from_vault(&chat, &password).await;
     assert!(!filled.is_error, "{}", filled.text());
     assert!(!filled.text().contains("s3cret"), "{}", filled.text());
     let value = chat
@@ -807,25 +852,12 @@ async fn dl_1_downloads_ask_and_land_only_after_yes() {
     let server = FixtureServer::start().await.unwrap();
     server.route(
         "/files/report.txt",
-        conch_fixtures::Response {
-            status: 200,
-            headers: vec![
-                ("Content-Type".into(), "text/plain".into()),
-                (
-                    "Content-Disposition".into(),
-                    "attachment; filename=\"report.txt\"".into(),
-                ),
-            ],
-            body: b"quarterly numbers".to_vec(),
-        },
+        attachment("report.txt", "quarterly numbers"),
     );
     let setup = setup();
     let downloads = setup.work.join("Downloads");
     let asker = Recorder::answering(Choice::ThisChat, Choice::No);
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.downloads = Some(downloads.clone());
-    let tools = conch_tools::Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+    let tools = downloading_tools(setup.config.clone(), asker.clone(), &downloads);
     let chat = tools.chat("downloads", Mode::FullTrust);
     let page = chat
         .call(
@@ -918,26 +950,13 @@ async fn dl_1_err_1_each_conversation_hears_of_its_own_download_only() {
         );
         server.route(
             &format!("/files/{name}.txt"),
-            conch_fixtures::Response {
-                status: 200,
-                headers: vec![
-                    ("Content-Type".into(), "text/plain".into()),
-                    (
-                        "Content-Disposition".into(),
-                        format!("attachment; filename=\"{name}.txt\""),
-                    ),
-                ],
-                body: format!("the {name} file").into_bytes(),
-            },
+            attachment(&format!("{name}.txt"), &format!("the {name} file")),
         );
     }
     let setup = setup();
     let downloads = setup.work.join("Downloads");
     let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.downloads = Some(downloads.clone());
-    let tools = conch_tools::Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+    let tools = downloading_tools(setup.config.clone(), asker.clone(), &downloads);
     let chats = [
         tools.chat_in(&conch_tools::ToolContext::chat("chat-a", Mode::FullTrust)),
         tools.chat_in(&conch_tools::ToolContext::chat("chat-b", Mode::FullTrust)),
@@ -1012,28 +1031,15 @@ async fn dl_5_a_remote_browsers_download_is_refused_with_a_sentence() {
     let server = FixtureServer::start().await.unwrap();
     server.route(
         "/files/report.txt",
-        conch_fixtures::Response {
-            status: 200,
-            headers: vec![
-                ("Content-Type".into(), "text/plain".into()),
-                (
-                    "Content-Disposition".into(),
-                    "attachment; filename=\"report.txt\"".into(),
-                ),
-            ],
-            body: b"quarterly numbers".to_vec(),
-        },
+        attachment("report.txt", "quarterly numbers"),
     );
     let standalone = conch_fixtures::browser::Standalone::start().expect("a standalone Chromium");
     let setup = setup();
     let downloads = setup.work.join("Downloads");
     let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.downloads = Some(downloads.clone());
     let mut browser_config = setup.config.clone();
     browser_config.remote = Some(conch_browser::remote::Remote::Cdp(standalone.http()));
-    let tools = conch_tools::Tools::new(conch_browser::Browser::new(browser_config), config);
+    let tools = downloading_tools(browser_config, asker.clone(), &downloads);
     let chat = tools.chat("downloads", Mode::FullTrust);
     let page = chat
         .call(
@@ -1288,6 +1294,15 @@ impl SecretFiller for NotingVault {
     }
 }
 
+/// The fill was refused with a result that `says` the words and shows no byte of the
+/// vault's secret; `context` prefixes the failure message.
+fn assert_refused_without_the_secret(typed: &conch_tools::ToolResult, says: &str, context: &str) {
+    let text = typed.text();
+    assert!(typed.is_error, "{context}: {text}");
+    assert!(text.contains(says), "{context}: {text}");
+    assert!(!text.contains("s3cret"), "{context}: {text}");
+}
+
 /// Issue 11 review (GES-8, SEC-2): the secret filler checks the focus in Conch's world
 /// right before the secret goes in. A sign-in page that moves the focus to a field of its
 /// own on the first key gets nothing typed, neither there nor in the password box; the
@@ -1298,28 +1313,13 @@ async fn ges_8_the_secret_filler_types_nothing_when_the_page_moves_the_focus() {
     let setup = setup();
     let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
     let vault = Arc::new(NotingVault::default());
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.secret_filler = Some(vault.clone());
     let tools = tools(&setup, asker.clone());
-    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let vaulted = with_filler(&tools, asker, vault.clone());
     let chat = vaulted.chat("thief", Mode::Ask);
     let url = server.url("secret-thief.html");
-    let opened = chat.call("browser_open", &json!({ "url": url })).await;
-    let password = ref_of(&opened.text(), "Password");
-    let typed = chat
-        .call(
-            "browser_type",
-            &json!({ "ref": password, "text": "ignored" }),
-        )
-        .await;
-    assert!(typed.is_error, "{}", typed.text());
-    assert!(
-        typed.text().contains("nothing was typed"),
-        "{}",
-        typed.text()
-    );
-    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    let password = open_and_find(&chat, &url, "Password").await;
+    let typed = fill_from_vault(&chat, &password).await;
+    assert_refused_without_the_secret(&typed, "nothing was typed", "");
     let values = chat
         .conversation()
         .evaluate("[password.value, capture.value]")
@@ -1340,30 +1340,15 @@ async fn sec_2_a_fill_stops_when_the_page_moves_the_focus_mid_fill() {
     let setup = setup();
     let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
     let vault = Arc::new(NotingVault::default());
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.secret_filler = Some(vault.clone());
     let tools = tools(&setup, asker.clone());
-    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let vaulted = with_filler(&tools, asker, vault.clone());
     for to in ["field", "frame"] {
         let chat = vaulted.chat(&format!("thief-{to}"), Mode::FullTrust);
         let url = server.url(&format!("secret-focus-thief.html?to={to}"));
-        let opened = chat.call("browser_open", &json!({ "url": url })).await;
-        let password = ref_of(&opened.text(), "Password");
-        let typed = chat
-            .call(
-                "browser_type",
-                &json!({ "ref": password, "text": "ignored" }),
-            )
-            .await;
-        assert!(typed.is_error, "{to}: {}", typed.text());
-        assert!(
-            typed.text().contains("the fill stopped there"),
-            "{to}: {}",
-            typed.text()
-        );
+        let password = open_and_find(&chat, &url, "Password").await;
+        let typed = fill_from_vault(&chat, &password).await;
+        assert_refused_without_the_secret(&typed, "the fill stopped there", to);
         assert!(typed.text().contains("browser_handoff"), "{}", typed.text());
-        assert!(!typed.text().contains("s3cret"), "{}", typed.text());
         let values = chat
             .conversation()
             .evaluate(
@@ -1385,28 +1370,13 @@ async fn sec_2_a_fill_in_a_frame_stops_when_the_page_takes_the_focus_out() {
     let setup = setup();
     let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
     let vault = Arc::new(NotingVault::default());
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.secret_filler = Some(vault.clone());
     let tools = tools(&setup, asker.clone());
-    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let vaulted = with_filler(&tools, asker, vault.clone());
     let chat = vaulted.chat("frame-thief", Mode::FullTrust);
     let url = server.url("secret-frame-thief.html");
-    let opened = chat.call("browser_open", &json!({ "url": url })).await;
-    let password = ref_of(&opened.text(), "Password");
-    let typed = chat
-        .call(
-            "browser_type",
-            &json!({ "ref": password, "text": "ignored" }),
-        )
-        .await;
-    assert!(typed.is_error, "{}", typed.text());
-    assert!(
-        typed.text().contains("the fill stopped there"),
-        "{}",
-        typed.text()
-    );
-    assert!(!typed.text().contains("s3cret"), "{}", typed.text());
+    let password = open_and_find(&chat, &url, "Password").await;
+    let typed = fill_from_vault(&chat, &password).await;
+    assert_refused_without_the_secret(&typed, "the fill stopped there", "");
     let values = chat
         .conversation()
         .evaluate("[note.value, document.activeElement.id]")
@@ -1425,11 +1395,8 @@ async fn sec_2_a_password_field_in_a_cross_site_frame_is_asked_for_under_the_fra
     let setup = setup();
     let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
     let vault = Arc::new(NotingVault::default());
-    let mut config = ToolsConfig::new(asker.clone());
-    config.net.allow_localhost = true;
-    config.secret_filler = Some(vault.clone());
     let tools = tools(&setup, asker.clone());
-    let vaulted = conch_tools::Tools::new(tools.browser().clone(), config);
+    let vaulted = with_filler(&tools, asker, vault.clone());
     let chat = vaulted.chat("framed", Mode::FullTrust);
     let opened = chat
         .call(
@@ -1438,12 +1405,7 @@ async fn sec_2_a_password_field_in_a_cross_site_frame_is_asked_for_under_the_fra
         )
         .await;
     let password = ref_of(&opened.text(), "Card password");
-    let typed = chat
-        .call(
-            "browser_type",
-            &json!({ "ref": password, "text": "ignored" }),
-        )
-        .await;
+    let typed = fill_from_vault(&chat, &password).await;
     assert!(!typed.is_error, "{}", typed.text());
     let frame_site = format!("localhost:{}", server.cross_site_port());
     assert!(
@@ -1495,24 +1457,13 @@ async fn sec_2_a_new_password_is_made_only_for_a_permitted_act() {
     let vault = Arc::new(MakingVault::default());
     let no = Recorder::answering(Choice::No, Choice::No);
     let tools = tools(&setup, no.clone());
-    let with_vault = |asker: Arc<Recorder>| {
-        let mut config = ToolsConfig::new(asker);
-        config.net.allow_localhost = true;
-        config.secret_filler = Some(vault.clone());
-        conch_tools::Tools::new(tools.browser().clone(), config)
-    };
+    let with_vault = |asker: Arc<Recorder>| with_filler(&tools, asker, vault.clone());
     let url = server.url("vault-signup.html");
 
     let refusing = with_vault(no.clone());
     let chat = refusing.chat("refused", Mode::Ask);
-    let opened = chat.call("browser_open", &json!({ "url": url })).await;
-    let password = ref_of(&opened.text(), "Choose a password");
-    let typed = chat
-        .call(
-            "browser_type",
-            &json!({ "ref": password, "text": "ignored" }),
-        )
-        .await;
+    let password = open_and_find(&chat, &url, "Choose a password").await;
+    let typed = fill_from_vault(&chat, &password).await;
     assert!(typed.is_error, "{}", typed.text());
     assert_eq!(no.kinds(), vec![QuestionKind::Site]);
     assert!(
@@ -1534,12 +1485,7 @@ async fn sec_2_a_new_password_is_made_only_for_a_permitted_act() {
         .await;
     assert!(!typed.is_error, "{}", typed.text());
     let password = ref_of(&page, "Choose a password");
-    let made = chat
-        .call(
-            "browser_type",
-            &json!({ "ref": password, "text": "ignored" }),
-        )
-        .await;
+    let made = fill_from_vault(&chat, &password).await;
     assert!(!made.is_error, "{}", made.text());
     let site = format!("127.0.0.1:{}", server.port());
     assert!(
@@ -1562,19 +1508,14 @@ async fn sec_2_a_new_password_is_made_only_for_a_permitted_act() {
     assert_eq!(values, json!(["n3w-s3cret-Made", "n3w-s3cret-Made"]));
 
     // A vault that makes none (the trait's default) hands the field to the person.
-    let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::Yes));
-    config.net.allow_localhost = true;
-    config.secret_filler = Some(Arc::new(EmptyVault));
-    let empty = conch_tools::Tools::new(tools.browser().clone(), config);
+    let empty = with_filler(
+        &tools,
+        Recorder::answering(Choice::ThisChat, Choice::Yes),
+        Arc::new(EmptyVault),
+    );
     let chat = empty.chat("empty", Mode::Ask);
-    let opened = chat.call("browser_open", &json!({ "url": url })).await;
-    let password = ref_of(&opened.text(), "Choose a password");
-    let handed = chat
-        .call(
-            "browser_type",
-            &json!({ "ref": password, "text": "ignored" }),
-        )
-        .await;
+    let password = open_and_find(&chat, &url, "Choose a password").await;
+    let handed = fill_from_vault(&chat, &password).await;
     assert!(handed.is_error, "{}", handed.text());
     assert!(
         handed.text().contains("browser_handoff"),

@@ -118,6 +118,20 @@ pub(crate) async fn session_point(el: &Element) -> Result<Option<(f64, f64)>, Ac
 /// that of the out-of-process frame it is nested in), its content quad there and the
 /// frame's viewport size. `None` when no attached session holds it.
 async fn owner_of(page: &Session, session: &Session) -> Option<(Session, Quad, (f64, f64))> {
+    let (parent, backend) = owner_node(page, session).await?;
+    let model = parent
+        .call_raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
+        .await
+        .ok()?;
+    let quad = Quad::from_json(model.pointer("/model/content")?)?;
+    let size = viewport_of(session).await.ok()?;
+    Some((parent, quad, (size.2, size.3)))
+}
+
+/// The session holding the out-of-process frame `session` (the page's, or that of
+/// another out-of-process frame) and the backend node id of its owner element there.
+/// `None` when no attached session holds it.
+async fn owner_node(page: &Session, session: &Session) -> Option<(Session, i64)> {
     let top = Frame::top(session).await.ok()?;
     let mut candidates = vec![page.clone()];
     candidates.extend(
@@ -132,16 +146,9 @@ async fn owner_of(page: &Session, session: &Session) -> Option<(Session, Quad, (
         else {
             continue;
         };
-        let Some(backend) = owner.get("backendNodeId").and_then(Value::as_i64) else {
-            continue;
-        };
-        let model = parent
-            .call_raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
-            .await
-            .ok()?;
-        let quad = Quad::from_json(model.pointer("/model/content")?)?;
-        let size = viewport_of(session).await.ok()?;
-        return Some((parent, quad, (size.2, size.3)));
+        if let Some(backend) = owner.get("backendNodeId").and_then(Value::as_i64) {
+            return Some((parent, backend));
+        }
     }
     None
 }
@@ -158,30 +165,9 @@ pub(crate) async fn frame_owners(el: &Element) -> Option<Vec<(Session, String)>>
         if session.id() == el.page.id() {
             return Some(owners);
         }
-        let top = Frame::top(&session).await.ok()?;
-        let mut candidates = vec![el.page.clone()];
-        candidates.extend(
-            crate::page::world::frame_sessions()
-                .into_iter()
-                .filter(|s| s.id() != session.id() && s.id() != el.page.id()),
-        );
-        let mut found = None;
-        for parent in candidates {
-            let Ok(owner) = parent
-                .call_raw("DOM.getFrameOwner", json!({ "frameId": top.frame_id }))
-                .await
-            else {
-                continue;
-            };
-            let Some(backend) = owner.get("backendNodeId").and_then(Value::as_i64) else {
-                continue;
-            };
-            let frame = Frame::top(&parent).await.ok()?;
-            let object = frame.resolve_node(backend).await.ok()??;
-            found = Some((parent, object));
-            break;
-        }
-        let (parent, object) = found?;
+        let (parent, backend) = owner_node(&el.page, &session).await?;
+        let frame = Frame::top(&parent).await.ok()?;
+        let object = frame.resolve_node(backend).await.ok()??;
         owners.push((parent.clone(), object));
         session = parent;
     }
