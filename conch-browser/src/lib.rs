@@ -49,6 +49,7 @@ mod runtime;
 mod saver;
 pub mod seal;
 pub mod store;
+pub mod sync;
 pub mod wheel;
 
 pub use backend::Abilities;

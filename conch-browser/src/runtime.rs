@@ -18,8 +18,9 @@
 //! Deliberately absent: reading pages and acting on them (they build on
 //! [`Conversation::page`]).
 
+use crate::sync::lock;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex as StdMutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::time::{Duration, SystemTime};
 
 use conch_cdp::protocol::target::{CloseTarget, DisposeBrowserContext};
@@ -442,10 +443,6 @@ struct PageRef {
     conversation: String,
     tab: String,
     session: Session,
-}
-
-fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Browser {

@@ -22,9 +22,10 @@
 //! Deliberately absent: the input itself, the screencast and the commands (conch-live),
 //! and the watching of a gate (`handoff`).
 
+use crate::sync::lock;
 use std::collections::VecDeque;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use conch_policy::Size;
@@ -137,10 +138,6 @@ impl Drop for StepMark<'_> {
     fn drop(&mut self) {
         self.0.stepping.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Wheel {

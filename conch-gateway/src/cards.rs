@@ -15,9 +15,10 @@
 //! Deliberately absent: any way for the agent to answer (PERM-6): answers come only from
 //! the person's signed-in socket.
 
+use conch_browser::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use conch_policy::{Choice, QuestionKind, Site};
@@ -149,10 +150,6 @@ pub(crate) enum AnswerError {
     /// The choice is not one of the card's buttons.
     #[error("That is not one of the question's choices.")]
     NotOffered,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A choice's id on the card: the protocol's own name for it (`thisChat`, `always`,

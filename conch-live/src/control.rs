@@ -11,6 +11,7 @@
 //! The person's input passes through here only on its way to the page: it is never logged,
 //! stored, put in an event or shown to the model (SEC-7); [`Input`]'s `Debug` hides it.
 
+use conch_browser::sync::lock;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,10 +98,6 @@ impl Drop for Seat {
             release(&view).await;
         });
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What the person held goes: their keys and buttons go up, after their inputs still

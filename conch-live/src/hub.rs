@@ -14,10 +14,11 @@
 //! Deliberately absent: the socket (the gateway's) and the commands' effects
 //! ([`control`](crate::control)).
 
+use conch_browser::sync::lock;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use conch_browser::page::dialog;
@@ -72,10 +73,6 @@ struct HubInner {
     browser: Browser,
     turn: Arc<dyn TurnControl>,
     views: Mutex<HashMap<String, Weak<View>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The newest frame and its number.

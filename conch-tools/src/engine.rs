@@ -10,9 +10,10 @@
 //! Deliberately absent: any rule (those are conch-policy's and the permit flow's), and any
 //! script the agent wrote: every expression here is Conch's own.
 
+use conch_browser::sync::lock;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex as StdMutex, PoisonError};
+use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use conch_browser::Conversation;
@@ -79,10 +80,6 @@ impl TargetFacts {
 pub(crate) struct Pages {
     readers: tokio::sync::Mutex<HashMap<String, Reader>>,
     watches: StdMutex<HashMap<String, (String, DialogWatch)>>,
-}
-
-fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A page error as one sentence starting with a capital.

@@ -18,9 +18,10 @@
 //! Deliberately absent: resources, prompts, sampling, and any server-side method that
 //! would let a client choose a browser or its settings.
 
+use conch_browser::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, PoisonError};
+use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use conch_policy::Mode;
@@ -188,10 +189,6 @@ pub struct McpSession {
 
 /// A running call: its serial number, and the switch that stops it.
 type Running = (u64, oneshot::Sender<()>);
-
-fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// A request id as a map key: `1` and `"1"` stay apart.
 fn id_key(id: &Value) -> String {

@@ -5,9 +5,10 @@
 //! Deliberately absent: behaviour. The tools act on this state through
 //! [`Turn`](crate::tool::turn::Turn); the public door is [`Tools`](crate::Tools).
 
+pub(crate) use conch_browser::sync::lock;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex as StdMutex};
 
 use conch_browser::page::download::DownloadWatch;
 use conch_browser::{Browser, Conversation, ConversationKind};
@@ -74,9 +75,4 @@ impl ChatState {
         }
         (conv.clone(), moved)
     }
-}
-
-/// Locks `mutex`, through a panic elsewhere.
-pub(crate) fn lock<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -21,6 +21,7 @@
 //! Deliberately absent: opening or scanning the file, and any name from the site used as
 //! a path without going through `safe_file_name`.
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -192,10 +193,6 @@ impl Drop for DownloadWatch {
             });
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn cancel_params(guid: &str, context: &Option<String>) -> serde_json::Value {
