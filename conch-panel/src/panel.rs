@@ -66,7 +66,7 @@ pub(crate) const SOCKET_TOKEN_PREFIX: &str = "conch.session.";
 pub(crate) const CODE_LIFETIME: Duration = Duration::from_secs(10 * 60);
 
 /// How long a session may go unused before it ends, unless `--panel-idle` says.
-pub(crate) const DEFAULT_PANEL_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
+pub const DEFAULT_PANEL_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
 
 /// The most unused sign-in codes kept at once; a newer one pushes out the oldest.
 const CODES_KEPT: usize = 8;
@@ -77,12 +77,12 @@ const CODES_KEPT: usize = 8;
 pub(crate) const LIVE_MESSAGE_LIMIT: usize = 1024 * 1024;
 
 /// The clock sessions and codes are timed by (injected in tests).
-pub(crate) type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
+pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 
 /// The person's door's state: its port, the unused sign-in codes, the signed-in sessions
 /// and the live view.
 #[derive(Clone)]
-pub(crate) struct Panel {
+pub struct Panel {
     inner: Arc<Inner>,
 }
 
@@ -120,6 +120,8 @@ struct Inner {
     live: Live,
     /// The tools, once made: they know the conversations.
     tools: OnceLock<conch_tools::Tools>,
+    /// How the embedder keeps the person's choice of browser, once given.
+    choice: OnceLock<Arc<dyn crate::BackendChoice>>,
 }
 
 /// A new session: the token the panel's page keeps and sends as [`SESSION_HEADER`],
@@ -133,43 +135,59 @@ pub(crate) struct SignedIn {
 impl Panel {
     /// A door on `port` with a fresh one-time sign-in code, bridging sockets to `live`;
     /// sessions end after [`DEFAULT_PANEL_IDLE`] unused.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn new(port: u16, live: Live) -> Panel {
+    pub fn new(port: u16, live: Live) -> Panel {
         Panel::with_clock(port, live, DEFAULT_PANEL_IDLE, Arc::new(Instant::now))
     }
 
     /// A door whose sessions end after `idle` unused, timed by `clock`.
-    pub(crate) fn with_clock(port: u16, live: Live, idle: Duration, clock: Clock) -> Panel {
+    pub fn with_clock(port: u16, live: Live, idle: Duration, clock: Clock) -> Panel {
         let now = clock();
         Panel {
             inner: Arc::new(Inner {
                 port,
-                codes: Mutex::new(vec![(crate::random_hex(24), now)]),
+                codes: Mutex::new(vec![(crate::secret::random_hex(24), now)]),
                 sessions: Mutex::new(HashMap::new()),
                 idle,
                 clock,
                 ended: tokio::sync::watch::Sender::new(0),
                 printed: Mutex::new(None),
-                door_secret: crate::random_hex(32),
+                door_secret: crate::secret::random_hex(32),
                 live,
                 tools: OnceLock::new(),
+                choice: OnceLock::new(),
             }),
         }
     }
 
     /// Gives the door the tools, whose conversations it lists.
-    pub(crate) fn set_tools(&self, tools: conch_tools::Tools) {
+    pub fn set_tools(&self, tools: conch_tools::Tools) {
         let _ = self.inner.tools.set(tools);
     }
 
+    /// Gives the door how the person's choice of browser is kept, for the Settings
+    /// page's backend (without one, the page can't change it).
+    pub fn set_backend_choice(&self, choice: Arc<dyn crate::BackendChoice>) {
+        let _ = self.inner.choice.set(choice);
+    }
+
+    /// How the person's choice of browser is kept, once given.
+    pub(crate) fn backend_choice(&self) -> Option<&dyn crate::BackendChoice> {
+        self.inner.choice.get().map(AsRef::as_ref)
+    }
+
+    /// The routes of the person's door ([`router`]), to merge into an app's router.
+    pub fn router(&self) -> Router {
+        router(self.clone())
+    }
+
     /// The port the door listens on.
-    pub(crate) fn port(&self) -> u16 {
+    pub fn port(&self) -> u16 {
         self.inner.port
     }
 
     /// The secret `conch-gateway signin` sends to get a new link; it is kept in
     /// `<home>/panel.door`, readable by its owner only.
-    pub(crate) fn door_secret(&self) -> &str {
+    pub fn door_secret(&self) -> &str {
         &self.inner.door_secret
     }
 
@@ -180,7 +198,7 @@ impl Panel {
     }
 
     /// The panel's address, `http://127.0.0.1:PORT/`: the base of a handoff's link.
-    pub(crate) fn address(&self) -> String {
+    pub fn address(&self) -> String {
         format!("http://127.0.0.1:{}/", self.inner.port)
     }
 
@@ -208,7 +226,7 @@ impl Panel {
     }
 
     /// The sign-in link with the newest unused code, while one works.
-    pub(crate) fn signin_link(&self) -> Option<String> {
+    pub fn signin_link(&self) -> Option<String> {
         let now = self.now();
         let mut codes = self.codes();
         codes.retain(|(_, made)| now.saturating_duration_since(*made) < CODE_LIFETIME);
@@ -221,7 +239,7 @@ impl Panel {
     /// expire) and gives its link, for standard error or the owner's `signin` command
     /// only: it is never sent to a page.
     pub(crate) fn renew_signin(&self) -> String {
-        let code = crate::random_hex(24);
+        let code = crate::secret::random_hex(24);
         let link = format!("{}signin?code={code}", self.address());
         let now = self.now();
         let mut codes = self.codes();
@@ -245,8 +263,8 @@ impl Panel {
             codes.remove(at);
         }
         let signed = SignedIn {
-            token: crate::random_hex(32),
-            cookie: crate::random_hex(32),
+            token: crate::secret::random_hex(32),
+            cookie: crate::secret::random_hex(32),
         };
         self.sessions().insert(
             signed.token.clone(),
@@ -406,9 +424,15 @@ fn socket_token(headers: &HeaderMap) -> Option<&str> {
         .find_map(|protocol| protocol.trim().strip_prefix(SOCKET_TOKEN_PREFIX))
 }
 
+/// Mounts the person's door on `app`: `app` with the panel's routes merged in (the one
+/// call an embedder makes). The app must listen on 127.0.0.1 at the panel's port.
+pub fn mount(app: Router, panel: &Panel) -> Router {
+    app.merge(panel.router())
+}
+
 /// The person's routes: `/`, `/signin`, `/api/browser/live` and the rest above, the
 /// passwords' ([`crate::passwords`]) and the settings' ([`crate::settings`]).
-pub(crate) fn router(panel: Panel) -> Router {
+pub fn router(panel: Panel) -> Router {
     let settings = crate::settings::router(crate::settings::Settings::new(panel.clone()));
     Router::new()
         .route("/", get(home))

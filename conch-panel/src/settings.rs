@@ -42,14 +42,51 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
+use conch_browser::remote::Remote;
 use conch_browser::reports::{HostReports, NO_PROXY_RISK, OWN_CHROME_RISK};
-use conch_browser::seal::KeyPlace;
+use conch_browser::seal::{KeyPlace, SecretEntry, SecretText};
 use conch_browser::store::{Backend, BrowserSettings, UpdateError};
-use conch_browser::{Browser, RunState};
+use conch_browser::{Browser, Home, RunState};
 use conch_policy::AllowedHost;
 use serde_json::{Map, Value, json};
 
 use crate::panel::{Panel, refuse};
+
+/// Why the person's choice of browser could not be read or saved: the sentence that says
+/// what was wrong, as the embedder's [`BackendChoice`] gives it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ChoiceError(pub String);
+
+/// How the embedder keeps the person's choice of browser (BE-1, BE-2, BE-3): the same
+/// rules as its command line's, so the Settings page and the command save alike.
+/// Without one ([`Panel::set_backend_choice`]), the page shows the backend's kind only
+/// and refuses to change it.
+pub trait BackendChoice: std::fmt::Debug + Send + Sync {
+    /// What is sealed for the backends: each entry's name, kind and host, never a key.
+    ///
+    /// # Errors
+    /// [`ChoiceError`] when the sealed file can't be read.
+    fn saved(&self, home: &Home) -> Result<Vec<SecretEntry>, ChoiceError>;
+
+    /// Saves the choice: the key and the address sealed, the backend in browser.json.
+    /// Gives what was saved, line by line, never a key or a full address.
+    ///
+    /// # Errors
+    /// [`ChoiceError`] with nothing saved, saying what was wrong.
+    fn save(
+        &self,
+        home: &Home,
+        backend: Backend,
+        url: Option<String>,
+        project: Option<String>,
+        key: Option<SecretText>,
+    ) -> Result<Vec<String>, ChoiceError>;
+
+    /// The remote browser the saved choice gives the runtime, if any, and a sentence when
+    /// the choice can't be driven.
+    fn remote(&self, home: &Home) -> (Option<Remote>, Option<String>);
+}
 
 /// How long a sign-in counts as recent for changing the backend (AMB-2).
 pub(crate) const RECENT: Duration = Duration::from_secs(5 * 60);
@@ -214,13 +251,17 @@ fn load(browser: &Browser) -> Result<BrowserSettings, Refused> {
 
 /// The backend as the page shows it: its kind, the host it is reached at and whether a
 /// key and an address are saved; never a key or a full address (BE-3).
-fn backend_view(browser: &Browser, backend: Backend) -> Value {
+fn backend_view(choice: Option<&dyn BackendChoice>, browser: &Browser, backend: Backend) -> Value {
     let name = backend.as_str();
     let mut host: Option<String> = None;
     let (mut key_saved, mut address_saved) = (false, false);
-    match crate::backend::sealed(&browser.config().home) {
-        Ok((_, file)) => {
-            for entry in file.inventory() {
+    let saved = match choice {
+        Some(choice) => choice.saved(&browser.config().home),
+        None => Ok(Vec::new()),
+    };
+    match saved {
+        Ok(inventory) => {
+            for entry in inventory {
                 if entry.name != name && entry.name != format!("{name}-base") {
                     continue;
                 }
@@ -257,11 +298,15 @@ fn host_only(shown: &str) -> String {
 }
 
 /// The settings as `GET /api/browser/settings` gives them.
-fn settings_view(tools: &conch_tools::Tools, settings: &BrowserSettings) -> Value {
+fn settings_view(
+    choice: Option<&dyn BackendChoice>,
+    tools: &conch_tools::Tools,
+    settings: &BrowserSettings,
+) -> Value {
     let browser = tools.browser();
     let config = tools.config();
     json!({
-        "backend": backend_view(browser, settings.backend),
+        "backend": backend_view(choice, browser, settings.backend),
         "declineCookieBanners": settings.decline_cookie_banners,
         "allowLocalhost": settings.allow_localhost,
         "allowHosts": settings.allow_hosts,
@@ -285,7 +330,10 @@ fn settings_view(tools: &conch_tools::Tools, settings: &BrowserSettings) -> Valu
 async fn read(State(settings): State<Settings>, headers: HeaderMap) -> Result<Response, Refused> {
     let tools = settings.check(&headers, false)?;
     let saved = load(tools.browser())?;
-    Ok(answer(StatusCode::OK, &settings_view(tools, &saved)))
+    Ok(answer(
+        StatusCode::OK,
+        &settings_view(settings.panel.backend_choice(), tools, &saved),
+    ))
 }
 
 /// The sentence for a PATCH that names a field it may not change; `None` for a field it
@@ -390,7 +438,7 @@ async fn change(
         .into(),
     })?;
     tracing::info!(fields = ?fields.keys().collect::<Vec<_>>(), "the person changed the settings");
-    let mut view = settings_view(tools, &saved);
+    let mut view = settings_view(settings.panel.backend_choice(), tools, &saved);
     view["said"] = json!(
         "Saved. Changes to local access and the search address take effect when conch-gateway next starts."
     );
@@ -434,9 +482,16 @@ async fn choose_backend(
             .into());
         }
     }
+    let Some(choice) = settings.panel.backend_choice() else {
+        return Err(refuse(
+            StatusCode::CONFLICT,
+            "This app does not let the panel choose the browser; nothing was changed.",
+        )
+        .into());
+    };
     let browser = tools.browser();
     let home = &browser.config().home;
-    let said = match crate::backend::save_choice(
+    let said = match choice.save(
         home,
         backend,
         text("url"),
@@ -444,13 +499,13 @@ async fn choose_backend(
         text("key").map(conch_browser::seal::SecretText::new),
     ) {
         Ok(said) => said,
-        Err(sentence) => {
+        Err(ChoiceError(sentence)) => {
             return Err(
                 bad_request(&format!("{}; nothing was changed.", capital(&sentence))).into(),
             );
         }
     };
-    let (remote, unusable) = crate::backend::remote_for(home);
+    let (remote, unusable) = choice.remote(home);
     if let Err(e) = browser.choose(remote.as_ref()).await {
         return Err(refuse(StatusCode::CONFLICT, &e.to_string()).into());
     }
@@ -466,7 +521,7 @@ async fn choose_backend(
     }
     tracing::info!(backend = %backend, "the person chose the browser");
     let saved = load(browser)?;
-    let mut view = settings_view(tools, &saved);
+    let mut view = settings_view(settings.panel.backend_choice(), tools, &saved);
     view["said"] = json!(said);
     view["unusable"] = json!(unusable);
     Ok(answer(StatusCode::OK, &view))
@@ -825,6 +880,34 @@ mod tests {
         (status, answer)
     }
 
+    /// A [`BackendChoice`] that keeps only the backend's kind, in browser.json.
+    #[derive(Debug)]
+    struct JustTheKind;
+
+    impl BackendChoice for JustTheKind {
+        fn saved(&self, _: &Home) -> Result<Vec<SecretEntry>, ChoiceError> {
+            Ok(Vec::new())
+        }
+        fn save(
+            &self,
+            home: &Home,
+            backend: Backend,
+            _: Option<String>,
+            _: Option<String>,
+            _: Option<SecretText>,
+        ) -> Result<Vec<String>, ChoiceError> {
+            BrowserSettings::update(home, &conch_browser::SystemClock, |settings| {
+                settings.backend = backend;
+                Ok::<_, std::convert::Infallible>(true)
+            })
+            .map_err(|e| ChoiceError(e.to_string()))?;
+            Ok(vec![format!("backend: {backend}")])
+        }
+        fn remote(&self, _: &Home) -> (Option<Remote>, Option<String>) {
+            (None, None)
+        }
+    }
+
     /// BE-2: PUT backend to anything but local is 403 without a recent sign-in and 200
     /// with one (the embedder's RecentAuth, injected); local needs none.
     #[tokio::test(flavor = "multi_thread")]
@@ -852,6 +935,7 @@ mod tests {
             crate::panel::SESSION_HEADER,
             signed.token
         );
+        panel.set_backend_choice(Arc::new(JustTheKind));
         let recent = Arc::new(Toggle::default());
         let app = router(Settings::with_recent_auth(panel, recent.clone()));
         let served = tokio::spawn(async move { axum::serve(listener, app).await });
