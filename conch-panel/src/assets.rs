@@ -1,5 +1,6 @@
 //! The web panel's files (issue 14, LIVE-10): plain HTML, CSS and ES modules from
-//! `conch-gateway/panel/`, embedded in the binary so the gateway serves them with no build
+//! `conch-panel/panel/`, embedded in the library so the app that mounts the panel serves
+//! them with no build
 //! step and nothing fetched from elsewhere.
 //!
 //! [`panel`] answers `/` for a signed-in person and [`file`] answers `/panel/{file}`; the
@@ -41,7 +42,7 @@ impl Asset {
 const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
 
-/// The file `conch-gateway/panel/NAME`, embedded.
+/// The file `conch-panel/panel/NAME`, embedded.
 macro_rules! asset {
     ($name:literal) => {
         Asset {

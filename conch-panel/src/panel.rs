@@ -2,10 +2,10 @@
 //! the same listener as `/mcp` in `serve` and on a port of their own in `mcp`.
 //!
 //! - `GET /signin?code=CODE`: a one-time code, printed on standard error at start, by the
-//!   sign-in page's button or by `conch-gateway signin` ([`crate::signin`]); each works
-//!   once, within 10 minutes. It gives a session of two factors: a token the panel's page
-//!   keeps in its own origin's storage and sends as `X-Conch-Session` (the live socket:
-//!   as its subprotocol `conch.session.TOKEN`), and a cookie (`conch_session_PORT`,
+//!   sign-in page's button or by `conch-gateway signin` (`POST /api/browser/signin-code`);
+//!   each works once, within 10 minutes. It gives a session of two factors: a token the
+//!   panel's page keeps in its own origin's storage and sends as `X-Conch-Session` (the
+//!   live socket: as its subprotocol `conch.session.TOKEN`), and a cookie (`conch_session_PORT`,
 //!   `HttpOnly; SameSite=Strict; Path=/`). A cookie goes to every server on 127.0.0.1,
 //!   whatever its port; the token stays with the panel's origin, so a local server the
 //!   person's browser visits learns nothing it can replay (LIVE-18, AMB-2). A wrong, used
