@@ -1,7 +1,6 @@
 //! The web panel's files (issue 14, LIVE-10): plain HTML, CSS and ES modules from
 //! `conch-panel/panel/`, embedded in the library so the app that mounts the panel serves
-//! them with no build
-//! step and nothing fetched from elsewhere.
+//! them with no build step and nothing fetched from elsewhere.
 //!
 //! [`panel`] answers `/` for a signed-in person and [`file`] answers `/panel/{file}`; the
 //! routes' checks (Host, the session cookie) are [`crate::panel`]'s. Every answer carries a
