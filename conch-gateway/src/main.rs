@@ -333,7 +333,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let mut app = http::router(door);
             if let Some(panel) = panel {
                 announce(&panel);
-                app = app.merge(panel::router(panel));
+                app = conch_panel::mount(app, &panel);
             }
             let served = axum::serve(listener, app).with_graceful_shutdown(stop.clone().asked());
             // A stop waits for the requests in flight, but not for ever: an event stream
@@ -355,7 +355,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let door = match (listener, panel) {
                 (Some(listener), Some(panel)) => {
                     announce(&panel);
-                    let app = panel::router(panel);
+                    let app = conch_panel::router(&panel);
                     Some(tokio::spawn(async move {
                         if let Err(e) = axum::serve(listener, app).await {
                             tracing::warn!("the person's door stopped ({e})");

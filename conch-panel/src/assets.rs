@@ -3,7 +3,7 @@
 //! them with no build step and nothing fetched from elsewhere.
 //!
 //! [`panel`] answers `/` for a signed-in person and [`file`] answers `/panel/{file}`; the
-//! routes' checks (Host, the session cookie) are [`crate::panel`]'s. Every answer carries a
+//! routes' checks (Host, the session cookie) are [`crate::door`]'s. Every answer carries a
 //! Content-Security-Policy that allows only the gateway's own files and its own live
 //! socket, no inline script or style, and no framing; files are never cached, so a new
 //! gateway never meets an old page.

@@ -7,13 +7,16 @@
 //! # Brief overview
 //!
 //! - [`Panel`]: the door's state (its port, the one-time sign-in codes, the signed-in
-//!   sessions, the live view). [`Panel::router`] gives its routes; [`mount`] merges them
-//!   into an app's router.
+//!   sessions, the live view). [`router`] gives its routes; [`mount`] merges them into
+//!   an app's router.
 //! - [`cards`]: questions as cards on the panel: [`cards::PanelAsker`] is the
 //!   [`conch_tools::Asker`] that puts them there; [`events::PanelEvents`] brings the
 //!   browser's and the tools' events to the live socket.
 //! - [`live`]: the live socket, bridged to conch-live's hub; [`live::Leaving`] ends what
 //!   waits for an MCP client that left.
+//! - The pages' routes share one module for the sessions, the own `Host` and `Origin`
+//!   checks and the answers; [`panel`], [`settings`] and [`passwords`] never import
+//!   each other.
 //! - [`settings`]: the settings and health API; the embedder says how the person's choice
 //!   of browser is kept with a [`BackendChoice`].
 //! - [`passwords`]: the person's saved passwords and [`passwords::Vault`], the
@@ -50,6 +53,7 @@
 //! reads (the embedder's).
 
 pub mod cards;
+mod door;
 pub mod events;
 pub mod live;
 pub mod notify;
@@ -60,5 +64,23 @@ pub mod settings;
 
 mod assets;
 
-pub use panel::{Panel, mount};
+pub use door::{Clock, DEFAULT_PANEL_IDLE, Panel};
 pub use settings::{BackendChoice, ChoiceError};
+
+/// The person's door's routes, with `panel`'s state: the panel page's
+/// ([`panel`]), the Passwords page's ([`passwords`]) and the Settings page's
+/// ([`settings`]). The app that serves them must listen on 127.0.0.1 at the panel's port.
+pub fn router(panel: &Panel) -> axum::Router {
+    let settings = settings::router(settings::Settings::new(panel.clone()));
+    panel::routes()
+        // The Passwords page and its API (issue 16).
+        .merge(passwords::routes())
+        .with_state(panel.clone())
+        .merge(settings)
+}
+
+/// Mounts the person's door on `app`: `app` with the door's routes merged in (the one
+/// call an embedder makes).
+pub fn mount(app: axum::Router, panel: &Panel) -> axum::Router {
+    app.merge(router(panel))
+}

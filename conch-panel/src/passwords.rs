@@ -49,7 +49,7 @@ use serde::Deserialize;
 use url::{Host, Url};
 use zeroize::Zeroize as _;
 
-use crate::panel::{Panel, WRONG_HOST, json_response, refuse};
+use crate::door::{Panel, WRONG_HOST, json_response, refuse};
 
 /// The kind the entries are sealed as.
 const KIND: &str = "password";
@@ -284,7 +284,7 @@ fn entries(home: &Home) -> Result<Vec<(String, String)>, String> {
     })
 }
 
-/// The Passwords page and its API (issue 16), for [`crate::panel::router`]:
+/// The Passwords page and its API (issue 16), for [`crate::router`]:
 ///
 /// - `GET /passwords`: the page (`panel/passwords.html`), for a signed-in person.
 /// - `GET /api/browser/passwords`: `{"passwords": [{"site", "username"}]}`, never a

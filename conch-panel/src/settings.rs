@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use conch_browser::remote::Remote;
@@ -50,7 +50,7 @@ use conch_browser::{Browser, Home, RunState};
 use conch_policy::AllowedHost;
 use serde_json::{Map, Value, json};
 
-use crate::panel::{Panel, refuse};
+use crate::door::{Panel, answer, refuse};
 
 /// Why the person's choice of browser could not be read or saved: the sentence that says
 /// what was wrong, as the embedder's [`BackendChoice`] gives it.
@@ -203,19 +203,6 @@ impl IntoResponse for Refused {
     fn into_response(self) -> Response {
         *self.0
     }
-}
-
-/// A JSON answer with `status`, kept by no cache.
-fn answer(status: StatusCode, value: &Value) -> Response {
-    (
-        status,
-        [
-            (header::CONTENT_TYPE, "application/json"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        value.to_string(),
-    )
-        .into_response()
 }
 
 /// A 400 with `sentence` as JSON (`{"error": …}`).
@@ -932,7 +919,7 @@ mod tests {
             "{}={}\r\n{}: {}",
             panel.cookie_name(),
             signed.cookie,
-            crate::panel::SESSION_HEADER,
+            crate::door::SESSION_HEADER,
             signed.token
         );
         panel.set_backend_choice(Arc::new(JustTheKind));
