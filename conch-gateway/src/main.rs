@@ -14,12 +14,12 @@
 //! - `conch-gateway backend show|set …`: the person chooses the browser Conch drives; keys
 //!   and addresses are sealed (`backend`).
 //!
-//! The person's door (`panel`): a sign-in link printed on standard error at start, and
-//! the live view's WebSocket (`live`), on the `serve` port, or in `mcp` mode on a port of
-//! its own (`--panel-port`). While it listens, `browser_handoff` tells the person through
-//! the gateway's notifier (`notify`) and waits for them.
+//! The person's door is the conch-panel library, mounted with one call: a sign-in link
+//! printed on standard error at start, the panel's pages and the live view's WebSocket,
+//! on the `serve` port, or in `mcp` mode on a port of its own (`--panel-port`). While it
+//! listens, `browser_handoff` tells the person through the notifier and waits for them.
 //!
-//! The settings and health API (`settings`) rides on the person's door; browser.json's
+//! The settings and health API rides on the person's door; browser.json's
 //! `allowLocalhost`, `allowHosts` and `searchUrl` are read at start, and the flags
 //! override them for a run (DATA-5).
 

@@ -717,4 +717,17 @@ mod tests {
             ]
         );
     }
+
+    /// Issue 28: the vault's public calls give a typed error an embedder can match on:
+    /// a text that is not a site is `NotASite`, with the sentence that says what to give.
+    #[test]
+    fn issue_28_a_site_that_is_not_one_is_a_typed_error() {
+        let e = Vault::site("not a site").expect_err("not a site");
+        assert!(matches!(e, VaultError::NotASite(_)), "{e:?}");
+        assert!(e.to_string().contains("example.com"), "{e}");
+        assert_eq!(
+            Vault::site("example.com").expect("a site"),
+            "https://example.com"
+        );
+    }
 }

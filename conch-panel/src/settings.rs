@@ -895,23 +895,34 @@ mod tests {
         }
     }
 
-    /// BE-2: PUT backend to anything but local is 403 without a recent sign-in and 200
-    /// with one (the embedder's RecentAuth, injected); local needs none.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn be_2_put_backend_needs_a_recent_sign_in() {
+    /// A settings door on a free port of 127.0.0.1 for a fresh home, judging recent
+    /// sign-ins with `recent`, keeping the backend with `choice`: its port, the headers
+    /// of a signed-in request, the home and the server.
+    async fn serve_settings(
+        choice: Option<Arc<dyn BackendChoice>>,
+        recent: Arc<dyn RecentAuth>,
+    ) -> (
+        u16,
+        String,
+        tempfile::TempDir,
+        tokio::task::JoinHandle<std::io::Result<()>>,
+    ) {
         let dir = tempfile::tempdir().expect("temp home");
         let home = conch_browser::Home::new(dir.path());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
             .expect("bind");
         let port = listener.local_addr().expect("address").port();
-        let browser = Browser::new(conch_browser::BrowserConfig::new(home.clone()));
+        let browser = Browser::new(conch_browser::BrowserConfig::new(home));
         let board = crate::cards::Board::new(Duration::from_secs(1));
         let panel = Panel::new(port, crate::live::Live::new(browser.clone(), board));
         panel.set_tools(conch_tools::Tools::new(
             browser,
             conch_tools::ToolsConfig::new(Arc::new(conch_tools::Unattended)),
         ));
+        if let Some(choice) = choice {
+            panel.set_backend_choice(choice);
+        }
         let link = panel.signin_link().expect("a link");
         let code = link.split("code=").nth(1).expect("a code");
         let signed = panel.sign_in(code).expect("signed in");
@@ -922,27 +933,60 @@ mod tests {
             crate::door::SESSION_HEADER,
             signed.token
         );
-        panel.set_backend_choice(Arc::new(JustTheKind));
-        let recent = Arc::new(Toggle::default());
-        let app = router(Settings::with_recent_auth(panel, recent.clone()));
+        let app = router(Settings::with_recent_auth(panel, recent));
         let served = tokio::spawn(async move { axum::serve(listener, app).await });
+        (port, cookie, dir, served)
+    }
+
+    /// The backend browser.json names in `dir`.
+    fn saved_backend(dir: &tempfile::TempDir) -> Backend {
+        BrowserSettings::load(
+            &conch_browser::Home::new(dir.path()),
+            &conch_browser::SystemClock,
+        )
+        .expect("settings")
+        .value
+        .backend
+    }
+
+    /// BE-2: PUT backend to anything but local is 403 without a recent sign-in and 200
+    /// with one (the embedder's RecentAuth, injected); local needs none.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn be_2_put_backend_needs_a_recent_sign_in() {
+        let recent = Arc::new(Toggle::default());
+        let (port, cookie, dir, served) =
+            serve_settings(Some(Arc::new(JustTheKind)), recent.clone()).await;
         let chrome = r#"{"backend":"cdp","url":"http://127.0.0.1:1"}"#;
         let (status, said) = put(port, &cookie, chrome).await;
         assert_eq!(status, 403, "{said}");
         assert!(said.contains("recent sign-in"), "{said}");
-        let saved = || {
-            BrowserSettings::load(&home, &conch_browser::SystemClock)
-                .expect("settings")
-                .value
-                .backend
-        };
-        assert_eq!(saved(), Backend::Local, "nothing changed");
+        assert_eq!(saved_backend(&dir), Backend::Local, "nothing changed");
         let (status, said) = put(port, &cookie, r#"{"backend":"local"}"#).await;
         assert_eq!(status, 200, "{said}");
         recent.0.store(true, std::sync::atomic::Ordering::SeqCst);
         let (status, said) = put(port, &cookie, chrome).await;
         assert_eq!(status, 200, "{said}");
-        assert_eq!(saved(), Backend::Cdp);
+        assert_eq!(saved_backend(&dir), Backend::Cdp);
+        served.abort();
+    }
+
+    /// Issue 28, BE-2: an embedder that gives the panel no BackendChoice keeps the
+    /// backend out of the page's reach: PUT backend is 409 with a sentence, and nothing
+    /// changes, even after a recent sign-in.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn be_2_without_a_backend_choice_the_page_cannot_change_the_backend() {
+        let recent = Arc::new(Toggle::default());
+        recent.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        let (port, cookie, dir, served) = serve_settings(None, recent).await;
+        let (status, said) = put(
+            port,
+            &cookie,
+            r#"{"backend":"cdp","url":"http://127.0.0.1:1"}"#,
+        )
+        .await;
+        assert_eq!(status, 409, "{said}");
+        assert!(said.contains("does not let the panel choose"), "{said}");
+        assert_eq!(saved_backend(&dir), Backend::Local, "nothing changed");
         served.abort();
     }
 
