@@ -29,7 +29,7 @@
 //!
 //! Every route needs a `Host` that is the gateway's own loopback name and port, so a page
 //! whose name was rebound to 127.0.0.1 (DNS rebinding) is refused. Every API route needs
-//! both factors. The sessions and those checks are [`crate::door`]'s, shared with the
+//! both factors. The sessions and those checks are `door`'s, shared with the
 //! Settings and Passwords pages.
 
 use std::sync::PoisonError;

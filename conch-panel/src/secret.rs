@@ -1,5 +1,5 @@
 //! The one comparison of secrets (issue 28): the MCP door's bearer token (conch-gateway's
-//! `http`) and the panel's one-time sign-in code ([`crate::door`]); and the random codes
+//! `http`) and the panel's one-time sign-in code (`door`); and the random codes
 //! both make.
 //!
 //! Deliberately absent: a second copy anywhere else in the gateway.
