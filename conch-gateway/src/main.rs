@@ -14,36 +14,32 @@
 //! - `conch-gateway backend show|set …`: the person chooses the browser Conch drives; keys
 //!   and addresses are sealed (`backend`).
 //!
-//! The person's door (`panel`): a sign-in link printed on standard error at start, and
-//! the live view's WebSocket (`live`), on the `serve` port, or in `mcp` mode on a port of
-//! its own (`--panel-port`). While it listens, `browser_handoff` tells the person through
-//! the gateway's notifier (`notify`) and waits for them.
+//! The person's door is the conch-panel library, mounted with one call: a sign-in link
+//! printed on standard error at start, the panel's pages and the live view's WebSocket,
+//! on the `serve` port, or in `mcp` mode on a port of its own (`--panel-port`). While it
+//! listens, `browser_handoff` tells the person through the notifier and waits for them.
 //!
-//! The settings and health API (`settings`) rides on the person's door; browser.json's
+//! The settings and health API rides on the person's door; browser.json's
 //! `allowLocalhost`, `allowHosts` and `searchUrl` are read at start, and the flags
 //! override them for a run (DATA-5).
 
 mod ask;
-mod assets;
 mod backend;
-mod cards;
+mod choice;
 mod cli;
-mod events;
 mod http;
-mod live;
 mod log;
-mod notify;
-mod panel;
-mod passwords;
-mod secret;
-mod settings;
 mod signin;
 mod stdio;
 mod stop;
+mod vault;
+
+// The person's door is conch-panel's (issue 28); the gateway wires it.
+use conch_panel::secret::{self, random_hex};
+use conch_panel::{cards, events, live, notify, panel, passwords};
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -86,28 +82,11 @@ impl Probe for ChosenBrowser {
 /// name give what to print, or the sentence that says what was wrong.
 type Manage = fn(&[String]) -> Result<String, String>;
 
-/// `n` random bytes as hex, from the system's random source.
-pub(crate) fn random_hex(n: usize) -> String {
-    let mut bytes = vec![0u8; n];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if read.is_err() {
-        // No /dev/urandom: fall back to the standard library's per-process random keys.
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in bytes.chunks_mut(8) {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_usize(chunk.as_ptr() as usize);
-            let word = hasher.finish().to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let manage: Option<Manage> = match args.first().map(String::as_str) {
         Some("backend") => Some(backend::run),
-        Some("passwords") => Some(passwords::run),
+        Some("passwords") => Some(vault::run),
         Some("signin") => Some(signin::run),
         _ => None,
     };
@@ -317,6 +296,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     let tools = Tools::new(browser.clone(), tools_config);
     if let Some(panel) = &panel {
         panel.set_tools(tools.clone());
+        panel.set_backend_choice(Arc::new(choice::GatewayBackends));
     }
     let mut server = McpServer::new(tools, cli.mode);
     if let Some(panel) = &panel {
@@ -353,7 +333,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let mut app = http::router(door);
             if let Some(panel) = panel {
                 announce(&panel);
-                app = app.merge(panel::router(panel));
+                app = conch_panel::mount(app, &panel);
             }
             let served = axum::serve(listener, app).with_graceful_shutdown(stop.clone().asked());
             // A stop waits for the requests in flight, but not for ever: an event stream
@@ -375,7 +355,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let door = match (listener, panel) {
                 (Some(listener), Some(panel)) => {
                     announce(&panel);
-                    let app = panel::router(panel);
+                    let app = conch_panel::router(&panel);
                     Some(tokio::spawn(async move {
                         if let Err(e) = axum::serve(listener, app).await {
                             tracing::warn!("the person's door stopped ({e})");

@@ -24,6 +24,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("conch-tools", &["conch-browser", "conch-policy"]),
     (
+        "conch-panel",
+        &["conch-browser", "conch-live", "conch-policy", "conch-tools"],
+    ),
+    (
         "conch-gateway",
         &[
             "conch-cdp",
@@ -31,6 +35,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "conch-browser",
             "conch-live",
             "conch-tools",
+            "conch-panel",
         ],
     ),
     ("conch-fixtures", &[]),

@@ -40,19 +40,19 @@ use crate::cards::Board;
 /// returns at once and the panel is told `agentLeft`) and its questions (No). Cheap to
 /// clone.
 #[derive(Debug, Clone)]
-pub(crate) struct Leaving {
+pub struct Leaving {
     browser: Browser,
     board: Board,
 }
 
 impl Leaving {
     /// What ends in `browser` and on `board` when an agent goes away.
-    pub(crate) fn new(browser: Browser, board: Board) -> Leaving {
+    pub fn new(browser: Browser, board: Board) -> Leaving {
         Leaving { browser, board }
     }
 
     /// The agent of `conversation` went away.
-    pub(crate) fn left(&self, conversation: &str) {
+    pub fn left(&self, conversation: &str) {
         tracing::info!(conversation, "the agent went away; what waited for it ends");
         self.browser.wheel(conversation).agent_left();
         self.board.withdraw_for(conversation);
@@ -75,7 +75,7 @@ impl TurnControl for GatewayTurn {
 /// The live view the person's sockets are bridged to, and the question cards. Cheap to
 /// clone.
 #[derive(Debug, Clone)]
-pub(crate) struct Live {
+pub struct Live {
     hub: Hub,
     board: Board,
 }
@@ -108,7 +108,7 @@ fn text(event: &Event) -> Option<Message> {
 impl Live {
     /// The live views of `browser`'s conversations, with the gateway's Stop, and the
     /// cards of `board`.
-    pub(crate) fn new(browser: Browser, board: Board) -> Live {
+    pub fn new(browser: Browser, board: Board) -> Live {
         let turn = Arc::new(GatewayTurn {
             browser: browser.clone(),
         });

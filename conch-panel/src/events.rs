@@ -16,9 +16,9 @@ use crate::cards::Board;
 
 /// Sends the protocol's events to the panel's live sockets, through the board's feed.
 #[derive(Debug)]
-pub(crate) struct PanelEvents {
+pub struct PanelEvents {
     /// Whose feed carries the events to each conversation's sockets.
-    pub(crate) board: Board,
+    pub board: Board,
 }
 
 impl EventSink for PanelEvents {

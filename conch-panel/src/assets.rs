@@ -1,9 +1,9 @@
 //! The web panel's files (issue 14, LIVE-10): plain HTML, CSS and ES modules from
-//! `conch-gateway/panel/`, embedded in the binary so the gateway serves them with no build
-//! step and nothing fetched from elsewhere.
+//! `conch-panel/panel/`, embedded in the library so the app that mounts the panel serves
+//! them with no build step and nothing fetched from elsewhere.
 //!
 //! [`panel`] answers `/` for a signed-in person and [`file`] answers `/panel/{file}`; the
-//! routes' checks (Host, the session cookie) are [`crate::panel`]'s. Every answer carries a
+//! routes' checks (Host, the session cookie) are [`crate::door`]'s. Every answer carries a
 //! Content-Security-Policy that allows only the gateway's own files and its own live
 //! socket, no inline script or style, and no framing; files are never cached, so a new
 //! gateway never meets an old page.
@@ -41,7 +41,7 @@ impl Asset {
 const HTML: &str = "text/html; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
 
-/// The file `conch-gateway/panel/NAME`, embedded.
+/// The file `conch-panel/panel/NAME`, embedded.
 macro_rules! asset {
     ($name:literal) => {
         Asset {

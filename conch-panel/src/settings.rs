@@ -39,17 +39,54 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
+use conch_browser::remote::Remote;
 use conch_browser::reports::{HostReports, NO_PROXY_RISK, OWN_CHROME_RISK};
-use conch_browser::seal::KeyPlace;
+use conch_browser::seal::{KeyPlace, SecretEntry, SecretText};
 use conch_browser::store::{Backend, BrowserSettings, UpdateError};
-use conch_browser::{Browser, RunState};
+use conch_browser::{Browser, Home, RunState};
 use conch_policy::AllowedHost;
 use serde_json::{Map, Value, json};
 
-use crate::panel::{Panel, refuse};
+use crate::door::{Panel, answer, refuse};
+
+/// Why the person's choice of browser could not be read or saved: the sentence that says
+/// what was wrong, as the embedder's [`BackendChoice`] gives it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ChoiceError(pub String);
+
+/// How the embedder keeps the person's choice of browser (BE-1, BE-2, BE-3): the same
+/// rules as its command line's, so the Settings page and the command save alike.
+/// Without one ([`Panel::set_backend_choice`]), the page shows the backend's kind only
+/// and refuses to change it.
+pub trait BackendChoice: std::fmt::Debug + Send + Sync {
+    /// What is sealed for the backends: each entry's name, kind and host, never a key.
+    ///
+    /// # Errors
+    /// [`ChoiceError`] when the sealed file can't be read.
+    fn saved(&self, home: &Home) -> Result<Vec<SecretEntry>, ChoiceError>;
+
+    /// Saves the choice: the key and the address sealed, the backend in browser.json.
+    /// Gives what was saved, line by line, never a key or a full address.
+    ///
+    /// # Errors
+    /// [`ChoiceError`] with nothing saved, saying what was wrong.
+    fn save(
+        &self,
+        home: &Home,
+        backend: Backend,
+        url: Option<String>,
+        project: Option<String>,
+        key: Option<SecretText>,
+    ) -> Result<Vec<String>, ChoiceError>;
+
+    /// The remote browser the saved choice gives the runtime, if any, and a sentence when
+    /// the choice can't be driven.
+    fn remote(&self, home: &Home) -> (Option<Remote>, Option<String>);
+}
 
 /// How long a sign-in counts as recent for changing the backend (AMB-2).
 pub(crate) const RECENT: Duration = Duration::from_secs(5 * 60);
@@ -168,19 +205,6 @@ impl IntoResponse for Refused {
     }
 }
 
-/// A JSON answer with `status`, kept by no cache.
-fn answer(status: StatusCode, value: &Value) -> Response {
-    (
-        status,
-        [
-            (header::CONTENT_TYPE, "application/json"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        value.to_string(),
-    )
-        .into_response()
-}
-
 /// A 400 with `sentence` as JSON (`{"error": …}`).
 fn bad_request(sentence: &str) -> Response {
     answer(StatusCode::BAD_REQUEST, &json!({ "error": sentence }))
@@ -214,13 +238,17 @@ fn load(browser: &Browser) -> Result<BrowserSettings, Refused> {
 
 /// The backend as the page shows it: its kind, the host it is reached at and whether a
 /// key and an address are saved; never a key or a full address (BE-3).
-fn backend_view(browser: &Browser, backend: Backend) -> Value {
+fn backend_view(choice: Option<&dyn BackendChoice>, browser: &Browser, backend: Backend) -> Value {
     let name = backend.as_str();
     let mut host: Option<String> = None;
     let (mut key_saved, mut address_saved) = (false, false);
-    match crate::backend::sealed(&browser.config().home) {
-        Ok((_, file)) => {
-            for entry in file.inventory() {
+    let saved = match choice {
+        Some(choice) => choice.saved(&browser.config().home),
+        None => Ok(Vec::new()),
+    };
+    match saved {
+        Ok(inventory) => {
+            for entry in inventory {
                 if entry.name != name && entry.name != format!("{name}-base") {
                     continue;
                 }
@@ -257,11 +285,15 @@ fn host_only(shown: &str) -> String {
 }
 
 /// The settings as `GET /api/browser/settings` gives them.
-fn settings_view(tools: &conch_tools::Tools, settings: &BrowserSettings) -> Value {
+fn settings_view(
+    choice: Option<&dyn BackendChoice>,
+    tools: &conch_tools::Tools,
+    settings: &BrowserSettings,
+) -> Value {
     let browser = tools.browser();
     let config = tools.config();
     json!({
-        "backend": backend_view(browser, settings.backend),
+        "backend": backend_view(choice, browser, settings.backend),
         "declineCookieBanners": settings.decline_cookie_banners,
         "allowLocalhost": settings.allow_localhost,
         "allowHosts": settings.allow_hosts,
@@ -285,7 +317,10 @@ fn settings_view(tools: &conch_tools::Tools, settings: &BrowserSettings) -> Valu
 async fn read(State(settings): State<Settings>, headers: HeaderMap) -> Result<Response, Refused> {
     let tools = settings.check(&headers, false)?;
     let saved = load(tools.browser())?;
-    Ok(answer(StatusCode::OK, &settings_view(tools, &saved)))
+    Ok(answer(
+        StatusCode::OK,
+        &settings_view(settings.panel.backend_choice(), tools, &saved),
+    ))
 }
 
 /// The sentence for a PATCH that names a field it may not change; `None` for a field it
@@ -390,7 +425,7 @@ async fn change(
         .into(),
     })?;
     tracing::info!(fields = ?fields.keys().collect::<Vec<_>>(), "the person changed the settings");
-    let mut view = settings_view(tools, &saved);
+    let mut view = settings_view(settings.panel.backend_choice(), tools, &saved);
     view["said"] = json!(
         "Saved. Changes to local access and the search address take effect when conch-gateway next starts."
     );
@@ -434,9 +469,16 @@ async fn choose_backend(
             .into());
         }
     }
+    let Some(choice) = settings.panel.backend_choice() else {
+        return Err(refuse(
+            StatusCode::CONFLICT,
+            "This app does not let the panel choose the browser; nothing was changed.",
+        )
+        .into());
+    };
     let browser = tools.browser();
     let home = &browser.config().home;
-    let said = match crate::backend::save_choice(
+    let said = match choice.save(
         home,
         backend,
         text("url"),
@@ -444,13 +486,13 @@ async fn choose_backend(
         text("key").map(conch_browser::seal::SecretText::new),
     ) {
         Ok(said) => said,
-        Err(sentence) => {
+        Err(ChoiceError(sentence)) => {
             return Err(
                 bad_request(&format!("{}; nothing was changed.", capital(&sentence))).into(),
             );
         }
     };
-    let (remote, unusable) = crate::backend::remote_for(home);
+    let (remote, unusable) = choice.remote(home);
     if let Err(e) = browser.choose(remote.as_ref()).await {
         return Err(refuse(StatusCode::CONFLICT, &e.to_string()).into());
     }
@@ -466,7 +508,7 @@ async fn choose_backend(
     }
     tracing::info!(backend = %backend, "the person chose the browser");
     let saved = load(browser)?;
-    let mut view = settings_view(tools, &saved);
+    let mut view = settings_view(settings.panel.backend_choice(), tools, &saved);
     view["said"] = json!(said);
     view["unusable"] = json!(unusable);
     Ok(answer(StatusCode::OK, &view))
@@ -825,23 +867,62 @@ mod tests {
         (status, answer)
     }
 
-    /// BE-2: PUT backend to anything but local is 403 without a recent sign-in and 200
-    /// with one (the embedder's RecentAuth, injected); local needs none.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn be_2_put_backend_needs_a_recent_sign_in() {
+    /// A [`BackendChoice`] that keeps only the backend's kind, in browser.json.
+    #[derive(Debug)]
+    struct JustTheKind;
+
+    impl BackendChoice for JustTheKind {
+        fn saved(&self, _: &Home) -> Result<Vec<SecretEntry>, ChoiceError> {
+            Ok(Vec::new())
+        }
+        fn save(
+            &self,
+            home: &Home,
+            backend: Backend,
+            _: Option<String>,
+            _: Option<String>,
+            _: Option<SecretText>,
+        ) -> Result<Vec<String>, ChoiceError> {
+            BrowserSettings::update(home, &conch_browser::SystemClock, |settings| {
+                settings.backend = backend;
+                Ok::<_, std::convert::Infallible>(true)
+            })
+            .map_err(|e| ChoiceError(e.to_string()))?;
+            Ok(vec![format!("backend: {backend}")])
+        }
+        fn remote(&self, _: &Home) -> (Option<Remote>, Option<String>) {
+            (None, None)
+        }
+    }
+
+    /// A settings door on a free port of 127.0.0.1 for a fresh home, judging recent
+    /// sign-ins with `recent`, keeping the backend with `choice`: its port, the headers
+    /// of a signed-in request, the home and the server.
+    async fn serve_settings(
+        choice: Option<Arc<dyn BackendChoice>>,
+        recent: Arc<dyn RecentAuth>,
+    ) -> (
+        u16,
+        String,
+        tempfile::TempDir,
+        tokio::task::JoinHandle<std::io::Result<()>>,
+    ) {
         let dir = tempfile::tempdir().expect("temp home");
         let home = conch_browser::Home::new(dir.path());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
             .expect("bind");
         let port = listener.local_addr().expect("address").port();
-        let browser = Browser::new(conch_browser::BrowserConfig::new(home.clone()));
+        let browser = Browser::new(conch_browser::BrowserConfig::new(home));
         let board = crate::cards::Board::new(Duration::from_secs(1));
         let panel = Panel::new(port, crate::live::Live::new(browser.clone(), board));
         panel.set_tools(conch_tools::Tools::new(
             browser,
             conch_tools::ToolsConfig::new(Arc::new(conch_tools::Unattended)),
         ));
+        if let Some(choice) = choice {
+            panel.set_backend_choice(choice);
+        }
         let link = panel.signin_link().expect("a link");
         let code = link.split("code=").nth(1).expect("a code");
         let signed = panel.sign_in(code).expect("signed in");
@@ -849,29 +930,63 @@ mod tests {
             "{}={}\r\n{}: {}",
             panel.cookie_name(),
             signed.cookie,
-            crate::panel::SESSION_HEADER,
+            crate::door::SESSION_HEADER,
             signed.token
         );
-        let recent = Arc::new(Toggle::default());
-        let app = router(Settings::with_recent_auth(panel, recent.clone()));
+        let app = router(Settings::with_recent_auth(panel, recent));
         let served = tokio::spawn(async move { axum::serve(listener, app).await });
+        (port, cookie, dir, served)
+    }
+
+    /// The backend browser.json names in `dir`.
+    fn saved_backend(dir: &tempfile::TempDir) -> Backend {
+        BrowserSettings::load(
+            &conch_browser::Home::new(dir.path()),
+            &conch_browser::SystemClock,
+        )
+        .expect("settings")
+        .value
+        .backend
+    }
+
+    /// BE-2: PUT backend to anything but local is 403 without a recent sign-in and 200
+    /// with one (the embedder's RecentAuth, injected); local needs none.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn be_2_put_backend_needs_a_recent_sign_in() {
+        let recent = Arc::new(Toggle::default());
+        let (port, cookie, dir, served) =
+            serve_settings(Some(Arc::new(JustTheKind)), recent.clone()).await;
         let chrome = r#"{"backend":"cdp","url":"http://127.0.0.1:1"}"#;
         let (status, said) = put(port, &cookie, chrome).await;
         assert_eq!(status, 403, "{said}");
         assert!(said.contains("recent sign-in"), "{said}");
-        let saved = || {
-            BrowserSettings::load(&home, &conch_browser::SystemClock)
-                .expect("settings")
-                .value
-                .backend
-        };
-        assert_eq!(saved(), Backend::Local, "nothing changed");
+        assert_eq!(saved_backend(&dir), Backend::Local, "nothing changed");
         let (status, said) = put(port, &cookie, r#"{"backend":"local"}"#).await;
         assert_eq!(status, 200, "{said}");
         recent.0.store(true, std::sync::atomic::Ordering::SeqCst);
         let (status, said) = put(port, &cookie, chrome).await;
         assert_eq!(status, 200, "{said}");
-        assert_eq!(saved(), Backend::Cdp);
+        assert_eq!(saved_backend(&dir), Backend::Cdp);
+        served.abort();
+    }
+
+    /// Issue 28, BE-2: an embedder that gives the panel no BackendChoice keeps the
+    /// backend out of the page's reach: PUT backend is 409 with a sentence, and nothing
+    /// changes, even after a recent sign-in.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn be_2_without_a_backend_choice_the_page_cannot_change_the_backend() {
+        let recent = Arc::new(Toggle::default());
+        recent.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        let (port, cookie, dir, served) = serve_settings(None, recent).await;
+        let (status, said) = put(
+            port,
+            &cookie,
+            r#"{"backend":"cdp","url":"http://127.0.0.1:1"}"#,
+        )
+        .await;
+        assert_eq!(status, 409, "{said}");
+        assert!(said.contains("does not let the panel choose"), "{said}");
+        assert_eq!(saved_backend(&dir), Backend::Local, "nothing changed");
         served.abort();
     }
 

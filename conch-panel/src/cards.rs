@@ -32,7 +32,7 @@ const CARD_EVENTS: usize = 64;
 
 /// The open questions of every conversation. Cheap to clone.
 #[derive(Debug, Clone)]
-pub(crate) struct Board {
+pub struct Board {
     inner: Arc<Inner>,
 }
 
@@ -160,7 +160,7 @@ fn choice_id(choice: Choice) -> Value {
 
 impl Board {
     /// An empty board whose questions wait at most `timeout`.
-    pub(crate) fn new(timeout: Duration) -> Board {
+    pub fn new(timeout: Duration) -> Board {
         Board {
             inner: Arc::new(Inner {
                 next: AtomicU64::new(1),
@@ -333,10 +333,11 @@ fn card_of(request: &AskRequest) -> Card {
 
 /// The gateway's [`Asker`]: a card on the panel, waiting for the person.
 #[derive(Debug, Clone)]
-pub(crate) struct PanelAsker {
-    pub(crate) board: Board,
+pub struct PanelAsker {
+    /// The board the cards go on, which the panel's live socket shows.
+    pub board: Board,
     /// Where the person answers, for the sentence when nobody did.
-    pub(crate) link: String,
+    pub link: String,
 }
 
 /// Takes the card down however the wait ends (the call cancelled included).

@@ -33,9 +33,7 @@
 //! or the API.
 
 use std::fs::File;
-use std::io::{IsTerminal as _, Read};
 use std::path::PathBuf;
-use std::process::Command;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -49,28 +47,12 @@ use conch_policy::{FieldClass, SecretKind, Site, classify_field};
 use conch_tools::{BoxFuture, SecretFiller, SecretRequest, SecretValue};
 use serde::Deserialize;
 use url::{Host, Url};
-use zeroize::{Zeroize as _, Zeroizing};
+use zeroize::Zeroize as _;
 
-use crate::panel::{Panel, WRONG_HOST, json_response, refuse};
+use crate::door::{Panel, WRONG_HOST, json_response, refuse};
 
 /// The kind the entries are sealed as.
 const KIND: &str = "password";
-
-/// The usage of `passwords`.
-pub(crate) const USAGE: &str = "\
-Usage: conch-gateway passwords add SITE --username NAME [--home DIR]
-       conch-gateway passwords list [--home DIR]
-       conch-gateway passwords remove SITE [--home DIR]
-
-  SITE             example.com: https://example.com and its subdomains; give
-                   http://example.com for the plain http site, or a port
-                   (example.com:8443) for another one; host:port for a local app or
-                   an IP address (127.0.0.1:8080, http unless https:// is given)
-  --username NAME  the account's user name
-  --home DIR       Conch's folder (default: $CONCH_HOME or ~/.conch)
-
-The password is read from standard input (without echo on a terminal) and never shown.
-";
 
 /// Whether `url`'s password is kept under its exact `host:port` ([`Site::for_password`]):
 /// a local app or an IP address.
@@ -271,83 +253,6 @@ fn with_vault<T>(
     work(&sealer, &mut file)
 }
 
-/// Runs `passwords …` with the arguments after `passwords`; gives what to print, or the
-/// sentence that says what was wrong.
-pub(crate) fn run(args: &[String]) -> Result<String, String> {
-    let mut args = args.iter();
-    let verb = args.next().map(String::as_str);
-    let mut site = None;
-    if matches!(verb, Some("add" | "remove")) {
-        site = Some(
-            args.next()
-                .filter(|s| !s.starts_with("--"))
-                .ok_or(
-                    "give the site, as in: conch-gateway passwords add example.com --username ada",
-                )?
-                .clone(),
-        );
-    }
-    let (mut home, mut username) = (None, None);
-    while let Some(arg) = args.next() {
-        let mut value = |flag: &str| {
-            args.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match arg.as_str() {
-            "--home" => home = Some(value("--home")?),
-            "--username" => username = Some(value("--username")?),
-            "-h" | "--help" => return Ok(USAGE.to_owned()),
-            other => {
-                return Err(format!(
-                    "unknown option “{other}”; see conch-gateway passwords --help"
-                ));
-            }
-        }
-    }
-    let home = crate::cli::home(home.as_deref().map(std::path::Path::new))?;
-    match (verb, site) {
-        (Some("add"), Some(site)) => {
-            let username = username
-                .filter(|u| !u.trim().is_empty())
-                .ok_or("passwords add needs --username NAME")?;
-            add(&home, &site, &username)
-        }
-        (Some("remove"), Some(site)) => remove(&home, &site),
-        (Some("list"), _) => list(&home),
-        (Some("-h" | "--help") | None, _) => Ok(USAGE.to_owned()),
-        (Some(other), _) => Err(format!(
-            "unknown passwords command “{other}”: use add, list or remove"
-        )),
-    }
-}
-
-fn add(home: &Home, site: &str, username: &str) -> Result<String, String> {
-    let key = key_of_argument(site)?;
-    let password = read_password()?;
-    save(home, &key, username.trim(), password)?;
-    Ok(format!("password saved for {key} ({})\n", username.trim()))
-}
-
-fn remove(home: &Home, site: &str) -> Result<String, String> {
-    let key = key_of_argument(site)?;
-    if !forget(home, &key)? {
-        return Err(format!("no password is saved for {key}"));
-    }
-    Ok(format!("password removed for {key}\n"))
-}
-
-fn list(home: &Home) -> Result<String, String> {
-    let entries: Vec<String> = entries(home)?
-        .into_iter()
-        .map(|(site, username)| format!("{site}\t{username}\n"))
-        .collect();
-    if entries.is_empty() {
-        return Ok("no passwords saved\n".to_owned());
-    }
-    Ok(entries.concat())
-}
-
 /// Saves `password` for the site `key` with `username`, replacing what was there.
 fn save(home: &Home, key: &str, username: &str, password: SecretText) -> Result<(), String> {
     with_vault(home, SetAside::StartAfresh, |sealer, file| {
@@ -379,70 +284,7 @@ fn entries(home: &Home) -> Result<Vec<(String, String)>, String> {
     })
 }
 
-/// The most bytes of a password line on standard input.
-const LINE_LIMIT: usize = 16 * 1024;
-
-/// One line of standard input, without echo on a terminal. The line is read straight
-/// into a buffer that is wiped once the password is taken from it: the buffer is larger
-/// than standard input's own, which a read that large bypasses, so no copy of the
-/// password stays in a buffer of the process (issue 29).
-fn read_password() -> Result<SecretText, String> {
-    let terminal = std::io::stdin().is_terminal();
-    if terminal {
-        eprint!("Password: ");
-        // The terminal's own setting; no unsafe code for termios.
-        let _ = Command::new("stty").arg("-echo").status();
-    }
-    let mut buffer = Zeroizing::new(vec![0u8; LINE_LIMIT + 1]);
-    let read = read_line_into(&mut std::io::stdin(), &mut buffer);
-    if terminal {
-        let _ = Command::new("stty").arg("echo").status();
-        eprintln!();
-    }
-    read
-}
-
-/// Reads one line of `input` into `buffer` and gives it as a secret; `buffer` is wiped
-/// before this returns, whatever happens.
-fn read_line_into(input: &mut impl Read, buffer: &mut [u8]) -> Result<SecretText, String> {
-    let line = read_line(input, buffer).and_then(|len| {
-        let line = buffer[..len].strip_suffix(b"\r").unwrap_or(&buffer[..len]);
-        let text =
-            std::str::from_utf8(line).map_err(|_| "the password is not UTF-8 text".to_owned())?;
-        if text.is_empty() {
-            return Err("give the password as one line on standard input".to_owned());
-        }
-        Ok(SecretText::new(text.to_owned()))
-    });
-    buffer.zeroize();
-    line
-}
-
-/// Reads `input` into `buffer` up to the first line break or the end; gives the line's
-/// length.
-fn read_line(input: &mut impl Read, buffer: &mut [u8]) -> Result<usize, String> {
-    let mut len = 0;
-    loop {
-        if len == buffer.len() {
-            return Err(format!(
-                "the password is longer than {} bytes",
-                buffer.len().saturating_sub(1)
-            ));
-        }
-        let read = match input.read(&mut buffer[len..]) {
-            Ok(0) => return Ok(len),
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("the password could not be read ({e})")),
-        };
-        if let Some(end) = buffer[len..len + read].iter().position(|b| *b == b'\n') {
-            return Ok(len + end);
-        }
-        len += read;
-    }
-}
-
-/// The Passwords page and its API (issue 16), for [`crate::panel::router`]:
+/// The Passwords page and its API (issue 16), for [`crate::router`]:
 ///
 /// - `GET /passwords`: the page (`panel/passwords.html`), for a signed-in person.
 /// - `GET /api/browser/passwords`: `{"passwords": [{"site", "username"}]}`, never a
@@ -644,11 +486,65 @@ async fn remove_route(
 /// The gateway's default [`SecretFiller`]: the person's saved password for the page's
 /// site, never anything for another site.
 #[derive(Debug, Clone)]
-pub(crate) struct Vault {
-    pub(crate) home: Home,
+pub struct Vault {
+    /// Conch's folder, which holds `passwords.secrets.json`.
+    pub home: Home,
+}
+
+/// Why a site or the vault could not be used, in a sentence that says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    /// The text given is not a site (`example.com`, `https://example.com`,
+    /// `127.0.0.1:8080`).
+    #[error("{0}")]
+    NotASite(String),
+    /// The vault could not be opened, read or written (a tampered file, a wrong mode,
+    /// a lock or a disk problem).
+    #[error("{0}")]
+    Vault(String),
+}
+
+impl From<VaultError> for String {
+    fn from(e: VaultError) -> String {
+        e.to_string()
+    }
 }
 
 impl Vault {
+    /// The key a site the person typed (`example.com`, `http://example.com`,
+    /// `127.0.0.1:8080`) is kept under.
+    ///
+    /// # Errors
+    /// [`VaultError::NotASite`] with the sentence that says what to give instead.
+    pub fn site(site: &str) -> Result<String, VaultError> {
+        key_of_argument(site).map_err(VaultError::NotASite)
+    }
+
+    /// Saves `password` for the site `key` ([`Vault::site`]) with `username`, replacing
+    /// what was there; a vault that did not open is started afresh.
+    ///
+    /// # Errors
+    /// [`VaultError::Vault`] when the vault can't be locked or written.
+    pub fn save(&self, key: &str, username: &str, password: SecretText) -> Result<(), VaultError> {
+        save(&self.home, key, username, password).map_err(VaultError::Vault)
+    }
+
+    /// Forgets the site `key`'s password; `false` when none was saved.
+    ///
+    /// # Errors
+    /// [`VaultError::Vault`] when the vault can't be opened or written.
+    pub fn forget(&self, key: &str) -> Result<bool, VaultError> {
+        forget(&self.home, key).map_err(VaultError::Vault)
+    }
+
+    /// Each saved site with its username, never a password.
+    ///
+    /// # Errors
+    /// [`VaultError::Vault`] when the vault can't be opened (a tampered one says so).
+    pub fn entries(&self) -> Result<Vec<(String, String)>, VaultError> {
+        entries(&self.home).map_err(VaultError::Vault)
+    }
+
     /// Opens the file under its lock in a blocking task and runs `work` on it; `None`
     /// (with a warning) when the file can't be used.
     async fn with_file<T: Send + 'static>(
@@ -822,23 +718,16 @@ mod tests {
         );
     }
 
-    /// Issue 29, DATA-6: the line the password is read into is wiped once the password
-    /// is taken from it, and when the line is refused too; only the line is taken.
+    /// Issue 28: the vault's public calls give a typed error an embedder can match on:
+    /// a text that is not a site is `NotASite`, with the sentence that says what to give.
     #[test]
-    fn data_6_the_stdin_buffer_holding_a_password_is_wiped() {
-        let mut buffer = vec![0u8; 64];
-        let mut input = std::io::Cursor::new(b"canary-line-7e21\r\nnext line".to_vec());
-        let password = read_line_into(&mut input, &mut buffer).expect("a line");
-        assert_eq!(password.expose(), "canary-line-7e21");
-        assert!(
-            buffer.iter().all(|b| *b == 0),
-            "the buffer holds {buffer:?}"
+    fn issue_28_a_site_that_is_not_one_is_a_typed_error() {
+        let e = Vault::site("not a site").expect_err("not a site");
+        assert!(matches!(e, VaultError::NotASite(_)), "{e:?}");
+        assert!(e.to_string().contains("example.com"), "{e}");
+        assert_eq!(
+            Vault::site("example.com").expect("a site"),
+            "https://example.com"
         );
-        let mut input = std::io::Cursor::new(b"\n".to_vec());
-        assert!(read_line_into(&mut input, &mut buffer).is_err());
-        let mut input = std::io::Cursor::new(vec![b'x'; 100]);
-        let long = read_line_into(&mut input, &mut buffer).expect_err("too long");
-        assert!(long.contains("longer than 63 bytes"), "{long}");
-        assert!(buffer.iter().all(|b| *b == 0), "a refused line stayed");
     }
 }

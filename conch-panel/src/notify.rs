@@ -16,9 +16,9 @@ use conch_tools::{Notification, Notifier};
 
 /// Says a handoff on standard error and the log, and runs the person's command.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct GatewayNotifier {
+pub struct GatewayNotifier {
     /// `--notify-command`, split: the program and its first arguments.
-    pub(crate) command: Option<Vec<String>>,
+    pub command: Option<Vec<String>>,
 }
 
 /// `text` on one line: control characters (a reason's newlines) become spaces.

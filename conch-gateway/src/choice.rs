@@ -1,0 +1,36 @@
+//! The gateway's [`BackendChoice`] (BE-1, BE-2, BE-3): the panel's Settings page keeps
+//! the person's choice of browser through the same code as `conch-gateway backend set`
+//! ([`crate::backend`]).
+
+use conch_browser::Home;
+use conch_browser::remote::Remote;
+use conch_browser::seal::{SecretEntry, SecretText};
+use conch_browser::store::Backend;
+use conch_panel::{BackendChoice, ChoiceError};
+
+/// The backend choice as `conch-gateway backend` keeps it.
+#[derive(Debug)]
+pub(crate) struct GatewayBackends;
+
+impl BackendChoice for GatewayBackends {
+    fn saved(&self, home: &Home) -> Result<Vec<SecretEntry>, ChoiceError> {
+        crate::backend::sealed(home)
+            .map(|(_, file)| file.inventory())
+            .map_err(ChoiceError)
+    }
+
+    fn save(
+        &self,
+        home: &Home,
+        backend: Backend,
+        url: Option<String>,
+        project: Option<String>,
+        key: Option<SecretText>,
+    ) -> Result<Vec<String>, ChoiceError> {
+        crate::backend::save_choice(home, backend, url, project, key).map_err(ChoiceError)
+    }
+
+    fn remote(&self, home: &Home) -> (Option<Remote>, Option<String>) {
+        crate::backend::remote_for(home)
+    }
+}
