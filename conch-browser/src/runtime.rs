@@ -36,10 +36,8 @@ use crate::discover::{Probe, SystemProbe};
 use crate::errands::{ConversationKind, TaskState};
 use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress};
-use crate::guard::rules::Rules;
 use crate::guard::{self, Blocked, GuardConfig, GuardLog};
 use crate::home::{Home, Ownership};
-use crate::page::dialog::DialogWatch;
 use crate::process::{ProcessTable, SystemProcessTable};
 use crate::remote;
 use crate::saver::TabsSaver;
@@ -55,6 +53,7 @@ mod reach;
 mod renew;
 mod repair;
 mod seed;
+mod state;
 mod storage;
 mod tabs;
 mod targets;
@@ -64,8 +63,8 @@ pub(crate) mod testing;
 pub use beside::{ERRANDS_BESIDE_OWN_CHROME, errands_run_here};
 pub use own::{MOVED_APART, MOVED_BACK, OwnBrowser};
 pub use repair::{RepairStep, StepOutcome};
-pub use tabs::Conversation;
-use targets::Ready;
+pub use state::Conversation;
+use state::{BorrowedContexts, Inner, Kept, PageRef, Running, Side, State};
 
 /// The most tabs one conversation keeps (TAB-5), as conch-policy decides it.
 pub use conch_policy::MAX_TABS;
@@ -294,102 +293,6 @@ pub struct Browser {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
-struct Inner {
-    config: BrowserConfig,
-    /// This process's lock on the home, held while the runtime lives (issue 12).
-    owner: Ownership,
-    state: Mutex<State>,
-    /// Holders that keep the browser awake (a watcher, a call waiting for the person):
-    /// kept apart from the state so one is taken without waiting for a launch (LAUNCH-12).
-    awake: std::sync::atomic::AtomicUsize,
-    /// Kept apart from the state so it can be read while a launch or download holds that.
-    status: Arc<StdMutex<Status>>,
-    /// The backend the person chose (BE-1); the settings may choose another one while
-    /// Conch runs ([`Browser::choose`], BE-2).
-    chosen: StdMutex<Arc<dyn Driver>>,
-    /// Conch's own local browser: the chosen one, or the stand-in when the chosen one
-    /// can't be reached (BE-4).
-    local: Arc<dyn Driver>,
-    /// The sentence saying why Conch's own local browser stands in for the chosen
-    /// backend, while it does (BE-4).
-    stand_in: StdMutex<Option<String>>,
-    /// What the running backend can do: its guard, whether its targets are discovered,
-    /// whether its downloads land here (BE-1).
-    abilities: StdMutex<Abilities>,
-    /// One lock per conversation: its calls run one at a time (TOOL-11).
-    conversation_locks: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
-    /// Every refusal of the guard, proxy and CDP rules alike.
-    guard_log: Arc<GuardLog>,
-    /// The CDP rules every held target gets.
-    rules: Rules,
-    /// The rules on a browser no proxy stands in front of: every request's address is
-    /// judged here (CDP-only mode).
-    remote_rules: Rules,
-    /// The guard's proxy, started before the first launch and kept across relaunches.
-    guard: Arc<Mutex<Option<guard::Running>>>,
-    /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
-    ready: StdMutex<Ready>,
-    ready_changed: tokio::sync::Notify,
-    /// The dialog watch of every page and out-of-process frame, installed as it attaches
-    /// (DLG-1): a dialog is answered whether or not an agent step is on its page.
-    dialogs: StdMutex<HashMap<TargetId, DialogWatch>>,
-    /// Writes tabs.json in the background, newest state only.
-    saver: TabsSaver,
-    /// Who has the wheel, per conversation (HAND-8).
-    wheels: StdMutex<HashMap<String, Arc<Wheel>>>,
-    /// The session each attached child target (frame, worker, popup) was announced on,
-    /// while it lives: a blocked request of a frame is its page's, so its conversation's
-    /// (issue 12).
-    parents: StdMutex<HashMap<SessionId, SessionId>>,
-    /// The main browser, or the errands' browser (ERR-20).
-    side: Side,
-    /// What each conversation is, as the embedder said (ERR-1); main side only.
-    kinds: StdMutex<HashMap<String, ConversationKind>>,
-    /// The chats the person gave a browser of their own (LIVE-16); main side only.
-    own: StdMutex<std::collections::HashSet<String>>,
-    /// The errands' browser, made when the first task asks for its conversation and
-    /// launched when that errand first needs a page (ERR-20), or beside a remote browser
-    /// its contexts there (ERR-21); main side only.
-    errands: StdMutex<Option<Browser>>,
-    /// The errands' browser's main one, which seeds its errands (ERR-3); errands side
-    /// only.
-    main: Option<Weak<Inner>>,
-    /// The contexts errands made in the main remote browser (ERR-21), shared by both
-    /// sides: the main watcher leaves their targets to the errands' one.
-    borrowed: beside::BorrowedContexts,
-    /// The errands' browser: whether it runs on the main browser's connection (ERR-21).
-    on_main: std::sync::atomic::AtomicBool,
-    /// The errands' browser: why tasks run in Conch's own local browser instead of the
-    /// chosen backend's, for Health (ERR-6, ERR-21).
-    runs_here: StdMutex<Option<String>>,
-    /// The set-aside errands, sealed, once opened (ERR-11); errands side only.
-    aside: Mutex<Option<aside::Kept>>,
-    /// Cookies of errands brought back, waiting for their new context (ERR-11).
-    pending: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
-    /// Each open errand's cookies as of a few seconds after its last page load, and the
-    /// load count that snapshot waits for (ERR-19).
-    snapshots: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
-    snapshot_due: StdMutex<HashMap<String, u64>>,
-    /// The sites each errand was seeded or lent (ERR-23), for its window's tooltip.
-    lent: StdMutex<HashMap<String, std::collections::BTreeSet<String>>>,
-    /// Each errand's local storage: its origins, snapshot and what waits for its next
-    /// context (ERR-3, ERR-11, ERR-19); errands side only.
-    storage: StdMutex<storage::Stores>,
-    /// Held from the cap's decision until the new errand's context is registered, so two
-    /// errands starting at once can't both take the last place (ERR-15, ERR-16).
-    room: Mutex<()>,
-}
-
-/// Which of the two browsers an [`Inner`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
-    /// The main browser: chats, the person's profile.
-    Main,
-    /// The errands' browser: non-persistent, one context per task (ERR-1, ERR-20).
-    Errands,
-}
-
 /// What the errands' browser shares with the main one: the home's lock, and the guard
 /// (its proxy and its log of refusals, ERR-22).
 #[derive(Debug)]
@@ -399,50 +302,7 @@ struct ErrandsOf {
     owner: Ownership,
     guard: Arc<Mutex<Option<guard::Running>>>,
     guard_log: Arc<GuardLog>,
-    borrowed: beside::BorrowedContexts,
-}
-
-#[derive(Debug)]
-struct State {
-    running: Option<Running>,
-    tabs: TabsFile,
-    last_activity: SystemTime,
-    /// Things that happened outside a call, for the conversation's next result.
-    notes: HashMap<String, Vec<String>>,
-    /// Counter behind `SavedTab::last_used`.
-    use_counter: u64,
-    /// Counts launches, so a page made for one browser is never filed under the next.
-    generation: u64,
-    /// Conversations whose saved tabs have no page in the running browser yet: each
-    /// reopens its own on its next call, one tab at a time, outside the browser-wide lock.
-    unrestored: std::collections::HashSet<String>,
-    /// The errands' browser: each task's own browser context in the running browser
-    /// (ERR-1), made when its first page is.
-    contexts: HashMap<String, BrowserContextId>,
-    /// The errands' browser: when each errand was last used by its agent, in the order of
-    /// `use_counter` (ERR-16), and on the clock (ERR-18).
-    errand_used: HashMap<String, u64>,
-    errand_used_at: HashMap<String, SystemTime>,
-}
-
-#[derive(Debug)]
-struct Running {
-    connection: Connection,
-    /// What to let go of: the process Conch launched, or a remote browser's session.
-    held: Box<dyn Held>,
-    /// When it was connected, by the runtime's clock (a cloud session's lifetime runs
-    /// from then).
-    since: SystemTime,
-    /// Page targets that are conversations' tabs.
-    pages: HashMap<TargetId, PageRef>,
-    watcher: tokio::task::JoinHandle<()>,
-}
-
-#[derive(Debug, Clone)]
-struct PageRef {
-    conversation: String,
-    tab: String,
-    session: Session,
+    borrowed: BorrowedContexts,
 }
 
 impl Browser {
@@ -1246,4 +1106,73 @@ fn whose(
         .into_iter()
         .filter(|b| b.by.iter().any(under))
         .collect()
+}
+
+/// The runtime's files, lowest layer first: the state and its store at the bottom, the
+/// jobs that use them above. A file imports (`super::<file>`) only files before it, so
+/// no two runtime files import each other (issue 29); a new file takes its place here.
+#[cfg(test)]
+const LAYERS: &[&str] = &[
+    "state", "storage", "seed", "navigate", "own", "beside", "renew", "targets", "tabs", "aside",
+    "lend", "repair", "reach", "testing",
+];
+
+#[cfg(test)]
+mod layers {
+    use super::LAYERS;
+
+    /// The runtime files `source` imports, its tests and doc comments aside.
+    fn imports(source: &str) -> Vec<String> {
+        let code = source
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        let mut found = Vec::new();
+        for line in code.lines() {
+            let line = line.trim_start();
+            if line.starts_with("//") {
+                continue;
+            }
+            for prefix in ["super::", "crate::runtime::"] {
+                for (at, _) in line.match_indices(prefix) {
+                    let rest = &line[at + prefix.len()..];
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if LAYERS.contains(&name.as_str()) {
+                        found.push(name);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn arch_runtime_imports_go_one_direction() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runtime");
+        let mut wrong = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("src/runtime is readable") {
+            let path = entry.expect("an entry").path();
+            let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let Some(layer) = LAYERS.iter().position(|l| *l == name) else {
+                wrong.push(format!("{name}.rs has no place in LAYERS"));
+                continue;
+            };
+            let source = std::fs::read_to_string(&path).expect("a runtime file is readable");
+            for import in imports(&source) {
+                let below = LAYERS
+                    .iter()
+                    .position(|l| *l == import)
+                    .unwrap_or(usize::MAX);
+                if below >= layer {
+                    wrong.push(format!("{name}.rs imports {import}, which is not below it"));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "runtime layering broken: {wrong:#?}");
+    }
 }

@@ -20,13 +20,6 @@ use crate::aside::{AsideFile, AsideTab, SetAside, unix_secs};
 use crate::seal::Sealer;
 use crate::store::{ConversationTabs, SavedTab};
 
-/// The sealed file and its sealer, once opened.
-#[derive(Debug)]
-pub(super) struct Kept {
-    sealer: Sealer,
-    file: AsideFile,
-}
-
 impl Browser {
     /// The set-aside errands, opened on first need. `None` when the device key can't be
     /// had: errands are then not kept across a set-aside (said in the log).
@@ -465,29 +458,4 @@ fn errands_busy() -> BrowserError {
     BrowserError::ErrandsBusy(
         conch_policy::Refusal::new(conch_policy::RefusalCode::ErrandsBusy).sentence(),
     )
-}
-
-/// Gives a new context of errand `id` the cookies and local storage it had when it was
-/// set aside, or at its last snapshot before a crash (ERR-11, ERR-19).
-pub(super) async fn restore_cookies(
-    inner: &Inner,
-    errands: &Session,
-    id: &str,
-    context: &BrowserContextId,
-) -> Result<(), BrowserError> {
-    super::storage::restore(inner, id, context).await?;
-    let Some(cookies) = lock(&inner.pending).remove(id) else {
-        return Ok(());
-    };
-    let cookies: Vec<Value> = cookies.iter().map(super::seed::cookie_param).collect();
-    if cookies.is_empty() {
-        return Ok(());
-    }
-    errands
-        .call_raw(
-            "Storage.setCookies",
-            json!({ "cookies": cookies, "browserContextId": context }),
-        )
-        .await?;
-    Ok(())
 }

@@ -14,7 +14,6 @@
 //! Deliberately absent: your own Chrome, whose contexts Conch never makes and from which
 //! nothing is copied (ERR-6): there errands run in Conch's own local browser.
 
-use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -35,10 +34,8 @@ pub fn errands_run_here(why: &str) -> String {
     format!("Tasks run in Conch's own browser on this computer: {why}.")
 }
 
-/// The contexts the errands made in the main browser (ERR-21): their targets are the
 /// errands' watcher's, not the main one's. Ids of disposed contexts may stay: Chromium
 /// never gives the same id twice.
-pub(super) type BorrowedContexts = Arc<StdMutex<HashSet<BrowserContextId>>>;
 
 /// The errands' driver beside a remote browser that may give contexts (ERR-21).
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use conch_cdp::protocol::runtime::Evaluate;
 use conch_cdp::{Session, SessionId};
 use futures_util::StreamExt;
 
-use super::tabs::{session_of, touch};
+use super::state::{session_of, touch};
 use super::*;
 use crate::error::BrowserError;
 use crate::guard::{self, BLOCKED_PAGE_SENTENCE};

@@ -147,3 +147,28 @@ pub(super) fn cookie_param(cookie: &Value) -> Value {
     }
     Value::Object(param)
 }
+
+/// Gives a new context of errand `id` the cookies and local storage it had when it was
+/// set aside, or at its last snapshot before a crash (ERR-11, ERR-19).
+pub(super) async fn restore_cookies(
+    inner: &Inner,
+    errands: &Session,
+    id: &str,
+    context: &BrowserContextId,
+) -> Result<(), BrowserError> {
+    super::storage::restore(inner, id, context).await?;
+    let Some(cookies) = lock(&inner.pending).remove(id) else {
+        return Ok(());
+    };
+    let cookies: Vec<Value> = cookies.iter().map(cookie_param).collect();
+    if cookies.is_empty() {
+        return Ok(());
+    }
+    errands
+        .call_raw(
+            "Storage.setCookies",
+            json!({ "cookies": cookies, "browserContextId": context }),
+        )
+        .await?;
+    Ok(())
+}

@@ -31,7 +31,7 @@ use conch_cdp::protocol::target::CreateTarget;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::targets::ready_or_closed;
+use super::state::ready_or_closed;
 use super::*;
 use crate::aside::OriginStorage;
 
@@ -43,43 +43,6 @@ pub(super) const MAX_ORIGINS: usize = 32;
 /// read: the settings page, the status and the checkup all read health, and none of them
 /// should take the sentence from the others.
 pub(super) const REOPENED_SHOWN: Duration = Duration::from_secs(10 * 60);
-
-/// What a browser knows of local storage: the errands' browser of its errands', the
-/// main one of the origins its pages showed.
-#[derive(Debug, Default)]
-pub(super) struct Stores {
-    errands: HashMap<String, Held>,
-    /// The origins the main context's pages stood on in this run (main side only), at
-    /// most [`MAX_SEEN`]: where seeding looks besides cookies and tabs (ERR-3).
-    seen: BTreeSet<String>,
-    /// When an errand last got its snapshot back after a crash (ERR-19), for health.
-    reopened_at: Option<SystemTime>,
-}
-
-/// One errand's local storage, as far as the runtime knows it. Its `Debug` shows counts.
-#[derive(Default)]
-struct Held {
-    /// The origins its pages stood on, or that it was given storage of.
-    origins: BTreeSet<String>,
-    /// Its storage as of its last snapshot (ERR-19).
-    snapshot: Option<Vec<OriginStorage>>,
-    /// What its next context gets: a set-aside's storage on Resume (ERR-11), or its
-    /// snapshot after a crash (ERR-19).
-    pending: Option<Vec<OriginStorage>>,
-    /// Whether `pending` heals a crash: health says so once it is back.
-    healing: bool,
-}
-
-impl std::fmt::Debug for Held {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Held")
-            .field("origins", &self.origins.len())
-            .field("snapshot", &self.snapshot.as_ref().map(Vec::len))
-            .field("pending", &self.pending.as_ref().map(Vec::len))
-            .field("healing", &self.healing)
-            .finish()
-    }
-}
 
 /// The origin of `url` (`https://shop.example`, with a port only when it is not the
 /// scheme's own), when it is a web page's: http or https.

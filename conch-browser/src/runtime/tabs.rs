@@ -15,15 +15,14 @@ use conch_cdp::protocol::target::{
     GetTargets, TargetInfo,
 };
 use conch_cdp::{Session, SessionId};
-use conch_policy::TabUse;
-use tokio::sync::Mutex;
 
 use super::navigate::wait_until_loaded;
-use super::targets::ready_or_closed;
+use super::seed::restore_cookies;
+use super::state::{close_tab, forget_tab, ready_or_closed, session_of, touch};
 use super::*;
 use crate::error::BrowserError;
 use crate::guard::Blocked;
-use crate::store::{ConversationTabs, SavedTab};
+use crate::store::SavedTab;
 use crate::wheel::Wheel;
 
 /// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
@@ -143,15 +142,11 @@ pub(super) async fn errand_context(
     }
     // Signed in only where the person always allows, before its first page (ERR-3), then
     // given back what it held if it was set aside (ERR-11).
-    let seeded = match super::seed::seed(inner, conversation, &browser, &made.browser_context_id)
-        .await
-    {
-        Ok(_) => {
-            super::aside::restore_cookies(inner, &browser, conversation, &made.browser_context_id)
-                .await
-        }
-        Err(e) => Err(e),
-    };
+    let seeded =
+        match super::seed::seed(inner, conversation, &browser, &made.browser_context_id).await {
+            Ok(_) => restore_cookies(inner, &browser, conversation, &made.browser_context_id).await,
+            Err(e) => Err(e),
+        };
     if let Err(e) = seeded {
         let _ = browser
             .call(&DisposeBrowserContext {
@@ -179,79 +174,6 @@ pub(super) async fn errand_context(
             .await;
     }
     Ok(context)
-}
-
-pub(super) fn touch(state: &mut State, conversation: &str, tab: &str) {
-    state.use_counter += 1;
-    let counter = state.use_counter;
-    if let Some(saved) = state.tabs.conversation_mut(conversation).tab_mut(tab) {
-        saved.last_used = counter;
-    }
-}
-
-/// Removes `tab` from the saved tabs; if it was active, its opener comes back to the
-/// front (TAB-6), else the tab used most recently.
-fn forget_tab(tabs: &mut ConversationTabs, tab: &str) {
-    let opener = tabs.tab(tab).and_then(|t| t.opener.clone());
-    tabs.tabs.retain(|t| t.id != tab);
-    if tabs.active.as_deref() == Some(tab) {
-        tabs.active = opener.filter(|o| tabs.tab(o).is_some()).or_else(|| {
-            tabs.tabs
-                .iter()
-                .max_by_key(|t| t.last_used)
-                .map(|t| t.id.clone())
-        });
-    }
-}
-
-/// Closes `conversation`'s tab `tab`: its page, and its place in the saved tabs.
-pub(super) async fn close_tab(
-    state: &mut State,
-    conversation: &str,
-    tab: &str,
-) -> Result<(), BrowserError> {
-    forget_tab(state.tabs.conversation_mut(conversation), tab);
-    if let Some(running) = state.running.as_mut() {
-        let target = running
-            .pages
-            .iter()
-            .find(|(_, p)| p.conversation == conversation && p.tab == tab)
-            .map(|(id, _)| id.clone());
-        if let Some(target) = target {
-            // Forgotten first, so the watcher does not report the close as the page's.
-            if let Some(page) = running.pages.remove(&target) {
-                crate::page::forget_session(&page.session);
-            }
-            running
-                .connection
-                .browser()
-                .call(&CloseTarget { target_id: target })
-                .await?;
-        }
-    }
-    Ok(())
-}
-
-/// The tab a popup pushes out of a full conversation (TAB-5): conch-policy's choice, the
-/// tab unused longest.
-pub(super) fn tab_to_close_for_popup(tabs: &ConversationTabs) -> Option<String> {
-    let uses: Vec<TabUse> = tabs
-        .tabs
-        .iter()
-        .map(|t| TabUse {
-            id: t.id.clone(),
-            last_used: t.last_used,
-        })
-        .collect();
-    conch_policy::tab_to_close_for_popup(&uses).map(|t| t.id.clone())
-}
-
-/// One conversation's view of the browser: its own tabs, its calls one at a time.
-#[derive(Debug, Clone)]
-pub struct Conversation {
-    pub(super) browser: Browser,
-    pub(super) id: String,
-    pub(super) lock: Arc<Mutex<()>>,
 }
 
 impl Conversation {
@@ -798,15 +720,6 @@ pub(super) fn reopen(conv: Conversation) -> futures_util::future::BoxFuture<'sta
         if let Err(e) = conv.tabs().await {
             tracing::warn!(target: "conch_browser", error = %e, "a watched errand could not be reopened");
         }
-    })
-}
-
-pub(super) fn session_of(state: &State, conversation: &str, tab: &str) -> Option<Session> {
-    state.running.as_ref().and_then(|r| {
-        r.pages
-            .values()
-            .find(|p| p.conversation == conversation && p.tab == tab)
-            .map(|p| p.session.clone())
     })
 }
 

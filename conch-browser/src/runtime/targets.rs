@@ -6,9 +6,8 @@
 //!
 //! Deliberately absent: choosing which tab a popup pushes out (conch-policy's).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::emulation::{SetDeviceMetricsOverride, SetFocusEmulationEnabled};
@@ -18,105 +17,17 @@ use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
 use futures_util::StreamExt;
 use serde::Deserialize;
 
-use super::tabs::{close_tab, tab_to_close_for_popup, touch};
+use super::state::{close_tab, tab_to_close_for_popup, touch};
 use super::*;
 use crate::guard::rules::After;
 use crate::guard::{self};
 use crate::page::dialog::{self};
 use crate::store::SavedTab;
 
-/// Pages attached, ruled and resumed, waiting for the `create_page` that made them.
-#[derive(Debug, Default)]
-pub(super) struct Ready {
-    /// Each with when it was filed.
-    pages: HashMap<TargetId, (Session, Instant)>,
-    /// Pages whose `create_page` gave up waiting (and closed them), and since when: one
-    /// that attaches after all is dropped, not kept until the next launch (issue 12).
-    abandoned: HashMap<TargetId, Instant>,
-}
-
-/// How long a page given up on is remembered, should it attach after all.
-const ABANDONED_KEPT: Duration = Duration::from_secs(120);
-
-impl Ready {
-    pub(super) fn clear(&mut self) {
-        self.pages.clear();
-        self.abandoned.clear();
-    }
-
-    /// Files a page for its `create_page`; gives it back when that one gave up on it.
-    /// Pages filed longer than `unclaimed_after` ago that nobody took (the browser's own
-    /// first tab, or one whose creator failed) are dropped: no creator waits that long.
-    fn file(
-        &mut self,
-        target: TargetId,
-        session: Session,
-        unclaimed_after: Duration,
-    ) -> Option<Session> {
-        self.abandoned
-            .retain(|_, since| since.elapsed() < ABANDONED_KEPT);
-        self.pages
-            .retain(|_, (_, filed)| filed.elapsed() < unclaimed_after);
-        if self.abandoned.remove(&target).is_some() {
-            return Some(session);
-        }
-        self.pages.insert(target, (session, Instant::now()));
-        None
-    }
-
-    /// The page `target`, for the `create_page` that made it.
-    fn take(&mut self, target: &TargetId) -> Option<Session> {
-        self.pages.remove(target).map(|(session, _)| session)
-    }
-
-    /// `create_page` gives up on `target`: whether it was filed meanwhile or comes later,
-    /// it is not kept.
-    pub(super) fn abandon(&mut self, target: &TargetId) {
-        if self.pages.remove(target).is_none() {
-            self.abandoned.insert(target.clone(), Instant::now());
-        }
-    }
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TargetInfoChanged {
     target_info: TargetInfo,
-}
-
-/// The page `target` that Conch just created through `browser`, once the watcher hands it
-/// over attached and ruled ([`take_ready`]). Never left behind: a page nobody files would
-/// live on unseen, and one handed over late is dropped (issue 12); so a page not ready in
-/// time is abandoned and closed, and the creation fails with `PageNotReady`.
-pub(super) async fn ready_or_closed(
-    inner: &Inner,
-    browser: &Session,
-    target: TargetId,
-) -> Result<Session, BrowserError> {
-    if let Some(session) = take_ready(inner, &target).await {
-        return Ok(session);
-    }
-    lock(&inner.ready).abandon(&target);
-    let _ = browser.call(&CloseTarget { target_id: target }).await;
-    Err(BrowserError::PageNotReady {
-        seconds: inner.config.attach_timeout.as_secs().max(1),
-    })
-}
-
-/// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
-pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
-    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
-    loop {
-        let notified = inner.ready_changed.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        if let Some(session) = lock(&inner.ready).take(target) {
-            return Some(session);
-        }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            return None;
-        }
-    }
 }
 
 /// Follows the browser's targets: every attached target gets the guard's rules before it
