@@ -64,7 +64,10 @@ pub use beside::{ERRANDS_BESIDE_OWN_CHROME, errands_run_here};
 pub use own::{MOVED_APART, MOVED_BACK, OwnBrowser};
 pub use repair::{RepairStep, StepOutcome};
 pub use state::Conversation;
-use state::{BorrowedContexts, Inner, Kept, PageRef, Running, Side, State};
+use state::{
+    Backends, BorrowedContexts, ErrandParts, Inner, Kept, PageRef, Pages, Running, Side, State,
+    Talks,
+};
 
 /// The most tabs one conversation keeps (TAB-5), as conch-policy decides it.
 pub use conch_policy::MAX_TABS;
@@ -425,11 +428,6 @@ impl Browser {
         };
         Browser {
             inner: Arc::new(Inner {
-                status,
-                chosen: StdMutex::new(chosen),
-                local,
-                abilities: StdMutex::new(Abilities::LOCAL),
-                stand_in: StdMutex::new(None),
                 awake: std::sync::atomic::AtomicUsize::new(0),
                 state: Mutex::new(State {
                     running: None,
@@ -443,36 +441,49 @@ impl Browser {
                     errand_used: HashMap::new(),
                     errand_used_at: HashMap::new(),
                 }),
-                conversation_locks: StdMutex::new(HashMap::new()),
-                guard_log,
-                rules,
-                remote_rules,
-                guard,
-                ready: StdMutex::default(),
-                ready_changed: tokio::sync::Notify::new(),
-                dialogs: StdMutex::new(HashMap::new()),
                 saver: if side == Side::Main {
                     TabsSaver::new(config.home.clone())
                 } else {
                     TabsSaver::off(config.home.clone())
                 },
-                wheels: StdMutex::default(),
-                parents: StdMutex::default(),
                 side,
-                kinds: StdMutex::default(),
-                own: StdMutex::default(),
-                errands: StdMutex::new(None),
-                main: errands.map(|main| main.main.clone()),
-                borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
-                on_main: std::sync::atomic::AtomicBool::new(false),
-                runs_here: StdMutex::new(None),
-                aside: Mutex::new(None),
-                pending: StdMutex::default(),
-                snapshots: StdMutex::default(),
-                snapshot_due: StdMutex::default(),
-                lent: StdMutex::default(),
-                storage: StdMutex::default(),
-                room: Mutex::new(()),
+                backend: Backends {
+                    status,
+                    chosen: StdMutex::new(chosen),
+                    local,
+                    stand_in: StdMutex::new(None),
+                    abilities: StdMutex::new(Abilities::LOCAL),
+                    guard,
+                    guard_log,
+                    rules,
+                    remote_rules,
+                },
+                pages: Pages {
+                    ready: StdMutex::default(),
+                    ready_changed: tokio::sync::Notify::new(),
+                    dialogs: StdMutex::new(HashMap::new()),
+                    parents: StdMutex::default(),
+                },
+                talks: Talks {
+                    conversation_locks: StdMutex::new(HashMap::new()),
+                    wheels: StdMutex::default(),
+                    kinds: StdMutex::default(),
+                    own: StdMutex::default(),
+                },
+                errand: ErrandParts {
+                    errands: StdMutex::new(None),
+                    main: errands.map(|main| main.main.clone()),
+                    borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
+                    on_main: std::sync::atomic::AtomicBool::new(false),
+                    runs_here: StdMutex::new(None),
+                    aside: Mutex::new(None),
+                    pending: StdMutex::default(),
+                    snapshots: StdMutex::default(),
+                    snapshot_due: StdMutex::default(),
+                    lent: StdMutex::default(),
+                    storage: StdMutex::default(),
+                    room: Mutex::new(()),
+                },
                 owner,
                 config,
             }),
@@ -497,12 +508,13 @@ impl Browser {
     /// The guard's log of refusals (NET-10): ask [`GuardLog::cursor`] before a step and
     /// [`GuardLog::since`] after it.
     pub fn guard_log(&self) -> Arc<GuardLog> {
-        Arc::clone(&self.inner.guard_log)
+        Arc::clone(&self.inner.backend.guard_log)
     }
 
     /// Where the guard's proxy listens, once the browser was launched with one.
     pub async fn guard_proxy(&self) -> Option<std::net::SocketAddr> {
         self.inner
+            .backend
             .guard
             .lock()
             .await
@@ -516,7 +528,7 @@ impl Browser {
         if let Ok(mut state) = self.inner.state.try_lock() {
             refresh_running(&self.inner, &mut state);
         }
-        lock(&self.inner.status).clone()
+        lock(&self.inner.backend.status).clone()
     }
 
     /// The health check (BE-4): `browser-backend` is ok, or says in one sentence why the
@@ -528,7 +540,7 @@ impl Browser {
     /// reopened from its snapshot, `browser-errands-reopened` says so (ERR-19); it then
     /// clears by itself, whoever read it.
     pub fn health(&self) -> Vec<HealthItem> {
-        let backend = match lock(&self.inner.stand_in).clone() {
+        let backend = match lock(&self.inner.backend.stand_in).clone() {
             None => HealthState::Ok,
             Some(why) => HealthState::Failing(why),
         };
@@ -537,10 +549,10 @@ impl Browser {
             state: backend,
         }];
         // Said once, however many errands there are (ERR-6, ERR-21).
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(why) = errands
             .as_ref()
-            .and_then(|e| lock(&e.inner.runs_here).clone())
+            .and_then(|e| lock(&e.inner.errand.runs_here).clone())
         {
             items.push(HealthItem {
                 check: HealthCheck::BrowserErrands,
@@ -570,15 +582,10 @@ impl Browser {
         if let Some(errands) = self.errands_for(id) {
             return errands.conversation(id);
         }
-        let lock = Arc::clone(
-            lock(&self.inner.conversation_locks)
-                .entry(id.to_owned())
-                .or_default(),
-        );
         Conversation {
             browser: self.clone(),
             id: id.to_owned(),
-            lock,
+            lock: self.inner.talks.lock_of(id),
         }
     }
 
@@ -592,7 +599,7 @@ impl Browser {
             return;
         }
         let apart = self.browses_apart(id);
-        lock(&self.inner.kinds).insert(id.to_owned(), ConversationKind::Task);
+        lock(&self.inner.talks.kinds).insert(id.to_owned(), ConversationKind::Task);
         if !apart {
             // A chat that becomes a task leaves no tab in the main context (ERR-1).
             self.moved_apart(id);
@@ -604,7 +611,10 @@ impl Browser {
         if self.inner.side == Side::Errands {
             return ConversationKind::Task;
         }
-        lock(&self.inner.kinds).get(id).copied().unwrap_or_default()
+        lock(&self.inner.talks.kinds)
+            .get(id)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// How task `id` stands, as the embedder reports it (ERR-10, ERR-11). When it is over
@@ -641,7 +651,7 @@ impl Browser {
     /// on its own folder under `<home>/browser/errands`, with a profile emptied at every
     /// launch and contexts that never touch the disk; behind the main one's guard (ERR-22).
     fn errands(&self) -> Browser {
-        let mut errands = lock(&self.inner.errands);
+        let mut errands = lock(&self.inner.errand.errands);
         if let Some(browser) = errands.as_ref() {
             return browser.clone();
         }
@@ -656,9 +666,9 @@ impl Browser {
             Some(&ErrandsOf {
                 main: Arc::downgrade(&self.inner),
                 owner: self.inner.owner.clone(),
-                guard: Arc::clone(&self.inner.guard),
-                guard_log: Arc::clone(&self.inner.guard_log),
-                borrowed: Arc::clone(&self.inner.borrowed),
+                guard: Arc::clone(&self.inner.backend.guard),
+                guard_log: Arc::clone(&self.inner.backend.guard_log),
+                borrowed: Arc::clone(&self.inner.errand.borrowed),
             }),
         );
         self.aim_errands(&browser);
@@ -668,7 +678,7 @@ impl Browser {
 
     /// The errands' browser process's id, while it runs (ERR-20; for status and tests).
     pub async fn errands_pid(&self) -> Option<u32> {
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         match errands {
             Some(errands) => errands.pid().await,
             None => None,
@@ -677,7 +687,7 @@ impl Browser {
 
     /// How many errands have a browser context open now (ERR-1; for status and tests).
     pub async fn errands_open(&self) -> usize {
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         match errands {
             Some(errands) => errands.inner.state.lock().await.contexts.len(),
             None => 0,
@@ -699,7 +709,7 @@ impl Browser {
     /// tests call it after moving their clock. Gives whether it shut down.
     pub async fn tick(&self) -> bool {
         // The errands' own sweep: idle errands are set aside (ERR-18).
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         let mut errands_here = false;
         if let Some(errands) = errands {
             Box::pin(errands.tick()).await;
@@ -759,7 +769,7 @@ impl Browser {
     /// Closes the browser now. Tabs stay saved and reopen on the next call. Every open
     /// errand is set aside (ERR-12) and the errands' browser closes too.
     pub async fn shutdown(&self) {
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(errands) = errands {
             // Every open errand is set aside first (ERR-12).
             errands.set_every_errand_aside().await;
@@ -787,12 +797,10 @@ impl Browser {
         self.owns_home()?;
         // Every errand is wiped too (ERR-8): open contexts close, set-aside sessions and
         // snapshots lose their cookies; their tabs reopen, signed out, on next use.
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(errands) = errands {
             errands.shutdown().await;
-            lock(&errands.inner.pending).clear();
-            lock(&errands.inner.snapshots).clear();
-            lock(&errands.inner.lent).clear();
+            errands.inner.errand.forget_all();
             storage::forget_all(&errands.inner);
             errands.revoke_aside(&|_| false, &|_| false).await;
         }
@@ -830,8 +838,8 @@ impl Browser {
         if let Some(errands) = self.errands_for(id) {
             errands.forget_aside(id).await;
             Box::pin(errands.close_conversation(id)).await;
-            lock(&self.inner.kinds).remove(id);
-            lock(&self.inner.own).remove(id);
+            lock(&self.inner.talks.kinds).remove(id);
+            lock(&self.inner.talks.own).remove(id);
             return;
         }
         self.close_conversation(id).await;
@@ -873,10 +881,7 @@ impl Browser {
         }
         state.errand_used.remove(id);
         state.errand_used_at.remove(id);
-        lock(&self.inner.pending).remove(id);
-        lock(&self.inner.snapshots).remove(id);
-        lock(&self.inner.snapshot_due).remove(id);
-        lock(&self.inner.lent).remove(id);
+        self.inner.errand.forget(id);
         storage::forget(&self.inner, id);
         let removed = state.tabs.conversations.remove(id).is_some();
         state.unrestored.remove(id);
@@ -885,18 +890,14 @@ impl Browser {
             self.inner.saver.save(&state.tabs);
         }
         drop(state);
-        lock(&self.inner.conversation_locks).remove(id);
-        // A handoff or takeover of a conversation that is gone lets its waiters go.
-        if let Some(wheel) = lock(&self.inner.wheels).remove(id) {
-            wheel.stop();
-        }
+        self.inner.talks.forget(id);
     }
 
     /// How many conversations the runtime holds a lock and a wheel for: every one that
     /// was asked for and has not ended ([`Browser::end_conversation`]). For status and
     /// tests: it must not grow with conversations that are over (issue 12).
     pub fn conversations_held(&self) -> usize {
-        lock(&self.inner.conversation_locks).len()
+        lock(&self.inner.talks.conversation_locks).len()
     }
 
     /// Whether the running browser is one Conch did not launch (a DevTools address or a
@@ -915,13 +916,13 @@ impl Browser {
     pub fn in_persons_browser(&self, id: &str) -> bool {
         self.inner.side == Side::Main
             && !self.browses_apart(id)
-            && lock(&self.inner.chosen).abilities().badge
+            && lock(&self.inner.backend.chosen).abilities().badge
     }
 
     /// What the running backend can do (BE-1): Conch's own local browser's abilities
     /// until another one runs.
     pub fn abilities(&self) -> Abilities {
-        *lock(&self.inner.abilities)
+        self.inner.backend.abilities()
     }
 
     /// Who has the wheel of conversation `id` (HAND-8): shared by its agent side and the
@@ -930,7 +931,7 @@ impl Browser {
         if let Some(errands) = self.errands_for(id) {
             return errands.wheel(id);
         }
-        Arc::clone(lock(&self.inner.wheels).entry(id.to_owned()).or_default())
+        self.inner.talks.wheel(id)
     }
 
     /// The browser process's id, while it runs (for status and tests).
@@ -991,8 +992,8 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         }
         // Each open errand comes back from its last snapshot on its next call (ERR-19).
         if inner.side == Side::Errands {
-            let snapshots = lock(&inner.snapshots).clone();
-            let mut pending = lock(&inner.pending);
+            let snapshots = lock(&inner.errand.snapshots).clone();
+            let mut pending = lock(&inner.errand.pending);
             for id in state.contexts.keys() {
                 if let Some(cookies) = snapshots.get(id) {
                     pending.entry(id.clone()).or_insert_with(|| cookies.clone());
@@ -1007,7 +1008,7 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         }
         state.contexts.clear();
         tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");
-        lock(&inner.status).state = RunState::Idle;
+        lock(&inner.backend.status).state = RunState::Idle;
     }
 }
 
@@ -1019,9 +1020,7 @@ pub const REOPENED: &str = "Reopened a task's browser as it was.";
 /// isolated worlds, frames, dialog watches, attach order), once that browser is gone.
 fn forget_pages(inner: &Inner, running: &Running) {
     crate::page::forget_browser(running.pages.values().map(|p| &p.session));
-    lock(&inner.ready).clear();
-    lock(&inner.dialogs).clear();
-    lock(&inner.parents).clear();
+    inner.pages.forget();
 }
 
 async fn shut_down(inner: &Inner, state: &mut State) {
@@ -1033,7 +1032,7 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     state.contexts.clear();
     let ours: Vec<TargetId> = running.pages.keys().cloned().collect();
     running.held.let_go(running.connection, ours).await;
-    lock(&inner.status).state = RunState::Idle;
+    lock(&inner.backend.status).state = RunState::Idle;
 }
 
 /// `browser.status` while Chromium downloads (LAUNCH-4): `None` as it starts.
@@ -1089,7 +1088,7 @@ fn whose(
     if roots.is_empty() {
         return Vec::new();
     }
-    let parents = lock(&inner.parents);
+    let parents = lock(&inner.pages.parents);
     let under = |session: &SessionId| {
         let mut at = Some(session);
         // Bounded: frames nest, but never without end.

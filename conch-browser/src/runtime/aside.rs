@@ -24,9 +24,9 @@ impl Browser {
     /// The set-aside errands, opened on first need. `None` when the device key can't be
     /// had: errands are then not kept across a set-aside (said in the log).
     async fn aside_file(&self) -> Option<tokio::sync::MutexGuard<'_, Option<Kept>>> {
-        let mut kept = self.inner.aside.lock().await;
+        let mut kept = self.inner.errand.aside.lock().await;
         if kept.is_none() {
-            let main = self.inner.main.as_ref().and_then(Weak::upgrade)?;
+            let main = self.inner.errand.main.as_ref().and_then(Weak::upgrade)?;
             let home = &main.config.home;
             // The keychain may take its time (bounded by KEYCHAIN_WAIT): not on this task.
             let asked = home.clone();
@@ -125,7 +125,7 @@ impl Browser {
                 }
             }
             // Reopened from a set-aside but not browsed since: its cookies still wait.
-            _ => lock(&self.inner.pending)
+            _ => lock(&self.inner.errand.pending)
                 .get(id)
                 .cloned()
                 .unwrap_or_default(),
@@ -218,7 +218,7 @@ impl Browser {
         if tabs.active.is_none() {
             tabs.active = tabs.tabs.last().map(|t| t.id.clone());
         }
-        lock(&self.inner.pending).insert(id.to_owned(), errand.cookies);
+        lock(&self.inner.errand.pending).insert(id.to_owned(), errand.cookies);
         super::storage::resume(&self.inner, id, errand.storage);
         let mut state = self.inner.state.lock().await;
         *state.tabs.conversation_mut(id) = tabs;
@@ -243,7 +243,7 @@ impl Browser {
         if self.mark_errand_used(id).await {
             return Ok(());
         }
-        let _room = self.inner.room.lock().await;
+        let _room = self.inner.errand.room.lock().await;
         self.make_errand_room(id).await?;
         self.ensure_running().await?;
         let generation = self.inner.state.lock().await.generation;
@@ -379,7 +379,7 @@ impl Browser {
             .await
         {
             let cookies = jar["cookies"].as_array().cloned().unwrap_or_default();
-            lock(&self.inner.snapshots).insert(id.to_owned(), cookies);
+            lock(&self.inner.errand.snapshots).insert(id.to_owned(), cookies);
         }
         super::storage::snapshot(&self.inner, id, &context).await;
     }
@@ -387,10 +387,10 @@ impl Browser {
     /// Whether someone drives or watches errand `id` now: its agent's call runs, the
     /// person took over, or someone watches it live (ERR-16).
     fn errand_busy(&self, id: &str) -> bool {
-        let calling = lock(&self.inner.conversation_locks)
+        let calling = lock(&self.inner.talks.conversation_locks)
             .get(id)
             .is_some_and(|turn| turn.try_lock().is_err());
-        let wheel = lock(&self.inner.wheels).get(id).cloned();
+        let wheel = lock(&self.inner.talks.wheels).get(id).cloned();
         calling || wheel.is_some_and(|w| w.watched() || w.state().person_drives || w.agent_busy())
     }
 
@@ -427,7 +427,7 @@ impl Browser {
 
     /// Forgets errand `id`'s set-aside entry, if any (ERR-10).
     pub(super) async fn forget_aside(&self, id: &str) {
-        lock(&self.inner.pending).remove(id);
+        lock(&self.inner.errand.pending).remove(id);
         if let Some(mut kept) = self.aside_file().await
             && let Some(kept) = kept.as_mut()
             && kept.file.remove(id)

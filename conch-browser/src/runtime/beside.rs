@@ -86,7 +86,7 @@ impl Beside {
         };
         let main = Browser { inner: main };
         main.ensure_running().await?;
-        if lock(&main.inner.stand_in).is_some() {
+        if lock(&main.inner.backend.stand_in).is_some() {
             return Err(ConnectError::Unreachable(format!(
                 "{} can't be reached",
                 self.shown
@@ -106,7 +106,7 @@ impl Beside {
                 self.shown
             )));
         }
-        let status = lock(&main.inner.status).clone();
+        let status = lock(&main.inner.backend.status).clone();
         Ok(Connected {
             connection,
             facts: Facts {
@@ -184,11 +184,11 @@ impl Browser {
     /// is borrowed; your own Chrome, or a backend that gives none, leaves them in Conch's
     /// own local browser, and Health says why.
     pub(super) fn aim_errands(&self, errands: &Browser) {
-        let chosen = Arc::clone(&lock(&self.inner.chosen));
+        let chosen = Arc::clone(&lock(&self.inner.backend.chosen));
         let (driver, why): (Arc<dyn Driver>, Option<String>) = match chosen.backend() {
-            Backend::Local => (Arc::clone(&errands.inner.local), None),
+            Backend::Local => (Arc::clone(&errands.inner.backend.local), None),
             Backend::Chrome => (
-                Arc::clone(&errands.inner.local),
+                Arc::clone(&errands.inner.backend.local),
                 Some(ERRANDS_BESIDE_OWN_CHROME.to_owned()),
             ),
             backend if chosen.abilities().new_contexts => (
@@ -196,27 +196,27 @@ impl Browser {
                     main: Arc::downgrade(&self.inner),
                     backend,
                     shown: chosen.shown(),
-                    borrowed: Arc::clone(&self.inner.borrowed),
+                    borrowed: Arc::clone(&self.inner.errand.borrowed),
                 }),
                 None,
             ),
             _ => (
-                Arc::clone(&errands.inner.local),
+                Arc::clone(&errands.inner.backend.local),
                 Some(errands_run_here(&format!(
                     "{} offers no separate contexts",
                     chosen.shown()
                 ))),
             ),
         };
-        *lock(&errands.inner.chosen) = driver;
-        *lock(&errands.inner.stand_in) = None;
-        *lock(&errands.inner.runs_here) = why;
+        *lock(&errands.inner.backend.chosen) = driver;
+        *lock(&errands.inner.backend.stand_in) = None;
+        *lock(&errands.inner.errand.runs_here) = why;
     }
 
     /// Whether this (errands') browser has a context open in the main browser, which is
     /// then not let go for idleness (ERR-21).
     pub(super) fn errands_in_main(&self) -> bool {
-        if !self.inner.on_main.load(Ordering::SeqCst) {
+        if !self.inner.errand.on_main.load(Ordering::SeqCst) {
             return false;
         }
         // Busy (an errand's browser being reached): counted as in use, never waited for.

@@ -43,12 +43,12 @@ pub(super) async fn seed(
     errands: &Session,
     context: &BrowserContextId,
 ) -> Result<usize, BrowserError> {
-    let Some(main) = inner.main.as_ref().and_then(Weak::upgrade) else {
+    let Some(main) = inner.errand.main.as_ref().and_then(Weak::upgrade) else {
         return Ok(0);
     };
     let main = Browser { inner: main };
     // Conch never copies cookies out of the person's own browser (ERR-6).
-    if lock(&main.inner.chosen).backend() == Backend::Chrome {
+    if lock(&main.inner.backend.chosen).backend() == Backend::Chrome {
         return Ok(0);
     }
     let sites = lent_sites(&main);
@@ -62,7 +62,7 @@ pub(super) fn note_lent(inner: &Inner, id: &str, sites: &[conch_policy::Site]) {
     if sites.is_empty() {
         return;
     }
-    lock(&inner.lent)
+    lock(&inner.errand.lent)
         .entry(id.to_owned())
         .or_default()
         .extend(sites.iter().map(|s| s.as_str().to_owned()));
@@ -157,7 +157,7 @@ pub(super) async fn restore_cookies(
     context: &BrowserContextId,
 ) -> Result<(), BrowserError> {
     super::storage::restore(inner, id, context).await?;
-    let Some(cookies) = lock(&inner.pending).remove(id) else {
+    let Some(cookies) = lock(&inner.errand.pending).remove(id) else {
         return Ok(());
     };
     let cookies: Vec<Value> = cookies.iter().map(cookie_param).collect();

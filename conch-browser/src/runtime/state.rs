@@ -29,6 +29,23 @@ pub(super) struct Inner {
     /// Holders that keep the browser awake (a watcher, a call waiting for the person):
     /// kept apart from the state so one is taken without waiting for a launch (LAUNCH-12).
     pub(super) awake: std::sync::atomic::AtomicUsize,
+    /// Writes tabs.json in the background, newest state only.
+    pub(super) saver: TabsSaver,
+    /// The main browser, or the errands' browser (ERR-20).
+    pub(super) side: Side,
+    /// The backend part.
+    pub(super) backend: Backends,
+    /// The pages part.
+    pub(super) pages: Pages,
+    /// The conversations part.
+    pub(super) talks: Talks,
+    /// The errands part.
+    pub(super) errand: ErrandParts,
+}
+
+/// The backend part: which browser drives and how it is reached and guarded (BE-1, BE-4, AMB-1): the chosen driver, Conch's own local one, what the running one can do, the status, and the guard.
+#[derive(Debug)]
+pub(super) struct Backends {
     /// Kept apart from the state so it can be read while a launch or download holds that.
     pub(super) status: Arc<StdMutex<Status>>,
     /// The backend the person chose (BE-1); the settings may choose another one while
@@ -43,8 +60,8 @@ pub(super) struct Inner {
     /// What the running backend can do: its guard, whether its targets are discovered,
     /// whether its downloads land here (BE-1).
     pub(super) abilities: StdMutex<Abilities>,
-    /// One lock per conversation: its calls run one at a time (TOOL-11).
-    pub(super) conversation_locks: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// The guard's proxy, started before the first launch and kept across relaunches.
+    pub(super) guard: Arc<Mutex<Option<guard::Running>>>,
     /// Every refusal of the guard, proxy and CDP rules alike.
     pub(super) guard_log: Arc<GuardLog>,
     /// The CDP rules every held target gets.
@@ -52,28 +69,39 @@ pub(super) struct Inner {
     /// The rules on a browser no proxy stands in front of: every request's address is
     /// judged here (CDP-only mode).
     pub(super) remote_rules: Rules,
-    /// The guard's proxy, started before the first launch and kept across relaunches.
-    pub(super) guard: Arc<Mutex<Option<guard::Running>>>,
+}
+
+/// The pages part: what the target watcher hands over and remembers of attached targets (LAUNCH-19, DLG-1), forgotten when the browser goes.
+#[derive(Debug)]
+pub(super) struct Pages {
     /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
     pub(super) ready: StdMutex<Ready>,
     pub(super) ready_changed: tokio::sync::Notify,
     /// The dialog watch of every page and out-of-process frame, installed as it attaches
     /// (DLG-1): a dialog is answered whether or not an agent step is on its page.
     pub(super) dialogs: StdMutex<HashMap<TargetId, DialogWatch>>,
-    /// Writes tabs.json in the background, newest state only.
-    pub(super) saver: TabsSaver,
-    /// Who has the wheel, per conversation (HAND-8).
-    pub(super) wheels: StdMutex<HashMap<String, Arc<Wheel>>>,
     /// The session each attached child target (frame, worker, popup) was announced on,
     /// while it lives: a blocked request of a frame is its page's, so its conversation's
     /// (issue 12).
     pub(super) parents: StdMutex<HashMap<SessionId, SessionId>>,
-    /// The main browser, or the errands' browser (ERR-20).
-    pub(super) side: Side,
+}
+
+/// The conversations part: each conversation's lock, wheel and kind (TOOL-11, HAND-8, ERR-1, LIVE-16). Its tabs are in [`State`], under the browser-wide lock.
+#[derive(Debug)]
+pub(super) struct Talks {
+    /// One lock per conversation: its calls run one at a time (TOOL-11).
+    pub(super) conversation_locks: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Who has the wheel, per conversation (HAND-8).
+    pub(super) wheels: StdMutex<HashMap<String, Arc<Wheel>>>,
     /// What each conversation is, as the embedder said (ERR-1); main side only.
     pub(super) kinds: StdMutex<HashMap<String, ConversationKind>>,
     /// The chats the person gave a browser of their own (LIVE-16); main side only.
     pub(super) own: StdMutex<std::collections::HashSet<String>>,
+}
+
+/// The errands part: the errands' browser seen from the main one, and on the errands' side each errand's context-bound state (ERR-1, ERR-3, ERR-11, ERR-15, ERR-19, ERR-21, ERR-23).
+#[derive(Debug)]
+pub(super) struct ErrandParts {
     /// The errands' browser, made when the first task asks for its conversation and
     /// launched when that errand first needs a page (ERR-20), or beside a remote browser
     /// its contexts there (ERR-21); main side only.
@@ -105,6 +133,64 @@ pub(super) struct Inner {
     /// Held from the cap's decision until the new errand's context is registered, so two
     /// errands starting at once can't both take the last place (ERR-15, ERR-16).
     pub(super) room: Mutex<()>,
+}
+
+impl Backends {
+    /// What the running backend can do (BE-1).
+    pub(super) fn abilities(&self) -> Abilities {
+        *lock(&self.abilities)
+    }
+}
+
+impl Pages {
+    /// Forgets every page handed over or watched: the browser they were in is gone.
+    pub(super) fn forget(&self) {
+        lock(&self.ready).clear();
+        lock(&self.dialogs).clear();
+        lock(&self.parents).clear();
+    }
+}
+
+impl Talks {
+    /// Conversation `id`'s lock, made on first need (TOOL-11).
+    pub(super) fn lock_of(&self, id: &str) -> Arc<Mutex<()>> {
+        Arc::clone(
+            lock(&self.conversation_locks)
+                .entry(id.to_owned())
+                .or_default(),
+        )
+    }
+
+    /// Who has the wheel of conversation `id` (HAND-8), made on first need.
+    pub(super) fn wheel(&self, id: &str) -> Arc<Wheel> {
+        Arc::clone(lock(&self.wheels).entry(id.to_owned()).or_default())
+    }
+
+    /// Lets go of conversation `id`'s lock and wheel: a handoff or takeover of a
+    /// conversation that is gone lets its waiters go.
+    pub(super) fn forget(&self, id: &str) {
+        lock(&self.conversation_locks).remove(id);
+        if let Some(wheel) = lock(&self.wheels).remove(id) {
+            wheel.stop();
+        }
+    }
+}
+
+impl ErrandParts {
+    /// Forgets the cookies, snapshot and lent sites kept for errand `id` (it closed).
+    pub(super) fn forget(&self, id: &str) {
+        lock(&self.pending).remove(id);
+        lock(&self.snapshots).remove(id);
+        lock(&self.snapshot_due).remove(id);
+        lock(&self.lent).remove(id);
+    }
+
+    /// Forgets every errand's cookies, snapshots and lent sites (ERR-8).
+    pub(super) fn forget_all(&self) {
+        lock(&self.pending).clear();
+        lock(&self.snapshots).clear();
+        lock(&self.lent).clear();
+    }
 }
 
 /// One conversation's view of the browser: its own tabs, its calls one at a time.
@@ -279,7 +365,7 @@ pub(super) async fn ready_or_closed(
     if let Some(session) = take_ready(inner, &target).await {
         return Ok(session);
     }
-    lock(&inner.ready).abandon(&target);
+    lock(&inner.pages.ready).abandon(&target);
     let _ = browser.call(&CloseTarget { target_id: target }).await;
     Err(BrowserError::PageNotReady {
         seconds: inner.config.attach_timeout.as_secs().max(1),
@@ -290,10 +376,10 @@ pub(super) async fn ready_or_closed(
 pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
     let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
     loop {
-        let notified = inner.ready_changed.notified();
+        let notified = inner.pages.ready_changed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        if let Some(session) = lock(&inner.ready).take(target) {
+        if let Some(session) = lock(&inner.pages.ready).take(target) {
             return Some(session);
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {

@@ -47,7 +47,7 @@ async fn create_page(
     let viewport = conch_policy::DEFAULT_VIEWPORT;
     // In the person's own Chrome nothing is auto-attached: the page is made blank,
     // attached by name, ruled, and only then sent to `url` (BE-13, NET-9).
-    let own = !lock(&inner.abilities).discovers_targets;
+    let own = !inner.backend.abilities().discovers_targets;
     // A task's page opens in its errand's own context (ERR-1).
     let context = match inner.side {
         Side::Errands => Some(errand_context(inner, conversation, generation).await?),
@@ -118,9 +118,10 @@ pub(super) async fn errand_context(
     };
     // A remote browser can't reach the guard's proxy here: its errands have the CDP-only
     // guard, as its main context has (ERR-22).
-    let proxied = lock(&inner.abilities).guard == guard::GuardMode::Proxy;
+    let proxied = inner.backend.abilities().guard == guard::GuardMode::Proxy;
     let proxy = if proxied {
         inner
+            .backend
             .guard
             .lock()
             .await
@@ -136,9 +137,13 @@ pub(super) async fn errand_context(
             proxy_bypass_list: proxy.map(|_| "<-loopback>".to_owned()),
         })
         .await?;
-    if inner.on_main.load(std::sync::atomic::Ordering::SeqCst) {
+    if inner
+        .errand
+        .on_main
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
         // Its targets are the errands' watcher's, not the main browser's (ERR-21).
-        lock(&inner.borrowed).insert(made.browser_context_id.clone());
+        lock(&inner.errand.borrowed).insert(made.browser_context_id.clone());
     }
     // Signed in only where the person always allows, before its first page (ERR-3), then
     // given back what it held if it was set aside (ERR-11).
@@ -195,7 +200,7 @@ impl Conversation {
         if self.browser.inner.side != Side::Errands {
             return None;
         }
-        let sites = lock(&self.browser.inner.lent)
+        let sites = lock(&self.browser.inner.errand.lent)
             .get(&self.id)
             .map(|sites| sites.iter().cloned().collect())
             .unwrap_or_default();
@@ -204,10 +209,13 @@ impl Conversation {
         let own_chrome = self
             .browser
             .inner
+            .errand
             .main
             .as_ref()
             .and_then(Weak::upgrade)
-            .is_some_and(|main| lock(&main.chosen).backend() == crate::backend::Backend::Chrome);
+            .is_some_and(|main| {
+                lock(&main.backend.chosen).backend() == crate::backend::Backend::Chrome
+            });
         Some(crate::protocol::BrowserSession {
             reason: match super::own::reason(&self.browser, &self.id) {
                 "task" if own_chrome => "ownChrome",
@@ -436,7 +444,7 @@ impl Conversation {
     /// Where the guard's log stands now: give it to [`Conversation::blocked_since`] after
     /// a step (NET-10).
     pub fn blocked_cursor(&self) -> u64 {
-        self.browser.inner.guard_log.cursor()
+        self.browser.inner.backend.guard_log.cursor()
     }
 
     /// The requests the guard refused after `cursor` that this conversation's own tabs
@@ -444,7 +452,11 @@ impl Conversation {
     /// issue 12). Waits a moment for the pages to hear of the proxy's refusals.
     pub async fn blocked_since(&self, cursor: u64) -> Vec<Blocked> {
         let inner = &self.browser.inner;
-        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        inner
+            .backend
+            .guard_log
+            .claims_settled(cursor, CLAIMS_WAIT)
+            .await;
         let tabs: std::collections::HashSet<SessionId> = {
             let state = inner.state.lock().await;
             state
@@ -459,7 +471,7 @@ impl Conversation {
                 })
                 .unwrap_or_default()
         };
-        whose(inner, inner.guard_log.since(cursor), &tabs)
+        whose(inner, inner.backend.guard_log.since(cursor), &tabs)
     }
 
     /// Notes that came up since the last call ("That opened a new tab, t2"), taken once.
@@ -513,7 +525,7 @@ impl Conversation {
     /// tabs (your own Chrome, where Conch makes no context): download rules set there
     /// would govern the person's downloads too (DL-5, issue 29).
     pub fn shares_context_with_person(&self) -> bool {
-        lock(&self.browser.inner.chosen).backend() == crate::backend::Backend::Chrome
+        lock(&self.browser.inner.backend.chosen).backend() == crate::backend::Backend::Chrome
     }
 
     /// How many times this conversation's browser has launched (a watch set on one launch
