@@ -21,7 +21,7 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::backend::Backend;
+use crate::choice::Backend;
 
 /// The variable that moves Conch's home away from `~/.conch`.
 pub const HOME_VAR: &str = "CONCH_HOME";
