@@ -28,6 +28,21 @@ pub struct Abilities {
     pub discovers_targets: bool,
     /// Whether Conch's tabs carry the visible badge "Conch is using this tab" (BE-14).
     pub badge: bool,
+    /// Whether it is the person's own browser, whose tabs Conch's sit among (BE-12):
+    /// every conversation asks before acting on a site there, tasks browse beside it in
+    /// Conch's own browser signed in nowhere (ERR-6), the checkup flags it and a backup
+    /// of the settings carries the power to drive it (BE-16).
+    pub persons_browser: bool,
+    /// Whether an errand may be seeded with its always-allowed sites' sign-ins (ERR-3);
+    /// never out of the person's own browser (ERR-6).
+    pub may_seed: bool,
+    /// Whether an Allow in an errand may lend it this browser's sign-in on that site
+    /// (ERR-4); never out of the person's own browser (ERR-6).
+    pub may_lend: bool,
+    /// Whether Conch's pages share their browser context with the person's own tabs
+    /// (Conch makes no context there): download rules set on it would govern the person's
+    /// downloads too, so none are set (DL-5).
+    pub shares_context_with_person: bool,
 }
 
 impl Abilities {
@@ -38,6 +53,32 @@ impl Abilities {
         downloads_to_disk: true,
         discovers_targets: true,
         badge: false,
+        persons_browser: false,
+        may_seed: true,
+        may_lend: true,
+        shares_context_with_person: false,
+    };
+
+    /// A browser Conch did not launch (a DevTools address, a cloud session): no proxy can
+    /// stand in front of it, and its downloads land on another disk.
+    pub const REMOTE: Abilities = Abilities {
+        guard: GuardMode::CdpOnly,
+        downloads_to_disk: false,
+        ..Abilities::LOCAL
+    };
+
+    /// The person's own Chrome (BE-10 … BE-16): only the pages Conch made are attached,
+    /// by name, and carry the badge; no new contexts (errands run in Conch's own browser,
+    /// ERR-6); nothing of the person's is copied out or governed.
+    pub const PERSONS_CHROME: Abilities = Abilities {
+        new_contexts: false,
+        discovers_targets: false,
+        badge: true,
+        persons_browser: true,
+        may_seed: false,
+        may_lend: false,
+        shares_context_with_person: true,
+        ..Abilities::REMOTE
     };
 }
 
@@ -59,6 +100,17 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// What this backend declares it can do (BE-1): the one place a backend's name meets
+    /// its abilities. Everything else asks these, never which backend it is, so a new
+    /// backend declares its abilities here rather than being matched by name.
+    pub fn abilities(self) -> Abilities {
+        match self {
+            Backend::Local => Abilities::LOCAL,
+            Backend::Chrome => Abilities::PERSONS_CHROME,
+            Backend::Browserbase | Backend::Steel | Backend::Cdp => Abilities::REMOTE,
+        }
+    }
+
     /// The name used in `browser.json` and the settings API.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -145,5 +197,74 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    /// BE-1, BE-12, ERR-6, DL-5: each backend declares what it can do, and only the
+    /// person's own Chrome is the person's browser, gives no sign-ins to copy and shares
+    /// its context with the person's tabs.
+    #[test]
+    fn be_1_each_backend_declares_its_abilities() {
+        for backend in [
+            Backend::Local,
+            Backend::Chrome,
+            Backend::Browserbase,
+            Backend::Steel,
+            Backend::Cdp,
+        ] {
+            let a = backend.abilities();
+            let persons = backend == Backend::Chrome;
+            assert_eq!(a.persons_browser, persons, "{backend}");
+            assert_eq!(a.badge, persons, "{backend}");
+            assert_eq!(a.may_seed, !persons, "{backend}");
+            assert_eq!(a.may_lend, !persons, "{backend}");
+            assert_eq!(a.shares_context_with_person, persons, "{backend}");
+            assert_eq!(a.new_contexts, !persons, "{backend}");
+            assert_eq!(a.discovers_targets, !persons, "{backend}");
+            assert_eq!(a.downloads_to_disk, backend == Backend::Local, "{backend}");
+            let proxied = backend == Backend::Local;
+            assert_eq!(a.guard == GuardMode::Proxy, proxied, "{backend}");
+        }
+    }
+
+    /// Issue 29: outside the backends' own modules (and the remote address that names
+    /// one), nothing matches `Backend::Chrome` by name: it asks the abilities.
+    #[test]
+    fn arch_backend_chrome_is_asked_of_abilities_not_matched_by_name() {
+        fn walk(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).expect("a source folder is readable") {
+                let path = entry.expect("an entry").path();
+                if path.is_dir() {
+                    walk(&path, found);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    found.push(path);
+                }
+            }
+        }
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        walk(&src, &mut files);
+        let allowed = ["choice.rs", "backend.rs", "backend/", "remote.rs"];
+        let mut wrong = Vec::new();
+        for path in files {
+            let rel = path
+                .strip_prefix(&src)
+                .expect("under src")
+                .to_string_lossy()
+                .into_owned();
+            if allowed
+                .iter()
+                .any(|a| rel == *a || (a.ends_with('/') && rel.starts_with(a)))
+            {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).expect("a source file is readable");
+            let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in code.lines().enumerate() {
+                if !line.trim_start().starts_with("//") && line.contains("Backend::Chrome") {
+                    wrong.push(format!("{rel}:{}", n + 1));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "matched by name: {wrong:#?}");
     }
 }

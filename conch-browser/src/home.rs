@@ -243,7 +243,7 @@ impl Home {
     /// of sign-ins, never carried to another computer), the settings are ordinary; with
     /// backend `chrome` the backup has the power `browser-own-chrome`.
     pub fn manifest(&self, backend: Backend) -> Manifest {
-        let powers = if backend == Backend::Chrome {
+        let powers = if backend.abilities().persons_browser {
             vec![BackupPower::OwnChrome]
         } else {
             Vec::new()

@@ -916,7 +916,7 @@ impl Browser {
     pub fn in_persons_browser(&self, id: &str) -> bool {
         self.inner.side == Side::Main
             && !self.browses_apart(id)
-            && lock(&self.inner.backend.chosen).abilities().badge
+            && lock(&self.inner.backend.chosen).abilities().persons_browser
     }
 
     /// What the running backend can do (BE-1): Conch's own local browser's abilities

@@ -22,7 +22,6 @@ use futures_util::future::BoxFuture;
 
 use super::*;
 use crate::backend::{Backend, ConnectError, Connected, Facts};
-use crate::guard::GuardMode;
 
 /// What Health says while tasks run in Conch's own browser beside the person's own
 /// Chrome (ERR-6).
@@ -58,13 +57,7 @@ impl Driver for Beside {
     }
     fn abilities(&self) -> Abilities {
         // The main remote browser's: no proxy can stand in front of it (ERR-22).
-        Abilities {
-            guard: GuardMode::CdpOnly,
-            new_contexts: true,
-            downloads_to_disk: false,
-            discovers_targets: true,
-            badge: false,
-        }
+        Abilities::REMOTE
     }
     fn on_main(&self) -> bool {
         true
@@ -185,13 +178,14 @@ impl Browser {
     /// own local browser, and Health says why.
     pub(super) fn aim_errands(&self, errands: &Browser) {
         let chosen = Arc::clone(&lock(&self.inner.backend.chosen));
+        let abilities = chosen.abilities();
         let (driver, why): (Arc<dyn Driver>, Option<String>) = match chosen.backend() {
             Backend::Local => (Arc::clone(&errands.inner.backend.local), None),
-            Backend::Chrome => (
+            _ if abilities.persons_browser => (
                 Arc::clone(&errands.inner.backend.local),
                 Some(ERRANDS_BESIDE_OWN_CHROME.to_owned()),
             ),
-            backend if chosen.abilities().new_contexts => (
+            backend if abilities.new_contexts => (
                 Arc::new(Beside {
                     main: Arc::downgrade(&self.inner),
                     backend,

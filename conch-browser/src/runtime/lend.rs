@@ -11,7 +11,6 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::backend::Backend;
 
 impl Browser {
     /// Whether an Allow in conversation `id` lends a sign-in (ERR-4): it browses in an
@@ -20,7 +19,7 @@ impl Browser {
     pub fn errand_lends(&self, id: &str) -> bool {
         self.inner.side == Side::Main
             && self.browses_apart(id)
-            && lock(&self.inner.backend.chosen).backend() != Backend::Chrome
+            && lock(&self.inner.backend.chosen).abilities().may_lend
     }
 
     /// Lends the main context's sign-in on `site` (its cookies, by conch-policy's site

@@ -15,7 +15,6 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::backend::Backend;
 use crate::store::BrowserSettings;
 
 /// The fields of a cookie `Storage.setCookies` takes, as `Storage.getCookies` gives them.
@@ -48,7 +47,7 @@ pub(super) async fn seed(
     };
     let main = Browser { inner: main };
     // Conch never copies cookies out of the person's own browser (ERR-6).
-    if lock(&main.inner.backend.chosen).backend() == Backend::Chrome {
+    if !lock(&main.inner.backend.chosen).abilities().may_seed {
         return Ok(0);
     }
     let sites = lent_sites(&main);

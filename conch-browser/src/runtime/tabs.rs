@@ -213,9 +213,7 @@ impl Conversation {
             .main
             .as_ref()
             .and_then(Weak::upgrade)
-            .is_some_and(|main| {
-                lock(&main.backend.chosen).backend() == crate::backend::Backend::Chrome
-            });
+            .is_some_and(|main| lock(&main.backend.chosen).abilities().persons_browser);
         Some(crate::protocol::BrowserSession {
             reason: match super::own::reason(&self.browser, &self.id) {
                 "task" if own_chrome => "ownChrome",
@@ -525,7 +523,9 @@ impl Conversation {
     /// tabs (your own Chrome, where Conch makes no context): download rules set there
     /// would govern the person's downloads too (DL-5, issue 29).
     pub fn shares_context_with_person(&self) -> bool {
-        lock(&self.browser.inner.backend.chosen).backend() == crate::backend::Backend::Chrome
+        lock(&self.browser.inner.backend.chosen)
+            .abilities()
+            .shares_context_with_person
     }
 
     /// How many times this conversation's browser has launched (a watch set on one launch
