@@ -3,13 +3,15 @@
 //! LAUNCH-16), and each conversation's tabs (TAB-2, TAB-3, TAB-5, TAB-6, TAB-9, DATA-9,
 //! TOOL-11).
 //!
-//! [`Browser`] is the handle embedders hold, and its state lives here; [`Conversation`]
-//! is one conversation's view of it. Browser-wide work (launch, relaunch, shutdown) holds
-//! the state lock; a conversation's calls run one at a time under its own lock, while
-//! different conversations run in parallel. One job per file: `reach` chooses and reaches
-//! the backend through the seam (`crate::backend`) and falls back to the local browser
-//! (BE-1, BE-4); `targets` watches the browser's targets; `tabs` holds tabs and
-//! conversations; `navigate` loads pages.
+//! [`Browser`] is the handle embedders hold, and its state lives in `state`;
+//! [`Conversation`] is one conversation's view of it. Browser-wide work (launch, relaunch,
+//! shutdown) holds the state lock; a conversation's calls run one at a time under its own
+//! lock, while different conversations run in parallel. One job per file, in layers that
+//! import one way only (`LAYERS`, which a test checks; lowest first): `state` holds the
+//! shared state in owned parts at the bottom; above it `storage`, `seed` and `navigate` (loads pages); `targets` watches
+//! the browser's targets; `tabs` holds tabs and conversations; `aside` and `lend` keep
+//! and lend errands; and `reach` chooses and reaches the backend through the seam
+//! (`crate::backend`) and falls back to the local browser (BE-1, BE-4).
 //!
 //! Every target the browser makes (tabs, popups, frames, workers) is auto-attached and held
 //! until the guard's CDP rules are in (LAUNCH-19, NET-8); with a [`GuardConfig`] the browser

@@ -33,9 +33,6 @@ pub fn errands_run_here(why: &str) -> String {
     format!("Tasks run in Conch's own browser on this computer: {why}.")
 }
 
-/// errands' watcher's, not the main one's. Ids of disposed contexts may stay: Chromium
-/// never gives the same id twice.
-
 /// The errands' driver beside a remote browser that may give contexts (ERR-21).
 #[derive(Debug)]
 pub(super) struct Beside {

@@ -298,6 +298,8 @@ impl std::fmt::Debug for HeldStorage {
 }
 
 /// The contexts the errands made in the main browser (ERR-21): their targets are the
+/// errands' watcher's, not the main one's. Ids of disposed contexts may stay: Chromium
+/// never gives the same id twice.
 pub(super) type BorrowedContexts = Arc<StdMutex<HashSet<BrowserContextId>>>;
 
 /// Pages attached, ruled and resumed, waiting for the `create_page` that made them.
