@@ -21,7 +21,7 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::backend::Backend;
+use crate::choice::Backend;
 
 /// The variable that moves Conch's home away from `~/.conch`.
 pub const HOME_VAR: &str = "CONCH_HOME";
@@ -243,7 +243,7 @@ impl Home {
     /// of sign-ins, never carried to another computer), the settings are ordinary; with
     /// backend `chrome` the backup has the power `browser-own-chrome`.
     pub fn manifest(&self, backend: Backend) -> Manifest {
-        let powers = if backend == Backend::Chrome {
+        let powers = if backend.abilities().persons_browser {
             vec![BackupPower::OwnChrome]
         } else {
             Vec::new()

@@ -29,6 +29,7 @@
 
 pub mod aside;
 mod backend;
+mod choice;
 pub mod clock;
 pub mod discover;
 pub mod env;
@@ -52,7 +53,7 @@ pub mod store;
 pub mod sync;
 pub mod wheel;
 
-pub use backend::Abilities;
+pub use choice::Abilities;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use errands::{ConversationKind, Revoked, TaskState};
 pub use error::BrowserError;

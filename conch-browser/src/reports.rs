@@ -58,7 +58,7 @@ pub fn checkup_items(backend: Backend, net: &NetSettings) -> Vec<CheckupItem> {
             fix: None,
         });
     }
-    if backend == Backend::Chrome {
+    if backend.abilities().persons_browser {
         items.push(CheckupItem {
             id: "browser-own-chrome",
             sentence: format!("Conch drives your own Chrome. {OWN_CHROME_RISK}"),

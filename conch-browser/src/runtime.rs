@@ -3,13 +3,15 @@
 //! LAUNCH-16), and each conversation's tabs (TAB-2, TAB-3, TAB-5, TAB-6, TAB-9, DATA-9,
 //! TOOL-11).
 //!
-//! [`Browser`] is the handle embedders hold, and its state lives here; [`Conversation`]
-//! is one conversation's view of it. Browser-wide work (launch, relaunch, shutdown) holds
-//! the state lock; a conversation's calls run one at a time under its own lock, while
-//! different conversations run in parallel. One job per file: `reach` chooses and reaches
-//! the backend through the seam (`crate::backend`) and falls back to the local browser
-//! (BE-1, BE-4); `targets` watches the browser's targets; `tabs` holds tabs and
-//! conversations; `navigate` loads pages.
+//! [`Browser`] is the handle embedders hold, and its state lives in `state`;
+//! [`Conversation`] is one conversation's view of it. Browser-wide work (launch, relaunch,
+//! shutdown) holds the state lock; a conversation's calls run one at a time under its own
+//! lock, while different conversations run in parallel. One job per file, in layers that
+//! import one way only (`LAYERS`, which a test checks; lowest first): `state` holds the
+//! shared state in owned parts at the bottom; above it `storage`, `seed` and `navigate` (loads pages); `targets` watches
+//! the browser's targets; `tabs` holds tabs and conversations; `aside` and `lend` keep
+//! and lend errands; and `reach` chooses and reaches the backend through the seam
+//! (`crate::backend`) and falls back to the local browser (BE-1, BE-4).
 //!
 //! Every target the browser makes (tabs, popups, frames, workers) is auto-attached and held
 //! until the guard's CDP rules are in (LAUNCH-19, NET-8); with a [`GuardConfig`] the browser
@@ -36,10 +38,8 @@ use crate::discover::{Probe, SystemProbe};
 use crate::errands::{ConversationKind, TaskState};
 use crate::error::BrowserError;
 use crate::fetch::{FetchConfig, Progress};
-use crate::guard::rules::Rules;
 use crate::guard::{self, Blocked, GuardConfig, GuardLog};
 use crate::home::{Home, Ownership};
-use crate::page::dialog::DialogWatch;
 use crate::process::{ProcessTable, SystemProcessTable};
 use crate::remote;
 use crate::saver::TabsSaver;
@@ -55,6 +55,7 @@ mod reach;
 mod renew;
 mod repair;
 mod seed;
+mod state;
 mod storage;
 mod tabs;
 mod targets;
@@ -64,8 +65,11 @@ pub(crate) mod testing;
 pub use beside::{ERRANDS_BESIDE_OWN_CHROME, errands_run_here};
 pub use own::{MOVED_APART, MOVED_BACK, OwnBrowser};
 pub use repair::{RepairStep, StepOutcome};
-pub use tabs::Conversation;
-use targets::Ready;
+pub use state::Conversation;
+use state::{
+    Backends, BorrowedContexts, ErrandParts, Inner, Kept, PageRef, Pages, Running, Side, State,
+    Talks,
+};
 
 /// The most tabs one conversation keeps (TAB-5), as conch-policy decides it.
 pub use conch_policy::MAX_TABS;
@@ -294,102 +298,6 @@ pub struct Browser {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
-struct Inner {
-    config: BrowserConfig,
-    /// This process's lock on the home, held while the runtime lives (issue 12).
-    owner: Ownership,
-    state: Mutex<State>,
-    /// Holders that keep the browser awake (a watcher, a call waiting for the person):
-    /// kept apart from the state so one is taken without waiting for a launch (LAUNCH-12).
-    awake: std::sync::atomic::AtomicUsize,
-    /// Kept apart from the state so it can be read while a launch or download holds that.
-    status: Arc<StdMutex<Status>>,
-    /// The backend the person chose (BE-1); the settings may choose another one while
-    /// Conch runs ([`Browser::choose`], BE-2).
-    chosen: StdMutex<Arc<dyn Driver>>,
-    /// Conch's own local browser: the chosen one, or the stand-in when the chosen one
-    /// can't be reached (BE-4).
-    local: Arc<dyn Driver>,
-    /// The sentence saying why Conch's own local browser stands in for the chosen
-    /// backend, while it does (BE-4).
-    stand_in: StdMutex<Option<String>>,
-    /// What the running backend can do: its guard, whether its targets are discovered,
-    /// whether its downloads land here (BE-1).
-    abilities: StdMutex<Abilities>,
-    /// One lock per conversation: its calls run one at a time (TOOL-11).
-    conversation_locks: StdMutex<HashMap<String, Arc<Mutex<()>>>>,
-    /// Every refusal of the guard, proxy and CDP rules alike.
-    guard_log: Arc<GuardLog>,
-    /// The CDP rules every held target gets.
-    rules: Rules,
-    /// The rules on a browser no proxy stands in front of: every request's address is
-    /// judged here (CDP-only mode).
-    remote_rules: Rules,
-    /// The guard's proxy, started before the first launch and kept across relaunches.
-    guard: Arc<Mutex<Option<guard::Running>>>,
-    /// Pages Conch created, attached, ruled and resumed, until `create_page` takes them.
-    ready: StdMutex<Ready>,
-    ready_changed: tokio::sync::Notify,
-    /// The dialog watch of every page and out-of-process frame, installed as it attaches
-    /// (DLG-1): a dialog is answered whether or not an agent step is on its page.
-    dialogs: StdMutex<HashMap<TargetId, DialogWatch>>,
-    /// Writes tabs.json in the background, newest state only.
-    saver: TabsSaver,
-    /// Who has the wheel, per conversation (HAND-8).
-    wheels: StdMutex<HashMap<String, Arc<Wheel>>>,
-    /// The session each attached child target (frame, worker, popup) was announced on,
-    /// while it lives: a blocked request of a frame is its page's, so its conversation's
-    /// (issue 12).
-    parents: StdMutex<HashMap<SessionId, SessionId>>,
-    /// The main browser, or the errands' browser (ERR-20).
-    side: Side,
-    /// What each conversation is, as the embedder said (ERR-1); main side only.
-    kinds: StdMutex<HashMap<String, ConversationKind>>,
-    /// The chats the person gave a browser of their own (LIVE-16); main side only.
-    own: StdMutex<std::collections::HashSet<String>>,
-    /// The errands' browser, made when the first task asks for its conversation and
-    /// launched when that errand first needs a page (ERR-20), or beside a remote browser
-    /// its contexts there (ERR-21); main side only.
-    errands: StdMutex<Option<Browser>>,
-    /// The errands' browser's main one, which seeds its errands (ERR-3); errands side
-    /// only.
-    main: Option<Weak<Inner>>,
-    /// The contexts errands made in the main remote browser (ERR-21), shared by both
-    /// sides: the main watcher leaves their targets to the errands' one.
-    borrowed: beside::BorrowedContexts,
-    /// The errands' browser: whether it runs on the main browser's connection (ERR-21).
-    on_main: std::sync::atomic::AtomicBool,
-    /// The errands' browser: why tasks run in Conch's own local browser instead of the
-    /// chosen backend's, for Health (ERR-6, ERR-21).
-    runs_here: StdMutex<Option<String>>,
-    /// The set-aside errands, sealed, once opened (ERR-11); errands side only.
-    aside: Mutex<Option<aside::Kept>>,
-    /// Cookies of errands brought back, waiting for their new context (ERR-11).
-    pending: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
-    /// Each open errand's cookies as of a few seconds after its last page load, and the
-    /// load count that snapshot waits for (ERR-19).
-    snapshots: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
-    snapshot_due: StdMutex<HashMap<String, u64>>,
-    /// The sites each errand was seeded or lent (ERR-23), for its window's tooltip.
-    lent: StdMutex<HashMap<String, std::collections::BTreeSet<String>>>,
-    /// Each errand's local storage: its origins, snapshot and what waits for its next
-    /// context (ERR-3, ERR-11, ERR-19); errands side only.
-    storage: StdMutex<storage::Stores>,
-    /// Held from the cap's decision until the new errand's context is registered, so two
-    /// errands starting at once can't both take the last place (ERR-15, ERR-16).
-    room: Mutex<()>,
-}
-
-/// Which of the two browsers an [`Inner`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
-    /// The main browser: chats, the person's profile.
-    Main,
-    /// The errands' browser: non-persistent, one context per task (ERR-1, ERR-20).
-    Errands,
-}
-
 /// What the errands' browser shares with the main one: the home's lock, and the guard
 /// (its proxy and its log of refusals, ERR-22).
 #[derive(Debug)]
@@ -399,50 +307,7 @@ struct ErrandsOf {
     owner: Ownership,
     guard: Arc<Mutex<Option<guard::Running>>>,
     guard_log: Arc<GuardLog>,
-    borrowed: beside::BorrowedContexts,
-}
-
-#[derive(Debug)]
-struct State {
-    running: Option<Running>,
-    tabs: TabsFile,
-    last_activity: SystemTime,
-    /// Things that happened outside a call, for the conversation's next result.
-    notes: HashMap<String, Vec<String>>,
-    /// Counter behind `SavedTab::last_used`.
-    use_counter: u64,
-    /// Counts launches, so a page made for one browser is never filed under the next.
-    generation: u64,
-    /// Conversations whose saved tabs have no page in the running browser yet: each
-    /// reopens its own on its next call, one tab at a time, outside the browser-wide lock.
-    unrestored: std::collections::HashSet<String>,
-    /// The errands' browser: each task's own browser context in the running browser
-    /// (ERR-1), made when its first page is.
-    contexts: HashMap<String, BrowserContextId>,
-    /// The errands' browser: when each errand was last used by its agent, in the order of
-    /// `use_counter` (ERR-16), and on the clock (ERR-18).
-    errand_used: HashMap<String, u64>,
-    errand_used_at: HashMap<String, SystemTime>,
-}
-
-#[derive(Debug)]
-struct Running {
-    connection: Connection,
-    /// What to let go of: the process Conch launched, or a remote browser's session.
-    held: Box<dyn Held>,
-    /// When it was connected, by the runtime's clock (a cloud session's lifetime runs
-    /// from then).
-    since: SystemTime,
-    /// Page targets that are conversations' tabs.
-    pages: HashMap<TargetId, PageRef>,
-    watcher: tokio::task::JoinHandle<()>,
-}
-
-#[derive(Debug, Clone)]
-struct PageRef {
-    conversation: String,
-    tab: String,
-    session: Session,
+    borrowed: BorrowedContexts,
 }
 
 impl Browser {
@@ -565,11 +430,6 @@ impl Browser {
         };
         Browser {
             inner: Arc::new(Inner {
-                status,
-                chosen: StdMutex::new(chosen),
-                local,
-                abilities: StdMutex::new(Abilities::LOCAL),
-                stand_in: StdMutex::new(None),
                 awake: std::sync::atomic::AtomicUsize::new(0),
                 state: Mutex::new(State {
                     running: None,
@@ -583,36 +443,49 @@ impl Browser {
                     errand_used: HashMap::new(),
                     errand_used_at: HashMap::new(),
                 }),
-                conversation_locks: StdMutex::new(HashMap::new()),
-                guard_log,
-                rules,
-                remote_rules,
-                guard,
-                ready: StdMutex::default(),
-                ready_changed: tokio::sync::Notify::new(),
-                dialogs: StdMutex::new(HashMap::new()),
                 saver: if side == Side::Main {
                     TabsSaver::new(config.home.clone())
                 } else {
                     TabsSaver::off(config.home.clone())
                 },
-                wheels: StdMutex::default(),
-                parents: StdMutex::default(),
                 side,
-                kinds: StdMutex::default(),
-                own: StdMutex::default(),
-                errands: StdMutex::new(None),
-                main: errands.map(|main| main.main.clone()),
-                borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
-                on_main: std::sync::atomic::AtomicBool::new(false),
-                runs_here: StdMutex::new(None),
-                aside: Mutex::new(None),
-                pending: StdMutex::default(),
-                snapshots: StdMutex::default(),
-                snapshot_due: StdMutex::default(),
-                lent: StdMutex::default(),
-                storage: StdMutex::default(),
-                room: Mutex::new(()),
+                backend: Backends {
+                    status,
+                    chosen: StdMutex::new(chosen),
+                    local,
+                    stand_in: StdMutex::new(None),
+                    abilities: StdMutex::new(Abilities::LOCAL),
+                    guard,
+                    guard_log,
+                    rules,
+                    remote_rules,
+                },
+                pages: Pages {
+                    ready: StdMutex::default(),
+                    ready_changed: tokio::sync::Notify::new(),
+                    dialogs: StdMutex::new(HashMap::new()),
+                    parents: StdMutex::default(),
+                },
+                talks: Talks {
+                    conversation_locks: StdMutex::new(HashMap::new()),
+                    wheels: StdMutex::default(),
+                    kinds: StdMutex::default(),
+                    own: StdMutex::default(),
+                },
+                errand: ErrandParts {
+                    errands: StdMutex::new(None),
+                    main: errands.map(|main| main.main.clone()),
+                    borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
+                    on_main: std::sync::atomic::AtomicBool::new(false),
+                    runs_here: StdMutex::new(None),
+                    aside: Mutex::new(None),
+                    pending: StdMutex::default(),
+                    snapshots: StdMutex::default(),
+                    snapshot_due: StdMutex::default(),
+                    lent: StdMutex::default(),
+                    storage: StdMutex::default(),
+                    room: Mutex::new(()),
+                },
                 owner,
                 config,
             }),
@@ -637,12 +510,13 @@ impl Browser {
     /// The guard's log of refusals (NET-10): ask [`GuardLog::cursor`] before a step and
     /// [`GuardLog::since`] after it.
     pub fn guard_log(&self) -> Arc<GuardLog> {
-        Arc::clone(&self.inner.guard_log)
+        Arc::clone(&self.inner.backend.guard_log)
     }
 
     /// Where the guard's proxy listens, once the browser was launched with one.
     pub async fn guard_proxy(&self) -> Option<std::net::SocketAddr> {
         self.inner
+            .backend
             .guard
             .lock()
             .await
@@ -656,7 +530,7 @@ impl Browser {
         if let Ok(mut state) = self.inner.state.try_lock() {
             refresh_running(&self.inner, &mut state);
         }
-        lock(&self.inner.status).clone()
+        lock(&self.inner.backend.status).clone()
     }
 
     /// The health check (BE-4): `browser-backend` is ok, or says in one sentence why the
@@ -668,7 +542,7 @@ impl Browser {
     /// reopened from its snapshot, `browser-errands-reopened` says so (ERR-19); it then
     /// clears by itself, whoever read it.
     pub fn health(&self) -> Vec<HealthItem> {
-        let backend = match lock(&self.inner.stand_in).clone() {
+        let backend = match lock(&self.inner.backend.stand_in).clone() {
             None => HealthState::Ok,
             Some(why) => HealthState::Failing(why),
         };
@@ -677,10 +551,10 @@ impl Browser {
             state: backend,
         }];
         // Said once, however many errands there are (ERR-6, ERR-21).
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(why) = errands
             .as_ref()
-            .and_then(|e| lock(&e.inner.runs_here).clone())
+            .and_then(|e| lock(&e.inner.errand.runs_here).clone())
         {
             items.push(HealthItem {
                 check: HealthCheck::BrowserErrands,
@@ -710,15 +584,10 @@ impl Browser {
         if let Some(errands) = self.errands_for(id) {
             return errands.conversation(id);
         }
-        let lock = Arc::clone(
-            lock(&self.inner.conversation_locks)
-                .entry(id.to_owned())
-                .or_default(),
-        );
         Conversation {
             browser: self.clone(),
             id: id.to_owned(),
-            lock,
+            lock: self.inner.talks.lock_of(id),
         }
     }
 
@@ -732,7 +601,7 @@ impl Browser {
             return;
         }
         let apart = self.browses_apart(id);
-        lock(&self.inner.kinds).insert(id.to_owned(), ConversationKind::Task);
+        lock(&self.inner.talks.kinds).insert(id.to_owned(), ConversationKind::Task);
         if !apart {
             // A chat that becomes a task leaves no tab in the main context (ERR-1).
             self.moved_apart(id);
@@ -744,7 +613,10 @@ impl Browser {
         if self.inner.side == Side::Errands {
             return ConversationKind::Task;
         }
-        lock(&self.inner.kinds).get(id).copied().unwrap_or_default()
+        lock(&self.inner.talks.kinds)
+            .get(id)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// How task `id` stands, as the embedder reports it (ERR-10, ERR-11). When it is over
@@ -781,7 +653,7 @@ impl Browser {
     /// on its own folder under `<home>/browser/errands`, with a profile emptied at every
     /// launch and contexts that never touch the disk; behind the main one's guard (ERR-22).
     fn errands(&self) -> Browser {
-        let mut errands = lock(&self.inner.errands);
+        let mut errands = lock(&self.inner.errand.errands);
         if let Some(browser) = errands.as_ref() {
             return browser.clone();
         }
@@ -796,9 +668,9 @@ impl Browser {
             Some(&ErrandsOf {
                 main: Arc::downgrade(&self.inner),
                 owner: self.inner.owner.clone(),
-                guard: Arc::clone(&self.inner.guard),
-                guard_log: Arc::clone(&self.inner.guard_log),
-                borrowed: Arc::clone(&self.inner.borrowed),
+                guard: Arc::clone(&self.inner.backend.guard),
+                guard_log: Arc::clone(&self.inner.backend.guard_log),
+                borrowed: Arc::clone(&self.inner.errand.borrowed),
             }),
         );
         self.aim_errands(&browser);
@@ -808,7 +680,7 @@ impl Browser {
 
     /// The errands' browser process's id, while it runs (ERR-20; for status and tests).
     pub async fn errands_pid(&self) -> Option<u32> {
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         match errands {
             Some(errands) => errands.pid().await,
             None => None,
@@ -817,7 +689,7 @@ impl Browser {
 
     /// How many errands have a browser context open now (ERR-1; for status and tests).
     pub async fn errands_open(&self) -> usize {
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         match errands {
             Some(errands) => errands.inner.state.lock().await.contexts.len(),
             None => 0,
@@ -839,7 +711,7 @@ impl Browser {
     /// tests call it after moving their clock. Gives whether it shut down.
     pub async fn tick(&self) -> bool {
         // The errands' own sweep: idle errands are set aside (ERR-18).
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         let mut errands_here = false;
         if let Some(errands) = errands {
             Box::pin(errands.tick()).await;
@@ -899,7 +771,7 @@ impl Browser {
     /// Closes the browser now. Tabs stay saved and reopen on the next call. Every open
     /// errand is set aside (ERR-12) and the errands' browser closes too.
     pub async fn shutdown(&self) {
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(errands) = errands {
             // Every open errand is set aside first (ERR-12).
             errands.set_every_errand_aside().await;
@@ -927,12 +799,10 @@ impl Browser {
         self.owns_home()?;
         // Every errand is wiped too (ERR-8): open contexts close, set-aside sessions and
         // snapshots lose their cookies; their tabs reopen, signed out, on next use.
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(errands) = errands {
             errands.shutdown().await;
-            lock(&errands.inner.pending).clear();
-            lock(&errands.inner.snapshots).clear();
-            lock(&errands.inner.lent).clear();
+            errands.inner.errand.forget_all();
             storage::forget_all(&errands.inner);
             errands.revoke_aside(&|_| false, &|_| false).await;
         }
@@ -970,8 +840,8 @@ impl Browser {
         if let Some(errands) = self.errands_for(id) {
             errands.forget_aside(id).await;
             Box::pin(errands.close_conversation(id)).await;
-            lock(&self.inner.kinds).remove(id);
-            lock(&self.inner.own).remove(id);
+            lock(&self.inner.talks.kinds).remove(id);
+            lock(&self.inner.talks.own).remove(id);
             return;
         }
         self.close_conversation(id).await;
@@ -1013,10 +883,7 @@ impl Browser {
         }
         state.errand_used.remove(id);
         state.errand_used_at.remove(id);
-        lock(&self.inner.pending).remove(id);
-        lock(&self.inner.snapshots).remove(id);
-        lock(&self.inner.snapshot_due).remove(id);
-        lock(&self.inner.lent).remove(id);
+        self.inner.errand.forget(id);
         storage::forget(&self.inner, id);
         let removed = state.tabs.conversations.remove(id).is_some();
         state.unrestored.remove(id);
@@ -1025,18 +892,14 @@ impl Browser {
             self.inner.saver.save(&state.tabs);
         }
         drop(state);
-        lock(&self.inner.conversation_locks).remove(id);
-        // A handoff or takeover of a conversation that is gone lets its waiters go.
-        if let Some(wheel) = lock(&self.inner.wheels).remove(id) {
-            wheel.stop();
-        }
+        self.inner.talks.forget(id);
     }
 
     /// How many conversations the runtime holds a lock and a wheel for: every one that
     /// was asked for and has not ended ([`Browser::end_conversation`]). For status and
     /// tests: it must not grow with conversations that are over (issue 12).
     pub fn conversations_held(&self) -> usize {
-        lock(&self.inner.conversation_locks).len()
+        lock(&self.inner.talks.conversation_locks).len()
     }
 
     /// Whether the running browser is one Conch did not launch (a DevTools address or a
@@ -1055,13 +918,13 @@ impl Browser {
     pub fn in_persons_browser(&self, id: &str) -> bool {
         self.inner.side == Side::Main
             && !self.browses_apart(id)
-            && lock(&self.inner.chosen).abilities().badge
+            && lock(&self.inner.backend.chosen).abilities().persons_browser
     }
 
     /// What the running backend can do (BE-1): Conch's own local browser's abilities
     /// until another one runs.
     pub fn abilities(&self) -> Abilities {
-        *lock(&self.inner.abilities)
+        self.inner.backend.abilities()
     }
 
     /// Who has the wheel of conversation `id` (HAND-8): shared by its agent side and the
@@ -1070,7 +933,7 @@ impl Browser {
         if let Some(errands) = self.errands_for(id) {
             return errands.wheel(id);
         }
-        Arc::clone(lock(&self.inner.wheels).entry(id.to_owned()).or_default())
+        self.inner.talks.wheel(id)
     }
 
     /// The browser process's id, while it runs (for status and tests).
@@ -1131,8 +994,8 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         }
         // Each open errand comes back from its last snapshot on its next call (ERR-19).
         if inner.side == Side::Errands {
-            let snapshots = lock(&inner.snapshots).clone();
-            let mut pending = lock(&inner.pending);
+            let snapshots = lock(&inner.errand.snapshots).clone();
+            let mut pending = lock(&inner.errand.pending);
             for id in state.contexts.keys() {
                 if let Some(cookies) = snapshots.get(id) {
                     pending.entry(id.clone()).or_insert_with(|| cookies.clone());
@@ -1147,7 +1010,7 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         }
         state.contexts.clear();
         tracing::warn!(target: "conch_browser", "the browser went away; it restarts on the next call");
-        lock(&inner.status).state = RunState::Idle;
+        lock(&inner.backend.status).state = RunState::Idle;
     }
 }
 
@@ -1159,9 +1022,7 @@ pub const REOPENED: &str = "Reopened a task's browser as it was.";
 /// isolated worlds, frames, dialog watches, attach order), once that browser is gone.
 fn forget_pages(inner: &Inner, running: &Running) {
     crate::page::forget_browser(running.pages.values().map(|p| &p.session));
-    lock(&inner.ready).clear();
-    lock(&inner.dialogs).clear();
-    lock(&inner.parents).clear();
+    inner.pages.forget();
 }
 
 async fn shut_down(inner: &Inner, state: &mut State) {
@@ -1173,7 +1034,7 @@ async fn shut_down(inner: &Inner, state: &mut State) {
     state.contexts.clear();
     let ours: Vec<TargetId> = running.pages.keys().cloned().collect();
     running.held.let_go(running.connection, ours).await;
-    lock(&inner.status).state = RunState::Idle;
+    lock(&inner.backend.status).state = RunState::Idle;
 }
 
 /// `browser.status` while Chromium downloads (LAUNCH-4): `None` as it starts.
@@ -1229,7 +1090,7 @@ fn whose(
     if roots.is_empty() {
         return Vec::new();
     }
-    let parents = lock(&inner.parents);
+    let parents = lock(&inner.pages.parents);
     let under = |session: &SessionId| {
         let mut at = Some(session);
         // Bounded: frames nest, but never without end.
@@ -1246,4 +1107,73 @@ fn whose(
         .into_iter()
         .filter(|b| b.by.iter().any(under))
         .collect()
+}
+
+/// The runtime's files, lowest layer first: the state and its store at the bottom, the
+/// jobs that use them above. A file imports (`super::<file>`) only files before it, so
+/// no two runtime files import each other (issue 29); a new file takes its place here.
+#[cfg(test)]
+const LAYERS: &[&str] = &[
+    "state", "storage", "seed", "navigate", "own", "beside", "renew", "targets", "tabs", "aside",
+    "lend", "repair", "reach", "testing",
+];
+
+#[cfg(test)]
+mod layers {
+    use super::LAYERS;
+
+    /// The runtime files `source` imports, its tests and doc comments aside.
+    fn imports(source: &str) -> Vec<String> {
+        let code = source
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        let mut found = Vec::new();
+        for line in code.lines() {
+            let line = line.trim_start();
+            if line.starts_with("//") {
+                continue;
+            }
+            for prefix in ["super::", "crate::runtime::"] {
+                for (at, _) in line.match_indices(prefix) {
+                    let rest = &line[at + prefix.len()..];
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if LAYERS.contains(&name.as_str()) {
+                        found.push(name);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn arch_runtime_imports_go_one_direction() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runtime");
+        let mut wrong = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("src/runtime is readable") {
+            let path = entry.expect("an entry").path();
+            let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let Some(layer) = LAYERS.iter().position(|l| *l == name) else {
+                wrong.push(format!("{name}.rs has no place in LAYERS"));
+                continue;
+            };
+            let source = std::fs::read_to_string(&path).expect("a runtime file is readable");
+            for import in imports(&source) {
+                let below = LAYERS
+                    .iter()
+                    .position(|l| *l == import)
+                    .unwrap_or(usize::MAX);
+                if below >= layer {
+                    wrong.push(format!("{name}.rs imports {import}, which is not below it"));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "runtime layering broken: {wrong:#?}");
+    }
 }

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::backend::Backend;
+pub use crate::choice::Backend;
 use crate::clock::{Clock, utc_stamp};
 use crate::home::Home;
 

@@ -17,17 +17,7 @@ use futures_util::future::BoxFuture;
 
 use super::{Abilities, Backend, ConnectError, Connected, Driver, Facts, Held};
 use crate::discover::Probe;
-use crate::guard::GuardMode;
 use crate::remote::{self, CloudSession, Remote};
-
-/// What every browser Conch did not launch can do: no proxy, no downloads here.
-const REMOTE: Abilities = Abilities {
-    guard: GuardMode::CdpOnly,
-    new_contexts: true,
-    downloads_to_disk: false,
-    discovers_targets: true,
-    badge: false,
-};
 
 /// The driver for `remote`.
 pub(crate) fn driver_for(remote: &Remote, probe: Arc<dyn Probe + Send + Sync>) -> Arc<dyn Driver> {
@@ -112,12 +102,7 @@ impl Driver for OwnChromeDriver {
         self.0.remote.shown()
     }
     fn abilities(&self) -> Abilities {
-        Abilities {
-            new_contexts: false,
-            discovers_targets: false,
-            badge: true,
-            ..REMOTE
-        }
+        Backend::Chrome.abilities()
     }
     fn waiting(&self) -> Option<&'static str> {
         // Chrome asks the person; the one connection waits for the answer (BE-10).
@@ -142,7 +127,7 @@ impl Driver for ReachedDriver {
         self.1.remote.shown()
     }
     fn abilities(&self) -> Abilities {
-        REMOTE
+        self.0.abilities()
     }
     fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
         Box::pin(self.1.connect())

@@ -20,20 +20,13 @@ use crate::aside::{AsideFile, AsideTab, SetAside, unix_secs};
 use crate::seal::Sealer;
 use crate::store::{ConversationTabs, SavedTab};
 
-/// The sealed file and its sealer, once opened.
-#[derive(Debug)]
-pub(super) struct Kept {
-    sealer: Sealer,
-    file: AsideFile,
-}
-
 impl Browser {
     /// The set-aside errands, opened on first need. `None` when the device key can't be
     /// had: errands are then not kept across a set-aside (said in the log).
     async fn aside_file(&self) -> Option<tokio::sync::MutexGuard<'_, Option<Kept>>> {
-        let mut kept = self.inner.aside.lock().await;
+        let mut kept = self.inner.errand.aside.lock().await;
         if kept.is_none() {
-            let main = self.inner.main.as_ref().and_then(Weak::upgrade)?;
+            let main = self.inner.errand.main.as_ref().and_then(Weak::upgrade)?;
             let home = &main.config.home;
             // The keychain may take its time (bounded by KEYCHAIN_WAIT): not on this task.
             let asked = home.clone();
@@ -132,7 +125,7 @@ impl Browser {
                 }
             }
             // Reopened from a set-aside but not browsed since: its cookies still wait.
-            _ => lock(&self.inner.pending)
+            _ => lock(&self.inner.errand.pending)
                 .get(id)
                 .cloned()
                 .unwrap_or_default(),
@@ -225,7 +218,7 @@ impl Browser {
         if tabs.active.is_none() {
             tabs.active = tabs.tabs.last().map(|t| t.id.clone());
         }
-        lock(&self.inner.pending).insert(id.to_owned(), errand.cookies);
+        lock(&self.inner.errand.pending).insert(id.to_owned(), errand.cookies);
         super::storage::resume(&self.inner, id, errand.storage);
         let mut state = self.inner.state.lock().await;
         *state.tabs.conversation_mut(id) = tabs;
@@ -250,7 +243,7 @@ impl Browser {
         if self.mark_errand_used(id).await {
             return Ok(());
         }
-        let _room = self.inner.room.lock().await;
+        let _room = self.inner.errand.room.lock().await;
         self.make_errand_room(id).await?;
         self.ensure_running().await?;
         let generation = self.inner.state.lock().await.generation;
@@ -386,7 +379,7 @@ impl Browser {
             .await
         {
             let cookies = jar["cookies"].as_array().cloned().unwrap_or_default();
-            lock(&self.inner.snapshots).insert(id.to_owned(), cookies);
+            lock(&self.inner.errand.snapshots).insert(id.to_owned(), cookies);
         }
         super::storage::snapshot(&self.inner, id, &context).await;
     }
@@ -394,10 +387,10 @@ impl Browser {
     /// Whether someone drives or watches errand `id` now: its agent's call runs, the
     /// person took over, or someone watches it live (ERR-16).
     fn errand_busy(&self, id: &str) -> bool {
-        let calling = lock(&self.inner.conversation_locks)
+        let calling = lock(&self.inner.talks.conversation_locks)
             .get(id)
             .is_some_and(|turn| turn.try_lock().is_err());
-        let wheel = lock(&self.inner.wheels).get(id).cloned();
+        let wheel = lock(&self.inner.talks.wheels).get(id).cloned();
         calling || wheel.is_some_and(|w| w.watched() || w.state().person_drives || w.agent_busy())
     }
 
@@ -434,7 +427,7 @@ impl Browser {
 
     /// Forgets errand `id`'s set-aside entry, if any (ERR-10).
     pub(super) async fn forget_aside(&self, id: &str) {
-        lock(&self.inner.pending).remove(id);
+        lock(&self.inner.errand.pending).remove(id);
         if let Some(mut kept) = self.aside_file().await
             && let Some(kept) = kept.as_mut()
             && kept.file.remove(id)
@@ -465,29 +458,4 @@ fn errands_busy() -> BrowserError {
     BrowserError::ErrandsBusy(
         conch_policy::Refusal::new(conch_policy::RefusalCode::ErrandsBusy).sentence(),
     )
-}
-
-/// Gives a new context of errand `id` the cookies and local storage it had when it was
-/// set aside, or at its last snapshot before a crash (ERR-11, ERR-19).
-pub(super) async fn restore_cookies(
-    inner: &Inner,
-    errands: &Session,
-    id: &str,
-    context: &BrowserContextId,
-) -> Result<(), BrowserError> {
-    super::storage::restore(inner, id, context).await?;
-    let Some(cookies) = lock(&inner.pending).remove(id) else {
-        return Ok(());
-    };
-    let cookies: Vec<Value> = cookies.iter().map(super::seed::cookie_param).collect();
-    if cookies.is_empty() {
-        return Ok(());
-    }
-    errands
-        .call_raw(
-            "Storage.setCookies",
-            json!({ "cookies": cookies, "browserContextId": context }),
-        )
-        .await?;
-    Ok(())
 }

@@ -14,7 +14,6 @@
 //! Deliberately absent: your own Chrome, whose contexts Conch never makes and from which
 //! nothing is copied (ERR-6): there errands run in Conch's own local browser.
 
-use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -23,7 +22,6 @@ use futures_util::future::BoxFuture;
 
 use super::*;
 use crate::backend::{Backend, ConnectError, Connected, Facts};
-use crate::guard::GuardMode;
 
 /// What Health says while tasks run in Conch's own browser beside the person's own
 /// Chrome (ERR-6).
@@ -34,11 +32,6 @@ pub const ERRANDS_BESIDE_OWN_CHROME: &str = "Tasks run in Conch's own browser on
 pub fn errands_run_here(why: &str) -> String {
     format!("Tasks run in Conch's own browser on this computer: {why}.")
 }
-
-/// The contexts the errands made in the main browser (ERR-21): their targets are the
-/// errands' watcher's, not the main one's. Ids of disposed contexts may stay: Chromium
-/// never gives the same id twice.
-pub(super) type BorrowedContexts = Arc<StdMutex<HashSet<BrowserContextId>>>;
 
 /// The errands' driver beside a remote browser that may give contexts (ERR-21).
 #[derive(Debug)]
@@ -61,13 +54,7 @@ impl Driver for Beside {
     }
     fn abilities(&self) -> Abilities {
         // The main remote browser's: no proxy can stand in front of it (ERR-22).
-        Abilities {
-            guard: GuardMode::CdpOnly,
-            new_contexts: true,
-            downloads_to_disk: false,
-            discovers_targets: true,
-            badge: false,
-        }
+        Abilities::REMOTE
     }
     fn on_main(&self) -> bool {
         true
@@ -89,7 +76,7 @@ impl Beside {
         };
         let main = Browser { inner: main };
         main.ensure_running().await?;
-        if lock(&main.inner.stand_in).is_some() {
+        if lock(&main.inner.backend.stand_in).is_some() {
             return Err(ConnectError::Unreachable(format!(
                 "{} can't be reached",
                 self.shown
@@ -109,7 +96,7 @@ impl Beside {
                 self.shown
             )));
         }
-        let status = lock(&main.inner.status).clone();
+        let status = lock(&main.inner.backend.status).clone();
         Ok(Connected {
             connection,
             facts: Facts {
@@ -187,39 +174,40 @@ impl Browser {
     /// is borrowed; your own Chrome, or a backend that gives none, leaves them in Conch's
     /// own local browser, and Health says why.
     pub(super) fn aim_errands(&self, errands: &Browser) {
-        let chosen = Arc::clone(&lock(&self.inner.chosen));
+        let chosen = Arc::clone(&lock(&self.inner.backend.chosen));
+        let abilities = chosen.abilities();
         let (driver, why): (Arc<dyn Driver>, Option<String>) = match chosen.backend() {
-            Backend::Local => (Arc::clone(&errands.inner.local), None),
-            Backend::Chrome => (
-                Arc::clone(&errands.inner.local),
+            Backend::Local => (Arc::clone(&errands.inner.backend.local), None),
+            _ if abilities.persons_browser => (
+                Arc::clone(&errands.inner.backend.local),
                 Some(ERRANDS_BESIDE_OWN_CHROME.to_owned()),
             ),
-            backend if chosen.abilities().new_contexts => (
+            backend if abilities.new_contexts => (
                 Arc::new(Beside {
                     main: Arc::downgrade(&self.inner),
                     backend,
                     shown: chosen.shown(),
-                    borrowed: Arc::clone(&self.inner.borrowed),
+                    borrowed: Arc::clone(&self.inner.errand.borrowed),
                 }),
                 None,
             ),
             _ => (
-                Arc::clone(&errands.inner.local),
+                Arc::clone(&errands.inner.backend.local),
                 Some(errands_run_here(&format!(
                     "{} offers no separate contexts",
                     chosen.shown()
                 ))),
             ),
         };
-        *lock(&errands.inner.chosen) = driver;
-        *lock(&errands.inner.stand_in) = None;
-        *lock(&errands.inner.runs_here) = why;
+        *lock(&errands.inner.backend.chosen) = driver;
+        *lock(&errands.inner.backend.stand_in) = None;
+        *lock(&errands.inner.errand.runs_here) = why;
     }
 
     /// Whether this (errands') browser has a context open in the main browser, which is
     /// then not let go for idleness (ERR-21).
     pub(super) fn errands_in_main(&self) -> bool {
-        if !self.inner.on_main.load(Ordering::SeqCst) {
+        if !self.inner.errand.on_main.load(Ordering::SeqCst) {
             return false;
         }
         // Busy (an errand's browser being reached): counted as in use, never waited for.

@@ -11,7 +11,6 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::backend::Backend;
 
 impl Browser {
     /// Whether an Allow in conversation `id` lends a sign-in (ERR-4): it browses in an
@@ -20,7 +19,7 @@ impl Browser {
     pub fn errand_lends(&self, id: &str) -> bool {
         self.inner.side == Side::Main
             && self.browses_apart(id)
-            && lock(&self.inner.chosen).backend() != Backend::Chrome
+            && lock(&self.inner.backend.chosen).abilities().may_lend
     }
 
     /// Lends the main context's sign-in on `site` (its cookies, by conch-policy's site
@@ -105,15 +104,15 @@ impl Browser {
                 }
             }
         }
-        for sites in lock(&errands.inner.lent).values_mut() {
+        for sites in lock(&errands.inner.errand.lent).values_mut() {
             sites.remove(site.as_str());
         }
-        for cookies in lock(&errands.inner.pending).values_mut() {
+        for cookies in lock(&errands.inner.errand.pending).values_mut() {
             cookies.retain(|c| keeps(c));
         }
         // A crashed errand's browser comes back from its snapshot (ERR-19): not with the
         // site's cookies.
-        for cookies in lock(&errands.inner.snapshots).values_mut() {
+        for cookies in lock(&errands.inner.errand.snapshots).values_mut() {
             cookies.retain(|c| keeps(c));
         }
         let keeps_origin = |origin: &str| {

@@ -11,7 +11,7 @@ use conch_cdp::protocol::runtime::Evaluate;
 use conch_cdp::{Session, SessionId};
 use futures_util::StreamExt;
 
-use super::tabs::{session_of, touch};
+use super::state::{session_of, touch};
 use super::*;
 use crate::error::BrowserError;
 use crate::guard::{self, BLOCKED_PAGE_SENTENCE};
@@ -27,7 +27,7 @@ impl Conversation {
             session_of(&state, &self.id, tab)
                 .ok_or_else(|| BrowserError::NoSuchTab(tab.to_owned()))?
         };
-        let cursor = self.browser.inner.guard_log.cursor();
+        let cursor = self.browser.inner.backend.guard_log.cursor();
         let first = navigate(&session, url, Wait::Load, config.navigation_timeout).await;
         if self.main_document_blocked(&session, url, cursor).await {
             // The tab shows the guard's page (or the browser's error page for https): say
@@ -55,9 +55,13 @@ impl Conversation {
     /// gets the NET-10 note.
     async fn main_document_blocked(&self, session: &Session, url: &str, cursor: u64) -> bool {
         let inner = &self.browser.inner;
-        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        inner
+            .backend
+            .guard_log
+            .claims_settled(cursor, CLAIMS_WAIT)
+            .await;
         let tab: std::collections::HashSet<SessionId> = session.id().cloned().into_iter().collect();
-        let since = whose(inner, inner.guard_log.since(cursor), &tab);
+        let since = whose(inner, inner.backend.guard_log.since(cursor), &tab);
         if since.is_empty() {
             return false;
         }

@@ -58,7 +58,8 @@ pub const MOVED_BACK: &str = "This chat browses in the main browser again, with 
 pub(super) fn reason(browser: &Browser, id: &str) -> &'static str {
     match browser.main_of() {
         Some(main)
-            if main.kind(id) != ConversationKind::Task && lock(&main.inner.own).contains(id) =>
+            if main.kind(id) != ConversationKind::Task
+                && lock(&main.inner.talks.own).contains(id) =>
         {
             "own"
         }
@@ -80,7 +81,7 @@ impl Browser {
             return OwnBrowser::Task;
         }
         let changed = {
-            let mut chats = lock(&main.inner.own);
+            let mut chats = lock(&main.inner.talks.own);
             if own {
                 chats.insert(id.to_owned())
             } else {
@@ -102,13 +103,13 @@ impl Browser {
     /// Whether the person gave chat `id` a browser of its own (LIVE-16).
     pub fn has_own_browser(&self, id: &str) -> bool {
         self.main_of()
-            .is_some_and(|main| lock(&main.inner.own).contains(id))
+            .is_some_and(|main| lock(&main.inner.talks.own).contains(id))
     }
 
     /// Whether conversation `id` browses apart from the main context: a task (ERR-1) or
     /// a chat given a browser of its own (LIVE-16). Main side only.
     pub(super) fn browses_apart(&self, id: &str) -> bool {
-        self.kind(id) == ConversationKind::Task || lock(&self.inner.own).contains(id)
+        self.kind(id) == ConversationKind::Task || lock(&self.inner.talks.own).contains(id)
     }
 
     /// Conversation `id` just left the main context (a chat became a task): its wheel
@@ -133,6 +134,7 @@ impl Browser {
             Side::Main => Some(self.clone()),
             Side::Errands => self
                 .inner
+                .errand
                 .main
                 .as_ref()
                 .and_then(Weak::upgrade)
@@ -146,13 +148,13 @@ impl Browser {
         let errands = if apart {
             Some(self.errands())
         } else {
-            lock(&self.inner.errands).clone()
+            lock(&self.inner.errand.errands).clone()
         };
         let Some(errands) = errands else { return };
         let (from, to) = if apart {
-            (&self.inner.wheels, &errands.inner.wheels)
+            (&self.inner.talks.wheels, &errands.inner.talks.wheels)
         } else {
-            (&errands.inner.wheels, &self.inner.wheels)
+            (&errands.inner.talks.wheels, &self.inner.talks.wheels)
         };
         let wheel = lock(from).remove(id);
         if let Some(wheel) = wheel {
@@ -166,7 +168,7 @@ impl Browser {
     /// one after the other settle in order. Main side only.
     async fn settle(&self, id: &str) {
         let main_turn = Arc::clone(
-            lock(&self.inner.conversation_locks)
+            lock(&self.inner.talks.conversation_locks)
                 .entry(id.to_owned())
                 .or_default(),
         );
@@ -175,11 +177,11 @@ impl Browser {
         let errands = if apart {
             Some(self.errands())
         } else {
-            lock(&self.inner.errands).clone()
+            lock(&self.inner.errand.errands).clone()
         };
         let Some(errands) = errands else { return };
         let errand_turn = Arc::clone(
-            lock(&errands.inner.conversation_locks)
+            lock(&errands.inner.talks.conversation_locks)
                 .entry(id.to_owned())
                 .or_default(),
         );
@@ -196,7 +198,7 @@ impl Browser {
             };
             if !had_tabs && notes.is_empty() {
                 // Nothing of it in the main context, but its lock: let go of it.
-                lock(&self.inner.conversation_locks).remove(id);
+                lock(&self.inner.talks.conversation_locks).remove(id);
                 return;
             }
             // Told first: the note is there by the time the tabs are gone.
@@ -215,7 +217,7 @@ impl Browser {
             };
             let set_aside = errands.errands_set_aside().await.iter().any(|n| n == id);
             if !had_tabs && !set_aside {
-                lock(&errands.inner.conversation_locks).remove(id);
+                lock(&errands.inner.talks.conversation_locks).remove(id);
                 return;
             }
             self.note(id, vec![MOVED_BACK.to_owned()]).await;

@@ -47,23 +47,23 @@ impl Browser {
     pub async fn repair(&self) -> Result<Vec<HealthItem>, BrowserError> {
         self.owns_home()?;
         // Every open errand is set aside first, and comes back when next used (ERR-12).
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(errands) = &errands {
             errands.set_every_errand_aside().await;
         }
         let mut state = self.inner.state.lock().await;
         refresh_running(&self.inner, &mut state);
-        if lock(&self.inner.stand_in).is_some() {
-            let chosen = Arc::clone(&lock(&self.inner.chosen));
+        if lock(&self.inner.backend.stand_in).is_some() {
+            let chosen = Arc::clone(&lock(&self.inner.backend.chosen));
             if let Some(waiting) = chosen.waiting() {
-                lock(&self.inner.status).why = Some(waiting.to_owned());
+                lock(&self.inner.backend.status).why = Some(waiting.to_owned());
             }
             match chosen.connect().await {
                 Ok(connected) => {
                     // The stand-in goes: its tabs stay saved and reopen on the chosen one.
                     shut_down(&self.inner, &mut state).await;
                     self.record(chosen.backend(), &connected.facts);
-                    *lock(&self.inner.stand_in) = None;
+                    *lock(&self.inner.backend.stand_in) = None;
                     state.last_activity = self.inner.config.clock.now();
                     self.install(&mut state, chosen.as_ref(), connected).await?;
                 }
@@ -73,8 +73,8 @@ impl Browser {
                         chosen.shown()
                     );
                     tracing::warn!(target: "conch_browser", why = %why, "repair: the chosen browser still can't be reached");
-                    lock(&self.inner.status).why = Some(sentence.clone());
-                    *lock(&self.inner.stand_in) = Some(sentence);
+                    lock(&self.inner.backend.status).why = Some(sentence.clone());
+                    *lock(&self.inner.backend.stand_in) = Some(sentence);
                 }
                 Err(ConnectError::Browser(e)) => return Err(e),
             }
@@ -83,7 +83,7 @@ impl Browser {
         // Errands that fell back to Conch's own browser try the chosen one's contexts
         // again on their next call (ERR-21).
         if let Some(errands) = errands
-            && lock(&errands.inner.stand_in).is_some()
+            && lock(&errands.inner.backend.stand_in).is_some()
         {
             Box::pin(errands.shutdown()).await;
             self.aim_errands(&errands);
@@ -104,21 +104,21 @@ impl Browser {
             Some(remote) => {
                 crate::backend::reached::driver_for(remote, Arc::clone(&self.inner.config.probe))
             }
-            None => Arc::clone(&self.inner.local),
+            None => Arc::clone(&self.inner.backend.local),
         };
         // Errands follow the choice (ERR-6, ERR-21): every open one is set aside and
         // comes back, where the new backend has them, when next used.
-        let errands = lock(&self.inner.errands).clone();
+        let errands = lock(&self.inner.errand.errands).clone();
         if let Some(errands) = &errands {
             errands.set_every_errand_aside().await;
             Box::pin(errands.shutdown()).await;
         }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
-        *lock(&self.inner.chosen) = driver;
-        *lock(&self.inner.stand_in) = None;
+        *lock(&self.inner.backend.chosen) = driver;
+        *lock(&self.inner.backend.stand_in) = None;
         {
-            let mut status = lock(&self.inner.status);
+            let mut status = lock(&self.inner.backend.status);
             status.why = None;
             status.state = RunState::Idle;
         }
@@ -137,11 +137,9 @@ impl Browser {
         connected: Connected,
     ) -> Result<(), BrowserError> {
         // Pages of a browser that went away are never handed over.
-        lock(&self.inner.ready).clear();
-        lock(&self.inner.dialogs).clear();
-        lock(&self.inner.parents).clear();
+        self.inner.pages.forget();
         let abilities = driver.abilities();
-        *lock(&self.inner.abilities) = abilities;
+        *lock(&self.inner.backend.abilities) = abilities;
         let connection = connected.connection.clone();
         let heal_connection = connected.connection.clone();
         let browser = connection.browser();
@@ -152,6 +150,7 @@ impl Browser {
         // every target is already auto-attached, held (ERR-21).
         let on_main = driver.on_main();
         self.inner
+            .errand
             .on_main
             .store(on_main, std::sync::atomic::Ordering::SeqCst);
         // In the person's own Chrome nothing but Conch's own pages is attached or
@@ -166,7 +165,7 @@ impl Browser {
             attached,
         ));
         {
-            let mut status = lock(&self.inner.status);
+            let mut status = lock(&self.inner.backend.status);
             if status.launches == 0 {
                 tokio::spawn(idle_ticker(Arc::downgrade(&self.inner)));
             }
@@ -205,17 +204,17 @@ impl Browser {
     /// Connects to the chosen backend; when it can't be reached, launches the local one
     /// and says why in the status (BE-4). Gives the driver that connected.
     async fn reach(&self) -> Result<(Arc<dyn Driver>, Connected), BrowserError> {
-        let chosen = Arc::clone(&lock(&self.inner.chosen));
+        let chosen = Arc::clone(&lock(&self.inner.backend.chosen));
         if let Some(waiting) = chosen.waiting() {
-            lock(&self.inner.status).why = Some(waiting.to_owned());
+            lock(&self.inner.backend.status).why = Some(waiting.to_owned());
         }
         let why = match chosen.connect().await {
             Ok(connected) => {
                 self.record(chosen.backend(), &connected.facts);
-                *lock(&self.inner.stand_in) = None;
+                *lock(&self.inner.backend.stand_in) = None;
                 if chosen.on_main() {
                     // Errands are in the main remote browser again (ERR-21).
-                    *lock(&self.inner.runs_here) = None;
+                    *lock(&self.inner.errand.runs_here) = None;
                 }
                 return Ok((chosen, connected));
             }
@@ -223,7 +222,7 @@ impl Browser {
                 if let BrowserError::Unavailable(sentence)
                 | BrowserError::DownloadFailed(sentence) = &e
                 {
-                    let mut status = lock(&self.inner.status);
+                    let mut status = lock(&self.inner.backend.status);
                     status.state = RunState::Unavailable;
                     status.why = Some(sentence.clone());
                 }
@@ -233,18 +232,18 @@ impl Browser {
         };
         let shown = chosen.shown();
         tracing::warn!(target: "conch_browser", address = %shown, why = %why, "the remote browser can't be reached; using the local one");
-        lock(&self.inner.status).backend = "local";
-        let local = Arc::clone(&self.inner.local);
+        lock(&self.inner.backend.status).backend = "local";
+        let local = Arc::clone(&self.inner.backend.local);
         let connected = match local.connect().await {
             Ok(connected) => connected,
             Err(ConnectError::Browser(
                 e @ (BrowserError::Unavailable(_) | BrowserError::DownloadFailed(_)),
             )) => {
                 let sentence = format!("Conch couldn't reach {shown} ({why}). {e}");
-                let mut status = lock(&self.inner.status);
+                let mut status = lock(&self.inner.backend.status);
                 status.state = RunState::Unavailable;
                 status.why = Some(sentence.clone());
-                *lock(&self.inner.stand_in) = Some(sentence.clone());
+                *lock(&self.inner.backend.stand_in) = Some(sentence.clone());
                 // A failed download keeps its kind: the person is offered Try again.
                 return Err(match e {
                     BrowserError::DownloadFailed(_) => BrowserError::DownloadFailed(sentence),
@@ -259,20 +258,20 @@ impl Browser {
             // Beside a remote browser that gives no context for them, errands run in
             // Conch's own browser here, and Health says so once (ERR-21).
             let sentence = super::beside::errands_run_here(&why);
-            *lock(&self.inner.runs_here) = Some(sentence.clone());
-            *lock(&self.inner.stand_in) = Some(sentence);
+            *lock(&self.inner.errand.runs_here) = Some(sentence.clone());
+            *lock(&self.inner.backend.stand_in) = Some(sentence);
             return Ok((local, connected));
         }
         let sentence =
             format!("Conch couldn't reach {shown} ({why}), so it uses its own local browser.");
-        lock(&self.inner.status).why = Some(sentence.clone());
-        *lock(&self.inner.stand_in) = Some(sentence);
+        lock(&self.inner.backend.status).why = Some(sentence.clone());
+        *lock(&self.inner.backend.stand_in) = Some(sentence);
         Ok((local, connected))
     }
 
     /// Records in the status which backend and browser run, and why.
     fn record(&self, backend: Backend, facts: &Facts) {
-        let mut status = lock(&self.inner.status);
+        let mut status = lock(&self.inner.backend.status);
         status.backend = backend.as_str();
         status.browser = Some(facts.browser.clone());
         status.version = Some(facts.version.clone());
@@ -298,7 +297,7 @@ async fn heal_when_watched(inner: Weak<Inner>, connection: Connection, generatio
         }
         let open: Vec<String> = state.contexts.keys().cloned().collect();
         refresh_running(&browser.inner, &mut state);
-        let wheels = lock(&browser.inner.wheels);
+        let wheels = lock(&browser.inner.talks.wheels);
         open.into_iter()
             .filter(|id| wheels.get(id).is_some_and(|w| w.watched()))
             .collect()

@@ -35,7 +35,7 @@ impl Browser {
     pub(super) async fn renew_cloud_session(&self) {
         // Every conversation's turn is held meanwhile, so no call is cut off and none
         // starts until the successor is there.
-        let turns: Vec<Arc<Mutex<()>>> = lock(&self.inner.conversation_locks)
+        let turns: Vec<Arc<Mutex<()>>> = lock(&self.inner.talks.conversation_locks)
             .values()
             .cloned()
             .collect();
@@ -66,7 +66,7 @@ impl Browser {
                 Vec::new()
             }
         };
-        let chosen = Arc::clone(&lock(&self.inner.chosen));
+        let chosen = Arc::clone(&lock(&self.inner.backend.chosen));
         chosen.carry_cookies(cookies);
         tracing::info!(target: "conch_browser", "the cloud session ends soon: renewing it");
         let last_activity = state.last_activity;

@@ -100,7 +100,7 @@ impl Browser {
                 Err(e) => StepOutcome::Failed(e.to_string()),
             },
         });
-        let stand_in = lock(&self.inner.stand_in).clone();
+        let stand_in = lock(&self.inner.backend.stand_in).clone();
         steps.push(RepairStep {
             id: "fallback-or-download",
             outcome: match (&stand_in, &status.download, &status.why) {
@@ -117,13 +117,13 @@ impl Browser {
             outcome: match stand_in {
                 None => StepOutcome::Skipped(format!(
                     "The chosen browser ({}) is the one in use.",
-                    lock(&self.inner.chosen).backend()
+                    lock(&self.inner.backend.chosen).backend()
                 )),
                 Some(_) => match self.repair().await {
-                    Ok(_) => match lock(&self.inner.stand_in).clone() {
+                    Ok(_) => match lock(&self.inner.backend.stand_in).clone() {
                         None => StepOutcome::Done(format!(
                             "Conch reconnected to the chosen browser ({}).",
-                            lock(&self.inner.chosen).backend()
+                            lock(&self.inner.backend.chosen).backend()
                         )),
                         Some(why) => StepOutcome::Failed(why),
                     },
@@ -153,7 +153,7 @@ impl Browser {
     /// Sets every open errand aside before the repair; the sentence that says how many,
     /// or `None` when no task had a browser open.
     async fn set_errands_aside_for_repair(&self) -> Option<String> {
-        let errands = lock(&self.inner.errands).clone()?;
+        let errands = lock(&self.inner.errand.errands).clone()?;
         let open = errands.inner.state.lock().await.contexts.len();
         errands.set_every_errand_aside().await;
         (open > 0).then(|| {

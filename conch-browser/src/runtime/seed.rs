@@ -15,7 +15,6 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::backend::Backend;
 use crate::store::BrowserSettings;
 
 /// The fields of a cookie `Storage.setCookies` takes, as `Storage.getCookies` gives them.
@@ -43,12 +42,12 @@ pub(super) async fn seed(
     errands: &Session,
     context: &BrowserContextId,
 ) -> Result<usize, BrowserError> {
-    let Some(main) = inner.main.as_ref().and_then(Weak::upgrade) else {
+    let Some(main) = inner.errand.main.as_ref().and_then(Weak::upgrade) else {
         return Ok(0);
     };
     let main = Browser { inner: main };
     // Conch never copies cookies out of the person's own browser (ERR-6).
-    if lock(&main.inner.chosen).backend() == Backend::Chrome {
+    if !lock(&main.inner.backend.chosen).abilities().may_seed {
         return Ok(0);
     }
     let sites = lent_sites(&main);
@@ -62,7 +61,7 @@ pub(super) fn note_lent(inner: &Inner, id: &str, sites: &[conch_policy::Site]) {
     if sites.is_empty() {
         return;
     }
-    lock(&inner.lent)
+    lock(&inner.errand.lent)
         .entry(id.to_owned())
         .or_default()
         .extend(sites.iter().map(|s| s.as_str().to_owned()));
@@ -146,4 +145,29 @@ pub(super) fn cookie_param(cookie: &Value) -> Value {
         param.insert("expires".to_owned(), expires.clone());
     }
     Value::Object(param)
+}
+
+/// Gives a new context of errand `id` the cookies and local storage it had when it was
+/// set aside, or at its last snapshot before a crash (ERR-11, ERR-19).
+pub(super) async fn restore_cookies(
+    inner: &Inner,
+    errands: &Session,
+    id: &str,
+    context: &BrowserContextId,
+) -> Result<(), BrowserError> {
+    super::storage::restore(inner, id, context).await?;
+    let Some(cookies) = lock(&inner.errand.pending).remove(id) else {
+        return Ok(());
+    };
+    let cookies: Vec<Value> = cookies.iter().map(cookie_param).collect();
+    if cookies.is_empty() {
+        return Ok(());
+    }
+    errands
+        .call_raw(
+            "Storage.setCookies",
+            json!({ "cookies": cookies, "browserContextId": context }),
+        )
+        .await?;
+    Ok(())
 }

@@ -31,7 +31,7 @@ use conch_cdp::protocol::target::CreateTarget;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::targets::ready_or_closed;
+use super::state::ready_or_closed;
 use super::*;
 use crate::aside::OriginStorage;
 
@@ -43,43 +43,6 @@ pub(super) const MAX_ORIGINS: usize = 32;
 /// read: the settings page, the status and the checkup all read health, and none of them
 /// should take the sentence from the others.
 pub(super) const REOPENED_SHOWN: Duration = Duration::from_secs(10 * 60);
-
-/// What a browser knows of local storage: the errands' browser of its errands', the
-/// main one of the origins its pages showed.
-#[derive(Debug, Default)]
-pub(super) struct Stores {
-    errands: HashMap<String, Held>,
-    /// The origins the main context's pages stood on in this run (main side only), at
-    /// most [`MAX_SEEN`]: where seeding looks besides cookies and tabs (ERR-3).
-    seen: BTreeSet<String>,
-    /// When an errand last got its snapshot back after a crash (ERR-19), for health.
-    reopened_at: Option<SystemTime>,
-}
-
-/// One errand's local storage, as far as the runtime knows it. Its `Debug` shows counts.
-#[derive(Default)]
-struct Held {
-    /// The origins its pages stood on, or that it was given storage of.
-    origins: BTreeSet<String>,
-    /// Its storage as of its last snapshot (ERR-19).
-    snapshot: Option<Vec<OriginStorage>>,
-    /// What its next context gets: a set-aside's storage on Resume (ERR-11), or its
-    /// snapshot after a crash (ERR-19).
-    pending: Option<Vec<OriginStorage>>,
-    /// Whether `pending` heals a crash: health says so once it is back.
-    healing: bool,
-}
-
-impl std::fmt::Debug for Held {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Held")
-            .field("origins", &self.origins.len())
-            .field("snapshot", &self.snapshot.as_ref().map(Vec::len))
-            .field("pending", &self.pending.as_ref().map(Vec::len))
-            .field("healing", &self.healing)
-            .finish()
-    }
-}
 
 /// The origin of `url` (`https://shop.example`, with a port only when it is not the
 /// scheme's own), when it is a web page's: http or https.
@@ -98,7 +61,7 @@ const MAX_SEEN: usize = 512;
 /// storage is the errand's to keep; in the main one, seeding may look there.
 pub(super) fn saw(inner: &Inner, id: &str, url: &str) {
     let Some(origin) = origin_of(url) else { return };
-    let mut stores = lock(&inner.storage);
+    let mut stores = lock(&inner.errand.storage);
     match inner.side {
         Side::Errands => {
             stores
@@ -118,18 +81,18 @@ pub(super) fn saw(inner: &Inner, id: &str, url: &str) {
 
 /// Forgets what errand `id` held (it closed, ERR-10).
 pub(super) fn forget(inner: &Inner, id: &str) {
-    lock(&inner.storage).errands.remove(id);
+    lock(&inner.errand.storage).errands.remove(id);
 }
 
 /// Forgets what every errand held ("sign out of every site", ERR-8).
 pub(super) fn forget_all(inner: &Inner) {
-    lock(&inner.storage).errands.clear();
+    lock(&inner.errand.storage).errands.clear();
 }
 
 /// The errands' browser crashed: each of `open` comes back with its last snapshot's
 /// storage in its next context, and health says so once it does (ERR-19).
 pub(super) fn crashed<'a>(inner: &Inner, open: impl Iterator<Item = &'a String>) {
-    let mut stores = lock(&inner.storage);
+    let mut stores = lock(&inner.errand.storage);
     for id in open {
         let held = stores.errands.entry(id.clone()).or_default();
         if held.pending.is_none() {
@@ -141,7 +104,7 @@ pub(super) fn crashed<'a>(inner: &Inner, open: impl Iterator<Item = &'a String>)
 
 /// Errand `id` comes back from a set-aside (ERR-11): its next context gets `storage`.
 pub(super) fn resume(inner: &Inner, id: &str, storage: Vec<OriginStorage>) {
-    let mut stores = lock(&inner.storage);
+    let mut stores = lock(&inner.errand.storage);
     let held = stores.errands.entry(id.to_owned()).or_default();
     held.origins
         .extend(storage.iter().map(|s| s.origin.clone()));
@@ -152,7 +115,7 @@ pub(super) fn resume(inner: &Inner, id: &str, storage: Vec<OriginStorage>) {
 /// What errand `id` held as of its last snapshot, or what still waits for its next
 /// context: what a set-aside keeps when its context can't be read.
 pub(super) fn last_known(inner: &Inner, id: &str) -> Vec<OriginStorage> {
-    let stores = lock(&inner.storage);
+    let stores = lock(&inner.errand.storage);
     stores
         .errands
         .get(id)
@@ -163,7 +126,7 @@ pub(super) fn last_known(inner: &Inner, id: &str) -> Vec<OriginStorage> {
 /// Drops the storage of every origin `keeps` refuses from every errand's snapshot and
 /// pending storage (ERR-8).
 pub(super) fn revoke(inner: &Inner, keeps: &dyn Fn(&str) -> bool) {
-    let mut stores = lock(&inner.storage);
+    let mut stores = lock(&inner.errand.storage);
     for held in stores.errands.values_mut() {
         for list in [held.snapshot.as_mut(), held.pending.as_mut()]
             .into_iter()
@@ -201,7 +164,7 @@ pub(super) async fn take_back(
             continue;
         }
         let gone: Vec<OriginStorage> = {
-            let stores = lock(&inner.storage);
+            let stores = lock(&inner.errand.storage);
             stores
                 .errands
                 .get(&id)
@@ -230,7 +193,7 @@ pub(super) async fn take_back(
 /// When an errand last got its snapshot back after a crash, if within
 /// [`REOPENED_SHOWN`] of `now` (ERR-19).
 pub(super) fn reopened_lately(inner: &Inner, now: SystemTime) -> bool {
-    lock(&inner.storage)
+    lock(&inner.errand.storage)
         .reopened_at
         .is_some_and(|at| now.duration_since(at).unwrap_or(Duration::ZERO) < REOPENED_SHOWN)
 }
@@ -248,7 +211,7 @@ pub(super) async fn restore(
     context: &BrowserContextId,
 ) -> Result<(), BrowserError> {
     let (pending, healing) = {
-        let mut stores = lock(&inner.storage);
+        let mut stores = lock(&inner.errand.storage);
         let Some(held) = stores.errands.get_mut(id) else {
             return Ok(());
         };
@@ -260,20 +223,20 @@ pub(super) async fn restore(
     if !pending.is_empty() {
         if let Err(e) = write(inner, Some(context), &pending, true).await {
             // Kept for the next context: the one being made is given up with this error.
-            let mut stores = lock(&inner.storage);
+            let mut stores = lock(&inner.errand.storage);
             let held = stores.errands.entry(id.to_owned()).or_default();
             held.pending.get_or_insert(pending);
             held.healing |= healing;
             return Err(e);
         }
-        let mut stores = lock(&inner.storage);
+        let mut stores = lock(&inner.errand.storage);
         let held = stores.errands.entry(id.to_owned()).or_default();
         held.origins
             .extend(pending.iter().map(|s| s.origin.clone()));
         held.snapshot = Some(pending);
     }
     if healing {
-        lock(&inner.storage).reopened_at = Some(inner.config.clock.now());
+        lock(&inner.errand.storage).reopened_at = Some(inner.config.clock.now());
         tracing::info!(target: "conch_browser", "a task's browser was reopened as it was");
     }
     Ok(())
@@ -295,7 +258,7 @@ pub(super) async fn read_errand(
             .unwrap_or_default()
     };
     let origins: Vec<String> = {
-        let mut stores = lock(&inner.storage);
+        let mut stores = lock(&inner.errand.storage);
         let held = stores.errands.entry(id.to_owned()).or_default();
         held.origins
             .extend(tabs.iter().filter_map(|t| origin_of(t)));
@@ -309,7 +272,7 @@ pub(super) async fn read_errand(
 pub(super) async fn snapshot(inner: &Inner, id: &str, context: &BrowserContextId) {
     match read_errand(inner, id, context).await {
         Ok(storage) => {
-            if let Some(held) = lock(&inner.storage).errands.get_mut(id) {
+            if let Some(held) = lock(&inner.errand.storage).errands.get_mut(id) {
                 held.snapshot = Some(storage);
             }
         }
@@ -344,14 +307,14 @@ pub(super) async fn copy_sites(
             .flat_map(|c| c.tabs.iter().map(|t| t.url.clone()))
             .collect()
     };
-    tabs.extend(lock(&main.inner.storage).seen.iter().cloned());
+    tabs.extend(lock(&main.inner.errand.storage).seen.iter().cloned());
     let origins = seed_origins(jar, &tabs, sites);
     let storage = read(&main.inner, None, &origins).await?;
     if storage.is_empty() {
         return Ok(0);
     }
     write(into, Some(context), &storage, false).await?;
-    let mut stores = lock(&into.storage);
+    let mut stores = lock(&into.errand.storage);
     let held = stores.errands.entry(id.to_owned()).or_default();
     held.origins
         .extend(storage.iter().map(|s| s.origin.clone()));
@@ -420,7 +383,7 @@ async fn open_blank(
     inner: &Inner,
     context: Option<&BrowserContextId>,
 ) -> Result<Blank, BrowserError> {
-    if !lock(&inner.abilities).discovers_targets {
+    if !inner.backend.abilities().discovers_targets {
         // The person's own Chrome: nothing is read or written there (ERR-6).
         return Err(BrowserError::NotRunning);
     }
@@ -439,8 +402,8 @@ async fn open_blank(
         .await?;
     let session = ready_or_closed(inner, &browser, created.target_id.clone()).await?;
     if let Some(id) = session.id() {
-        inner.rules.stand_blank(id);
-        inner.remote_rules.stand_blank(id);
+        inner.backend.rules.stand_blank(id);
+        inner.backend.remote_rules.stand_blank(id);
     }
     Ok(Blank {
         session,
@@ -488,8 +451,8 @@ impl Blank {
     /// Closes the page and takes its mark out of the guard.
     async fn close(self, inner: &Inner) {
         if let Some(id) = self.session.id() {
-            inner.rules.forget_blank(id);
-            inner.remote_rules.forget_blank(id);
+            inner.backend.rules.forget_blank(id);
+            inner.backend.remote_rules.forget_blank(id);
         }
         let _ = self
             .browser

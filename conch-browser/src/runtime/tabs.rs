@@ -15,15 +15,14 @@ use conch_cdp::protocol::target::{
     GetTargets, TargetInfo,
 };
 use conch_cdp::{Session, SessionId};
-use conch_policy::TabUse;
-use tokio::sync::Mutex;
 
 use super::navigate::wait_until_loaded;
-use super::targets::ready_or_closed;
+use super::seed::restore_cookies;
+use super::state::{close_tab, forget_tab, ready_or_closed, session_of, touch};
 use super::*;
 use crate::error::BrowserError;
 use crate::guard::Blocked;
-use crate::store::{ConversationTabs, SavedTab};
+use crate::store::SavedTab;
 use crate::wheel::Wheel;
 
 /// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
@@ -48,7 +47,7 @@ async fn create_page(
     let viewport = conch_policy::DEFAULT_VIEWPORT;
     // In the person's own Chrome nothing is auto-attached: the page is made blank,
     // attached by name, ruled, and only then sent to `url` (BE-13, NET-9).
-    let own = !lock(&inner.abilities).discovers_targets;
+    let own = !inner.backend.abilities().discovers_targets;
     // A task's page opens in its errand's own context (ERR-1).
     let context = match inner.side {
         Side::Errands => Some(errand_context(inner, conversation, generation).await?),
@@ -119,9 +118,10 @@ pub(super) async fn errand_context(
     };
     // A remote browser can't reach the guard's proxy here: its errands have the CDP-only
     // guard, as its main context has (ERR-22).
-    let proxied = lock(&inner.abilities).guard == guard::GuardMode::Proxy;
+    let proxied = inner.backend.abilities().guard == guard::GuardMode::Proxy;
     let proxy = if proxied {
         inner
+            .backend
             .guard
             .lock()
             .await
@@ -137,21 +137,21 @@ pub(super) async fn errand_context(
             proxy_bypass_list: proxy.map(|_| "<-loopback>".to_owned()),
         })
         .await?;
-    if inner.on_main.load(std::sync::atomic::Ordering::SeqCst) {
+    if inner
+        .errand
+        .on_main
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
         // Its targets are the errands' watcher's, not the main browser's (ERR-21).
-        lock(&inner.borrowed).insert(made.browser_context_id.clone());
+        lock(&inner.errand.borrowed).insert(made.browser_context_id.clone());
     }
     // Signed in only where the person always allows, before its first page (ERR-3), then
     // given back what it held if it was set aside (ERR-11).
-    let seeded = match super::seed::seed(inner, conversation, &browser, &made.browser_context_id)
-        .await
-    {
-        Ok(_) => {
-            super::aside::restore_cookies(inner, &browser, conversation, &made.browser_context_id)
-                .await
-        }
-        Err(e) => Err(e),
-    };
+    let seeded =
+        match super::seed::seed(inner, conversation, &browser, &made.browser_context_id).await {
+            Ok(_) => restore_cookies(inner, &browser, conversation, &made.browser_context_id).await,
+            Err(e) => Err(e),
+        };
     if let Err(e) = seeded {
         let _ = browser
             .call(&DisposeBrowserContext {
@@ -181,79 +181,6 @@ pub(super) async fn errand_context(
     Ok(context)
 }
 
-pub(super) fn touch(state: &mut State, conversation: &str, tab: &str) {
-    state.use_counter += 1;
-    let counter = state.use_counter;
-    if let Some(saved) = state.tabs.conversation_mut(conversation).tab_mut(tab) {
-        saved.last_used = counter;
-    }
-}
-
-/// Removes `tab` from the saved tabs; if it was active, its opener comes back to the
-/// front (TAB-6), else the tab used most recently.
-fn forget_tab(tabs: &mut ConversationTabs, tab: &str) {
-    let opener = tabs.tab(tab).and_then(|t| t.opener.clone());
-    tabs.tabs.retain(|t| t.id != tab);
-    if tabs.active.as_deref() == Some(tab) {
-        tabs.active = opener.filter(|o| tabs.tab(o).is_some()).or_else(|| {
-            tabs.tabs
-                .iter()
-                .max_by_key(|t| t.last_used)
-                .map(|t| t.id.clone())
-        });
-    }
-}
-
-/// Closes `conversation`'s tab `tab`: its page, and its place in the saved tabs.
-pub(super) async fn close_tab(
-    state: &mut State,
-    conversation: &str,
-    tab: &str,
-) -> Result<(), BrowserError> {
-    forget_tab(state.tabs.conversation_mut(conversation), tab);
-    if let Some(running) = state.running.as_mut() {
-        let target = running
-            .pages
-            .iter()
-            .find(|(_, p)| p.conversation == conversation && p.tab == tab)
-            .map(|(id, _)| id.clone());
-        if let Some(target) = target {
-            // Forgotten first, so the watcher does not report the close as the page's.
-            if let Some(page) = running.pages.remove(&target) {
-                crate::page::forget_session(&page.session);
-            }
-            running
-                .connection
-                .browser()
-                .call(&CloseTarget { target_id: target })
-                .await?;
-        }
-    }
-    Ok(())
-}
-
-/// The tab a popup pushes out of a full conversation (TAB-5): conch-policy's choice, the
-/// tab unused longest.
-pub(super) fn tab_to_close_for_popup(tabs: &ConversationTabs) -> Option<String> {
-    let uses: Vec<TabUse> = tabs
-        .tabs
-        .iter()
-        .map(|t| TabUse {
-            id: t.id.clone(),
-            last_used: t.last_used,
-        })
-        .collect();
-    conch_policy::tab_to_close_for_popup(&uses).map(|t| t.id.clone())
-}
-
-/// One conversation's view of the browser: its own tabs, its calls one at a time.
-#[derive(Debug, Clone)]
-pub struct Conversation {
-    pub(super) browser: Browser,
-    pub(super) id: String,
-    pub(super) lock: Arc<Mutex<()>>,
-}
-
 impl Conversation {
     /// The conversation's id.
     pub fn id(&self) -> &str {
@@ -273,7 +200,7 @@ impl Conversation {
         if self.browser.inner.side != Side::Errands {
             return None;
         }
-        let sites = lock(&self.browser.inner.lent)
+        let sites = lock(&self.browser.inner.errand.lent)
             .get(&self.id)
             .map(|sites| sites.iter().cloned().collect())
             .unwrap_or_default();
@@ -282,10 +209,11 @@ impl Conversation {
         let own_chrome = self
             .browser
             .inner
+            .errand
             .main
             .as_ref()
             .and_then(Weak::upgrade)
-            .is_some_and(|main| lock(&main.chosen).backend() == crate::backend::Backend::Chrome);
+            .is_some_and(|main| lock(&main.backend.chosen).abilities().persons_browser);
         Some(crate::protocol::BrowserSession {
             reason: match super::own::reason(&self.browser, &self.id) {
                 "task" if own_chrome => "ownChrome",
@@ -514,7 +442,7 @@ impl Conversation {
     /// Where the guard's log stands now: give it to [`Conversation::blocked_since`] after
     /// a step (NET-10).
     pub fn blocked_cursor(&self) -> u64 {
-        self.browser.inner.guard_log.cursor()
+        self.browser.inner.backend.guard_log.cursor()
     }
 
     /// The requests the guard refused after `cursor` that this conversation's own tabs
@@ -522,7 +450,11 @@ impl Conversation {
     /// issue 12). Waits a moment for the pages to hear of the proxy's refusals.
     pub async fn blocked_since(&self, cursor: u64) -> Vec<Blocked> {
         let inner = &self.browser.inner;
-        inner.guard_log.claims_settled(cursor, CLAIMS_WAIT).await;
+        inner
+            .backend
+            .guard_log
+            .claims_settled(cursor, CLAIMS_WAIT)
+            .await;
         let tabs: std::collections::HashSet<SessionId> = {
             let state = inner.state.lock().await;
             state
@@ -537,7 +469,7 @@ impl Conversation {
                 })
                 .unwrap_or_default()
         };
-        whose(inner, inner.guard_log.since(cursor), &tabs)
+        whose(inner, inner.backend.guard_log.since(cursor), &tabs)
     }
 
     /// Notes that came up since the last call ("That opened a new tab, t2"), taken once.
@@ -591,7 +523,9 @@ impl Conversation {
     /// tabs (your own Chrome, where Conch makes no context): download rules set there
     /// would govern the person's downloads too (DL-5, issue 29).
     pub fn shares_context_with_person(&self) -> bool {
-        lock(&self.browser.inner.chosen).backend() == crate::backend::Backend::Chrome
+        lock(&self.browser.inner.backend.chosen)
+            .abilities()
+            .shares_context_with_person
     }
 
     /// How many times this conversation's browser has launched (a watch set on one launch
@@ -798,15 +732,6 @@ pub(super) fn reopen(conv: Conversation) -> futures_util::future::BoxFuture<'sta
         if let Err(e) = conv.tabs().await {
             tracing::warn!(target: "conch_browser", error = %e, "a watched errand could not be reopened");
         }
-    })
-}
-
-pub(super) fn session_of(state: &State, conversation: &str, tab: &str) -> Option<Session> {
-    state.running.as_ref().and_then(|r| {
-        r.pages
-            .values()
-            .find(|p| p.conversation == conversation && p.tab == tab)
-            .map(|p| p.session.clone())
     })
 }
 

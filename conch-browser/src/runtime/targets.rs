@@ -6,9 +6,8 @@
 //!
 //! Deliberately absent: choosing which tab a popup pushes out (conch-policy's).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use conch_cdp::protocol::TargetId;
 use conch_cdp::protocol::emulation::{SetDeviceMetricsOverride, SetFocusEmulationEnabled};
@@ -18,105 +17,17 @@ use conch_cdp::{AttachedTarget, AttachedTargets, Connection, Session};
 use futures_util::StreamExt;
 use serde::Deserialize;
 
-use super::tabs::{close_tab, tab_to_close_for_popup, touch};
+use super::state::{close_tab, tab_to_close_for_popup, touch};
 use super::*;
 use crate::guard::rules::After;
 use crate::guard::{self};
 use crate::page::dialog::{self};
 use crate::store::SavedTab;
 
-/// Pages attached, ruled and resumed, waiting for the `create_page` that made them.
-#[derive(Debug, Default)]
-pub(super) struct Ready {
-    /// Each with when it was filed.
-    pages: HashMap<TargetId, (Session, Instant)>,
-    /// Pages whose `create_page` gave up waiting (and closed them), and since when: one
-    /// that attaches after all is dropped, not kept until the next launch (issue 12).
-    abandoned: HashMap<TargetId, Instant>,
-}
-
-/// How long a page given up on is remembered, should it attach after all.
-const ABANDONED_KEPT: Duration = Duration::from_secs(120);
-
-impl Ready {
-    pub(super) fn clear(&mut self) {
-        self.pages.clear();
-        self.abandoned.clear();
-    }
-
-    /// Files a page for its `create_page`; gives it back when that one gave up on it.
-    /// Pages filed longer than `unclaimed_after` ago that nobody took (the browser's own
-    /// first tab, or one whose creator failed) are dropped: no creator waits that long.
-    fn file(
-        &mut self,
-        target: TargetId,
-        session: Session,
-        unclaimed_after: Duration,
-    ) -> Option<Session> {
-        self.abandoned
-            .retain(|_, since| since.elapsed() < ABANDONED_KEPT);
-        self.pages
-            .retain(|_, (_, filed)| filed.elapsed() < unclaimed_after);
-        if self.abandoned.remove(&target).is_some() {
-            return Some(session);
-        }
-        self.pages.insert(target, (session, Instant::now()));
-        None
-    }
-
-    /// The page `target`, for the `create_page` that made it.
-    fn take(&mut self, target: &TargetId) -> Option<Session> {
-        self.pages.remove(target).map(|(session, _)| session)
-    }
-
-    /// `create_page` gives up on `target`: whether it was filed meanwhile or comes later,
-    /// it is not kept.
-    pub(super) fn abandon(&mut self, target: &TargetId) {
-        if self.pages.remove(target).is_none() {
-            self.abandoned.insert(target.clone(), Instant::now());
-        }
-    }
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TargetInfoChanged {
     target_info: TargetInfo,
-}
-
-/// The page `target` that Conch just created through `browser`, once the watcher hands it
-/// over attached and ruled ([`take_ready`]). Never left behind: a page nobody files would
-/// live on unseen, and one handed over late is dropped (issue 12); so a page not ready in
-/// time is abandoned and closed, and the creation fails with `PageNotReady`.
-pub(super) async fn ready_or_closed(
-    inner: &Inner,
-    browser: &Session,
-    target: TargetId,
-) -> Result<Session, BrowserError> {
-    if let Some(session) = take_ready(inner, &target).await {
-        return Ok(session);
-    }
-    lock(&inner.ready).abandon(&target);
-    let _ = browser.call(&CloseTarget { target_id: target }).await;
-    Err(BrowserError::PageNotReady {
-        seconds: inner.config.attach_timeout.as_secs().max(1),
-    })
-}
-
-/// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
-pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
-    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
-    loop {
-        let notified = inner.ready_changed.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        if let Some(session) = lock(&inner.ready).take(target) {
-            return Some(session);
-        }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            return None;
-        }
-    }
 }
 
 /// Follows the browser's targets: every attached target gets the guard's rules before it
@@ -153,7 +64,7 @@ pub(super) async fn watch_targets(
                 let Some(event) = event else { break };
                 let Ok(event) = event.parse::<TargetDestroyed>() else { continue };
                 let Some(inner) = inner.upgrade() else { return };
-                if !lock(&inner.abilities).discovers_targets {
+                if !inner.backend.abilities().discovers_targets {
                     page_destroyed(&inner, &event.target_id).await;
                 }
             }
@@ -209,10 +120,10 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     if !ours(&inner, &target.target_info) {
         return;
     }
-    let abilities = *lock(&inner.abilities);
+    let abilities = inner.backend.abilities();
     let rules = match abilities.guard {
-        guard::GuardMode::CdpOnly => &inner.remote_rules,
-        guard::GuardMode::Proxy => &inner.rules,
+        guard::GuardMode::CdpOnly => &inner.backend.remote_rules,
+        guard::GuardMode::Proxy => &inner.backend.rules,
     };
     let after = guard::rules::install(&target, rules).await;
     if after == After::Refuse {
@@ -238,9 +149,9 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     }
     if network && let Some(id) = target.session.id().cloned() {
         if let Some(parent) = target.parent.clone() {
-            lock(&inner.parents).insert(id.clone(), parent);
+            lock(&inner.pages.parents).insert(id.clone(), parent);
         }
-        let claims = guard::claims::watch(&target.session, Arc::clone(&inner.guard_log));
+        let claims = guard::claims::watch(&target.session, Arc::clone(&inner.backend.guard_log));
         let weak = Arc::downgrade(&inner);
         let frame_id = frame.then(|| (info.target_id.clone(), target.session.clone()));
         tokio::spawn(async move {
@@ -250,7 +161,7 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
                 crate::page::frame_detached(frame_id.as_str(), &session);
             }
             if let Some(inner) = weak.upgrade() {
-                lock(&inner.parents).remove(&id);
+                lock(&inner.pages.parents).remove(&id);
             }
         });
     }
@@ -276,7 +187,7 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         );
         match watch {
             Ok(watch) => {
-                let mut dialogs = lock(&inner.dialogs);
+                let mut dialogs = lock(&inner.pages.dialogs);
                 dialogs.retain(|_, w| w.is_watching());
                 dialogs.insert(info.target_id.clone(), watch);
             }
@@ -305,7 +216,7 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         }
         // A creator waits at most the attach timeout from its CreateTarget's answer.
         let unclaimed_after = inner.config.attach_timeout * 2 + Duration::from_secs(5);
-        let late = lock(&inner.ready).file(
+        let late = lock(&inner.pages.ready).file(
             info.target_id.clone(),
             target.session.clone(),
             unclaimed_after,
@@ -318,7 +229,7 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
             let _ = target.session.connection().browser().call(&close).await;
             return;
         }
-        inner.ready_changed.notify_waiters();
+        inner.pages.ready_changed.notify_waiters();
     }
 }
 
@@ -329,10 +240,16 @@ fn ours(inner: &Inner, info: &TargetInfo) -> bool {
     let borrowed = info
         .browser_context_id
         .as_ref()
-        .is_some_and(|context| lock(&inner.borrowed).contains(context));
+        .is_some_and(|context| lock(&inner.errand.borrowed).contains(context));
     match inner.side {
         Side::Main => !borrowed,
-        Side::Errands => borrowed || !inner.on_main.load(std::sync::atomic::Ordering::SeqCst),
+        Side::Errands => {
+            borrowed
+                || !inner
+                    .errand
+                    .on_main
+                    .load(std::sync::atomic::Ordering::SeqCst)
+        }
     }
 }
 
@@ -412,7 +329,7 @@ async fn popup_created(inner: &Inner, target: &AttachedTarget) {
 }
 
 async fn page_destroyed(inner: &Inner, target: &TargetId) {
-    lock(&inner.dialogs).remove(target);
+    lock(&inner.pages.dialogs).remove(target);
     let mut state = inner.state.lock().await;
     let Some(page) = state.running.as_mut().and_then(|r| r.pages.remove(target)) else {
         return;
@@ -481,7 +398,7 @@ const SNAPSHOT_AFTER: Duration = Duration::from_secs(3);
 /// now, debounced: a later load in the meantime moves the snapshot on (ERR-19).
 fn snapshot_soon(inner: &Arc<Inner>, conversation: &str) {
     let due = {
-        let mut due = lock(&inner.snapshot_due);
+        let mut due = lock(&inner.errand.snapshot_due);
         let count = due.entry(conversation.to_owned()).or_insert(0);
         *count += 1;
         *count
@@ -491,7 +408,7 @@ fn snapshot_soon(inner: &Arc<Inner>, conversation: &str) {
     tokio::spawn(async move {
         tokio::time::sleep(SNAPSHOT_AFTER).await;
         let Some(inner) = weak.upgrade() else { return };
-        if lock(&inner.snapshot_due).get(&conversation) != Some(&due) {
+        if lock(&inner.errand.snapshot_due).get(&conversation) != Some(&due) {
             return;
         }
         Browser { inner }.snapshot_errand(&conversation).await;
@@ -546,9 +463,10 @@ mod tests {
         assert!(ours(&main.inner, &chat) && ours(&errands.inner, &chat));
         errands
             .inner
+            .errand
             .on_main
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        lock(&errands.inner.borrowed).insert("E1".into());
+        lock(&errands.inner.errand.borrowed).insert("E1".into());
         assert!(
             !ours(&main.inner, &errand),
             "the main watcher rules an errand's page"
@@ -574,7 +492,11 @@ mod tests {
         let browser = Browser::new(config);
         browser.ensure_running().await.unwrap();
         let filed = || {
-            let mut ids: Vec<TargetId> = lock(&browser.inner.ready).pages.keys().cloned().collect();
+            let mut ids: Vec<TargetId> = lock(&browser.inner.pages.ready)
+                .pages
+                .keys()
+                .cloned()
+                .collect();
             ids.sort_by(|a, b| a.0.cmp(&b.0));
             ids
         };
@@ -607,7 +529,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert_eq!(filed(), first, "the late page is kept");
-        assert!(lock(&browser.inner.ready).abandoned.is_empty());
+        assert!(lock(&browser.inner.pages.ready).abandoned.is_empty());
         assert_eq!(pages(&browser).await, before, "the late page is left open");
         assert!(chat.tabs().await.unwrap().is_empty());
         browser.shutdown().await;
