@@ -198,8 +198,11 @@ export class LiveView {
     }
   }
 
-  /** Who drives, and the handoff waiting for the person (HAND-5). */
-  status({ driver, handoff }) {
+  /**
+   * Who drives, the handoff waiting for the person (HAND-5), and whether the turn runs:
+   * Stop shows only while an agent's call is in flight or a handoff waits (LIVE-14).
+   */
+  status({ driver, handoff, running }) {
     this.driver = driver === 'person' ? 'person' : 'agent';
     const person = this.driver === 'person';
     byId('driver').textContent = person ? 'You have the wheel' : 'The agent has the wheel';
@@ -207,6 +210,10 @@ export class LiveView {
     show(byId('handback'), person && !handoff);
     show(byId('handoff'), Boolean(handoff));
     byId('handoff-reason').textContent = handoff || '';
+    const stop = byId('stop');
+    const hadFocus = document.activeElement === stop;
+    show(stop, Boolean(running || handoff));
+    if (hadFocus && stop.hidden) this.canvas.focus();
     if (person) show(this.cursor, false);
   }
 

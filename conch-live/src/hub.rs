@@ -314,6 +314,7 @@ fn status_of(state: &WheelState) -> Event {
         }
         .to_owned(),
         handoff: state.handoff.clone(),
+        running: state.calls > 0 || state.handoff.is_some(),
     }
 }
 

@@ -636,6 +636,49 @@ async fn live_14_stop_ends_the_agents_call() {
     session.finish().await;
 }
 
+/// LIVE-14, LIVE-10 (issue 28): Stop shows only while a turn runs: hidden while the
+/// agent has no call in flight, shown while one runs, hidden again once it ended; no
+/// axe-core violation either way.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_14_stop_shows_only_while_a_turn_runs() {
+    let (_pages, mut session, _page) = Session::watching("basic.html", &[]).await;
+    let stop_hidden = "document.getElementById('stop').hidden";
+    session
+        .wait_until(stop_hidden, "Stop hidden with no call in flight")
+        .await;
+    session
+        .person
+        .assert_accessible("with no turn running")
+        .await;
+    let waiting = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
+        )
+        .await;
+    session
+        .wait_until(
+            "!document.getElementById('stop').hidden && document.getElementById('stop').offsetWidth > 0",
+            "Stop shown while the agent's call runs",
+        )
+        .await;
+    session.person.assert_accessible("while a turn runs").await;
+    session.click("#stop").await;
+    let answer = session.answer_to(waiting).await;
+    assert!(answer.to_string().contains("pressed Stop"), "{answer}");
+    session
+        .wait_until(stop_hidden, "Stop hidden once the call ended")
+        .await;
+    // A quick call shows Stop while it runs and leaves it hidden after.
+    let (read, error) = session.agent.call("browser_read", json!({})).await;
+    assert!(!error, "{read}");
+    session
+        .wait_until(stop_hidden, "Stop hidden after a finished call")
+        .await;
+    session.finish().await;
+}
+
 /// LIVE-17, LIVE-10: `?browser=1` shows the browser in front, with no choosing from the
 /// list, with or without naming the conversation.
 #[tokio::test(flavor = "multi_thread")]
@@ -872,8 +915,22 @@ async fn hand_3_a_sign_in_handoff_ends_by_itself_after_the_person_signs_in_throu
 /// brings the focus back to the panel, where Enter takes over and, later, hands back.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
-    let (_pages, session, _page) = Session::watching("live.html", &[]).await;
+    let (_pages, mut session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
+    // Stop shows only while a turn runs (issue 28): the agent waits meanwhile.
+    session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 60 } }),
+        )
+        .await;
+    session
+        .wait_until(
+            "!document.getElementById('stop').hidden",
+            "Stop shown while the agent's call runs",
+        )
+        .await;
     let mut reached = Vec::new();
     for _ in 0..30 {
         session.press(&[Key::Tab]).await;

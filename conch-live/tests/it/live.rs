@@ -172,7 +172,9 @@ async fn live_1_a_watcher_first_hears_who_drives_and_the_tabs() {
     let _chat = lab.open("first", "live.html").await;
     let (mut feed, _) = lab.hub.join("first");
     match feed.next().await {
-        Some(Outgoing::Event(Event::Status { driver, handoff })) => {
+        Some(Outgoing::Event(Event::Status {
+            driver, handoff, ..
+        })) => {
             assert_eq!((driver.as_str(), handoff), ("agent", None));
         }
         other => panic!("not the status first: {other:?}"),
