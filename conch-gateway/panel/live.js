@@ -6,7 +6,7 @@
 import { byId, el, show, toast } from './view.js';
 import { Cards } from './cards.js';
 import { Input } from './input.js';
-import { authorized, socket as liveSocket } from './session.js';
+import { authorized, sessionKnown, socket as liveSocket } from './session.js';
 
 const STEPS_KEPT = 30;
 
@@ -77,9 +77,14 @@ export class LiveView {
         this.frameArrived(message.data);
       }
     });
-    socket.addEventListener('close', () => {
+    socket.addEventListener('close', async () => {
       if (this.socket !== socket) return;
       byId('connection').textContent = 'Not connected: trying again…';
+      // A session the gateway no longer knows (it restarted) is not retried: the page
+      // goes to the sign-in page instead (issue 28).
+      const known = await sessionKnown();
+      if (known === false) return;
+      if (known === null) byId('connection').textContent = 'The gateway is not answering: trying again…';
       setTimeout(() => this.connect(), this.retry);
       this.retry = Math.min(this.retry * 2, 10000);
     });

@@ -34,6 +34,45 @@ pub(crate) struct Session {
     pub(crate) home: tempfile::TempDir,
 }
 
+/// Starts `mcp --allow-localhost` with `args` (and `--panel-port 0` unless `args` name a
+/// port) on `home` with `env` set; gives the agent's client, the sign-in link printed at
+/// start, and the rest of standard error line by line.
+pub(crate) async fn launch(
+    home: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (StdioClient, String, mpsc::UnboundedReceiver<String>) {
+    let mut all = vec!["mcp", "--allow-localhost"];
+    if !args.contains(&"--panel-port") {
+        all.extend_from_slice(&["--panel-port", "0"]);
+    }
+    all.extend_from_slice(args);
+    let mut command = gateway(home, &all);
+    command.envs(env.iter().copied());
+    let mut agent = StdioClient::start(command).await;
+    let pipe = agent.child.stderr.take().expect("stderr is piped");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (rest, stderr) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(pipe).lines();
+        let mut tx = Some(tx);
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(link) = line.split("watch and take over at ").nth(1)
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(link.to_owned());
+            } else {
+                let _ = rest.send(line);
+            }
+        }
+    });
+    let link = tokio::time::timeout(Duration::from_secs(60), rx.recv())
+        .await
+        .expect("the sign-in link within 60 s")
+        .expect("the gateway prints its sign-in link");
+    (agent, link, stderr)
+}
+
 impl Session {
     /// A fixture server, and a gateway started with `args` whose agent opened `file`,
     /// watched from a signed-in panel; gives the open's result too.
@@ -50,7 +89,7 @@ impl Session {
         (pages, session, page)
     }
 
-    /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, reads the sign-in link
+    /// Starts `mcp --panel-port 0 --allow-localhost` with `args` (see [`launch`]), reads the sign-in link
     /// from standard error, and opens the person's browser (not yet signed in).
     pub(crate) async fn start(args: &[&str]) -> Session {
         Session::start_in(tempfile::tempdir().expect("a temp home"), args).await
@@ -67,31 +106,8 @@ impl Session {
         args: &[&str],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Session {
-        let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
-        all.extend_from_slice(args);
-        let mut command = gateway(home.path(), &all);
-        command.envs(env.iter().copied());
-        let (mut agent, person) = tokio::join!(StdioClient::start(command), Person::start());
-        let pipe = agent.child.stderr.take().expect("stderr is piped");
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let (rest, stderr) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(pipe).lines();
-            let mut tx = Some(tx);
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(link) = line.split("watch and take over at ").nth(1)
-                    && let Some(tx) = tx.take()
-                {
-                    let _ = tx.send(link.to_owned());
-                } else {
-                    let _ = rest.send(line);
-                }
-            }
-        });
-        let link = tokio::time::timeout(Duration::from_secs(60), rx.recv())
-            .await
-            .expect("the sign-in link within 60 s")
-            .expect("the gateway prints its sign-in link");
+        let ((agent, link, stderr), person) =
+            tokio::join!(launch(home.path(), args, env), Person::start());
         let door = link
             .split("/signin?code=")
             .next()
