@@ -5,6 +5,7 @@ mod backend;
 mod http;
 mod live;
 mod panel_browser;
+mod panel_cards;
 mod panel_page;
 mod panel_restart;
 mod panel_session;

@@ -241,7 +241,7 @@ impl Session {
 
     /// Clicks the button whose words are `label` inside the card of `#cards` whose text
     /// holds `card_text`.
-    async fn answer_card(&self, card_text: &str, label: &str) {
+    pub(crate) async fn answer_card(&self, card_text: &str, label: &str) {
         let xpath = format!(
             "//div[@id='cards']//section[contains(., '{card_text}')]//button[normalize-space()='{label}']"
         );
