@@ -10,6 +10,14 @@ import { authorized, sessionKnown, socket as liveSocket } from './session.js';
 
 const STEPS_KEPT = 30;
 
+/**
+ * Puts `text` in `node`, part of a polite live region, only when it changed, so a screen
+ * reader hears each change once (the tabs arrive again and again unchanged).
+ */
+function say(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
 export class LiveView {
   /** `onQuestions(count)` hears how many questions wait in this conversation. */
   constructor(conversation, { onQuestions } = {}) {
@@ -241,6 +249,18 @@ export class LiveView {
     );
     const active = list.find((tab) => tab.active);
     document.title = active?.title ? `${active.title} · Conch` : 'Conch';
+    let page = 'No page is open.';
+    if (active?.url) page = active.title ? `The page “${active.title}”, at ${active.url}.` : `The page at ${active.url}.`;
+    say(byId('live-page'), page);
+  }
+
+  /**
+   * The agent's last caption: shown under the view, and said in the live view's text
+   * alternative (issue 28).
+   */
+  captioned(caption) {
+    this.caption.textContent = caption;
+    say(byId('live-doing'), `The agent: ${caption}`);
   }
 
   /**
@@ -319,7 +339,7 @@ export class LiveView {
 
   /** The agent's pointer (LIVE-5): drawn at its viewport point, with its caption. */
   agentCursor({ x, y, kind, caption }) {
-    if (caption) this.caption.textContent = caption;
+    if (caption) this.captioned(caption);
     const { bitmap, frame } = this;
     if (!bitmap || !frame.w || this.driver === 'person') return;
     this.cursor.style.left = `${frame.x + (x / bitmap.width) * frame.w}px`;
@@ -356,7 +376,7 @@ export class LiveView {
       ),
     );
     while (list.childElementCount > STEPS_KEPT) list.lastElementChild.remove();
-    this.caption.textContent = step.caption;
+    this.captioned(step.caption);
   }
 
   /**

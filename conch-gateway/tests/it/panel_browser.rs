@@ -430,6 +430,77 @@ async fn live_5_the_agents_click_moves_the_drawn_cursor() {
     session.finish().await;
 }
 
+/// LIVE-10 (issue 28): a screen reader gets the live view in words, in a polite live
+/// region the canvas is described by: the active tab's title and address, which follow
+/// the agent's navigation, and the agent's last caption. No axe-core violation.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_10_a_screen_reader_hears_the_tabs_title_and_address_and_the_agents_caption() {
+    let (pages, mut session, _page) = Session::watching("basic.html", &["--trust", "full"]).await;
+    let region = session
+        .js(
+            "const r = document.getElementById('live-summary'); \
+             return [r.getAttribute('aria-live'), document.getElementById('live-canvas').getAttribute('aria-describedby')];",
+        )
+        .await;
+    assert_eq!(region[0], json!("polite"));
+    assert!(
+        region[1]
+            .as_str()
+            .unwrap_or_default()
+            .split(' ')
+            .any(|id| id == "live-summary"),
+        "the canvas is described by the words: {region}"
+    );
+    let says = |title: &str, file: &str| {
+        format!(
+            "(() => {{ const t = document.getElementById('live-page').textContent; return t.includes('“{title}”') && t.includes({url:?}); }})()",
+            url = pages.url(file)
+        )
+    };
+    session
+        .wait_until(
+            &says("Basic page", "basic.html"),
+            "the tab's title and address in words",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("with the live view in words")
+        .await;
+
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session
+        .wait_until(
+            &says("Live", "live.html"),
+            "the words to follow the agent's navigation",
+        )
+        .await;
+    let animate = ref_of(&page, "button \"Animate\"");
+    let (text, error) = session
+        .agent
+        .call("browser_click", json!({ "ref": animate }))
+        .await;
+    assert!(!error, "{text}");
+    let doing = session
+        .wait_until(
+            "document.getElementById('live-doing').textContent",
+            "the agent's caption in words",
+        )
+        .await;
+    let doing = doing.as_str().unwrap_or_default();
+    assert!(doing.starts_with("The agent: "), "{doing}");
+    assert!(doing.contains("Animate"), "{doing}");
+    session
+        .person
+        .assert_accessible("with the agent's caption in words")
+        .await;
+    session.finish().await;
+}
+
 /// PERM-3: a site question is a card in the panel; This chat there lets the agent's call
 /// complete.
 #[tokio::test(flavor = "multi_thread")]
