@@ -6,6 +6,7 @@ mod http;
 mod live;
 mod panel_browser;
 mod panel_cards;
+mod panel_handoff;
 mod panel_page;
 mod panel_restart;
 mod panel_session;
