@@ -427,6 +427,28 @@ mod tests {
         assert!(wheel.take_notes().is_empty(), "notes are given once");
     }
 
+    /// LIVE-14 (issue 28): the turn runs while any of the agent's calls is in flight, and
+    /// watchers see it start and end.
+    #[test]
+    fn live_14_calls_in_flight_are_counted_for_the_panels_stop() {
+        let wheel = Wheel::default();
+        let mut seen = wheel.watch();
+        assert_eq!(wheel.state().calls, 0);
+        let first = wheel.agent_call();
+        let second = wheel.agent_call();
+        assert_eq!(wheel.state().calls, 2);
+        assert!(
+            seen.has_changed().unwrap_or(false),
+            "watchers see a call start"
+        );
+        seen.borrow_and_update();
+        drop(first);
+        assert_eq!(wheel.state().calls, 1, "one call still runs");
+        drop(second);
+        assert_eq!(wheel.state().calls, 0);
+        assert!(seen.has_changed().unwrap_or(false), "watchers see it end");
+    }
+
     #[test]
     fn hand_5_hand_back_during_a_handoff_is_im_done_and_stop_is_stopped() {
         let wheel = Wheel::default();
