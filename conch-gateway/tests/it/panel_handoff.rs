@@ -43,7 +43,10 @@ async fn hand_5_a_payment_handoff_survives_two_panel_windows_and_ends_only_on_im
         )
         .await;
     session
-        .wait_until(BANNER, "the handoff's banner in the first window")
+        .wait_until(
+            &format!("{BANNER} && !document.getElementById('stop').hidden"),
+            "the handoff's banner in the first window, with Stop (the turn runs)",
+        )
         .await;
     session
         .person
@@ -133,8 +136,8 @@ async fn hand_5_a_payment_handoff_survives_two_panel_windows_and_ends_only_on_im
     assert!(answer.to_string().contains("I'm done"), "{answer}");
     session
         .wait_until(
-            "document.getElementById('handoff').hidden",
-            "the banner gone after I'm done",
+            "document.getElementById('handoff').hidden && document.getElementById('stop').hidden",
+            "the banner and Stop gone after I'm done",
         )
         .await;
     session.person.assert_accessible("after I'm done").await;
