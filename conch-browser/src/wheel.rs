@@ -72,6 +72,9 @@ pub struct WheelState {
     pub ended: Option<HandEnd>,
     /// The agent (its MCP client) went away: nothing waits for the person any more.
     pub agent_left: bool,
+    /// How many of the agent's calls are in flight, waiting for the wheel or running
+    /// (issue 28): the conversation's turn runs while any is, so the panel shows Stop.
+    pub calls: u32,
 }
 
 /// How the person ended a handoff from their side.
@@ -127,6 +130,18 @@ impl Default for Wheel {
             panel: Mutex::new(None),
             steps: Mutex::new(VecDeque::new()),
         }
+    }
+}
+
+/// Marks an agent's call in flight while it lives (issue 28); from [`Wheel::agent_call`].
+#[derive(Debug)]
+pub struct CallMark<'a>(&'a Wheel);
+
+impl Drop for CallMark<'_> {
+    fn drop(&mut self) {
+        self.0
+            .state
+            .send_modify(|s| s.calls = s.calls.saturating_sub(1));
     }
 }
 
@@ -295,6 +310,14 @@ impl Wheel {
         let _ = rx.wait_for(|n| *n > seen).await;
     }
 
+    /// Marks an agent's call in flight until the mark is dropped, whether it waits for the
+    /// wheel, runs, or waits for the person (a handoff, a question): watchers see
+    /// [`WheelState::calls`] change, and the panel shows Stop only meanwhile (issue 28).
+    pub fn agent_call(&self) -> CallMark<'_> {
+        self.state.send_modify(|s| s.calls += 1);
+        CallMark(self)
+    }
+
     /// Marks an agent step until the mark is dropped, so the person's find is refused
     /// meanwhile (LIVE-12).
     pub fn agent_step(&self) -> StepMark<'_> {
@@ -402,6 +425,28 @@ mod tests {
         let notes = wheel.take_notes();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(wheel.take_notes().is_empty(), "notes are given once");
+    }
+
+    /// LIVE-14 (issue 28): the turn runs while any of the agent's calls is in flight, and
+    /// watchers see it start and end.
+    #[test]
+    fn live_14_calls_in_flight_are_counted_for_the_panels_stop() {
+        let wheel = Wheel::default();
+        let mut seen = wheel.watch();
+        assert_eq!(wheel.state().calls, 0);
+        let first = wheel.agent_call();
+        let second = wheel.agent_call();
+        assert_eq!(wheel.state().calls, 2);
+        assert!(
+            seen.has_changed().unwrap_or(false),
+            "watchers see a call start"
+        );
+        seen.borrow_and_update();
+        drop(first);
+        assert_eq!(wheel.state().calls, 1, "one call still runs");
+        drop(second);
+        assert_eq!(wheel.state().calls, 0);
+        assert!(seen.has_changed().unwrap_or(false), "watchers see it end");
     }
 
     #[test]

@@ -190,6 +190,9 @@ pub enum Event {
         /// The agent's reason for a handoff that waits for the person.
         #[serde(skip_serializing_if = "Option::is_none")]
         handoff: Option<String>,
+        /// Whether the conversation's turn runs: an agent's call is in flight or a handoff
+        /// waits. The panel shows Stop only then (LIVE-14, issue 28).
+        running: bool,
     },
     /// The agent's pointer acted at a point of the viewport (LIVE-5).
     Cursor {
@@ -259,6 +262,7 @@ mod tests {
             Event::Status {
                 driver: "person".into(),
                 handoff: Some("Sign in to Harbour Mail.".into()),
+                running: true,
             },
             Event::Cursor {
                 x: 192.0,
@@ -310,6 +314,7 @@ mod tests {
                 Event::Status {
                     driver: "person".into(),
                     handoff: Some("Sign in to Harbour Mail.".into()),
+                    running: true,
                 },
             ),
             (

@@ -181,8 +181,12 @@ impl Hub {
         // A panel opened mid-task sees the steps so far (issue 28).
         let (steps, activity) = view.wheel.activity_with_steps();
         pending.extend(steps.into_iter().map(Event::Step));
+        // A watcher that joins a cast already running (a second window, a reload) gets
+        // the newest frame at once, not only when the page next changes (issue 28).
+        let mut frames = view.frames.subscribe();
+        frames.mark_changed();
         let feed = Feed {
-            frames: view.frames.subscribe(),
+            frames,
             activity,
             status: view.wheel.watch(),
             events: view.events.subscribe(),
@@ -314,6 +318,7 @@ fn status_of(state: &WheelState) -> Event {
         }
         .to_owned(),
         handoff: state.handoff.clone(),
+        running: state.calls > 0 || state.handoff.is_some(),
     }
 }
 

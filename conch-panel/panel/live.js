@@ -6,9 +6,17 @@
 import { byId, el, show, toast } from './view.js';
 import { Cards } from './cards.js';
 import { Input } from './input.js';
-import { authorized, socket as liveSocket } from './session.js';
+import { authorized, sessionKnown, socket as liveSocket } from './session.js';
 
 const STEPS_KEPT = 30;
+
+/**
+ * Puts `text` in `node`, part of a polite live region, only when it changed, so a screen
+ * reader hears each change once (the tabs arrive again and again unchanged).
+ */
+function say(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
 
 export class LiveView {
   /** `onQuestions(count)` hears how many questions wait in this conversation. */
@@ -77,9 +85,14 @@ export class LiveView {
         this.frameArrived(message.data);
       }
     });
-    socket.addEventListener('close', () => {
+    socket.addEventListener('close', async () => {
       if (this.socket !== socket) return;
       byId('connection').textContent = 'Not connected: trying again…';
+      // A session the gateway no longer knows (it restarted) is not retried: the page
+      // goes to the sign-in page instead (issue 28).
+      const known = await sessionKnown();
+      if (known === false) return;
+      if (known === null) byId('connection').textContent = 'The gateway is not answering: trying again…';
       setTimeout(() => this.connect(), this.retry);
       this.retry = Math.min(this.retry * 2, 10000);
     });
@@ -198,8 +211,11 @@ export class LiveView {
     }
   }
 
-  /** Who drives, and the handoff waiting for the person (HAND-5). */
-  status({ driver, handoff }) {
+  /**
+   * Who drives, the handoff waiting for the person (HAND-5), and whether the turn runs:
+   * Stop shows only while an agent's call is in flight or a handoff waits (LIVE-14).
+   */
+  status({ driver, handoff, running }) {
     this.driver = driver === 'person' ? 'person' : 'agent';
     const person = this.driver === 'person';
     byId('driver').textContent = person ? 'You have the wheel' : 'The agent has the wheel';
@@ -207,6 +223,10 @@ export class LiveView {
     show(byId('handback'), person && !handoff);
     show(byId('handoff'), Boolean(handoff));
     byId('handoff-reason').textContent = handoff || '';
+    const stop = byId('stop');
+    const hadFocus = document.activeElement === stop;
+    show(stop, Boolean(running || handoff));
+    if (hadFocus && stop.hidden) this.canvas.focus();
     if (person) show(this.cursor, false);
   }
 
@@ -229,6 +249,18 @@ export class LiveView {
     );
     const active = list.find((tab) => tab.active);
     document.title = active?.title ? `${active.title} · Conch` : 'Conch';
+    let page = 'No page is open.';
+    if (active?.url) page = active.title ? `The page “${active.title}”, at ${active.url}.` : `The page at ${active.url}.`;
+    say(byId('live-page'), page);
+  }
+
+  /**
+   * The agent's last caption: shown under the view, and said in the live view's text
+   * alternative (issue 28).
+   */
+  captioned(caption) {
+    this.caption.textContent = caption;
+    say(byId('live-doing'), `The agent: ${caption}`);
   }
 
   /**
@@ -307,7 +339,7 @@ export class LiveView {
 
   /** The agent's pointer (LIVE-5): drawn at its viewport point, with its caption. */
   agentCursor({ x, y, kind, caption }) {
-    if (caption) this.caption.textContent = caption;
+    if (caption) this.captioned(caption);
     const { bitmap, frame } = this;
     if (!bitmap || !frame.w || this.driver === 'person') return;
     this.cursor.style.left = `${frame.x + (x / bitmap.width) * frame.w}px`;
@@ -344,7 +376,7 @@ export class LiveView {
       ),
     );
     while (list.childElementCount > STEPS_KEPT) list.lastElementChild.remove();
-    this.caption.textContent = step.caption;
+    this.captioned(step.caption);
   }
 
   /**

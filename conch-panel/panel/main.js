@@ -16,16 +16,16 @@ let live = null;
 /** The open conversation's waiting questions, as its live socket counts them. */
 let ownQuestions = null;
 
-/** The live conversations, or a stand-in list when the gateway can't give one. */
+/** The live conversations, or `null` when the gateway can't give them now. */
 async function conversations() {
   try {
     const answer = await authorized('/api/browser/conversations');
     if (!answer.ok) throw new Error(String(answer.status));
     const body = await answer.json();
     if (!Array.isArray(body.conversations)) throw new Error('no list');
-    return { list: body.conversations, real: true };
+    return body.conversations;
   } catch {
-    return { list: [{ id: chosen || STDIO, watchers: 0, questions: 0, tabs: [] }], real: false };
+    return null;
   }
 }
 
@@ -64,14 +64,28 @@ function render(list) {
 }
 
 let last = [];
+/** Whether the gateway ever gave the list. */
+let listed = false;
 
+/**
+ * Refreshes the list every 5 s, whatever the last fetch did (issue 28): a failed fetch
+ * keeps the last list (or, before any, a stand-in for the conversation in view) and says
+ * the list may be out of date until a fetch succeeds again. A session the gateway no
+ * longer knows (401) leaves for the sign-in page instead (session.js).
+ */
 async function refresh() {
-  const { list, real } = await conversations();
-  last = list;
+  const got = await conversations();
+  if (got !== null) {
+    last = got;
+    listed = true;
+  } else if (!listed) {
+    last = [{ id: chosen || STDIO, watchers: 0, questions: 0, tabs: [] }];
+  }
+  show(byId('conversations-stale'), got === null);
   // `?browser=1` alone opens the first conversation in front.
-  if (!live && front && list.length > 0) open(list[0].id);
-  render(list);
-  if (real) setTimeout(refresh, REFRESH_MS);
+  if (!live && front && last.length > 0) open(last[0].id);
+  render(last);
+  setTimeout(refresh, REFRESH_MS);
 }
 
 function open(id) {

@@ -2,10 +2,12 @@
 // gateway to print a new one-time link on its standard error. The link never comes here.
 
 import { byId, param, show } from './view.js';
-import { rememberDestination } from './session.js';
+import { rememberDestination, sessionHadEnded } from './session.js';
 
 rememberDestination();
 show(byId('link-failed'), param('code') !== null);
+// The panel found its session gone (the gateway restarted): say so (issue 28).
+show(byId('session-ended'), sessionHadEnded());
 
 byId('print-link').addEventListener('click', async () => {
   const outcome = byId('outcome');

@@ -10,13 +10,14 @@
 //! with `{type:'answer', id, choice}`. The first answer wins: a second one, from another
 //! tab of the panel or a stale card, gets "That question was already answered." Every
 //! watcher hears `{type:'questionClosed', id}` when a card is answered, expires or is
-//! withdrawn.
+//! withdrawn. A watcher that fell behind on these events is set right with
+//! [`Board::catch_up`] (issue 28), so no card and no closing is lost to it.
 //!
 //! Deliberately absent: any way for the agent to answer (PERM-6): answers come only from
 //! the person's signed-in socket.
 
 use conch_browser::sync::lock;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,8 +28,13 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 
-/// How many card events a slow watcher may fall behind before it skips ahead.
+/// How many card events a slow watcher may fall behind before it skips ahead (and is
+/// then caught up, [`Board::catch_up`]).
 const CARD_EVENTS: usize = 64;
+
+/// How many recent closings the board remembers, to tell a watcher that fell behind how
+/// each card it missed the closing of came down.
+const CLOSINGS_KEPT: usize = 256;
 
 /// The open questions of every conversation. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -41,6 +47,8 @@ struct Inner {
     next: AtomicU64,
     open: Mutex<HashMap<String, Open>>,
     events: broadcast::Sender<(String, CardEvent)>,
+    /// The latest closings, oldest first: each card's id and how it came down.
+    closed: Mutex<VecDeque<(String, &'static str)>>,
     timeout: Duration,
     /// How many panels watch a conversation: a question waits while one does, and its
     /// timeout counts from when the last one left (issue 28).
@@ -106,6 +114,13 @@ pub(crate) struct Card {
     words: Option<String>,
 }
 
+impl Card {
+    /// The card's id on the board.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 /// One button of a [`Card`].
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct CardChoice {
@@ -126,6 +141,13 @@ pub(crate) struct CardClosed {
     /// Always `questionClosed`.
     #[serde(rename = "type")]
     tag: &'static str,
+}
+
+impl CardClosed {
+    /// The id of the card that came down.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 /// What the board tells a conversation's watchers.
@@ -166,6 +188,7 @@ impl Board {
                 next: AtomicU64::new(1),
                 open: Mutex::new(HashMap::new()),
                 events: broadcast::Sender::new(CARD_EVENTS),
+                closed: Mutex::new(VecDeque::new()),
                 timeout,
                 watchers: std::sync::OnceLock::new(),
             }),
@@ -211,6 +234,40 @@ impl Board {
             .collect();
         cards.sort_by_key(|(n, _)| *n);
         cards.into_iter().map(|(_, card)| card).collect()
+    }
+
+    /// What a watcher of `conversation` that fell behind on card events needs to be right
+    /// again (issue 28): the closing of each card it was `shown` that is no longer open
+    /// (how it came down, while the board remembers; else `withdrawn`), then every card
+    /// still open, oldest first, again (the panel replaces a card it already shows).
+    pub(crate) fn catch_up(&self, conversation: &str, shown: &HashSet<String>) -> Vec<CardEvent> {
+        let open = self.open_for(conversation);
+        let mut gone: Vec<&String> = shown
+            .iter()
+            .filter(|id| !open.iter().any(|card| card.id == **id))
+            .collect();
+        gone.sort();
+        let closed = lock(&self.inner.closed);
+        let mut events: Vec<CardEvent> = gone
+            .into_iter()
+            .map(|id| {
+                let how = closed
+                    .iter()
+                    .rev()
+                    .find(|(closed, _)| closed == id)
+                    .map_or("withdrawn", |(_, how)| *how);
+                CardEvent::Closed(CardClosed {
+                    how,
+                    id: id.clone(),
+                    tag: "questionClosed",
+                })
+            })
+            .collect();
+        events.extend(
+            open.into_iter()
+                .map(|card| CardEvent::Question(Box::new(card))),
+        );
+        events
     }
 
     /// How many cards of `conversation` wait.
@@ -287,6 +344,13 @@ impl Board {
     fn close(&self, id: &str, how: &'static str) {
         let closed = lock(&self.inner.open).remove(id);
         if let Some(open) = closed {
+            {
+                let mut recent = lock(&self.inner.closed);
+                if recent.len() == CLOSINGS_KEPT {
+                    recent.pop_front();
+                }
+                recent.push_back((id.to_owned(), how));
+            }
             let _ = self.inner.events.send((
                 open.conversation,
                 CardEvent::Closed(CardClosed {

@@ -265,6 +265,8 @@ impl Chat {
         }
         let conv = &conv;
         let wheel = conv.wheel();
+        // Issue 28: the turn runs, for the panel's Stop, until this call returns.
+        let _call = wheel.agent_call();
         // LIVE-14: the person's Stop ends the call, waiting or running; its result says so.
         let stops = wheel.interrupts();
         let cursor = conv.blocked_cursor();

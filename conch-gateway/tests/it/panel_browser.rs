@@ -34,6 +34,45 @@ pub(crate) struct Session {
     pub(crate) home: tempfile::TempDir,
 }
 
+/// Starts `mcp --allow-localhost` with `args` (and `--panel-port 0` unless `args` name a
+/// port) on `home` with `env` set; gives the agent's client, the sign-in link printed at
+/// start, and the rest of standard error line by line.
+pub(crate) async fn launch(
+    home: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (StdioClient, String, mpsc::UnboundedReceiver<String>) {
+    let mut all = vec!["mcp", "--allow-localhost"];
+    if !args.contains(&"--panel-port") {
+        all.extend_from_slice(&["--panel-port", "0"]);
+    }
+    all.extend_from_slice(args);
+    let mut command = gateway(home, &all);
+    command.envs(env.iter().copied());
+    let mut agent = StdioClient::start(command).await;
+    let pipe = agent.child.stderr.take().expect("stderr is piped");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (rest, stderr) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(pipe).lines();
+        let mut tx = Some(tx);
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(link) = line.split("watch and take over at ").nth(1)
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(link.to_owned());
+            } else {
+                let _ = rest.send(line);
+            }
+        }
+    });
+    let link = tokio::time::timeout(Duration::from_secs(60), rx.recv())
+        .await
+        .expect("the sign-in link within 60 s")
+        .expect("the gateway prints its sign-in link");
+    (agent, link, stderr)
+}
+
 impl Session {
     /// A fixture server, and a gateway started with `args` whose agent opened `file`,
     /// watched from a signed-in panel; gives the open's result too.
@@ -50,7 +89,7 @@ impl Session {
         (pages, session, page)
     }
 
-    /// Starts `mcp --panel-port 0 --allow-localhost` with `args`, reads the sign-in link
+    /// Starts `mcp --panel-port 0 --allow-localhost` with `args` (see [`launch`]), reads the sign-in link
     /// from standard error, and opens the person's browser (not yet signed in).
     pub(crate) async fn start(args: &[&str]) -> Session {
         Session::start_in(tempfile::tempdir().expect("a temp home"), args).await
@@ -67,31 +106,8 @@ impl Session {
         args: &[&str],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Session {
-        let mut all = vec!["mcp", "--panel-port", "0", "--allow-localhost"];
-        all.extend_from_slice(args);
-        let mut command = gateway(home.path(), &all);
-        command.envs(env.iter().copied());
-        let (mut agent, person) = tokio::join!(StdioClient::start(command), Person::start());
-        let pipe = agent.child.stderr.take().expect("stderr is piped");
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let (rest, stderr) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(pipe).lines();
-            let mut tx = Some(tx);
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(link) = line.split("watch and take over at ").nth(1)
-                    && let Some(tx) = tx.take()
-                {
-                    let _ = tx.send(link.to_owned());
-                } else {
-                    let _ = rest.send(line);
-                }
-            }
-        });
-        let link = tokio::time::timeout(Duration::from_secs(60), rx.recv())
-            .await
-            .expect("the sign-in link within 60 s")
-            .expect("the gateway prints its sign-in link");
+        let ((agent, link, stderr), person) =
+            tokio::join!(launch(home.path(), args, env), Person::start());
         let door = link
             .split("/signin?code=")
             .next()
@@ -225,7 +241,7 @@ impl Session {
 
     /// Clicks the button whose words are `label` inside the card of `#cards` whose text
     /// holds `card_text`.
-    async fn answer_card(&self, card_text: &str, label: &str) {
+    pub(crate) async fn answer_card(&self, card_text: &str, label: &str) {
         let xpath = format!(
             "//div[@id='cards']//section[contains(., '{card_text}')]//button[normalize-space()='{label}']"
         );
@@ -411,6 +427,77 @@ async fn live_5_the_agents_click_moves_the_drawn_cursor() {
     assert!(!error, "{text}");
     let moved = format!("{cursor_at} !== {first}");
     session.wait_until(&moved, "the cursor to move").await;
+    session.finish().await;
+}
+
+/// LIVE-10 (issue 28): a screen reader gets the live view in words, in a polite live
+/// region the canvas is described by: the active tab's title and address, which follow
+/// the agent's navigation, and the agent's last caption. No axe-core violation.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_10_a_screen_reader_hears_the_tabs_title_and_address_and_the_agents_caption() {
+    let (pages, mut session, _page) = Session::watching("basic.html", &["--trust", "full"]).await;
+    let region = session
+        .js(
+            "const r = document.getElementById('live-summary'); \
+             return [r.getAttribute('aria-live'), document.getElementById('live-canvas').getAttribute('aria-describedby')];",
+        )
+        .await;
+    assert_eq!(region[0], json!("polite"));
+    assert!(
+        region[1]
+            .as_str()
+            .unwrap_or_default()
+            .split(' ')
+            .any(|id| id == "live-summary"),
+        "the canvas is described by the words: {region}"
+    );
+    let says = |title: &str, file: &str| {
+        format!(
+            "(() => {{ const t = document.getElementById('live-page').textContent; return t.includes('“{title}”') && t.includes({url:?}); }})()",
+            url = pages.url(file)
+        )
+    };
+    session
+        .wait_until(
+            &says("Basic page", "basic.html"),
+            "the tab's title and address in words",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("with the live view in words")
+        .await;
+
+    let (page, error) = session
+        .agent
+        .call("browser_open", json!({ "url": pages.url("live.html") }))
+        .await;
+    assert!(!error, "{page}");
+    session
+        .wait_until(
+            &says("Live", "live.html"),
+            "the words to follow the agent's navigation",
+        )
+        .await;
+    let animate = ref_of(&page, "button \"Animate\"");
+    let (text, error) = session
+        .agent
+        .call("browser_click", json!({ "ref": animate }))
+        .await;
+    assert!(!error, "{text}");
+    let doing = session
+        .wait_until(
+            "document.getElementById('live-doing').textContent",
+            "the agent's caption in words",
+        )
+        .await;
+    let doing = doing.as_str().unwrap_or_default();
+    assert!(doing.starts_with("The agent: "), "{doing}");
+    assert!(doing.contains("Animate"), "{doing}");
+    session
+        .person
+        .assert_accessible("with the agent's caption in words")
+        .await;
     session.finish().await;
 }
 
@@ -633,6 +720,49 @@ async fn live_14_stop_ends_the_agents_call() {
         "Stop took {:?}",
         started.elapsed()
     );
+    session.finish().await;
+}
+
+/// LIVE-14, LIVE-10 (issue 28): Stop shows only while a turn runs: hidden while the
+/// agent has no call in flight, shown while one runs, hidden again once it ended; no
+/// axe-core violation either way.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_14_stop_shows_only_while_a_turn_runs() {
+    let (_pages, mut session, _page) = Session::watching("basic.html", &[]).await;
+    let stop_hidden = "document.getElementById('stop').hidden";
+    session
+        .wait_until(stop_hidden, "Stop hidden with no call in flight")
+        .await;
+    session
+        .person
+        .assert_accessible("with no turn running")
+        .await;
+    let waiting = session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
+        )
+        .await;
+    session
+        .wait_until(
+            "!document.getElementById('stop').hidden && document.getElementById('stop').offsetWidth > 0",
+            "Stop shown while the agent's call runs",
+        )
+        .await;
+    session.person.assert_accessible("while a turn runs").await;
+    session.click("#stop").await;
+    let answer = session.answer_to(waiting).await;
+    assert!(answer.to_string().contains("pressed Stop"), "{answer}");
+    session
+        .wait_until(stop_hidden, "Stop hidden once the call ended")
+        .await;
+    // A quick call shows Stop while it runs and leaves it hidden after.
+    let (read, error) = session.agent.call("browser_read", json!({})).await;
+    assert!(!error, "{read}");
+    session
+        .wait_until(stop_hidden, "Stop hidden after a finished call")
+        .await;
     session.finish().await;
 }
 
@@ -872,8 +1002,22 @@ async fn hand_3_a_sign_in_handoff_ends_by_itself_after_the_person_signs_in_throu
 /// brings the focus back to the panel, where Enter takes over and, later, hands back.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
-    let (_pages, session, _page) = Session::watching("live.html", &[]).await;
+    let (_pages, mut session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
+    // Stop shows only while a turn runs (issue 28): the agent waits meanwhile.
+    session
+        .agent
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 60 } }),
+        )
+        .await;
+    session
+        .wait_until(
+            "!document.getElementById('stop').hidden",
+            "Stop shown while the agent's call runs",
+        )
+        .await;
     let mut reached = Vec::new();
     for _ in 0..30 {
         session.press(&[Key::Tab]).await;

@@ -236,6 +236,47 @@ impl Person {
     }
 }
 
+/// chromedriver's own command that runs one DevTools command in the session's browser
+/// (`POST /session/ID/goog/cdp/execute`).
+#[derive(Debug)]
+struct CdpExecute {
+    body: String,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for CdpExecute {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(self.body.clone()))
+    }
+}
+
+impl Person {
+    /// Runs `script` in every document this browser opens from now on, before the page's
+    /// own scripts (DevTools' `Page.addScriptToEvaluateOnNewDocument`, through
+    /// chromedriver): how a test stands in for what the gateway can't be made to send.
+    pub(crate) async fn before_each_page(&self, script: &str) {
+        let body = json!({
+            "cmd": "Page.addScriptToEvaluateOnNewDocument",
+            "params": { "source": script },
+        })
+        .to_string();
+        self.client
+            .issue_cmd(CdpExecute { body })
+            .await
+            .expect("chromedriver runs the DevTools command");
+    }
+}
+
 /// axe-core's `axe.min.js`, read once.
 fn axe_source() -> &'static str {
     static SOURCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();

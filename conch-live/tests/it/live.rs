@@ -95,6 +95,32 @@ async fn live_3_slow_watcher_gets_the_newest_frame() {
     );
 }
 
+/// LIVE-3 (issue 28): a watcher that joins a cast already running on a still page (a
+/// second panel window, a reload) gets the newest frame at once, not only when the page
+/// next changes.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_3_a_late_watcher_of_a_still_page_gets_the_newest_frame_at_once() {
+    let lab = lab().await;
+    let _chat = lab.open("still", "live.html").await;
+    let (mut first, _control) = lab.hub.join("still");
+    assert!(
+        next_frame(&mut first, Duration::from_secs(10))
+            .await
+            .is_some()
+    );
+    // The page stands still: no new frame comes for the first watcher.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    while next_frame(&mut first, Duration::from_millis(300))
+        .await
+        .is_some()
+    {}
+    let (mut late, _) = lab.hub.join("still");
+    let frame = next_frame(&mut late, Duration::from_secs(3))
+        .await
+        .expect("the late watcher gets the newest frame at once");
+    assert_eq!(frame[..3], JPEG, "a JPEG");
+}
+
 /// LIVE-15: conversation A's watcher never gets a frame of B's tab.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_15_a_conversations_socket_never_carries_anothers_frames() {
@@ -172,7 +198,9 @@ async fn live_1_a_watcher_first_hears_who_drives_and_the_tabs() {
     let _chat = lab.open("first", "live.html").await;
     let (mut feed, _) = lab.hub.join("first");
     match feed.next().await {
-        Some(Outgoing::Event(Event::Status { driver, handoff })) => {
+        Some(Outgoing::Event(Event::Status {
+            driver, handoff, ..
+        })) => {
             assert_eq!((driver.as_str(), handoff), ("agent", None));
         }
         other => panic!("not the status first: {other:?}"),
