@@ -54,6 +54,7 @@ mod own;
 mod reach;
 mod renew;
 mod repair;
+mod revive;
 mod seed;
 mod storage;
 mod tabs;
@@ -379,6 +380,8 @@ struct Inner {
     /// Held from the cap's decision until the new errand's context is registered, so two
     /// errands starting at once can't both take the last place (ERR-15, ERR-16).
     room: Mutex<()>,
+    /// The main browser's crashes and its own relaunches while someone is there (LAUNCH-8).
+    revival: revive::Revival,
 }
 
 /// Which of the two browsers an [`Inner`] is.
@@ -613,6 +616,7 @@ impl Browser {
                 lent: StdMutex::default(),
                 storage: StdMutex::default(),
                 room: Mutex::new(()),
+                revival: revive::Revival::default(),
                 owner,
                 config,
             }),
@@ -1124,6 +1128,8 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         None => false,
     };
     if dead {
+        // Found dead, not shut down on purpose: held awake, it comes back at once (LAUNCH-8).
+        inner.revival.died(state.generation);
         if let Some(running) = state.running.take() {
             running.watcher.abort();
             running.connection.close();
