@@ -214,6 +214,63 @@ fn tell(browser: &Browser, running: bool, message: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::testing::config;
+
+    /// Waits (up to 20 s) until a browser other than `old` runs; gives its pid.
+    async fn relaunched_after(browser: &Browser, old: u32) -> u32 {
+        for _ in 0..200 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if let Some(now) = browser.pid().await
+                && now != old
+            {
+                return now;
+            }
+        }
+        panic!("not relaunched");
+    }
+
+    fn kill(pid: u32) {
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+    }
+
+    /// LAUNCH-8 (issue 28): a browser that dies again while its tabs are being reopened
+    /// loses none of them: they reopen with the next relaunch, at their addresses.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn launch_8_a_crash_while_the_tabs_reopen_loses_no_tab() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir);
+        // Reopening tabs-a takes a second: the crash lands while the tabs reopen.
+        config.hold_pages = Some(("tabs-a".to_owned(), Duration::from_secs(1)));
+        let browser = Browser::new(config);
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        chat.new_tab(&server.url("tabs-a.html")).await.unwrap();
+        let before: Vec<String> = chat.tabs_now().await.into_iter().map(|t| t.url).collect();
+        let _watcher = browser.hold_awake();
+        let first = browser.pid().await.unwrap();
+        kill(first);
+        // Killed again the moment it is back, while its tabs reopen.
+        let second = relaunched_after(&browser, first).await;
+        kill(second);
+        relaunched_after(&browser, second).await;
+        let mut pages = 0;
+        for _ in 0..200 {
+            pages = chat.pages_now().await.len();
+            if pages == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let after: Vec<String> = chat.tabs_now().await.into_iter().map(|t| t.url).collect();
+        assert_eq!(after, before, "{:?}", chat.take_notes().await);
+        assert_eq!(pages, 2);
+        browser.shutdown().await;
+    }
 
     /// LAUNCH-8 (issue 28): a crash loop does not spin: the first relaunch is at once,
     /// the next two wait 1 s and 2 s, a fourth within the minute is given up, and a
