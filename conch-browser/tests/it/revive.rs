@@ -95,13 +95,16 @@ async fn launch_8_a_killed_main_browser_while_watched_comes_back_with_its_tabs()
 
     kill(pid);
 
-    // Only looks that start nothing, for up to 20 s.
+    // Only looks that start nothing, for up to 30 s.
     let mut back = false;
-    for _ in 0..200 {
+    for _ in 0..300 {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let now = browser.pid().await;
+        // Told it is back once the tabs are reopened and loaded.
+        let told_back = heard.statuses().iter().any(|(running, _)| *running);
         if now.is_some()
             && now != Some(pid)
+            && told_back
             && (standing(&chat).await, standing(&other).await) == before
         {
             back = true;
@@ -158,5 +161,67 @@ async fn launch_8_a_killed_main_browser_nobody_watches_waits_for_the_next_call()
     assert!(heard.statuses().is_empty(), "{:?}", heard.statuses());
     assert_eq!(chat.tabs().await.expect("the next call heals").len(), 1);
     assert_ne!(browser.pid().await, Some(pid));
+    browser.shutdown().await;
+}
+
+/// Waits (up to 30 s) until a browser other than `old` runs; gives its pid.
+async fn relaunched_after(browser: &Browser, old: u32) -> Option<u32> {
+    for _ in 0..300 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Some(now) = browser.pid().await
+            && now != old
+        {
+            return Some(now);
+        }
+    }
+    None
+}
+
+/// LAUNCH-8 (issue 28): a crash loop does not spin: while watched, a browser killed again
+/// and again is relaunched three times within the minute, then left for the next call,
+/// and the status and the live side say so.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_8_a_main_browser_that_keeps_crashing_while_watched_is_left_after_three_relaunches()
+{
+    let server = FixtureServer::start().await.expect("fixture server");
+    let (_dir, browser, heard) = browser();
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.expect("open");
+    let _watcher = browser.hold_awake();
+    let mut pid = browser.pid().await.expect("running");
+    for round in 1..=3 {
+        kill(pid);
+        pid = relaunched_after(&browser, pid)
+            .await
+            .unwrap_or_else(|| panic!("relaunch {round} did not happen"));
+        // Its tab back before the next crash.
+        let mut reopened = false;
+        for _ in 0..300 {
+            if chat.pages_now().await.len() == 1 {
+                reopened = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(reopened, "the tab did not come back after relaunch {round}");
+    }
+
+    kill(pid);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+
+    let status = browser.status().await;
+    assert_eq!(status.state, RunState::Idle, "not relaunched a fourth time");
+    assert_eq!(browser.pid().await, None);
+    assert_eq!(status.launches, 4);
+    let why = status.why.unwrap_or_default();
+    assert!(why.contains("3 times within a minute"), "{why}");
+    let said = heard.statuses();
+    assert_eq!(
+        said.last().map(|(_, m)| m.as_str()),
+        Some(why.as_str()),
+        "{said:?}"
+    );
+    // The next call heals it, as ever.
+    assert_eq!(chat.tabs().await.expect("the next call heals").len(), 1);
     browser.shutdown().await;
 }
