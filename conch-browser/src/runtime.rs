@@ -54,6 +54,7 @@ mod own;
 mod reach;
 mod renew;
 mod repair;
+mod revive;
 mod seed;
 mod state;
 mod storage;
@@ -486,6 +487,7 @@ impl Browser {
                     storage: StdMutex::default(),
                     room: Mutex::new(()),
                 },
+                revival: state::Revival::default(),
                 owner,
                 config,
             }),
@@ -987,6 +989,8 @@ fn refresh_running(inner: &Inner, state: &mut State) {
         None => false,
     };
     if dead {
+        // Found dead, not shut down on purpose: held awake, it comes back at once (LAUNCH-8).
+        inner.revival.died(state.generation);
         if let Some(running) = state.running.take() {
             running.watcher.abort();
             running.connection.close();
@@ -1115,7 +1119,7 @@ fn whose(
 #[cfg(test)]
 const LAYERS: &[&str] = &[
     "state", "storage", "seed", "navigate", "own", "beside", "renew", "targets", "tabs", "aside",
-    "lend", "repair", "reach", "testing",
+    "lend", "repair", "revive", "reach", "testing",
 ];
 
 #[cfg(test)]

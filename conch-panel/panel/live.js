@@ -207,8 +207,25 @@ export class LiveView {
       case 'error':
         if (!this.cards.error(event)) toast(event.message);
         return;
+      case 'browser.status':
+        return this.browserStatus(event);
       default:
     }
+  }
+
+  /**
+   * The browser's state (PROTO-2). While it is not running (relaunched after a crash,
+   * LAUNCH-8, or downloading, LAUNCH-4) the view drops the stale frame and says why; the
+   * next frame brings the live view back.
+   */
+  browserStatus({ running, message }) {
+    if (running) return;
+    this.bitmap?.close();
+    this.bitmap = null;
+    this.draw();
+    const waiting = byId('waiting');
+    waiting.textContent = message || 'Waiting for the browser…';
+    show(waiting, true);
   }
 
   /**

@@ -188,6 +188,13 @@ impl Browser {
                 heal_connection,
                 state.generation,
             ));
+        } else {
+            // Held awake when it dies, the main browser comes back at once (LAUNCH-8).
+            tokio::spawn(super::revive::when_held(
+                Arc::downgrade(&self.inner),
+                heal_connection,
+                state.generation,
+            ));
         }
         // Saved tabs reopen when their conversation next calls (LAUNCH-8), each on its
         // own and never under this lock: one slow page must not hold every conversation.

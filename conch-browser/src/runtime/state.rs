@@ -41,6 +41,22 @@ pub(super) struct Inner {
     pub(super) talks: Talks,
     /// The errands part.
     pub(super) errand: ErrandParts,
+    /// The main browser's crashes and its own relaunches while someone is there (LAUNCH-8).
+    pub(super) revival: Revival,
+}
+
+/// The main browser's crashes and its own relaunches after them. Lives in [`Inner`].
+#[derive(Debug, Default)]
+pub(super) struct Revival {
+    pub(super) inner: StdMutex<Revived>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Revived {
+    /// The generation of the last browser found dead (not shut down on purpose).
+    pub(super) died: Option<u64>,
+    /// When each relaunch of the last [`WINDOW`] started, oldest first.
+    pub(super) relaunches: std::collections::VecDeque<Instant>,
 }
 
 /// The backend part: which browser drives and how it is reached and guarded (BE-1, BE-4, AMB-1): the chosen driver, Conch's own local one, what the running one can do, the status, and the guard.

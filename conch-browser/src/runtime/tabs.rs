@@ -624,16 +624,17 @@ impl Conversation {
             self.browser.open_errand(&self.id).await?;
         }
         self.browser.ensure_running().await?;
-        let saved: Vec<SavedTab> = {
+        let (saved, generation): (Vec<SavedTab>, u64) = {
             let mut state = self.browser.inner.state.lock().await;
             if !state.unrestored.remove(&self.id) {
                 return Ok(());
             }
-            state
+            let saved = state
                 .tabs
                 .conversation(&self.id)
                 .map(|t| t.tabs.clone())
-                .unwrap_or_default()
+                .unwrap_or_default();
+            (saved, state.generation)
         };
         let inner = &self.browser.inner;
         let mut reopened = Vec::new();
@@ -648,6 +649,16 @@ impl Conversation {
                 Err(BrowserError::NotRunning) => return Err(BrowserError::NotRunning),
                 Err(e) => {
                     let mut state = inner.state.lock().await;
+                    // The browser died meanwhile (LAUNCH-8): the tab stays saved and
+                    // reopens with the next launch.
+                    if state.generation != generation
+                        || state
+                            .running
+                            .as_ref()
+                            .is_none_or(|r| r.connection.is_closed())
+                    {
+                        return Err(BrowserError::NotRunning);
+                    }
                     forget_tab(state.tabs.conversation_mut(&self.id), &tab.id);
                     inner.saver.save(&state.tabs);
                     state.notes.entry(self.id.clone()).or_default().push(format!(

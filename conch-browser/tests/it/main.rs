@@ -17,6 +17,7 @@ mod many;
 mod own;
 mod own_chrome;
 mod remote;
+mod revive;
 mod runtime;
 mod settle;
 mod snapshot;

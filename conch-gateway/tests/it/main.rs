@@ -13,6 +13,7 @@ mod panel_session;
 mod panel_settings;
 mod passwords;
 mod presence;
+mod revive;
 mod secrecy;
 mod settings;
 mod stdio;
