@@ -445,9 +445,11 @@ async fn choose_backend(
     ) {
         Ok(said) => said,
         Err(sentence) => {
-            return Err(
-                bad_request(&format!("{}; nothing was changed.", capital(&sentence))).into(),
-            );
+            return Err(bad_request(&format!(
+                "{}; nothing was changed.",
+                capital(&sentence.to_string())
+            ))
+            .into());
         }
     };
     let (remote, unusable) = crate::backend::remote_for(home);
