@@ -45,6 +45,12 @@ pub const STEEL_CONNECT: &str = "wss://connect.steel.dev";
 /// releases it sooner when it lets go.
 pub const STEEL_TIMEOUT_MS: u64 = 30 * 60 * 1000;
 
+/// How long a Browserbase session may live at most, in seconds (`timeout` on create: 60
+/// to 21600; without it the project's own default applies, which Conch can't know).
+/// Browserbase, like Steel, has no call that extends a session, so one in use is renewed
+/// before this ends (BE-7). Conch releases it sooner when it lets go.
+pub const BROWSERBASE_TIMEOUT_S: u64 = 30 * 60;
+
 /// A browser Conch does not launch (BE-1). Its `Debug` shows addresses as [`shown`] does
 /// (no path, query or userinfo) and never a key.
 #[derive(Clone)]
@@ -313,7 +319,9 @@ pub async fn socket_address(address: &str) -> Result<String, RemoteError> {
 }
 
 /// Opens `remote`: makes the provider's session when there is one, then connects. A
-/// Steel cloud session starts with the cookies `carry` (a renewed session, BE-7).
+/// renewed cloud session (BE-7) starts with the cookies `carry`: Steel's in its
+/// `sessionContext`, Browserbase's (whose create takes no cookies) set over DevTools
+/// before its first page.
 ///
 /// # Errors
 /// [`RemoteError`]: the address, the provider or the socket.
@@ -322,6 +330,8 @@ pub(crate) async fn open(
     probe: &(dyn Probe + Send + Sync),
     carry: &[Value],
 ) -> Result<Opened, RemoteError> {
+    // Cookies set on the new session once connected (Browserbase's renewal).
+    let mut set_once_connected: &[Value] = &[];
     let (socket, session) = match remote {
         Remote::Chrome(own) => {
             // One connection, one dialog: no probe of /json/* first, no retry (BE-10).
@@ -346,7 +356,9 @@ pub(crate) async fn open(
         Remote::Browserbase { base, key, project } => {
             let mut body = json!({
                 "browserSettings": { "viewport": { "width": 1280, "height": 800 } },
+                "timeout": BROWSERBASE_TIMEOUT_S,
             });
+            set_once_connected = carry;
             if let Some(project) = project {
                 body["projectId"] = json!(project);
             }
@@ -363,7 +375,7 @@ pub(crate) async fn open(
                 url: format!("{base}/v1/sessions/{id}"),
                 header: Some(("X-BB-API-Key", key.clone())),
                 body: json!({ "status": "REQUEST_RELEASE" }),
-                lifetime: None,
+                lifetime: Some(Duration::from_secs(BROWSERBASE_TIMEOUT_S)),
             };
             (socket, Some(session))
         }
@@ -400,6 +412,18 @@ pub(crate) async fn open(
         }
     };
     let connection = connect_socket(&socket).await;
+    if let Ok(connection) = &connection
+        && !set_once_connected.is_empty()
+    {
+        let cookies: Vec<Value> = set_once_connected.iter().map(steel_cookie).collect();
+        if let Err(e) = connection
+            .browser()
+            .call_raw("Storage.setCookies", json!({ "cookies": cookies }))
+            .await
+        {
+            tracing::warn!(target: "conch_browser", error = %e, "the renewed cloud session could not be given the old one's cookies; it starts signed out");
+        }
+    }
     match connection {
         Ok(connection) => Ok(Opened {
             connection,
@@ -490,8 +514,9 @@ pub fn steel_socket(
     Ok(socket)
 }
 
-/// A CDP `Network.Cookie` as Steel's `sessionContext.cookies` takes it: the fields both
-/// name alike; `expires` only for a cookie that is not a session cookie.
+/// A CDP `Network.Cookie` as Steel's `sessionContext.cookies` and `Storage.setCookies`
+/// take it: the fields they name alike; `expires` only for a cookie that is not a session
+/// cookie.
 fn steel_cookie(cookie: &Value) -> Value {
     let mut out = serde_json::Map::new();
     for field in [

@@ -8,7 +8,10 @@
 //! local app allowed (AMB-3), and `browser-own-chrome` with its one-press fix
 //! `browser-own-chrome-off`, back to local (BE-16), whose sentence states the residual
 //! risk of driving your own Chrome (BE-17). A backend with no guard proxy carries
-//! [`NO_PROXY_RISK`]: what its guard cannot hold (AMB-1).
+//! [`NO_PROXY_RISK`]: what its guard cannot hold (AMB-1). `browser-device-key` is flagged
+//! when no keychain holds the device key, as health notes it: the key, the files it seals
+//! and the gateway's token are then kept from others by owner-only file permissions alone
+//! (DATA-6).
 //!
 //! Deliberately absent: any key or full address (BE-3): items name a backend and a host
 //! at most, and the backup manifest names files, never their contents (DATA-12).
@@ -18,6 +21,7 @@ use conch_policy::NetSettings;
 use crate::backend::Backend;
 use crate::home::Manifest;
 use crate::runtime::{Browser, HealthItem};
+use crate::seal::KeyPlace;
 use crate::store::BrowserSettings;
 
 /// The residual risk of driving the person's own Chrome (BE-17), for the settings page and
@@ -37,7 +41,7 @@ pub const OWN_CHROME_FIX: &str = "browser-own-chrome-off";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckupItem {
     /// The item's stable id (`browser-backend`, `browser-allow-localhost`,
-    /// `browser-allow-host`, `browser-own-chrome`).
+    /// `browser-allow-host`, `browser-own-chrome`, `browser-device-key`).
     pub id: &'static str,
     /// What is loosened, in a sentence the person reads.
     pub sentence: String,
@@ -45,9 +49,14 @@ pub struct CheckupItem {
     pub fix: Option<&'static str>,
 }
 
-/// The security checkup for a backend choice and the network settings a run uses: one
-/// flagged item per loosening, none for Conch's defaults.
-pub fn checkup_items(backend: Backend, net: &NetSettings) -> Vec<CheckupItem> {
+/// The security checkup for a backend choice, the network settings a run uses and where
+/// the device key is kept (`None`: not known yet): one flagged item per loosening, none
+/// for Conch's defaults with the key in a keychain.
+pub fn checkup_items(
+    backend: Backend,
+    net: &NetSettings,
+    key: Option<&KeyPlace>,
+) -> Vec<CheckupItem> {
     let mut items = Vec::new();
     if backend != Backend::Local {
         items.push(CheckupItem {
@@ -79,6 +88,15 @@ pub fn checkup_items(backend: Backend, net: &NetSettings) -> Vec<CheckupItem> {
             fix: None,
         });
     }
+    if let Some(file @ KeyPlace::KeyFile(_)) = key {
+        items.push(CheckupItem {
+            id: "browser-device-key",
+            sentence: format!(
+                "Keys are protected by file permissions only: Conch's device key is in {file}. Whoever can read your files can open the saved keys and passwords it seals, and use the gateway's token."
+            ),
+            fix: None,
+        });
+    }
     items
 }
 
@@ -96,6 +114,19 @@ pub trait HostReports {
 }
 
 impl Browser {
+    /// Where the device key is kept: where this process last found it, else the key file
+    /// when one is on disk; `None` when neither is known.
+    fn key_place(&self) -> Option<KeyPlace> {
+        let home = &self.config().home;
+        match crate::seal::last_key_place(home) {
+            Some(found) => found.ok(),
+            None => {
+                let file = home.device_key_file();
+                file.is_file().then_some(KeyPlace::KeyFile(file))
+            }
+        }
+    }
+
     /// The backend the person chose, as browser.json says (local when it can't be read).
     fn chosen_backend(&self) -> Backend {
         let config = self.config();
@@ -113,7 +144,7 @@ impl HostReports for Browser {
             .as_ref()
             .map(|g| g.net.clone())
             .unwrap_or_default();
-        checkup_items(self.chosen_backend(), &net)
+        checkup_items(self.chosen_backend(), &net, self.key_place().as_ref())
     }
 
     fn health(&self) -> Vec<HealthItem> {
@@ -148,7 +179,7 @@ mod tests {
     /// PROTO-11: Conch's defaults flag nothing.
     #[test]
     fn proto_11_the_defaults_flag_nothing() {
-        assert!(checkup_items(Backend::Local, &NetSettings::default()).is_empty());
+        assert!(checkup_items(Backend::Local, &NetSettings::default(), None).is_empty());
     }
 
     /// PROTO-11, NET-5: allowLocalhost and each allowHosts entry are flagged items.
@@ -162,7 +193,7 @@ mod tests {
             ],
             ..NetSettings::default()
         };
-        let items = checkup_items(Backend::Local, &net);
+        let items = checkup_items(Backend::Local, &net, None);
         assert_eq!(
             ids(&items),
             [
@@ -178,15 +209,67 @@ mod tests {
     /// the residual risk; another remote backend is flagged without that fix.
     #[test]
     fn proto_11_be_16_own_chrome_has_its_fix_and_its_risk() {
-        let items = checkup_items(Backend::Chrome, &NetSettings::default());
+        let items = checkup_items(Backend::Chrome, &NetSettings::default(), None);
         assert_eq!(ids(&items), ["browser-backend", "browser-own-chrome"]);
         assert_eq!(items[1].fix, Some("browser-own-chrome-off"));
         assert!(items[1].sentence.contains(OWN_CHROME_RISK));
-        let cdp = checkup_items(Backend::Cdp, &NetSettings::default());
+        let cdp = checkup_items(Backend::Cdp, &NetSettings::default(), None);
         assert_eq!(ids(&cdp), ["browser-backend"]);
         assert!(cdp[0].sentence.contains(NO_PROXY_RISK), "{cdp:?}");
         assert!(items[0].sentence.contains(NO_PROXY_RISK), "{items:?}");
         assert!(cdp.iter().all(|i| i.fix.is_none()));
+    }
+
+    /// PROTO-11, DATA-6: a device key kept in a key file (no keychain answered) is a
+    /// flagged item, as health notes it, naming the file; in a keychain it is not.
+    #[test]
+    fn proto_11_data_6_a_device_key_in_a_key_file_is_flagged() {
+        let path = std::path::PathBuf::from("/home/someone/.conch/device.key");
+        let items = checkup_items(
+            Backend::Local,
+            &NetSettings::default(),
+            Some(&KeyPlace::KeyFile(path)),
+        );
+        assert_eq!(ids(&items), ["browser-device-key"]);
+        assert!(
+            items[0]
+                .sentence
+                .starts_with("Keys are protected by file permissions only"),
+            "{items:?}"
+        );
+        assert!(
+            items[0]
+                .sentence
+                .contains("/home/someone/.conch/device.key"),
+            "{items:?}"
+        );
+        assert!(
+            checkup_items(
+                Backend::Local,
+                &NetSettings::default(),
+                Some(&KeyPlace::Keychain)
+            )
+            .is_empty()
+        );
+    }
+
+    /// PROTO-11, DATA-6: the browser's checkup flags the key file its home has, as its
+    /// health does once a sealed file is opened.
+    #[test]
+    fn proto_11_data_6_the_checkup_flags_the_key_file_of_its_home() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let home = crate::Home::new(dir.path());
+        let browser = Browser::new(crate::BrowserConfig::new(home.clone()));
+        assert!(HostReports::checkup(&browser).is_empty());
+        std::fs::write(home.device_key_file(), [0u8; 32]).expect("a key file");
+        let items = HostReports::checkup(&browser);
+        assert_eq!(ids(&items), ["browser-device-key"], "{items:?}");
+        assert!(
+            items[0]
+                .sentence
+                .contains(&home.device_key_file().display().to_string()),
+            "{items:?}"
+        );
     }
 
     /// PROTO-11, DATA-11: the browser reports the manifest of its home with the power

@@ -128,6 +128,10 @@ pub struct BrowserConfig {
     /// as by a browser too busy to attach them in time.
     #[cfg(test)]
     pub(crate) hold_pages: Option<(String, Duration)>,
+    /// Tests: waited on between the errand cap's decision and the new errand's
+    /// registration (ERR-15), so two starters can be made to meet there.
+    #[cfg(test)]
+    pub(crate) room_pause: Option<Arc<crate::errands::RoomPause>>,
 }
 
 impl BrowserConfig {
@@ -154,6 +158,8 @@ impl BrowserConfig {
             errand_limit: conch_policy::errand_limit(total_memory()),
             #[cfg(test)]
             hold_pages: None,
+            #[cfg(test)]
+            room_pause: None,
         }
     }
 }

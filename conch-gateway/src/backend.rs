@@ -15,8 +15,10 @@ use std::io::{IsTerminal as _, Read as _, Write as _};
 use conch_browser::own_chrome::OwnChrome;
 use conch_browser::remote::{Remote, may_carry_key, shown};
 use conch_browser::seal::{SealError, Sealer, SecretText, SecretsFile};
-use conch_browser::store::{Backend, BrowserSettings};
+use conch_browser::store::{Backend, BrowserSettings, StoreError, UpdateError};
 use conch_browser::{Home, SystemClock};
+
+use crate::cli::{NoHome, sentence};
 
 /// The usage of `backend`.
 pub(crate) const USAGE: &str = "\
@@ -37,6 +39,96 @@ Usage: conch-gateway backend show [--home DIR]
   --home DIR       Conch's folder (default: $CONCH_HOME or ~/.conch)
 ";
 
+/// What `backend …` (and the settings page's choice of browser) refused, in the sentence the
+/// person sees: no closing full stop, which the caller adds ([`sentence`]) or follows with
+/// "; nothing was changed.". The key is in none of them.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BackendError {
+    /// `backend set` with no backend named.
+    #[error("backend set needs one of local, chrome, browserbase, steel or cdp")]
+    NoneNamed,
+    /// A name that is not a backend (or Browser Use Cloud, which is not offered).
+    #[error("{0}")]
+    NotABackend(String),
+    /// A flag given last, with no value after it.
+    #[error("{0} needs a value")]
+    NeedsValue(&'static str),
+    /// A flag `backend` does not know.
+    #[error("unknown option “{0}”; see conch-gateway backend --help")]
+    UnknownOption(String),
+    /// A verb other than `show` or `set`.
+    #[error("unknown backend command “{0}”: use show or set")]
+    UnknownCommand(String),
+    /// Conch's folder can't be found.
+    #[error(transparent)]
+    NoHome(#[from] NoHome),
+    /// `--key-env NAME` names a variable that is unset (or not text).
+    #[error("the environment variable {0} holds no key")]
+    NoKeyInVariable(String),
+    /// Nothing but white space was given as the key.
+    #[error("no key was given: pass --key-env NAME or type it on standard input")]
+    NoKeyGiven,
+    /// Standard input could not be read.
+    #[error("the key could not be read from standard input ({0})")]
+    KeyUnread(#[source] std::io::Error),
+    /// The key's bytes on standard input are not UTF-8.
+    #[error("the key on standard input is not text")]
+    KeyNotText,
+    /// `backend set chrome` with no terminal to confirm on (BE-16).
+    #[error("{OWN_CHROME_NEEDS_YOU}")]
+    OwnChromeNeedsYou,
+    /// The terminal's answer could not be read.
+    #[error("the answer could not be read ({0}); nothing was changed")]
+    AnswerUnread(#[source] std::io::Error),
+    /// The person answered anything but y or yes.
+    #[error("your own Chrome was not turned on; nothing was changed")]
+    OwnChromeDeclined,
+    /// Browserbase, or Steel's cloud, with no key.
+    #[error("the {0} backend needs its API key")]
+    NeedsKey(Backend),
+    /// `cdp` with no address.
+    #[error("the cdp backend needs its DevTools address (--url on the command line)")]
+    NeedsAddress,
+    /// A `cdp` address of another scheme (shown without its query).
+    #[error("{0} is not a DevTools address: use http://host:port, ws://… or wss://…")]
+    NotDevTools(String),
+    /// A provider address of another scheme (shown without its query).
+    #[error("{0} is not an API address: use https://…")]
+    NotAnApi(String),
+    /// A key with a plain-http address off this machine (BE-6).
+    #[error(
+        "{0} would get the key in plain text: a key goes only to an https:// address (plain http only to this machine)"
+    )]
+    PlainText(String),
+    /// The device key, or browser.secrets.json, could not be used.
+    #[error("{0}")]
+    Sealed(#[from] SealError),
+    /// browser.json could not be read.
+    #[error("failed to {}{}", .0, why(.0))]
+    Settings(#[source] StoreError),
+    /// browser.json could not be written.
+    #[error("failed to {}{}", .0, why(.0))]
+    NotSaved(#[source] UpdateError<std::convert::Infallible>),
+}
+
+impl From<StoreError> for BackendError {
+    fn from(e: StoreError) -> Self {
+        BackendError::Settings(e)
+    }
+}
+
+impl From<UpdateError<std::convert::Infallible>> for BackendError {
+    fn from(e: UpdateError<std::convert::Infallible>) -> Self {
+        BackendError::NotSaved(e)
+    }
+}
+
+/// What the system said under a store error (which names only what was done, and where),
+/// in brackets.
+fn why(e: &dyn std::error::Error) -> String {
+    e.source().map(|s| format!(" ({s})")).unwrap_or_default()
+}
+
 /// The name a backend's address or key is sealed under.
 fn secret_name(backend: Backend) -> &'static str {
     backend.as_str()
@@ -44,34 +136,29 @@ fn secret_name(backend: Backend) -> &'static str {
 
 /// Runs `backend …` with the arguments after `backend`; gives what to print, or the
 /// sentence that says what was wrong.
-pub(crate) fn run(args: &[String]) -> Result<String, String> {
+///
+/// # Errors
+/// [`BackendError`] for a mistake on the command line or a file that can't be used;
+/// nothing is saved then.
+pub(crate) fn run(args: &[String]) -> Result<String, BackendError> {
     let mut args = args.iter();
     let verb = args.next().map(String::as_str);
     let mut chosen: Option<Backend> = None;
     if verb == Some("set") {
-        let name = args
-            .next()
-            .ok_or("backend set needs one of local, chrome, browserbase, steel or cdp")?;
-        chosen = Some(parse_backend(name)?);
+        let name = args.next().ok_or(BackendError::NoneNamed)?;
+        chosen = Some(name.parse().map_err(BackendError::NotABackend)?);
     }
     let (mut home, mut url, mut project, mut key_env) = (None, None, None, None);
     while let Some(arg) = args.next() {
-        let mut value = |flag: &str| {
-            args.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+        let mut value =
+            |flag: &'static str| args.next().cloned().ok_or(BackendError::NeedsValue(flag));
         match arg.as_str() {
             "--home" => home = Some(value("--home")?),
             "--url" => url = Some(value("--url")?),
             "--project" => project = Some(value("--project")?),
             "--key-env" => key_env = Some(value("--key-env")?),
             "-h" | "--help" => return Ok(USAGE.to_owned()),
-            other => {
-                return Err(format!(
-                    "unknown option “{other}”; see conch-gateway backend --help"
-                ));
-            }
+            other => return Err(BackendError::UnknownOption(other.to_owned())),
         }
     }
     let home = crate::cli::home(home.as_deref().map(std::path::Path::new))?;
@@ -91,32 +178,25 @@ pub(crate) fn run(args: &[String]) -> Result<String, String> {
             save_choice(&home, backend, url, project, key).map(|said| said.join("\n") + "\n")
         }
         (Some("-h" | "--help") | None, _) => Ok(USAGE.to_owned()),
-        (Some(other), _) => Err(format!(
-            "unknown backend command “{other}”: use show or set"
-        )),
+        (Some(other), _) => Err(BackendError::UnknownCommand(other.to_owned())),
     }
 }
 
-fn parse_backend(name: &str) -> Result<Backend, String> {
-    name.parse()
-}
-
-pub(crate) fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), String> {
-    let sealer = Sealer::open_device(home).map_err(|e| format!("{e}."))?;
-    let file = SecretsFile::load(home, &sealer, &SystemClock).map_err(|e| match e {
-        SealError::Tampered { .. } => format!("{e}"),
-        other => format!("{other}."),
-    })?;
+/// The device's sealer and browser.secrets.json, opened with it.
+///
+/// # Errors
+/// [`BackendError::Sealed`] when the device key or the file can't be used.
+pub(crate) fn sealed(home: &Home) -> Result<(Sealer, SecretsFile), BackendError> {
+    let sealer = Sealer::open_device(home)?;
+    let file = SecretsFile::load(home, &sealer, &SystemClock)?;
     Ok((sealer, file))
 }
 
-fn settings(home: &Home) -> Result<BrowserSettings, String> {
-    BrowserSettings::load(home, &SystemClock)
-        .map(|loaded| loaded.value)
-        .map_err(|e| format!("{e}."))
+fn settings(home: &Home) -> Result<BrowserSettings, BackendError> {
+    Ok(BrowserSettings::load(home, &SystemClock)?.value)
 }
 
-fn show(home: &Home) -> Result<String, String> {
+fn show(home: &Home) -> Result<String, BackendError> {
     let settings = settings(home)?;
     let mut out = format!("backend: {}\n", settings.backend);
     let (sealer, file) = sealed(home)?;
@@ -162,27 +242,23 @@ pub(crate) fn save_choice(
     url: Option<String>,
     project: Option<String>,
     key: Option<SecretText>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, BackendError> {
     let mut said = Vec::new();
     let key = key
         .map(|k| SecretText::new(k.expose().trim().to_owned()))
         .filter(|k| !k.expose().is_empty());
     if needs_key(backend, url.as_deref()) && key.is_none() {
-        return Err(format!("the {backend} backend needs its API key"));
+        return Err(BackendError::NeedsKey(backend));
     }
     let (sealer, mut file) = sealed(home)?;
     match backend {
         Backend::Cdp => {
-            let url = url
-                .ok_or("the cdp backend needs its DevTools address (--url on the command line)")?;
+            let url = url.ok_or(BackendError::NeedsAddress)?;
             if !(url.starts_with("http://")
                 || url.starts_with("ws://")
                 || url.starts_with("wss://"))
             {
-                return Err(format!(
-                    "{} is not a DevTools address: use http://host:port, ws://… or wss://…",
-                    shown(&url)
-                ));
+                return Err(BackendError::NotDevTools(shown(&url)));
             }
             file.set(
                 secret_name(backend),
@@ -197,16 +273,10 @@ pub(crate) fn save_choice(
             let base_name = format!("{name}-base");
             if let Some(url) = &url {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(format!(
-                        "{} is not an API address: use https://…",
-                        shown(url)
-                    ));
+                    return Err(BackendError::NotAnApi(shown(url)));
                 }
                 if key.is_some() && !url::Url::parse(url).is_ok_and(|u| may_carry_key(&u)) {
-                    return Err(format!(
-                        "{} would get the key in plain text: a key goes only to an https:// address (plain http only to this machine)",
-                        shown(url)
-                    ));
+                    return Err(BackendError::PlainText(shown(url)));
                 }
                 file.set(
                     &base_name,
@@ -246,12 +316,11 @@ pub(crate) fn save_choice(
         }
         Backend::Local | Backend::Chrome => {}
     }
-    file.save(&sealer).map_err(|e| format!("{e}."))?;
+    file.save(&sealer)?;
     BrowserSettings::update(home, &SystemClock, |settings| {
         settings.backend = backend;
         Ok::<_, std::convert::Infallible>(true)
-    })
-    .map_err(|e| format!("failed to {e}"))?;
+    })?;
     said.push(format!("backend: {backend}"));
     if backend == Backend::Chrome {
         said.push(
@@ -263,11 +332,10 @@ pub(crate) fn save_choice(
 
 /// The key from the environment variable `name`, else one line of standard input, read
 /// without echo on a terminal.
-fn read_key(name: Option<&str>) -> Result<SecretText, String> {
+fn read_key(name: Option<&str>) -> Result<SecretText, BackendError> {
     let key = match name {
         Some(name) => SecretText::new(
-            std::env::var(name)
-                .map_err(|_| format!("the environment variable {name} holds no key"))?,
+            std::env::var(name).map_err(|_| BackendError::NoKeyInVariable(name.to_owned()))?,
         ),
         None => {
             let terminal = std::io::stdin().is_terminal();
@@ -288,9 +356,7 @@ fn read_key(name: Option<&str>) -> Result<SecretText, String> {
     };
     let key = SecretText::new(key.expose().trim().to_owned());
     if key.expose().is_empty() {
-        return Err(
-            "no key was given: pass --key-env NAME or type it on standard input".to_owned(),
-        );
+        return Err(BackendError::NoKeyGiven);
     }
     Ok(key)
 }
@@ -301,8 +367,7 @@ const KEY_LINE: usize = 16 * 1024;
 /// One line of standard input (without its line end) into a buffer that is wiped when
 /// dropped. The read asks for more than standard input's own 8 KiB buffer holds, so the
 /// bytes go straight into this one, never into that buffer, which is not wiped.
-fn read_line_wiped() -> Result<SecretText, String> {
-    let failed = |e: std::io::Error| format!("the key could not be read from standard input ({e})");
+fn read_line_wiped() -> Result<SecretText, BackendError> {
     let mut buffer = zeroize::Zeroizing::new(vec![0u8; KEY_LINE]);
     let mut filled = 0;
     let mut stdin = std::io::stdin().lock();
@@ -311,15 +376,14 @@ fn read_line_wiped() -> Result<SecretText, String> {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(failed(e)),
+            Err(e) => return Err(BackendError::KeyUnread(e)),
         }
     }
     let line = buffer[..filled]
         .split(|b| *b == b'\n')
         .next()
         .unwrap_or_default();
-    let line = std::str::from_utf8(line)
-        .map_err(|_| "the key on standard input is not text".to_owned())?;
+    let line = std::str::from_utf8(line).map_err(|_| BackendError::KeyNotText)?;
     Ok(SecretText::new(line.trim_end_matches('\r').to_owned()))
 }
 
@@ -328,9 +392,9 @@ const OWN_CHROME_NEEDS_YOU: &str = "turning on your own Chrome needs you: run co
 
 /// Asks the person on their terminal before Conch drives their own Chrome (BE-16); a
 /// command without a terminal is refused, and anything but y or yes is a No.
-fn confirm_own_chrome() -> Result<(), String> {
+fn confirm_own_chrome() -> Result<(), BackendError> {
     if !std::io::stdin().is_terminal() {
-        return Err(OWN_CHROME_NEEDS_YOU.to_owned());
+        return Err(BackendError::OwnChromeNeedsYou);
     }
     eprint!(
         "Conch will drive your own Chrome: it opens tabs of its own there, and sites see you signed in. Turn it on? [y/N] "
@@ -339,10 +403,10 @@ fn confirm_own_chrome() -> Result<(), String> {
     let mut answer = String::new();
     std::io::stdin()
         .read_line(&mut answer)
-        .map_err(|e| format!("the answer could not be read ({e}); nothing was changed"))?;
+        .map_err(BackendError::AnswerUnread)?;
     match answer.trim().to_ascii_lowercase().as_str() {
         "y" | "yes" => Ok(()),
-        _ => Err("your own Chrome was not turned on; nothing was changed".to_owned()),
+        _ => Err(BackendError::OwnChromeDeclined),
     }
 }
 
@@ -372,7 +436,7 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
     }
     let file = match sealed(home) {
         Ok((_, file)) => file,
-        Err(e) => return (None, Some(format!("{e} {local}"))),
+        Err(e) => return (None, Some(format!("{} {local}", sentence(&e)))),
     };
     let name = secret_name(backend);
     let value = |key: &str| file.get(key).cloned();
@@ -421,5 +485,96 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
                 "the {backend} backend has nothing saved to reach it with (conch-gateway backend set {backend} …); {local}"
             )),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_in(home: &std::path::Path, args: &[&str]) -> Result<String, BackendError> {
+        let mut args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        args.extend(["--home".to_owned(), home.display().to_string()]);
+        run(&args)
+    }
+
+    /// BE-7, issue 29: a bad address is a typed error whose sentence says what to use
+    /// instead, and nothing is saved.
+    #[test]
+    fn be_7_backend_set_with_a_bad_url_says_what_to_do() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let e = run_in(dir.path(), &["set", "steel", "--url", "ftp://x"]).expect_err("refused");
+        assert!(matches!(e, BackendError::NotAnApi(_)), "{e:?}");
+        assert_eq!(
+            crate::cli::sentence(&e),
+            "ftp://x:21 is not an API address: use https://…."
+        );
+        let e = run_in(dir.path(), &["set", "cdp", "--url", "ftp://x"]).expect_err("refused");
+        assert!(matches!(e, BackendError::NotDevTools(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "ftp://x:21 is not a DevTools address: use http://host:port, ws://… or wss://…"
+        );
+        let e = run_in(dir.path(), &["set", "cdp"]).expect_err("refused");
+        assert!(matches!(e, BackendError::NeedsAddress), "{e:?}");
+        let home = Home::new(dir.path());
+        let e = save_choice(
+            &home,
+            Backend::Browserbase,
+            Some("http://example.com".to_owned()),
+            None,
+            Some(SecretText::new("bb_CANARY_41".to_owned())),
+        )
+        .expect_err("refused");
+        assert!(matches!(e, BackendError::PlainText(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "http://example.com:80 would get the key in plain text: a key goes only to an https:// address (plain http only to this machine)"
+        );
+        let shown = run_in(dir.path(), &["show"]).expect("show");
+        assert!(
+            shown.contains("backend: local") && !shown.contains("saved:"),
+            "{shown}"
+        );
+    }
+
+    /// BE-1, issue 29: each mistake on `backend`'s command line is its own typed error,
+    /// with the sentence the person has always seen.
+    #[test]
+    fn be_1_backend_command_line_mistakes_are_typed_sentences() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let e = run(&["set".to_owned()]).expect_err("refused");
+        assert!(matches!(e, BackendError::NoneNamed), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "backend set needs one of local, chrome, browserbase, steel or cdp"
+        );
+        let cases: [(&[&str], &str); 4] = [
+            (
+                &["set", "nope"],
+                "“nope” is not a backend: use local, chrome, browserbase, steel or cdp",
+            ),
+            (
+                &["show", "--bogus"],
+                "unknown option “--bogus”; see conch-gateway backend --help",
+            ),
+            (&["frob"], "unknown backend command “frob”: use show or set"),
+            (
+                &["set", "chrome"],
+                "turning on your own Chrome needs you: run conch-gateway backend set chrome in a terminal and answer y, or choose it on the settings page after signing in",
+            ),
+        ];
+        for (args, said) in cases {
+            let e = run_in(dir.path(), args).expect_err("refused");
+            assert_eq!(e.to_string(), said, "{args:?}");
+        }
+        let e = run(&["show".to_owned(), "--home".to_owned()]).expect_err("refused");
+        assert!(matches!(e, BackendError::NeedsValue("--home")), "{e:?}");
+        let e = run(&["set", "browserbase", "--project"].map(str::to_owned)).expect_err("refused");
+        assert_eq!(e.to_string(), "--project needs a value");
+        assert!(matches!(
+            run_in(dir.path(), &["set", "browser-use"]),
+            Err(BackendError::NotABackend(_))
+        ));
     }
 }

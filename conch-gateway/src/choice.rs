@@ -16,7 +16,7 @@ impl BackendChoice for GatewayBackends {
     fn saved(&self, home: &Home) -> Result<Vec<SecretEntry>, ChoiceError> {
         crate::backend::sealed(home)
             .map(|(_, file)| file.inventory())
-            .map_err(ChoiceError)
+            .map_err(|e| ChoiceError(e.to_string()))
     }
 
     fn save(
@@ -27,7 +27,8 @@ impl BackendChoice for GatewayBackends {
         project: Option<String>,
         key: Option<SecretText>,
     ) -> Result<Vec<String>, ChoiceError> {
-        crate::backend::save_choice(home, backend, url, project, key).map_err(ChoiceError)
+        crate::backend::save_choice(home, backend, url, project, key)
+            .map_err(|e| ChoiceError(e.to_string()))
     }
 
     fn remote(&self, home: &Home) -> (Option<Remote>, Option<String>) {

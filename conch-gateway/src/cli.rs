@@ -81,12 +81,63 @@ pub(crate) struct Cli {
 }
 
 /// What parsing gave instead of a command line.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum CliError {
     /// `--help`.
+    #[error("the usage was asked for")]
     Help,
     /// A mistake, in one sentence.
-    Usage(String),
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+}
+
+/// A mistake on the command line, in the sentence the person sees (no closing full stop:
+/// [`sentence`] adds it).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UsageError {
+    /// A first word that is no command.
+    #[error("unknown command “{0}”: use mcp, serve or backend")]
+    UnknownCommand(String),
+    /// A flag given last, with no value after it.
+    #[error("{0} needs a value")]
+    NeedsValue(&'static str),
+    /// A flag's value that it does not take: the flag, what it takes, what was given.
+    #[error("{flag} takes {takes}, not “{given}”")]
+    BadValue {
+        /// The flag, like `--port`.
+        flag: &'static str,
+        /// What it takes, like "a number".
+        takes: &'static str,
+        /// The text given.
+        given: String,
+    },
+    /// `--notify-command` with only white space.
+    #[error("--notify-command needs a program to run")]
+    NoProgram,
+    /// A flag the gateway does not know.
+    #[error("unknown option “{0}”; see conch-gateway --help")]
+    UnknownOption(String),
+}
+
+impl UsageError {
+    fn bad(flag: &'static str, takes: &'static str, given: &str) -> CliError {
+        CliError::Usage(UsageError::BadValue {
+            flag,
+            takes,
+            given: given.to_owned(),
+        })
+    }
+}
+
+/// `error`'s message as a sentence for standard error: with one closing full stop, whether
+/// or not the message has its own.
+pub(crate) fn sentence(error: &dyn std::fmt::Display) -> String {
+    let text = error.to_string();
+    if text.ends_with('.') {
+        text
+    } else {
+        text + "."
+    }
 }
 
 /// Conch's folder can't be found: no `--home`, and neither `$CONCH_HOME` nor a home
@@ -128,9 +179,7 @@ impl Cli {
             Some("serve") => Command::Serve,
             Some("-h" | "--help" | "help") | None => return Err(CliError::Help),
             Some(other) => {
-                return Err(CliError::Usage(format!(
-                    "unknown command “{other}”: use mcp, serve or backend"
-                )));
+                return Err(UsageError::UnknownCommand(other.to_owned()).into());
             }
         };
         let mut cli = Cli {
@@ -156,11 +205,11 @@ impl Cli {
                 Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
                 _ => (arg.as_str(), None),
             };
-            let mut value = |name: &str| -> Result<String, CliError> {
+            let mut value = |name: &'static str| -> Result<String, CliError> {
                 inline
                     .clone()
                     .or_else(|| args.next().cloned())
-                    .ok_or_else(|| CliError::Usage(format!("{name} needs a value")))
+                    .ok_or(CliError::Usage(UsageError::NeedsValue(name)))
             };
             match flag {
                 "-h" | "--help" => return Err(CliError::Help),
@@ -171,9 +220,7 @@ impl Cli {
                         "full" => Mode::FullTrust,
                         "plan" => Mode::PlanOnly,
                         other => Mode::from_str(other).map_err(|_| {
-                            CliError::Usage(format!(
-                                "--trust takes ask, auto, full or plan, not “{other}”"
-                            ))
+                            UsageError::bad("--trust", "ask, auto, full or plan", other)
                         })?,
                     };
                 }
@@ -183,9 +230,11 @@ impl Cli {
                 "--allow-host" => {
                     let text = value("--allow-host")?;
                     let host = AllowedHost::parse(&text).map_err(|_| {
-                        CliError::Usage(format!(
-                            "--allow-host takes HOST:PORT of a local app (like localhost:3000), not “{text}”"
-                        ))
+                        UsageError::bad(
+                            "--allow-host",
+                            "HOST:PORT of a local app (like localhost:3000)",
+                            &text,
+                        )
                     })?;
                     cli.allow_hosts.push(host);
                 }
@@ -194,32 +243,28 @@ impl Cli {
                 "--headed" => cli.headed = true,
                 "--port" => {
                     let text = value("--port")?;
-                    cli.port = text.parse().map_err(|_| {
-                        CliError::Usage(format!("--port takes a number, not “{text}”"))
-                    })?;
+                    cli.port = text
+                        .parse()
+                        .map_err(|_| UsageError::bad("--port", "a number", &text))?;
                 }
                 "--panel-port" => {
                     let text = value("--panel-port")?;
-                    cli.panel_port = text.parse().map_err(|_| {
-                        CliError::Usage(format!("--panel-port takes a number, not “{text}”"))
-                    })?;
+                    cli.panel_port = text
+                        .parse()
+                        .map_err(|_| UsageError::bad("--panel-port", "a number", &text))?;
                 }
                 "--notify-command" => {
                     let text = value("--notify-command")?;
                     let words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
                     if words.is_empty() {
-                        return Err(CliError::Usage(
-                            "--notify-command needs a program to run".to_owned(),
-                        ));
+                        return Err(UsageError::NoProgram.into());
                     }
                     cli.notify_command = Some(words);
                 }
                 "--ask-timeout" => {
                     let text = value("--ask-timeout")?;
                     let seconds: u64 = text.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
-                        CliError::Usage(format!(
-                            "--ask-timeout takes a number of seconds above 0, not “{text}”"
-                        ))
+                        UsageError::bad("--ask-timeout", "a number of seconds above 0", &text)
                     })?;
                     cli.ask_timeout = Duration::from_secs(seconds);
                 }
@@ -230,25 +275,23 @@ impl Cli {
                         .ok()
                         .filter(|h| h.is_finite() && *h > 0.0 && *h <= 24.0 * 366.0)
                         .ok_or_else(|| {
-                            CliError::Usage(format!(
-                                "--panel-idle takes a number of hours above 0 (like 12 or 0.5), not “{text}”"
-                            ))
+                            UsageError::bad(
+                                "--panel-idle",
+                                "a number of hours above 0 (like 12 or 0.5)",
+                                &text,
+                            )
                         })?;
                     cli.panel_idle = Duration::from_secs_f64(hours * 3600.0);
                 }
                 "--session-idle" => {
                     let text = value("--session-idle")?;
                     let seconds: u64 = text.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
-                        CliError::Usage(format!(
-                            "--session-idle takes a number of seconds above 0, not “{text}”"
-                        ))
+                        UsageError::bad("--session-idle", "a number of seconds above 0", &text)
                     })?;
                     cli.session_idle = Duration::from_secs(seconds);
                 }
                 other => {
-                    return Err(CliError::Usage(format!(
-                        "unknown option “{other}”; see conch-gateway --help"
-                    )));
+                    return Err(UsageError::UnknownOption(other.to_owned()).into());
                 }
             }
         }
@@ -366,6 +409,56 @@ mod tests {
             Err(CliError::Usage(_))
         ));
         assert!(USAGE.contains("--panel-port") && USAGE.contains("--notify-command"));
+    }
+
+    /// Issue 29: a mistake is a typed `UsageError` whose sentence is the one the person
+    /// has always seen, with one closing full stop.
+    #[test]
+    fn issue_29_command_line_mistakes_are_typed_with_the_sentences_people_see() {
+        let said = |line: &str| match parse(line) {
+            Err(CliError::Usage(e)) => (sentence(&e), e),
+            other => panic!("{line}: {other:?}"),
+        };
+        let (text, e) = said("mcp --port seven");
+        assert_eq!(text, "--port takes a number, not “seven”.");
+        assert!(
+            matches!(e, UsageError::BadValue { flag: "--port", .. }),
+            "{e:?}"
+        );
+        assert_eq!(
+            said("mcp --trust yolo").0,
+            "--trust takes ask, auto, full or plan, not “yolo”."
+        );
+        assert_eq!(
+            said("mcp --allow-host 10.0.0.1:80").0,
+            "--allow-host takes HOST:PORT of a local app (like localhost:3000), not “10.0.0.1:80”."
+        );
+        assert_eq!(
+            said("mcp --panel-idle 0").0,
+            "--panel-idle takes a number of hours above 0 (like 12 or 0.5), not “0”."
+        );
+        assert_eq!(
+            said("serve --session-idle 0").0,
+            "--session-idle takes a number of seconds above 0, not “0”."
+        );
+        assert_eq!(
+            said("mcp --ask-timeout soon").0,
+            "--ask-timeout takes a number of seconds above 0, not “soon”."
+        );
+        assert_eq!(said("mcp --home").1, UsageError::NeedsValue("--home"));
+        assert_eq!(said("mcp --home").0, "--home needs a value.");
+        assert_eq!(
+            said("browse").0,
+            "unknown command “browse”: use mcp, serve or backend."
+        );
+        assert_eq!(
+            said("mcp --frob").0,
+            "unknown option “--frob”; see conch-gateway --help."
+        );
+        assert_eq!(
+            said("mcp --notify-command=").0,
+            "--notify-command needs a program to run."
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! Deliberately absent: standard output. In `mcp` mode it is the MCP stream.
 
 use std::fs::{File, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use tracing_subscriber::filter::Targets;
@@ -19,19 +19,37 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// Past this size, the old log is set aside when the gateway starts.
 const ROTATE_AT: u64 = 8 * 1024 * 1024;
 
+/// What part of the log could not be set up (the rest still works), in the sentence the
+/// person sees on standard error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LogProblem {
+    /// `RUST_LOG` is not a filter; warnings are logged.
+    #[error(
+        "RUST_LOG “{0}” can't be read (use a level, or target=level pairs separated by commas); logging warnings only."
+    )]
+    Filter(String),
+    /// `<home>/gateway.log` can't be opened; the log goes to standard error only.
+    #[error("{} can't be written ({source}); logging to standard error only.", path.display())]
+    File {
+        /// The log file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another subscriber came first (in tests).
+    #[error("a log subscriber was already installed.")]
+    AlreadyInstalled,
+}
+
 /// The filter `RUST_LOG` describes, or `warn`.
-fn filter(spec: Option<&str>) -> (Targets, Option<String>) {
+fn filter(spec: Option<&str>) -> (Targets, Option<LogProblem>) {
     let default = || Targets::new().with_default(tracing::Level::WARN);
     match spec.map(str::trim).filter(|s| !s.is_empty()) {
         None => (default(), None),
         Some(spec) => match spec.parse::<Targets>() {
             Ok(targets) => (targets, None),
-            Err(_) => (
-                default(),
-                Some(format!(
-                    "RUST_LOG “{spec}” can't be read (use a level, or target=level pairs separated by commas); logging warnings only."
-                )),
-            ),
+            Err(_) => (default(), Some(LogProblem::Filter(spec.to_owned()))),
         },
     }
 }
@@ -55,15 +73,15 @@ fn open_log(dir: &Path) -> std::io::Result<File> {
 
 /// Installs the subscriber for the whole process. Gives a sentence for standard error
 /// when part of it could not be set up (the rest still works).
-pub(crate) fn install(home: &Path) -> Option<String> {
+pub(crate) fn install(home: &Path) -> Option<LogProblem> {
     let (targets, mut problem) = filter(std::env::var("RUST_LOG").ok().as_deref());
     let file = match open_log(home) {
         Ok(file) => Some(Mutex::new(file)),
-        Err(e) => {
-            problem = Some(format!(
-                "{} can't be written ({e}); logging to standard error only.",
-                home.join("gateway.log").display()
-            ));
+        Err(source) => {
+            problem = Some(LogProblem::File {
+                path: home.join("gateway.log"),
+                source,
+            });
             None
         }
     };
@@ -80,7 +98,7 @@ pub(crate) fn install(home: &Path) -> Option<String> {
             .try_init(),
     };
     if installed.is_err() {
-        problem = Some("a log subscriber was already installed.".to_owned());
+        problem = Some(LogProblem::AlreadyInstalled);
     }
     problem
 }
@@ -102,7 +120,10 @@ mod tests {
         assert!(targets.would_enable("anything", &Level::WARN));
         assert!(!targets.would_enable("anything", &Level::INFO));
         let (targets, problem) = filter(Some("conch=[{x}]loud"));
-        assert!(problem.is_some());
+        assert!(
+            matches!(problem, Some(LogProblem::Filter(_))),
+            "{problem:?}"
+        );
         assert!(!targets.would_enable("conch", &Level::INFO));
     }
 }

@@ -52,7 +52,7 @@ use conch_policy::{Gateway, NetSettings};
 use conch_tools::{Asker, McpServer, NoOneToAsk, Tools, ToolsConfig, Unattended, WorkFolder};
 
 use crate::ask::{Channels, ElicitAsker};
-use crate::cli::{Cli, CliError, Command, USAGE};
+use crate::cli::{Cli, CliError, Command, NoHome, USAGE, sentence};
 
 /// Finds browsers as the system does, with `--browser` first (as `CONCH_BROWSER` is).
 #[derive(Debug)]
@@ -78,16 +78,58 @@ impl Probe for ChosenBrowser {
     }
 }
 
-/// A command that manages Conch's files (`backend`, `passwords`): the arguments after its
-/// name give what to print, or the sentence that says what was wrong.
-type Manage = fn(&[String]) -> Result<String, String>;
+/// A command that manages Conch's files (`backend`, `passwords`, `signin`): the arguments
+/// after its name give what to print, or what was wrong.
+type Manage = fn(&[String]) -> Result<String, CommandError>;
+
+/// Why a command that manages Conch's files did nothing; its message is the sentence the
+/// person sees after `conch-gateway: `.
+#[derive(Debug, thiserror::Error)]
+enum CommandError {
+    /// `backend show|set …`.
+    #[error(transparent)]
+    Backend(#[from] backend::BackendError),
+    /// `passwords …` and `signin`, which still say what was wrong as a sentence.
+    #[error("{0}")]
+    Command(String),
+}
+
+/// Why the gateway (`mcp`, `serve`) stopped with a failure; its message is the sentence
+/// the person sees after `conch-gateway: `.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    /// Conch's folder can't be found.
+    #[error(transparent)]
+    NoHome(#[from] NoHome),
+    /// `serve`'s port can't be bound.
+    #[error("port {port} on 127.0.0.1 can't be used ({source}).")]
+    Port {
+        /// The port asked for.
+        port: u16,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bound port can't be read back.
+    #[error("the listening port can't be read ({0}).")]
+    LocalAddress(#[source] std::io::Error),
+    /// Another gateway owns this home, or its lock failed (issue 12).
+    #[error("{0}")]
+    Home(#[source] conch_browser::BrowserError),
+    /// The token file can't be written.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// The HTTP server failed.
+    #[error("the HTTP server stopped ({0}).")]
+    Served(#[source] std::io::Error),
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let manage: Option<Manage> = match args.first().map(String::as_str) {
-        Some("backend") => Some(backend::run),
-        Some("passwords") => Some(vault::run),
-        Some("signin") => Some(signin::run),
+        Some("backend") => Some(|args| Ok(backend::run(args)?)),
+        Some("passwords") => Some(|args| vault::run(args).map_err(CommandError::Command)),
+        Some("signin") => Some(|args| signin::run(args).map_err(CommandError::Command)),
         _ => None,
     };
     if let Some(manage) = manage {
@@ -96,8 +138,8 @@ fn main() -> ExitCode {
                 print!("{said}");
                 ExitCode::SUCCESS
             }
-            Err(sentence) => {
-                eprintln!("conch-gateway: {sentence}.");
+            Err(e) => {
+                eprintln!("conch-gateway: {}", sentence(&e));
                 ExitCode::from(2)
             }
         };
@@ -108,8 +150,8 @@ fn main() -> ExitCode {
             eprint!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Err(CliError::Usage(sentence)) => {
-            eprintln!("conch-gateway: {sentence}.");
+        Err(CliError::Usage(e)) => {
+            eprintln!("conch-gateway: {}", sentence(&e));
             return ExitCode::from(2);
         }
     };
@@ -129,14 +171,14 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match ran {
         Ok(()) => ExitCode::SUCCESS,
-        Err(sentence) => {
-            eprintln!("conch-gateway: {sentence}");
+        Err(e) => {
+            eprintln!("conch-gateway: {}", sentence(&e));
             ExitCode::FAILURE
         }
     }
 }
 
-async fn run(cli: Cli) -> Result<(), String> {
+async fn run(cli: Cli) -> Result<(), RunError> {
     // SIGTERM and SIGINT are taken over first: from here on, either one shuts down in
     // order (BE-5, ERR-12) instead of ending the process where it stands.
     let stop = stop::Stop::listen();
@@ -159,14 +201,17 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Serve => Some(
             tokio::net::TcpListener::bind(("127.0.0.1", cli.port))
                 .await
-                .map_err(|e| format!("port {} on 127.0.0.1 can't be used ({e}).", cli.port))?,
+                .map_err(|source| RunError::Port {
+                    port: cli.port,
+                    source,
+                })?,
         ),
         Command::Mcp => bind_panel(cli.panel_port).await,
     };
     let port = match &listener {
         Some(listener) => listener
             .local_addr()
-            .map_err(|e| format!("the listening port can't be read ({e})."))?
+            .map_err(RunError::LocalAddress)?
             .port(),
         None => 0,
     };
@@ -231,7 +276,7 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
     let browser = Browser::new(config);
     // One gateway per home: a second one says so in one sentence and stops (issue 12).
-    browser.owns_home().map_err(|e| e.to_string())?;
+    browser.owns_home().map_err(RunError::Home)?;
     // A new gateway is a new session: its conversations start with no tabs of their own
     // (the last process's tabs are not reopened, and new ones are numbered from t1).
     browser.forget_saved_tabs().await;
@@ -310,7 +355,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .ok()
                 .filter(|t| t.len() >= 16)
                 .unwrap_or_else(|| random_hex(24));
-            let token_file = write_token(&home, &token).map_err(|e| e.to_string())?;
+            let token_file = write_token(&home, &token)?;
             eprintln!(
                 "conch-gateway: MCP at http://127.0.0.1:{port}/mcp (token in {})",
                 token_file.display()
@@ -348,7 +393,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             sweeper.abort();
             signin::remove_door(door_file.as_deref());
             browser.shutdown().await;
-            served.map_err(|e| format!("the HTTP server stopped ({e})."))
+            served.map_err(RunError::Served)
         }
         (_, listener) => {
             // The person's door runs beside the MCP stream, until stdin closes.

@@ -245,6 +245,10 @@ impl Browser {
         }
         let _room = self.inner.errand.room.lock().await;
         self.make_errand_room(id).await?;
+        #[cfg(test)]
+        if let Some(pause) = &self.inner.config.room_pause {
+            pause.decided().await;
+        }
         self.ensure_running().await?;
         let generation = self.inner.state.lock().await.generation;
         super::tabs::errand_context(&self.inner, id, generation).await?;

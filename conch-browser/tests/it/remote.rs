@@ -596,6 +596,64 @@ async fn be_1_the_core_scenario_passes_on_cdp_browserbase_and_steel_and_status_n
     }
 }
 
+/// BE-7, BE-5, issue 29: Browserbase, too, ends a session at its `timeout` (asked for on
+/// create: 30 minutes) and has no call to extend it; a session in use is renewed a few
+/// minutes before: a successor is made, given the old one's cookies over DevTools
+/// (Browserbase's create takes none), the old one is released, and the tab comes back.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_a_browserbase_session_in_use_is_renewed_before_its_timeout_with_its_cookies() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    let cloud = PretendCloud::start(Flavour::Browserbase("bb-key".to_owned()), standalone.port())
+        .await
+        .expect("the pretend provider");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, clock) = cloud_only(
+        &dir,
+        Remote::Browserbase {
+            base: cloud.base(),
+            key: SecretText::new("bb-key".to_owned()),
+            project: None,
+        },
+    );
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("cookie-jar.html?set=kept"))
+        .await
+        .expect("the page opens");
+    assert_eq!(
+        cloud.created()[0]["timeout"],
+        conch_browser::remote::BROWSERBASE_TIMEOUT_S,
+        "the session's lifetime is asked for"
+    );
+    // In use for 24 minutes: nothing to renew yet (Conch renews 5 minutes before the end).
+    for _ in 0..3 {
+        clock.advance(std::time::Duration::from_secs(8 * 60));
+        chat.evaluate("1").await.expect("in use");
+        assert!(!browser.tick().await, "let go while in use");
+    }
+    assert_eq!(cloud.created().len(), 1);
+    assert!(cloud.released().is_empty());
+    // 26 minutes: renewed.
+    clock.advance(std::time::Duration::from_secs(2 * 60));
+    chat.evaluate("1").await.expect("in use");
+    assert!(!browser.tick().await, "let go while in use");
+    assert_eq!(cloud.created().len(), 2, "no successor session was made");
+    assert_eq!(cloud.released(), ["sess-1"]);
+    let carried = cloud.cookies_set();
+    assert!(
+        carried
+            .iter()
+            .any(|c| c["name"] == "who" && c["value"] == "kept"),
+        "the successor was not given the cookies: {carried:?}"
+    );
+    let tabs = chat.tabs().await.expect("the tab comes back");
+    assert_eq!(tabs.len(), 1, "{tabs:?}");
+    assert!(tabs[0].url.contains("cookie-jar.html"), "{tabs:?}");
+    browser.shutdown().await;
+    assert_eq!(cloud.released(), ["sess-1", "sess-2"]);
+}
+
 /// BE-7, BE-5: Steel's cloud ends a session 30 minutes after it started whatever its
 /// client does, and has no call to extend it; a session in use is renewed a few minutes
 /// before, on the injected clock: a successor starts with the old one's cookies (Steel's

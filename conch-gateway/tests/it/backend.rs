@@ -51,6 +51,27 @@ pub(crate) fn everything_in(dir: &std::path::Path) -> Vec<(std::path::PathBuf, V
     out
 }
 
+/// DATA-5, issue 29: a browser.json that can't be read is said in one sentence that names
+/// the file and what the system said, with one closing full stop (it was "read PATH..").
+#[tokio::test(flavor = "multi_thread")]
+async fn data_5_backend_show_says_which_file_cannot_be_read_and_why() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    // Conch's folder sits under a plain file: nothing in it can be read.
+    std::fs::write(dir.path().join("a-file"), b"x").expect("a file");
+    let home = dir.path().join("a-file").join("home");
+    let (ok, out, err) = backend(&home, &["show"], &[]).await;
+    assert!(!ok, "{out}");
+    let path = home.join("browser.json");
+    assert!(
+        err.starts_with(&format!(
+            "conch-gateway: failed to read {} (",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert!(err.ends_with(").\n") && !err.contains(".."), "{err}");
+}
+
 /// BE-3, DATA-6: a provider's key is sealed; it is in no file, output or log in plain
 /// text, and `show` lists it by name, kind and host only.
 #[tokio::test(flavor = "multi_thread")]
