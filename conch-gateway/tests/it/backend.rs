@@ -192,7 +192,8 @@ async fn be_16_backend_set_chrome_without_a_terminal_is_refused() {
         .spawn()
         .expect("the gateway runs");
     let mut stdin = child.stdin.take().expect("piped");
-    stdin.write_all(b"y\n").await.expect("written");
+    // The gateway may refuse and exit before it reads a byte: a broken pipe is fine.
+    let _ = stdin.write_all(b"y\n").await;
     drop(stdin);
     let out = child.wait_with_output().await.expect("it ends");
     let err = String::from_utf8_lossy(&out.stderr);
