@@ -11,6 +11,7 @@ mod panel_page;
 mod panel_restart;
 mod panel_session;
 mod panel_settings;
+mod panel_windows;
 mod passwords;
 mod presence;
 mod revive;
