@@ -28,6 +28,7 @@ use serde_json::json;
 use url::Url;
 
 use crate::discover::{Os, Probe};
+use crate::page::script;
 
 /// The status sentence while Chrome asks the person (BE-10).
 pub const WAITING_SENTENCE: &str = "Waiting for you to allow Conch in Chrome";
@@ -231,25 +232,7 @@ fn read(probe: &dyn Probe, folder: &Path) -> Option<String> {
 
 /// The badge, installed in an isolated world of its own on every document of the top
 /// frame: a host element whose closed shadow root holds the words.
-const BADGE_SCRIPT: &str = r#"(() => {
-  if (window !== window.top) return;
-  const add = () => {
-    const host = document.createElement('conch-badge');
-    host.setAttribute('aria-hidden', 'true');
-    host.style.cssText = 'all:initial;position:fixed;top:8px;right:8px;z-index:2147483647;pointer-events:none;';
-    const root = host.attachShadow({ mode: 'closed' });
-    const label = document.createElement('div');
-    label.textContent = 'Conch is using this tab';
-    label.style.cssText = 'font:600 13px/1.2 system-ui,sans-serif;color:#fff;background:rgb(109,40,217);padding:6px 10px;border-radius:6px;';
-    root.appendChild(label);
-    (document.body || document.documentElement).appendChild(host);
-  };
-  if (document.readyState === 'loading') {
-    document.addEventListener('DOMContentLoaded', add, { once: true });
-  } else {
-    add();
-  }
-})()"#;
+const BADGE_SCRIPT: &str = script::body(include_str!("own_chrome/badge.js"));
 
 /// Puts the badge on Conch's page `session`, now and on every later document (BE-14).
 pub(crate) async fn show_badge(session: &Session) {
@@ -268,9 +251,7 @@ pub(crate) async fn show_badge(session: &Session) {
 /// isolated world (the page's own script never sees Conch look); gives that world's
 /// context when it did, for [`unhide_badge`] after the capture.
 pub(crate) async fn hide_badge(page: &Session) -> Option<i64> {
-    const HIDE: &str = "(() => { const b = document.querySelector('conch-badge'); \
-        if (!b) return false; b.style.setProperty('visibility', 'hidden', 'important'); \
-        return new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(() => r(true))); setTimeout(() => r(true), 200); }); })()";
+    const HIDE: &str = script::body(include_str!("own_chrome/hide_badge.js"));
     let tree = page.call_raw("Page.getFrameTree", json!({})).await.ok()?;
     let frame = tree["frameTree"]["frame"]["id"].as_str()?.to_owned();
     let world = page
@@ -293,8 +274,7 @@ pub(crate) async fn hide_badge(page: &Session) -> Option<i64> {
 
 /// Shows the badge again after [`hide_badge`], in the same world.
 pub(crate) async fn unhide_badge(page: &Session, context: i64) {
-    const SHOW: &str = "(() => { const b = document.querySelector('conch-badge'); \
-        if (b) b.style.removeProperty('visibility'); })()";
+    const SHOW: &str = script::body(include_str!("own_chrome/unhide_badge.js"));
     let _ = page
         .call_raw(
             "Runtime.evaluate",

@@ -19,6 +19,7 @@ mod look;
 mod read;
 mod resolve;
 mod screenshot;
+pub mod script;
 pub mod settle;
 pub mod upload;
 mod world;

@@ -19,6 +19,7 @@ use std::time::Duration;
 use conch_browser::Conversation;
 use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
 use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
+use conch_browser::page::script::body;
 use conch_browser::page::settle::{Settle, SettleOptions};
 use conch_browser::page::{
     Change, Element, PageError, Reader, Snapshot, Who, changes_since, evaluate_in_world,
@@ -555,9 +556,18 @@ pub(crate) async fn fill_secret(element: &Element, secret: &str) -> Result<(), T
 
 /// The script that finds a field's form (its `form`, the closest `<form>`, else the
 /// document's body) and the typed-text inputs in it, in order, as `scope` and `inputs`.
-const FORM_INPUTS: &str = "const scope = this.form || this.closest('form') || this.ownerDocument.body; \
-const skip = ['checkbox','radio','button','submit','reset','image','file','hidden','range','color']; \
-const inputs = Array.from(scope.querySelectorAll('input')).filter((i) => !i.disabled && !skip.includes((i.type || '').toLowerCase()));";
+const FORM_INPUTS: &str = body(include_str!("engine/form_inputs.js"));
+
+/// Reads the form around a secret field, [`FORM_INPUTS`] pasted in.
+const FORM_AROUND: &str = body(include_str!("engine/form_around.js"));
+
+/// The `at`th typed-text input of a field's form, [`FORM_INPUTS`] pasted in.
+const FORM_INPUT: &str = body(include_str!("engine/form_input.js"));
+
+/// `script` with [`FORM_INPUTS`] pasted in place of its `FORM_INPUTS` line.
+fn with_form_inputs(script: &str) -> String {
+    script.replace("FORM_INPUTS", FORM_INPUTS)
+}
 
 /// What the form around a secret field holds, for the vault (SEC-2, issue 16).
 #[derive(Debug, Clone, Default)]
@@ -574,20 +584,7 @@ pub(crate) struct FormAround {
 
 /// Reads the form around `element` ([`FormAround`]).
 pub(crate) async fn form_around(element: &Element) -> Result<FormAround, ToolError> {
-    let function = format!(
-        "function() {{ {FORM_INPUTS} \
-const text = (t) => (t || '').replace(/\\s+/g, ' ').trim().slice(0, 200); \
-const label = (i) => text(i.getAttribute('aria-label') || (i.labels && i.labels[0] ? i.labels[0].textContent : '')); \
-const fields = inputs.map((i) => ({{ inputType: i.type || '', autocomplete: i.getAttribute('autocomplete') || '', label: label(i), name: i.name || '', id: i.id || '', placeholder: i.placeholder || '' }})); \
-const said = [scope.getAttribute('aria-label'), scope.getAttribute('name'), scope.id, scope.getAttribute('action')]; \
-for (const e of scope.querySelectorAll('h1, h2, h3, legend, button, input[type=submit], input[type=button]')) said.push(e.tagName === 'INPUT' ? e.value : e.textContent); \
-const named = (i, re) => re.test([i.getAttribute('autocomplete'), i.name, i.id, label(i)].join(' ')); \
-const plain = inputs.filter((i) => i.type !== 'password'); \
-const user = plain.find((i) => /\\b(username|email)\\b/i.test(i.getAttribute('autocomplete') || '')) \
-  || plain.find((i) => i.type === 'email') \
-  || plain.find((i) => named(i, /user|e-?mail|login/i)); \
-return {{ inputs: fields, at: inputs.indexOf(this), words: said.map(text).join(' ').slice(0, 2000), username: user ? text(user.value) : '' }}; }}"
-    );
+    let function = with_form_inputs(FORM_AROUND);
     let answer = element
         .frame
         .call_raw(
@@ -639,7 +636,7 @@ pub(crate) async fn form_input(
             "Runtime.callFunctionOn",
             json!({
                 "objectId": element.object_id,
-                "functionDeclaration": format!("function(at) {{ {FORM_INPUTS} return inputs[at] || null; }}"),
+                "functionDeclaration": with_form_inputs(FORM_INPUT),
                 "arguments": [{ "value": index }],
             }),
         )
@@ -843,5 +840,25 @@ pub(crate) async fn wait_for_text(
         // Often enough that a wait ends soon after the words come (issue 11: a 100 ms
         // poll added 50 ms to every wait on average); one look is one short evaluation.
         tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conch_browser::page::script::well_formed;
+
+    /// The form scripts, the form's inputs pasted in, are whole functions (issue 30).
+    #[test]
+    fn issue_30_form_scripts_compose_into_whole_functions() {
+        for script in [FORM_AROUND, FORM_INPUT] {
+            let composed = with_form_inputs(script);
+            well_formed(&composed).unwrap_or_else(|e| panic!("{e}:\n{composed}"));
+            assert!(composed.starts_with("function("), "{composed}");
+            assert!(
+                composed.contains("const inputs = Array.from("),
+                "{composed}"
+            );
+        }
     }
 }

@@ -45,6 +45,7 @@ use futures_util::StreamExt;
 use url::Url;
 
 use super::log::GuardLog;
+use crate::page::script;
 
 /// The refusal code logged for a target kept from running because its rules are not in.
 pub(crate) const UNGUARDED: &str = "unguarded-target";
@@ -54,17 +55,7 @@ const BROWSER_UI: &str = "browser_ui";
 
 /// Makes service worker registration fail in every document (NET-2, AMB-1). Run before any
 /// of the page's own script.
-const NO_SERVICE_WORKER: &str = r"(() => {
-  try {
-    const container = globalThis.navigator && navigator.serviceWorker;
-    if (!container) return;
-    const proto = Object.getPrototypeOf(container);
-    const refuse = function register() {
-      return Promise.reject(new DOMException('Service workers are blocked on pages Conch opens.', 'SecurityError'));
-    };
-    Object.defineProperty(proto, 'register', { value: refuse, writable: false, configurable: false });
-  } catch (_) {}
-})();";
+const NO_SERVICE_WORKER: &str = script::body(include_str!("rules/no_service_worker.js"));
 
 /// What the CDP layer enforces.
 #[derive(Debug, Clone)]

@@ -21,6 +21,7 @@ use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::act::ActError;
+use crate::page::script;
 
 /// How long to wait for a challenge, and how often to look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,32 +61,7 @@ pub struct BotOutcome {
 /// (addresses, ids, classes) and the start of each inline script; serialising a whole
 /// large document (a 2.7 MB wiki) and sending 300,000 characters of it cost every open
 /// tens of milliseconds.
-const FACTS: &str = r"(() => {
-  const nav = performance.getEntriesByType('navigation')[0];
-  const status = nav && nav.responseStatus ? nav.responseStatus : null;
-  const body = document.body;
-  const text = body ? (body.innerText || '') : '';
-  const controls = document.querySelectorAll('input:not([type=hidden]), select, textarea').length;
-  const title = document.title || '';
-  const trimmed = text.trim();
-  if (trimmed.length >= __PLENTY__) {
-    return {status, title, text: trimmed.slice(0, __PLENTY__), markup: '', formControls: controls};
-  }
-  const parts = [];
-  let size = 0;
-  const add = (part) => {
-    if (!part || size >= 300000) return;
-    const kept = String(part).slice(0, 300000 - size);
-    parts.push(kept);
-    size += kept.length + 1;
-  };
-  for (const el of document.getElementsByTagName('*')) {
-    for (const attribute of el.attributes) add(attribute.value);
-    if (el.localName === 'script' && !el.src) add(el.text.slice(0, 20000));
-    if (size >= 300000) break;
-  }
-  return {status, title, text: text.slice(0, 20000), markup: parts.join(' '), formControls: controls};
-})()";
+const FACTS: &str = script::body(include_str!("botcheck/facts.js"));
 
 /// Twice the characters a page needs to be more than a challenge page, in UTF-16 units
 /// (a character may take two): its trimmed text still counts as plenty in Rust's `chars`.
@@ -174,18 +150,7 @@ pub async fn after_navigation(
     }
 }
 
-const GATE: &str = r"(() => {
-  const visible = (el) => { const r = el.getBoundingClientRect(); const cs = getComputedStyle(el); return r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none'; };
-  const any = (selector) => Array.from(document.querySelectorAll(selector)).some(visible);
-  return {
-    document: location.href.split('#')[0] + ' @' + performance.timeOrigin,
-    password: any('input[type=password]'),
-    code: any('input[autocomplete~=one-time-code], input[name*=otp i], input[id*=otp i]'),
-    frames: Array.from(document.querySelectorAll('iframe')).filter(visible).map(f => f.src || ''),
-    widgets: any('.cf-turnstile, .g-recaptcha, .h-captcha, #px-captcha, #ddg-captcha'),
-    tokens: Array.from(document.querySelectorAll('input[name], textarea[name]')).map(f => [f.name, f.value || '']),
-  };
-})()";
+const GATE: &str = script::body(include_str!("botcheck/gate.js"));
 
 #[derive(Deserialize)]
 struct Gate {
@@ -231,4 +196,20 @@ pub async fn gate_look(page: &Session) -> Result<GateLook, ActError> {
             .any(|(name, value)| is_captcha_token(name, value)),
         popup_came_and_went: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::script::well_formed;
+
+    /// The facts script with its bound filled in, and the gate's look, are whole
+    /// expressions (issue 30).
+    #[test]
+    fn issue_30_botcheck_scripts_are_whole_expressions() {
+        let facts = FACTS.replace("__PLENTY__", &PLENTY.to_string());
+        well_formed(&facts).unwrap_or_else(|e| panic!("{e}:\n{facts}"));
+        assert!(facts.starts_with("(() =>") && facts.ends_with(")()"));
+        well_formed(GATE).unwrap_or_else(|e| panic!("{e}:\n{GATE}"));
+    }
 }

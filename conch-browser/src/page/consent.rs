@@ -17,6 +17,7 @@ use serde_json::json;
 use super::Element;
 use super::act::{self, ActError, ActOptions, How};
 use super::world::Frame;
+use crate::page::script;
 
 /// What was declined.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,25 +61,7 @@ const BANNERS: &[(&str, &str)] = &[
 
 /// Finds visible controls inside visible banners: `[elements, [{platform, words}]]`, or
 /// `null` when there is none (most pages: one round trip).
-const FIND: &str = r"(banners) => {
-  const visible = (el) => { const r = el.getBoundingClientRect(); const cs = getComputedStyle(el); return r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none'; };
-  const text = (s) => (s || '').replace(/\s+/g, ' ').trim();
-  const elements = [], info = [], seen = new Set();
-  for (const [platform, selector] of banners) {
-    let found = [];
-    try { found = Array.from(document.querySelectorAll(selector)); } catch (e) { found = []; }
-    for (const banner of found) {
-      if (!visible(banner)) continue;
-      for (const c of banner.querySelectorAll('button, [role=button], a, input[type=button], input[type=submit]')) {
-        if (seen.has(c) || !visible(c)) continue;
-        seen.add(c);
-        elements.push(c);
-        info.push({platform, words: text(c.innerText || c.value || c.getAttribute('aria-label'))});
-      }
-    }
-  }
-  return info.length ? [elements, info] : null;
-}";
+const FIND: &str = script::body(include_str!("consent/find.js"));
 
 #[derive(Deserialize)]
 struct Candidate {

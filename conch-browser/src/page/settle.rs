@@ -27,6 +27,7 @@ use tokio::time::Instant;
 
 use super::dialog;
 use super::world::Frame;
+use crate::page::script;
 
 /// How quiet is quiet, and how long to wait for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,22 +138,11 @@ impl RequestEvent {
 /// changes the act's own handlers make count and a page that changes nothing is judged
 /// from the act, not from when the act's answer came back; or by the wait itself, when
 /// none was (a new document).
-const WATCH_JS: &str = r"() => {
-  const watch = { start: performance.now(), last: -1 };
-  watch.observer = new MutationObserver(() => { watch.last = performance.now(); });
-  watch.observer.observe(document.documentElement || document, {subtree: true, childList: true, attributes: true, characterData: true});
-  return watch;
-}";
+const WATCH_JS: &str = script::body(include_str!("settle/watch.js"));
 
 /// Holds a [`WATCH_JS`] watch under `key` until the wait after the act takes it, or for
 /// `max` when it never comes (a navigation takes it with the document).
-const HOLD_JS: &str = r"((watch, key, max) => {
-  const held = globalThis.__conchSettle || (globalThis.__conchSettle = new Map());
-  const state = watch();
-  held.set(key, state);
-  setTimeout(() => { if (held.get(key) === state) { state.observer.disconnect(); held.delete(key); } }, max);
-  return true;
-})";
+const HOLD_JS: &str = script::body(include_str!("settle/hold.js"));
 
 /// The in-page wait for a quiet DOM: resolves with whether it was quiet before `max`.
 /// With the watch held under `key` from before the act, a page that changed nothing since
@@ -160,32 +150,7 @@ const HOLD_JS: &str = r"((watch, key, max) => {
 /// last change; and never sooner than `after` from now, so that what the act queued for
 /// its next task (a timer of 0) runs first. Without one (a new document), the window is
 /// `quiet` from now.
-const QUIET_JS: &str = r"(watch, quiet, first, after, max, key) => new Promise(resolve => {
-  const start = performance.now();
-  const held = globalThis.__conchSettle && globalThis.__conchSettle.get(key);
-  if (held) globalThis.__conchSettle.delete(key);
-  const w = held || watch();
-  if (!held) w.last = start;
-  // Changes made but not yet delivered to the observer.
-  if (w.observer.takeRecords().length) w.last = start;
-  const done = () => { w.observer.disconnect(); };
-  // A page sent to the background (the act opened a tab in front of it) gets its timers
-  // throttled to about one a second: there is nothing more to wait for on it.
-  const hidden = () => { done(); resolve(true); };
-  if (document.hidden) return hidden();
-  document.addEventListener('visibilitychange', () => { if (document.hidden) hidden(); }, {once: true});
-  const left = (now) => Math.max(after - (now - start), w.last >= 0 ? quiet - (now - w.last) : first - (now - w.start));
-  const tick = () => {
-    const now = performance.now();
-    if (left(now) <= 0 || now - start >= max) {
-      done();
-      resolve(left(now) <= 0);
-    } else {
-      setTimeout(tick, Math.max(5, left(now)));
-    }
-  };
-  setTimeout(tick, Math.max(0, left(start)));
-})";
+const QUIET_JS: &str = script::body(include_str!("settle/quiet.js"));
 
 /// How long after the act began a page that changed nothing is judged quiet.
 const FIRST: Duration = Duration::from_millis(30);
@@ -400,6 +365,23 @@ async fn dom_quiet(
             // The top frame may have been replaced (a swap of browsing context).
             Frame::forget_top(page);
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::script::well_formed;
+
+    /// The hold and the wait, each called with the watch, are whole expressions (issue 30).
+    #[test]
+    fn issue_30_settle_scripts_compose_into_whole_expressions() {
+        for expression in [
+            format!("({HOLD_JS})({WATCH_JS}, 1, 2)"),
+            format!("({QUIET_JS})({WATCH_JS}, 1, 2, 3, 4, 5)"),
+        ] {
+            well_formed(&expression).unwrap_or_else(|e| panic!("{e}:\n{expression}"));
         }
     }
 }

@@ -19,6 +19,7 @@ use super::Element;
 use super::act::{self, ActError, ActOptions, Done};
 use super::input::{self, Press};
 use super::settle::Settle;
+use crate::page::script;
 
 /// How long to wait for a button's click to open the file picker.
 const CHOOSER_WAIT: Duration = Duration::from_secs(3);
@@ -55,22 +56,7 @@ pub struct Uploaded {
     pub done: Done,
 }
 
-const SET_FILES: &str = r"function(files) {
-  const tag = (this.tagName || '').toLowerCase();
-  if (tag !== 'input' || this.type !== 'file') return {notFile: true};
-  if (files.length > 1 && !this.multiple) return {oneOnly: true};
-  const dt = new DataTransfer();
-  for (const f of files) {
-    const bin = atob(f.b64);
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    dt.items.add(new File([bytes], f.name, {type: f.mime}));
-  }
-  this.files = dt.files;
-  this.dispatchEvent(new Event('input', {bubbles: true}));
-  this.dispatchEvent(new Event('change', {bubbles: true}));
-  return {files: Array.from(this.files).map(f => [f.name, f.size])};
-}";
+const SET_FILES: &str = script::body(include_str!("upload/set_files.js"));
 
 async fn set_files(
     session: &Session,

@@ -10,7 +10,11 @@ use super::ready::{Still, actionable_point, not_frozen, settled, wait_actionable
 use super::{ActError, ActOptions, Direction, Done, js};
 use crate::page::Element;
 use crate::page::input;
+use crate::page::script;
 use crate::page::world::Frame;
+
+/// Scrolls the document by most of the window (`scroll/scroll_page.js`).
+const SCROLL_PAGE: &str = script::body(include_str!("scroll/scroll_page.js"));
 
 /// Scrolls (GES-6): a direction alone scrolls the page; an element alone is brought into
 /// view; both scroll the nearest panel around the element that scrolls on that axis, or
@@ -29,9 +33,7 @@ pub async fn scroll(
         (None, None) => settled(page, options, async { Ok(()) }).await,
         (Some(direction), None) => {
             let (dx, dy) = direction.signs();
-            let expression = format!(
-                "(() => {{ const s = document.scrollingElement || document.documentElement; s.scrollBy({{left: {dx} * innerWidth * 0.8, top: {dy} * innerHeight * 0.8, behavior: 'instant'}}); return true; }})()"
-            );
+            let expression = format!("({SCROLL_PAGE})({dx}, {dy})");
             settled(page, options, async {
                 page.call_raw(
                     "Runtime.evaluate",

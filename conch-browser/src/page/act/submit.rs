@@ -11,6 +11,7 @@ use conch_cdp::Session;
 
 use super::point::through_focus;
 use super::{ActError, Element, Under, call_on_handle, describe};
+use crate::page::script;
 
 /// `submitterOf(el)`: the form's default button for Enter in `el`. A form with no submit
 /// button submits on Enter when it has at most one field that blocks implicit submission;
@@ -19,50 +20,15 @@ use super::{ActError, Element, Under, call_on_handle, describe};
 /// it has none. Null when Enter there submits nothing (a textarea, a button, a select, a
 /// field outside any form, a disabled default button, a form of several fields and no
 /// submit button).
-const SUBMITTER_OF: &str = r#"
-const submitterOf = (el) => {
-  const tag = el && el.tagName ? el.tagName.toLowerCase() : '';
-  const type = tag === 'input' ? (el.type || 'text').toLowerCase() : '';
-  if (tag !== 'input' || ['button', 'reset', 'submit', 'image', 'file', 'hidden', 'color'].includes(type)) return null;
-  const form = el.form;
-  if (!form) return null;
-  const controls = Array.from(form.elements);
-  const isSubmit = (c) => (c.tagName === 'BUTTON' && (c.type || '').toLowerCase() === 'submit')
-    || (c.tagName === 'INPUT' && ['submit', 'image'].includes((c.type || '').toLowerCase()));
-  const button = controls.find(isSubmit);
-  if (button) return button.disabled ? null : button;
-  const blocking = ['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week', 'time', 'datetime-local', 'number'];
-  const fields = controls.filter(c => c.tagName === 'INPUT' && blocking.includes((c.type || 'text').toLowerCase()));
-  if (fields.length > 1) return null;
-  const own = controls.find(c => c.tagName === 'BUTTON' || (c.tagName === 'INPUT' && (c.type || '').toLowerCase() === 'button'));
-  return own || form;
-};
-"#;
+const SUBMITTER_OF: &str = script::body(include_str!("submit/submitter_of.js"));
 
 /// Called on an element: its submitter.
-const SUBMITTER: &str = r#"function() {
-  SUBMITTER_OF
-  return submitterOf(this);
-}"#;
+const SUBMITTER: &str = script::body(include_str!("submit/submitter.js"));
 
 /// An expression: the submitter of the focused element, through same-origin frames and
 /// shadow roots; a cross-origin frame that holds the focus is returned as itself, so the
 /// walk goes on inside it.
-const FOCUSED_SUBMITTER: &str = r#"(() => {
-  SUBMITTER_OF
-  let a = document.activeElement;
-  for (let i = 0; a && i < 16; i++) {
-    if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
-    if (a.tagName === 'IFRAME' || a.tagName === 'FRAME') {
-      let cd = null;
-      try { cd = a.contentDocument; } catch (e) { cd = null; }
-      if (cd && cd.activeElement) { a = cd.activeElement; continue; }
-      return a;
-    }
-    break;
-  }
-  return submitterOf(a);
-})()"#;
+const FOCUSED_SUBMITTER: &str = script::body(include_str!("submit/focused_submitter.js"));
 
 /// The control that Enter in `el` would press to submit its form (in the same frame, under
 /// the same ref, for a card's thumbnail), described; `None` when Enter there submits
@@ -97,4 +63,23 @@ pub async fn focused_submitter(page: &Session) -> Result<Option<Under>, ActError
     let found = through_focus(page, &script).await?;
     // A frame of another site that Conch could not enter submits nothing it can name.
     Ok(found.filter(|under| !matches!(under.tag.as_str(), "iframe" | "frame")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::script::well_formed;
+
+    /// The submitter scripts, `submitterOf` pasted in, are whole (issue 30).
+    #[test]
+    fn issue_30_submitter_scripts_compose_into_whole_functions() {
+        for script in [SUBMITTER, FOCUSED_SUBMITTER] {
+            let composed = script.replace("SUBMITTER_OF", SUBMITTER_OF);
+            well_formed(&composed).unwrap_or_else(|e| panic!("{e}:\n{composed}"));
+            assert!(
+                composed.contains("const submitterOf = (el) =>"),
+                "{composed}"
+            );
+        }
+    }
 }

@@ -1,0 +1,25 @@
+// Called on an element with `frame` (a boolean), prelude pasted in. Returns {gone: true}
+// when it left the document, else describe(el) plus `visible` and `stable` (still over one
+// animation frame when `frame` is true, a promise then; unchecked and true otherwise).
+function(frame) {
+  PRELUDE
+  const el = this;
+  if (!el.isConnected) return {gone: true};
+  const d = describe(el);
+  const r1 = el.getBoundingClientRect();
+  // A check box moved off the page behind its styled label is pressed through the label.
+  const visible = reachable(el) || (!!el.labels && Array.from(el.labels).some(reachable));
+  // Stillness unchecked: the caller proves it otherwise, or needs none.
+  if (!frame) return Object.assign(d, {visible, stable: true});
+  return new Promise(resolve => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const r2 = el.getBoundingClientRect();
+      resolve(Object.assign(d, {visible, stable: r1.x === r2.x && r1.y === r2.y && r1.width === r2.width && r1.height === r2.height}));
+    };
+    requestAnimationFrame(finish);
+    setTimeout(finish, 50);
+  });
+}
