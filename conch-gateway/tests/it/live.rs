@@ -680,13 +680,7 @@ async fn live_14_stop_on_the_live_socket_ends_the_call_in_flight() {
     let (_pages, _home, mut watched, _page) = opened("basic.html").await;
     let cookie = watched.sign_in().await;
     let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
-    let waiting = watched
-        .client
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
-        )
-        .await;
+    let waiting = watched.client.start_waiting(30).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let started = std::time::Instant::now();
     send(&mut socket, json!({ "type": "stop" }).to_string()).await;

@@ -703,13 +703,7 @@ async fn live_11_find_highlights_two_of_three() {
 #[tokio::test(flavor = "multi_thread")]
 async fn live_14_stop_ends_the_agents_call() {
     let (_pages, mut session, _page) = Session::watching("basic.html", &[]).await;
-    let waiting = session
-        .agent
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
-        )
-        .await;
+    let waiting = session.agent.start_waiting(30).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let started = std::time::Instant::now();
     session.click("#stop").await;
@@ -737,13 +731,7 @@ async fn live_14_stop_shows_only_while_a_turn_runs() {
         .person
         .assert_accessible("with no turn running")
         .await;
-    let waiting = session
-        .agent
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
-        )
-        .await;
+    let waiting = session.agent.start_waiting(30).await;
     session
         .wait_until(
             "!document.getElementById('stop').hidden && document.getElementById('stop').offsetWidth > 0",
@@ -1005,13 +993,7 @@ async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
     let (_pages, mut session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
     // Stop shows only while a turn runs (issue 28): the agent waits meanwhile.
-    session
-        .agent
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 60 } }),
-        )
-        .await;
+    session.agent.start_waiting(60).await;
     session
         .wait_until(
             "!document.getElementById('stop').hidden",
@@ -1067,15 +1049,7 @@ async fn perm_3_two_panels_show_the_card_and_the_first_answer_closes_it_in_both(
     let add = ref_of(&page, "button \"Add\"");
     let client = session.person.client.clone();
     let first = client.window().await.expect("a window");
-    let second = client
-        .new_window(false)
-        .await
-        .expect("a second window")
-        .handle;
-    client
-        .switch_to_window(second.clone())
-        .await
-        .expect("the second window");
+    let second = session.person.second_window().await;
     session.open(&format!("conversation={STDIO}")).await;
 
     let call = session
