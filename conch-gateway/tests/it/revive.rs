@@ -35,11 +35,7 @@ fn main_browser_pid(home: &Path) -> Option<u32> {
 /// SIGKILLs the main browser launched on `home`; gives the pid it had.
 fn kill_main_browser(home: &Path) -> u32 {
     let pid = main_browser_pid(home).expect("the main browser runs");
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    conch_fixtures::browser::kill(pid);
     pid
 }
 
