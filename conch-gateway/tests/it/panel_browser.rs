@@ -79,11 +79,7 @@ impl Session {
     pub(crate) async fn watching(file: &str, args: &[&str]) -> (FixtureServer, Session, String) {
         let pages = FixtureServer::start().await.expect("fixture server");
         let mut session = Session::start(args).await;
-        let (page, error) = session
-            .agent
-            .call("browser_open", json!({ "url": pages.url(file) }))
-            .await;
-        assert!(!error, "{page}");
+        let page = session.agent.open(&pages.url(file)).await;
         session.sign_in().await;
         session.open(&format!("conversation={STDIO}")).await;
         (pages, session, page)
@@ -354,11 +350,7 @@ fn result_text(answer: &Value) -> String {
 async fn live_1_the_panel_shows_the_fixture_page_live() {
     let pages = FixtureServer::start().await.unwrap();
     let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session
         .wait_until(
@@ -468,11 +460,7 @@ async fn live_10_a_screen_reader_hears_the_tabs_title_and_address_and_the_agents
         .assert_accessible("with the live view in words")
         .await;
 
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let page = session.agent.open(&pages.url("live.html")).await;
     session
         .wait_until(
             &says("Live", "live.html"),
@@ -760,11 +748,7 @@ async fn live_14_stop_shows_only_while_a_turn_runs() {
 async fn live_17_browser_1_shows_the_browser_in_front() {
     let pages = FixtureServer::start().await.unwrap();
     let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session
         .open(&format!("browser=1&conversation={STDIO}"))
@@ -867,11 +851,7 @@ async fn up_9_an_upload_card_lists_the_files() {
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("cv.pdf"), b"%PDF-1.4 a cv").unwrap();
     std::fs::write(work.join("photo.png"), b"not really a png").unwrap();
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("upload.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let page = session.agent.open(&pages.url("upload.html")).await;
     let visible = ref_of(&page, "Visible box");
     session.sign_in().await;
     session.open(&format!("conversation={STDIO}")).await;
@@ -1146,11 +1126,7 @@ async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
     )
     .expect("browser.json");
     let mut session = Session::start_in(home, &[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session.open(&format!("conversation={STDIO}")).await;
     session
@@ -1182,11 +1158,7 @@ async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
         .await;
     assert_eq!(badge, json!("Its own browser"));
 
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let page = session.agent.open(&pages.url("live.html")).await;
     assert!(page.contains("browser of its own"), "{page}");
     let sites = session
         .wait_until(
@@ -1271,11 +1243,7 @@ async fn a_tasks_window_says(
     words: &[&str],
     state: &str,
 ) {
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session.open(&format!("conversation={STDIO}")).await;
     let tip = session

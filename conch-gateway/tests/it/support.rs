@@ -94,6 +94,14 @@ impl StdioClient {
         self.request_answering(method, params, |_| None).await
     }
 
+    /// The agent opens `url` (`browser_open`), which must succeed; gives the page's
+    /// first look.
+    pub(crate) async fn open(&mut self, url: &str) -> String {
+        let (page, error) = self.call("browser_open", json!({ "url": url })).await;
+        assert!(!error, "{page}");
+        page
+    }
+
     /// Starts a `browser_wait` for words no page has: a turn that runs for `seconds`.
     /// Gives the call's request id.
     pub(crate) async fn start_waiting(&mut self, seconds: u64) -> i64 {
