@@ -390,11 +390,10 @@ async fn live_5_the_agents_click_moves_the_drawn_cursor() {
     let cursor_at = "(() => { const c = document.getElementById('cursor'); return c.hidden ? null : c.style.left + ',' + c.style.top; })()";
 
     let animate = ref_of(&page, "button \"Animate\"");
-    let (text, error) = session
+    session
         .agent
-        .call("browser_click", json!({ "ref": animate }))
+        .call_ok("browser_click", json!({ "ref": animate }))
         .await;
-    assert!(!error, "{text}");
     let first = session.wait_until(cursor_at, "the agent's cursor").await;
     let caption = session
         .wait_until(
@@ -412,11 +411,10 @@ async fn live_5_the_agents_click_moves_the_drawn_cursor() {
         .await;
 
     let note = ref_of(&page, "textbox \"Note\"");
-    let (text, error) = session
+    session
         .agent
-        .call("browser_click", json!({ "ref": note }))
+        .call_ok("browser_click", json!({ "ref": note }))
         .await;
-    assert!(!error, "{text}");
     let moved = format!("{cursor_at} !== {first}");
     session.wait_until(&moved, "the cursor to move").await;
     session.finish().await;
@@ -468,11 +466,10 @@ async fn live_10_a_screen_reader_hears_the_tabs_title_and_address_and_the_agents
         )
         .await;
     let animate = ref_of(&page, "button \"Animate\"");
-    let (text, error) = session
+    session
         .agent
-        .call("browser_click", json!({ "ref": animate }))
+        .call_ok("browser_click", json!({ "ref": animate }))
         .await;
-    assert!(!error, "{text}");
     let doing = session
         .wait_until(
             "document.getElementById('live-doing').textContent",
@@ -634,8 +631,7 @@ async fn live_8_take_over_type_and_hand_back_and_the_agent_is_told() {
             "Take over to show again",
         )
         .await;
-    let (read, error) = session.agent.call("browser_read", json!({})).await;
-    assert!(!error, "{read}");
+    let read = session.agent.call_ok("browser_read", json!({})).await;
     assert!(read.contains("The person used the browser"), "{read}");
     assert!(
         read.contains("hello shell"),
@@ -734,8 +730,7 @@ async fn live_14_stop_shows_only_while_a_turn_runs() {
         .wait_until(stop_hidden, "Stop hidden once the call ended")
         .await;
     // A quick call shows Stop while it runs and leaves it hidden after.
-    let (read, error) = session.agent.call("browser_read", json!({})).await;
-    assert!(!error, "{read}");
+    session.agent.call_ok("browser_read", json!({})).await;
     session
         .wait_until(stop_hidden, "Stop hidden after a finished call")
         .await;
@@ -1200,11 +1195,10 @@ async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
             "the main browser again",
         )
         .await;
-    let (tabs, error) = session
+    let tabs = session
         .agent
-        .call("browser_tabs", json!({ "action": "list" }))
+        .call_ok("browser_tabs", json!({ "action": "list" }))
         .await;
-    assert!(!error, "{tabs}");
     assert!(tabs.contains("main browser again"), "{tabs}");
     session
         .person

@@ -97,9 +97,14 @@ impl StdioClient {
     /// The agent opens `url` (`browser_open`), which must succeed; gives the page's
     /// first look.
     pub(crate) async fn open(&mut self, url: &str) -> String {
-        let (page, error) = self.call("browser_open", json!({ "url": url })).await;
-        assert!(!error, "{page}");
-        page
+        self.call_ok("browser_open", json!({ "url": url })).await
+    }
+
+    /// Calls the tool `name`, which must succeed; gives its text.
+    pub(crate) async fn call_ok(&mut self, name: &str, arguments: Value) -> String {
+        let (text, error) = self.call(name, arguments).await;
+        assert!(!error, "{text}");
+        text
     }
 
     /// Starts a `browser_wait` for words no page has: a turn that runs for `seconds`.
