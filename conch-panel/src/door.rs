@@ -388,13 +388,18 @@ pub(crate) fn socket_token(headers: &HeaderMap) -> Option<&str> {
         .find_map(|protocol| protocol.trim().strip_prefix(SOCKET_TOKEN_PREFIX))
 }
 
-/// Values of the cookie `name` in every `Cookie` header.
+/// Values of the cookie `name` in every `Cookie` header, split on `;` as RFC 6265 §5.4
+/// sends them (the way axum-extra's cookie jar splits them too). Hand-written on purpose:
+/// `headers::Cookie` reads the whole line as one text and honours quotes, so a cookie
+/// another 127.0.0.1 server sets with UTF-8 or an unclosed `"` in its value (Chromium
+/// sends both as set) would hide the session's own cookie and lock the person out. Here
+/// a pair that is not UTF-8 is passed over alone, and quotes mean nothing.
 fn cookies<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
     headers
         .get_all(header::COOKIE)
         .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|line| line.split(';'))
+        .flat_map(|line| line.as_bytes().split(|byte| *byte == b';'))
+        .filter_map(|pair| std::str::from_utf8(pair).ok())
         .filter_map(move |pair| {
             let (key, value) = pair.trim().split_once('=')?;
             (key.trim() == name).then(|| value.trim())
@@ -564,6 +569,30 @@ mod tests {
             panel.signed_in(&second),
             "the other browser stays signed in"
         );
+    }
+
+    /// LIVE-18 (AMB-2): every 127.0.0.1 server the person's browser visits can set
+    /// cookies that come back to the panel in the same `Cookie` line: a junk one of the
+    /// session's own name, one with an unclosed quote, one with UTF-8 in its value
+    /// (Chromium stores and sends all three as they were set). None of them locks the
+    /// person out: every cookie of the session's name is tried, and a pair that can't be
+    /// read is passed over alone.
+    #[test]
+    fn live_18_a_cookie_tossed_by_another_local_server_does_not_lock_the_person_out() {
+        let (panel, _now, _dir) = door();
+        let (one, _two) = two_sessions(&panel);
+        let name = panel.cookie_name();
+        let line = format!(
+            "{name}=junk; junk=\"x; {name}={}; utf=caf\u{e9}",
+            one.cookie
+        );
+        let mut headers = carrying(None, Some(&one.token));
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_bytes(line.as_bytes()).expect("a header value"),
+        );
+        assert!(panel.signed_in(&headers), "{line}");
+        assert!(panel.has_session_cookie(&headers), "{line}");
     }
 
     /// The live socket's token is read from its subprotocols.

@@ -174,6 +174,16 @@ impl Settings {
             .into()
         })
     }
+
+    /// The tools and the body's fields, for a change (`PATCH`, `PUT`, `POST`): a
+    /// signed-in request from the own origin with a JSON object; else the refusal.
+    fn change_of(
+        &self,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Result<(&conch_tools::Tools, Map<String, Value>), Refused> {
+        Ok((self.check(headers, true)?, object(body)?))
+    }
 }
 
 /// The settings routes, on the panel's listener.
@@ -410,8 +420,7 @@ async fn change(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, Refused> {
-    let tools = settings.check(&headers, true)?;
-    let fields = object(&body)?;
+    let (tools, fields) = settings.change_of(&headers, &body)?;
     let config = tools.browser().config();
     let saved = BrowserSettings::update(&config.home, config.clock.as_ref(), |s| {
         merge(s, &fields).map(|()| true)
@@ -438,8 +447,7 @@ async fn choose_backend(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, Refused> {
-    let tools = settings.check(&headers, true)?;
-    let fields = object(&body)?;
+    let (tools, fields) = settings.change_of(&headers, &body)?;
     let text = |name: &str| fields.get(name).and_then(Value::as_str).map(str::to_owned);
     let Some(backend) = text("backend").and_then(|b| b.parse::<Backend>().ok()) else {
         return Err(bad_request(
@@ -634,8 +642,7 @@ async fn repair(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, Refused> {
-    let tools = settings.check(&headers, true)?;
-    let fields = object(&body)?;
+    let (tools, fields) = settings.change_of(&headers, &body)?;
     let wipe = match fields.get("wipeProfile") {
         None => false,
         Some(Value::Bool(yes)) => *yes,
@@ -729,8 +736,7 @@ async fn sign_out(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, Refused> {
-    let tools = settings.check(&headers, true)?;
-    let fields = object(&body)?;
+    let (tools, fields) = settings.change_of(&headers, &body)?;
     if fields.get("confirm") != Some(&Value::Bool(true)) {
         return Err(bad_request(
             "Signing out of everything wipes every site's sign-in and needs your confirmation, {\"confirm\": true}; nothing was wiped.",

@@ -215,14 +215,6 @@ mod tests {
         panic!("not relaunched");
     }
 
-    fn kill(pid: u32) {
-        let killed = std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(killed.success());
-    }
-
     /// LAUNCH-8 (issue 28): a browser that dies again while its tabs are being reopened
     /// loses none of them: they reopen with the next relaunch, at their addresses.
     #[tokio::test(flavor = "multi_thread")]
@@ -239,10 +231,10 @@ mod tests {
         let before: Vec<String> = chat.tabs_now().await.into_iter().map(|t| t.url).collect();
         let _watcher = browser.hold_awake();
         let first = browser.pid().await.unwrap();
-        kill(first);
+        conch_fixtures::browser::kill(first);
         // Killed again the moment it is back, while its tabs reopen.
         let second = relaunched_after(&browser, first).await;
-        kill(second);
+        conch_fixtures::browser::kill(second);
         relaunched_after(&browser, second).await;
         let mut pages = 0;
         for _ in 0..200 {

@@ -596,36 +596,29 @@ async fn be_1_the_core_scenario_passes_on_cdp_browserbase_and_steel_and_status_n
     }
 }
 
-/// BE-7, BE-5, issue 29: Browserbase, too, ends a session at its `timeout` (asked for on
-/// create: 30 minutes) and has no call to extend it; a session in use is renewed a few
-/// minutes before: a successor is made, given the old one's cookies over DevTools
-/// (Browserbase's create takes none), the old one is released, and the tab comes back.
-#[tokio::test(flavor = "multi_thread")]
-async fn be_7_a_browserbase_session_in_use_is_renewed_before_its_timeout_with_its_cookies() {
+/// BE-7, BE-5: one tab of a session of the pretend `flavour` provider (reached as the
+/// Remote `remote` makes of its base address) is kept in use on the injected clock: for
+/// 24 minutes nothing is renewed (Conch renews 5 minutes before the 30-minute end); at
+/// 26 a successor is made with the old one's cookies (as `carried` reads them from the
+/// provider), the old one is released, and the tab comes back in the successor. The
+/// provider, for what else a test asks of it.
+async fn renewed_while_in_use(
+    flavour: Flavour,
+    remote: impl FnOnce(String) -> Remote,
+    carried: fn(&PretendCloud) -> Vec<serde_json::Value>,
+) -> PretendCloud {
     let server = FixtureServer::start().await.expect("fixture server");
     let standalone = Standalone::start().expect("a standalone Chromium");
-    let cloud = PretendCloud::start(Flavour::Browserbase("bb-key".to_owned()), standalone.port())
+    let cloud = PretendCloud::start(flavour, standalone.port())
         .await
         .expect("the pretend provider");
     let dir = tempfile::tempdir().expect("temp dir");
-    let (config, clock) = cloud_only(
-        &dir,
-        Remote::Browserbase {
-            base: cloud.base(),
-            key: SecretText::new("bb-key".to_owned()),
-            project: None,
-        },
-    );
+    let (config, clock) = cloud_only(&dir, remote(cloud.base()));
     let browser = Browser::new(config);
     let chat = browser.conversation("c1");
     chat.open(&server.url("cookie-jar.html?set=kept"))
         .await
         .expect("the page opens");
-    assert_eq!(
-        cloud.created()[0]["timeout"],
-        conch_browser::remote::BROWSERBASE_TIMEOUT_S,
-        "the session's lifetime is asked for"
-    );
     // In use for 24 minutes: nothing to renew yet (Conch renews 5 minutes before the end).
     for _ in 0..3 {
         clock.advance(std::time::Duration::from_secs(8 * 60));
@@ -640,7 +633,7 @@ async fn be_7_a_browserbase_session_in_use_is_renewed_before_its_timeout_with_it
     assert!(!browser.tick().await, "let go while in use");
     assert_eq!(cloud.created().len(), 2, "no successor session was made");
     assert_eq!(cloud.released(), ["sess-1"]);
-    let carried = cloud.cookies_set();
+    let carried = carried(&cloud);
     assert!(
         carried
             .iter()
@@ -652,6 +645,30 @@ async fn be_7_a_browserbase_session_in_use_is_renewed_before_its_timeout_with_it
     assert!(tabs[0].url.contains("cookie-jar.html"), "{tabs:?}");
     browser.shutdown().await;
     assert_eq!(cloud.released(), ["sess-1", "sess-2"]);
+    cloud
+}
+
+/// BE-7, BE-5, issue 29: Browserbase, too, ends a session at its `timeout` (asked for on
+/// create: 30 minutes) and has no call to extend it; a session in use is renewed a few
+/// minutes before: a successor is made, given the old one's cookies over DevTools
+/// (Browserbase's create takes none), the old one is released, and the tab comes back.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_7_a_browserbase_session_in_use_is_renewed_before_its_timeout_with_its_cookies() {
+    let cloud = renewed_while_in_use(
+        Flavour::Browserbase("bb-key".to_owned()),
+        |base| Remote::Browserbase {
+            base,
+            key: SecretText::new("bb-key".to_owned()),
+            project: None,
+        },
+        PretendCloud::cookies_set,
+    )
+    .await;
+    assert_eq!(
+        cloud.created()[0]["timeout"],
+        conch_browser::remote::BROWSERBASE_TIMEOUT_S,
+        "the session's lifetime is asked for"
+    );
 }
 
 /// BE-7, BE-5: Steel's cloud ends a session 30 minutes after it started whatever its
@@ -660,53 +677,19 @@ async fn be_7_a_browserbase_session_in_use_is_renewed_before_its_timeout_with_it
 /// `sessionContext`), the old one is released, and the tab comes back in the successor.
 #[tokio::test(flavor = "multi_thread")]
 async fn be_7_a_steel_session_in_use_is_renewed_before_its_lifetime_ends_with_its_cookies() {
-    let server = FixtureServer::start().await.expect("fixture server");
-    let standalone = Standalone::start().expect("a standalone Chromium");
-    let cloud = PretendCloud::start(Flavour::SteelCloud("st-key".to_owned()), standalone.port())
-        .await
-        .expect("the pretend provider");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (config, clock) = cloud_only(
-        &dir,
-        Remote::Steel {
-            base: cloud.base(),
+    renewed_while_in_use(
+        Flavour::SteelCloud("st-key".to_owned()),
+        |base| Remote::Steel {
+            base,
             key: Some(SecretText::new("st-key".to_owned())),
             connect: None,
         },
-    );
-    let browser = Browser::new(config);
-    let chat = browser.conversation("c1");
-    chat.open(&server.url("cookie-jar.html?set=kept"))
-        .await
-        .expect("the page opens");
-    // In use for 24 minutes: nothing to renew yet (Conch renews 5 minutes before the end).
-    for _ in 0..3 {
-        clock.advance(std::time::Duration::from_secs(8 * 60));
-        chat.evaluate("1").await.expect("in use");
-        assert!(!browser.tick().await, "let go while in use");
-    }
-    assert_eq!(cloud.created().len(), 1);
-    assert!(cloud.released().is_empty());
-    // 26 minutes: renewed.
-    clock.advance(std::time::Duration::from_secs(2 * 60));
-    chat.evaluate("1").await.expect("in use");
-    assert!(!browser.tick().await, "let go while in use");
-    let created = cloud.created();
-    assert_eq!(created.len(), 2, "no successor session was made");
-    let carried = created[1]["sessionContext"]["cookies"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert!(
-        carried
-            .iter()
-            .any(|c| c["name"] == "who" && c["value"] == "kept"),
-        "the successor did not start with the cookies: {carried:?}"
-    );
-    assert_eq!(cloud.released(), ["sess-1"]);
-    let tabs = chat.tabs().await.expect("the tab comes back");
-    assert_eq!(tabs.len(), 1, "{tabs:?}");
-    assert!(tabs[0].url.contains("cookie-jar.html"), "{tabs:?}");
-    browser.shutdown().await;
-    assert_eq!(cloud.released(), ["sess-1", "sess-2"]);
+        |cloud| {
+            cloud.created()[1]["sessionContext"]["cookies"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        },
+    )
+    .await;
 }

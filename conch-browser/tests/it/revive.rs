@@ -55,14 +55,6 @@ fn browser() -> (tempfile::TempDir, Browser, Arc<Heard>) {
     (dir, Browser::new(config), heard)
 }
 
-fn kill(pid: u32) {
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
-}
-
 /// The conversation's tabs as they stand (id, address, active), and how many pages it
 /// has in the browser, without starting anything.
 async fn standing(conv: &Conversation) -> (Vec<(String, String, bool)>, usize) {
@@ -93,7 +85,7 @@ async fn launch_8_a_killed_main_browser_while_watched_comes_back_with_its_tabs()
     let _watcher = browser.hold_awake();
     let pid = browser.pid().await.expect("running");
 
-    kill(pid);
+    conch_fixtures::browser::kill(pid);
 
     // Only looks that start nothing, for up to 30 s.
     let mut back = false;
@@ -153,7 +145,7 @@ async fn launch_8_a_killed_main_browser_nobody_watches_waits_for_the_next_call()
     chat.open(&server.url("basic.html")).await.expect("open");
     let pid = browser.pid().await.expect("running");
 
-    kill(pid);
+    conch_fixtures::browser::kill(pid);
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     assert_eq!(browser.status().await.state, RunState::Idle);
@@ -190,7 +182,7 @@ async fn launch_8_a_main_browser_that_keeps_crashing_while_watched_is_left_after
     let _watcher = browser.hold_awake();
     let mut pid = browser.pid().await.expect("running");
     for round in 1..=3 {
-        kill(pid);
+        conch_fixtures::browser::kill(pid);
         pid = relaunched_after(&browser, pid)
             .await
             .unwrap_or_else(|| panic!("relaunch {round} did not happen"));
@@ -206,7 +198,7 @@ async fn launch_8_a_main_browser_that_keeps_crashing_while_watched_is_left_after
         assert!(reopened, "the tab did not come back after relaunch {round}");
     }
 
-    kill(pid);
+    conch_fixtures::browser::kill(pid);
     tokio::time::sleep(Duration::from_secs(5)).await;
 
     let status = browser.status().await;

@@ -123,7 +123,7 @@ pub(crate) async fn signed_in(port: u16, code: &str) -> Signed {
 
 /// A fixture server, a temp home, a gateway in `mcp` whose agent opened `file`, and the
 /// page's first look.
-async fn opened(file: &str) -> (FixtureServer, tempfile::TempDir, Watched, String) {
+pub(crate) async fn opened(file: &str) -> (FixtureServer, tempfile::TempDir, Watched, String) {
     let pages = FixtureServer::start().await.expect("fixture server");
     let home = tempfile::tempdir().expect("temp home");
     let mut watched = Watched::start(home.path(), &[]).await;
@@ -268,12 +268,7 @@ pub(crate) async fn join(port: u16, signed: &Signed, conversation: &str) -> Sock
 pub(crate) async fn next_event(socket: &mut Socket, kind: &str) -> Value {
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let message = socket
-                .next()
-                .await
-                .expect("the live socket stays open")
-                .expect("the live socket reads");
-            match message {
+            match next_message(socket).await {
                 Message::Text(text) => {
                     let event: Value = serde_json::from_str(&text).expect("events are JSON");
                     if event["type"] == kind {
@@ -287,6 +282,15 @@ pub(crate) async fn next_event(socket: &mut Socket, kind: &str) -> Value {
     })
     .await
     .unwrap_or_else(|_| panic!("no {kind:?} event within 30 s"))
+}
+
+/// The live socket's next message; the socket must stay open.
+pub(crate) async fn next_message(socket: &mut Socket) -> Message {
+    socket
+        .next()
+        .await
+        .expect("the live socket stays open")
+        .expect("the live socket reads")
 }
 
 /// Sends `text` on the live socket.
@@ -676,13 +680,7 @@ async fn live_14_stop_on_the_live_socket_ends_the_call_in_flight() {
     let (_pages, _home, mut watched, _page) = opened("basic.html").await;
     let cookie = watched.sign_in().await;
     let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
-    let waiting = watched
-        .client
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
-        )
-        .await;
+    let waiting = watched.client.start_waiting(30).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let started = std::time::Instant::now();
     send(&mut socket, json!({ "type": "stop" }).to_string()).await;

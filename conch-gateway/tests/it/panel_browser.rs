@@ -79,11 +79,7 @@ impl Session {
     pub(crate) async fn watching(file: &str, args: &[&str]) -> (FixtureServer, Session, String) {
         let pages = FixtureServer::start().await.expect("fixture server");
         let mut session = Session::start(args).await;
-        let (page, error) = session
-            .agent
-            .call("browser_open", json!({ "url": pages.url(file) }))
-            .await;
-        assert!(!error, "{page}");
+        let page = session.agent.open(&pages.url(file)).await;
         session.sign_in().await;
         session.open(&format!("conversation={STDIO}")).await;
         (pages, session, page)
@@ -354,11 +350,7 @@ fn result_text(answer: &Value) -> String {
 async fn live_1_the_panel_shows_the_fixture_page_live() {
     let pages = FixtureServer::start().await.unwrap();
     let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session
         .wait_until(
@@ -398,11 +390,10 @@ async fn live_5_the_agents_click_moves_the_drawn_cursor() {
     let cursor_at = "(() => { const c = document.getElementById('cursor'); return c.hidden ? null : c.style.left + ',' + c.style.top; })()";
 
     let animate = ref_of(&page, "button \"Animate\"");
-    let (text, error) = session
+    session
         .agent
-        .call("browser_click", json!({ "ref": animate }))
+        .call_ok("browser_click", json!({ "ref": animate }))
         .await;
-    assert!(!error, "{text}");
     let first = session.wait_until(cursor_at, "the agent's cursor").await;
     let caption = session
         .wait_until(
@@ -420,11 +411,10 @@ async fn live_5_the_agents_click_moves_the_drawn_cursor() {
         .await;
 
     let note = ref_of(&page, "textbox \"Note\"");
-    let (text, error) = session
+    session
         .agent
-        .call("browser_click", json!({ "ref": note }))
+        .call_ok("browser_click", json!({ "ref": note }))
         .await;
-    assert!(!error, "{text}");
     let moved = format!("{cursor_at} !== {first}");
     session.wait_until(&moved, "the cursor to move").await;
     session.finish().await;
@@ -468,11 +458,7 @@ async fn live_10_a_screen_reader_hears_the_tabs_title_and_address_and_the_agents
         .assert_accessible("with the live view in words")
         .await;
 
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let page = session.agent.open(&pages.url("live.html")).await;
     session
         .wait_until(
             &says("Live", "live.html"),
@@ -480,11 +466,10 @@ async fn live_10_a_screen_reader_hears_the_tabs_title_and_address_and_the_agents
         )
         .await;
     let animate = ref_of(&page, "button \"Animate\"");
-    let (text, error) = session
+    session
         .agent
-        .call("browser_click", json!({ "ref": animate }))
+        .call_ok("browser_click", json!({ "ref": animate }))
         .await;
-    assert!(!error, "{text}");
     let doing = session
         .wait_until(
             "document.getElementById('live-doing').textContent",
@@ -646,8 +631,7 @@ async fn live_8_take_over_type_and_hand_back_and_the_agent_is_told() {
             "Take over to show again",
         )
         .await;
-    let (read, error) = session.agent.call("browser_read", json!({})).await;
-    assert!(!error, "{read}");
+    let read = session.agent.call_ok("browser_read", json!({})).await;
     assert!(read.contains("The person used the browser"), "{read}");
     assert!(
         read.contains("hello shell"),
@@ -703,13 +687,7 @@ async fn live_11_find_highlights_two_of_three() {
 #[tokio::test(flavor = "multi_thread")]
 async fn live_14_stop_ends_the_agents_call() {
     let (_pages, mut session, _page) = Session::watching("basic.html", &[]).await;
-    let waiting = session
-        .agent
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
-        )
-        .await;
+    let waiting = session.agent.start_waiting(30).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let started = std::time::Instant::now();
     session.click("#stop").await;
@@ -737,13 +715,7 @@ async fn live_14_stop_shows_only_while_a_turn_runs() {
         .person
         .assert_accessible("with no turn running")
         .await;
-    let waiting = session
-        .agent
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 30 } }),
-        )
-        .await;
+    let waiting = session.agent.start_waiting(30).await;
     session
         .wait_until(
             "!document.getElementById('stop').hidden && document.getElementById('stop').offsetWidth > 0",
@@ -758,8 +730,7 @@ async fn live_14_stop_shows_only_while_a_turn_runs() {
         .wait_until(stop_hidden, "Stop hidden once the call ended")
         .await;
     // A quick call shows Stop while it runs and leaves it hidden after.
-    let (read, error) = session.agent.call("browser_read", json!({})).await;
-    assert!(!error, "{read}");
+    session.agent.call_ok("browser_read", json!({})).await;
     session
         .wait_until(stop_hidden, "Stop hidden after a finished call")
         .await;
@@ -772,11 +743,7 @@ async fn live_14_stop_shows_only_while_a_turn_runs() {
 async fn live_17_browser_1_shows_the_browser_in_front() {
     let pages = FixtureServer::start().await.unwrap();
     let mut session = Session::start(&[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session
         .open(&format!("browser=1&conversation={STDIO}"))
@@ -879,11 +846,7 @@ async fn up_9_an_upload_card_lists_the_files() {
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("cv.pdf"), b"%PDF-1.4 a cv").unwrap();
     std::fs::write(work.join("photo.png"), b"not really a png").unwrap();
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("upload.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let page = session.agent.open(&pages.url("upload.html")).await;
     let visible = ref_of(&page, "Visible box");
     session.sign_in().await;
     session.open(&format!("conversation={STDIO}")).await;
@@ -1005,13 +968,7 @@ async fn live_10_the_live_view_is_keyboard_operable_with_the_focus_shown() {
     let (_pages, mut session, _page) = Session::watching("live.html", &[]).await;
     session.wait_for_frame().await;
     // Stop shows only while a turn runs (issue 28): the agent waits meanwhile.
-    session
-        .agent
-        .send_request(
-            "tools/call",
-            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": 60 } }),
-        )
-        .await;
+    session.agent.start_waiting(60).await;
     session
         .wait_until(
             "!document.getElementById('stop').hidden",
@@ -1067,15 +1024,7 @@ async fn perm_3_two_panels_show_the_card_and_the_first_answer_closes_it_in_both(
     let add = ref_of(&page, "button \"Add\"");
     let client = session.person.client.clone();
     let first = client.window().await.expect("a window");
-    let second = client
-        .new_window(false)
-        .await
-        .expect("a second window")
-        .handle;
-    client
-        .switch_to_window(second.clone())
-        .await
-        .expect("the second window");
+    let second = session.person.second_window().await;
     session.open(&format!("conversation={STDIO}")).await;
 
     let call = session
@@ -1172,11 +1121,7 @@ async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
     )
     .expect("browser.json");
     let mut session = Session::start_in(home, &[]).await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session.open(&format!("conversation={STDIO}")).await;
     session
@@ -1208,11 +1153,7 @@ async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
         .await;
     assert_eq!(badge, json!("Its own browser"));
 
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let page = session.agent.open(&pages.url("live.html")).await;
     assert!(page.contains("browser of its own"), "{page}");
     let sites = session
         .wait_until(
@@ -1254,11 +1195,10 @@ async fn live_16_the_panel_toggles_its_own_browser_by_keyboard() {
             "the main browser again",
         )
         .await;
-    let (tabs, error) = session
+    let tabs = session
         .agent
-        .call("browser_tabs", json!({ "action": "list" }))
+        .call_ok("browser_tabs", json!({ "action": "list" }))
         .await;
-    assert!(!error, "{tabs}");
     assert!(tabs.contains("main browser again"), "{tabs}");
     session
         .person
@@ -1297,11 +1237,7 @@ async fn a_tasks_window_says(
     words: &[&str],
     state: &str,
 ) {
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session.sign_in().await;
     session.open(&format!("conversation={STDIO}")).await;
     let tip = session

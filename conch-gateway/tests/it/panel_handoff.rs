@@ -54,15 +54,7 @@ async fn hand_5_a_payment_handoff_survives_two_panel_windows_and_ends_only_on_im
         .await;
 
     // The second window watches too.
-    let second = client
-        .new_window(false)
-        .await
-        .expect("a second window")
-        .handle;
-    client
-        .switch_to_window(second.clone())
-        .await
-        .expect("the second window");
+    let second = session.person.second_window().await;
     // Each window (a DevTools target of its own) gets the script for its pages.
     session.person.before_each_page(SOCKETS).await;
     session.open("conversation=mcp-stdio").await;

@@ -47,11 +47,7 @@ async fn live_10_the_list_of_conversations_keeps_refreshing_after_a_failed_fetch
         .person
         .assert_accessible("with the list out of date")
         .await;
-    let (page, error) = session
-        .agent
-        .call("browser_open", json!({ "url": pages.url("live.html") }))
-        .await;
-    assert!(!error, "{page}");
+    session.agent.open(&pages.url("live.html")).await;
     session
         .wait_until(
             &format!(

@@ -4,22 +4,13 @@
 
 use serde_json::{Value, json};
 
-use crate::live::{Watched, answer_to, get, join, next_event, send};
+use crate::live::{Watched, answer_to, get, join, next_event, opened, send};
 
 /// LIVE-10 (issue 28): the conversations API names a conversation by the MCP client that
 /// opened it (`clientInfo.name`) and its first page's title, not by "mcp-stdio".
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_a_conversation_is_named_by_its_client_and_first_page() {
-    let pages = conch_fixtures::FixtureServer::start()
-        .await
-        .expect("fixture server");
-    let home = tempfile::tempdir().expect("temp home");
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("counter.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, _home, watched, _page) = opened("counter.html").await;
     let cookie = watched.sign_in().await;
     let (status, _, body) = get(
         watched.port,
@@ -82,16 +73,7 @@ async fn live_6_a_panel_opened_after_three_steps_lists_them() {
 /// through the gateway's EventSink, beside the question's card, not only in golden JSON.
 #[tokio::test(flavor = "multi_thread")]
 async fn proto_2_permission_requested_reaches_the_live_socket() {
-    let pages = conch_fixtures::FixtureServer::start()
-        .await
-        .expect("fixture server");
-    let home = tempfile::tempdir().expect("temp home");
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("counter.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, _home, mut watched, page) = opened("counter.html").await;
     let cookie = watched.sign_in().await;
     let mut socket = join(watched.port, &cookie, "mcp-stdio").await;
     let add = crate::support::ref_of(&page, "button \"Add\"");

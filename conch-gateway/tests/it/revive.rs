@@ -6,10 +6,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::live::{Socket, Watched, join};
+use crate::live::{Socket, join, next_message, opened};
 
 /// The pid of the main browser launched on `home` (its profile as user-data-dir, not one
 /// of its helpers, which carry `--type=`).
@@ -32,6 +32,13 @@ fn main_browser_pid(home: &Path) -> Option<u32> {
         })
 }
 
+/// SIGKILLs the main browser launched on `home`; gives the pid it had.
+fn kill_main_browser(home: &Path) -> u32 {
+    let pid = main_browser_pid(home).expect("the main browser runs");
+    conch_fixtures::browser::kill(pid);
+    pid
+}
+
 /// Reads the socket until it has been quiet for `quiet` (the frames of a still page stop).
 async fn drain(socket: &mut Socket, quiet: Duration) {
     while let Ok(message) = tokio::time::timeout(quiet, socket.next()).await {
@@ -48,37 +55,18 @@ async fn drain(socket: &mut Socket, quiet: Duration) {
 /// running again, and JPEG frames of the page come again.
 #[tokio::test(flavor = "multi_thread")]
 async fn launch_8_a_watching_live_socket_sees_the_reconnect_and_then_frames_again() {
-    let pages = conch_fixtures::FixtureServer::start()
-        .await
-        .expect("fixture server");
-    let home = tempfile::tempdir().expect("temp home");
-    let mut watched = Watched::start(home.path(), &[]).await;
-    let (page, error) = watched
-        .client
-        .call("browser_open", json!({ "url": pages.url("basic.html") }))
-        .await;
-    assert!(!error, "{page}");
+    let (_pages, home, watched, _page) = opened("basic.html").await;
     let signed = watched.sign_in().await;
     let mut socket = join(watched.port, &signed, "mcp-stdio").await;
     // The first frames come, then the still page sends none.
     drain(&mut socket, Duration::from_millis(1500)).await;
-    let pid = main_browser_pid(home.path()).expect("the main browser runs");
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    let pid = kill_main_browser(home.path());
 
     let mut statuses: Vec<Value> = Vec::new();
     let mut frames_after_down = 0;
     let heard = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let message = socket
-                .next()
-                .await
-                .expect("the live socket stays open")
-                .expect("the live socket reads");
-            match message {
+            match next_message(&mut socket).await {
                 Message::Text(text) => {
                     let event: Value = serde_json::from_str(&text).expect("events are JSON");
                     if event["type"] == "browser.status" {
@@ -131,12 +119,7 @@ async fn launch_8_the_panel_shows_the_reconnect_then_the_live_view_again() {
              .observe(w, { attributes: true, childList: true, characterData: true, subtree: true });",
         )
         .await;
-    let pid = main_browser_pid(session.home.path()).expect("the main browser runs");
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    let pid = kill_main_browser(session.home.path());
 
     session
         .wait_until(

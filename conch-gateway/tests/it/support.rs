@@ -94,6 +94,29 @@ impl StdioClient {
         self.request_answering(method, params, |_| None).await
     }
 
+    /// The agent opens `url` (`browser_open`), which must succeed; gives the page's
+    /// first look.
+    pub(crate) async fn open(&mut self, url: &str) -> String {
+        self.call_ok("browser_open", json!({ "url": url })).await
+    }
+
+    /// Calls the tool `name`, which must succeed; gives its text.
+    pub(crate) async fn call_ok(&mut self, name: &str, arguments: Value) -> String {
+        let (text, error) = self.call(name, arguments).await;
+        assert!(!error, "{text}");
+        text
+    }
+
+    /// Starts a `browser_wait` for words no page has: a turn that runs for `seconds`.
+    /// Gives the call's request id.
+    pub(crate) async fn start_waiting(&mut self, seconds: u64) -> i64 {
+        self.send_request(
+            "tools/call",
+            json!({ "name": "browser_wait", "arguments": { "text": "never on this page", "seconds": seconds } }),
+        )
+        .await
+    }
+
     /// Sends a request without waiting for its response; gives its id.
     pub(crate) async fn send_request(&mut self, method: &str, params: Value) -> i64 {
         let id = self.next_id;

@@ -179,6 +179,22 @@ impl Person {
         }
     }
 
+    /// Opens a second window of the person's browser and switches to it; gives its
+    /// handle.
+    pub(crate) async fn second_window(&self) -> fantoccini::wd::WindowHandle {
+        let second = self
+            .client
+            .new_window(false)
+            .await
+            .expect("a second window")
+            .handle;
+        self.client
+            .switch_to_window(second.clone())
+            .await
+            .expect("the second window");
+        second
+    }
+
     /// Ends the WebDriver session (closing its Chromium); the driver goes on drop.
     pub(crate) async fn finish(self) {
         let _ = self.client.clone().close().await;
