@@ -13,7 +13,8 @@
 //!   `WebTransport`) in every new document and every held worker, before their own
 //!   script, by one that asks these rules first (`websocket.js`): `Fetch` cannot pause a
 //!   WebSocket handshake, and `Network.setBlockedURLs` does not block one either (checked
-//!   against Chromium 148). Its question is a request to `conch-guard.invalid` that is
+//!   against Chromium 148). Its question is a request to `/.conch-guard/websocket` on the
+//!   page's own origin (or `conch-guard.invalid`) that is
 //!   answered here, with the verdict a request to that address gets, and never sent;
 //! - makes `navigator.serviceWorker.register` reject in every new document (NET-2);
 //! - auto-attaches, held, to the target's own children (frames, workers), which come back
@@ -81,12 +82,14 @@ const NO_SERVICE_WORKER: &str = r"(() => {
 })();";
 
 /// Replaces `WebSocket` (and `WebSocketStream`, `WebTransport`) in every document and
-/// worker by one that asks [`JUDGE_HOST`] first, where no proxy stands in front (AMB-1).
+/// worker by one that asks at [`JUDGE_PATH`] first, where no proxy stands in front (AMB-1).
 const WEBSOCKET_GUARD: &str = include_str!("websocket.js");
 
-/// The host [`WEBSOCKET_GUARD`] asks: its requests are answered by the rules themselves
-/// (204 for an allowed address, 403 otherwise) and never leave the browser.
-const JUDGE_HOST: &str = "conch-guard.invalid";
+/// Where [`WEBSOCKET_GUARD`] asks: this path on the page's own origin (so a page policy
+/// that lets the page reach itself lets it ask), or on `https://conch-guard.invalid` for a
+/// page without one. Its requests are answered by the rules themselves (204 for an allowed
+/// address, 403 otherwise) and never leave the browser.
+const JUDGE_PATH: &str = "/.conch-guard/websocket";
 
 /// How long a name's addresses, as the guard's resolver gave them, are reused.
 const NAME_TTL: Duration = Duration::from_secs(30);
@@ -373,7 +376,7 @@ async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>
 fn question(event: &RequestPaused, rules: &Rules) -> Option<Url> {
     rules.check_urls.as_ref()?;
     let url = Url::parse(&event.request.url).ok()?;
-    if url.host_str() != Some(JUDGE_HOST) || url.path() != "/websocket" {
+    if !matches!(url.scheme(), "http" | "https") || url.path() != JUDGE_PATH {
         return None;
     }
     let to = url.query_pairs().find(|(k, _)| k == "to")?.1.into_owned();

@@ -1,7 +1,7 @@
 // The WebSocket guard for browsers with no proxy in front (AMB-1, NET-3, NET-5): `Fetch`
 // cannot pause a WebSocket handshake, so before a page's or worker's own script runs,
 // `WebSocket` is replaced by one that first asks Conch. The question is a synchronous
-// request to JUDGE that the CDP rules answer themselves (it never leaves the browser), with
+// request (to PATH on the page's origin) that the CDP rules answer themselves (it never leaves the browser), with
 // the very verdict a request to that address would get; only an allowed address is passed
 // to the browser's own constructor, as the absolute address judged. Everything it uses is
 // taken before the page runs, so a page that changes prototypes later cannot answer for it.
@@ -32,12 +32,20 @@
     const where = doc ? null : Object.getOwnPropertyDescriptor(g.WorkerGlobalScope.prototype, 'location').get;
     const whereHref = doc ? null : Object.getOwnPropertyDescriptor(g.WorkerLocation.prototype, 'href').get;
     const base = () => (doc ? apply(baseOf, doc, []) : apply(whereHref, apply(where, g, []), []));
-    const JUDGE = 'https://conch-guard.invalid/websocket?to=';
+    const originOf = Object.getOwnPropertyDescriptor(Url.prototype, 'origin').get;
+    const PATH = '/.conch-guard/websocket?to=';
+    // Asked on the page's own origin where it has one (a policy that allows the page to
+    // reach itself allows the question), else on a name of Conch's own.
+    const judge = () => {
+      let origin = 'null';
+      try { origin = apply(originOf, new Url(base()), []); } catch (_) {}
+      return (origin.startsWith('http') ? origin : 'https://conch-guard.invalid') + PATH;
+    };
     const refuse = () => new Err('Blocked by Conch: this page may not reach that address.', 'SecurityError');
     const allowed = (address) => {
       try {
         const x = new XHR();
-        apply(open, x, ['GET', JUDGE + encode(address), false]);
+        apply(open, x, ['GET', judge() + encode(address), false]);
         apply(send, x, []);
         return apply(status, x, []) === 204;
       } catch (_) {
