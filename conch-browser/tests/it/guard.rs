@@ -1119,3 +1119,48 @@ async fn amb_1_net_3_a_name_that_resolves_to_loopback_is_refused_without_a_proxy
     );
     browser.shutdown().await;
 }
+
+/// AMB-1, NET-3: the same at a real DevTools address (the `cdp` backend, a Chromium Conch
+/// did not launch): a page's WebSocket to another local app and to the gateway is refused
+/// before any connection, from the page and from its worker, and the page sees an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_1_net_3_a_websocket_in_a_browser_at_a_devtools_address_is_refused() {
+    let server = FixtureServer::start().await.expect("test set-up");
+    let gateway = Listener::start("Gateway").await;
+    let trap = Listener::start("Trap").await;
+    let standalone = conch_fixtures::browser::Standalone::start().expect("a standalone Chromium");
+    let dir = tempfile::tempdir().expect("test set-up");
+    let mut config =
+        crate::remote::remote_only(&dir, conch_browser::remote::Remote::Cdp(standalone.http()));
+    config.guard = Some(crate::remote::only_the_app(&server, &gateway));
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    for how in ["page", "worker"] {
+        for address in [
+            format!("ws://127.0.0.1:{}/ws", trap.port()),
+            format!("ws://localhost:{}/ws", gateway.port()),
+        ] {
+            let seen = chat.evaluate(&open_socket(&address, how)).await.unwrap();
+            let seen = seen.as_str().unwrap_or_default().to_owned();
+            assert!(
+                seen.starts_with("threw") || seen == "error",
+                "{how} {address}: {seen}"
+            );
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        trap.hits(),
+        0,
+        "the local app was reached: {:?}",
+        trap.lines()
+    );
+    assert_eq!(
+        gateway.hits(),
+        0,
+        "the gateway was reached: {:?}",
+        gateway.lines()
+    );
+    browser.shutdown().await;
+}
