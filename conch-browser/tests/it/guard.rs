@@ -696,12 +696,11 @@ async fn amb_1_the_cdp_layer_stands_on_its_own() {
     let cursor = log.cursor();
     let g = gateway.port();
     let seen = chat
-        .evaluate(&format!("probe('http://127.0.0.1:{g}', ['websocket'])"))
+        .evaluate(&format!("probe('http://127.0.0.1:{g}')"))
         .await
         .unwrap();
-    // Fetch cannot pause WebSockets: with no proxy that is a recorded residual risk
-    // (docs/containment.md), so this layer's test leaves them out.
-    for route in ["fetch", "xhr", "img", "eventsource", "redirect"] {
+    // Fetch cannot pause WebSockets: the guarded constructor asks this layer first.
+    for route in ["fetch", "xhr", "img", "eventsource", "redirect", "websocket"] {
         assert_ne!(seen[route], "ok", "{route}: {seen}");
     }
     // A dedicated worker has no Fetch of its own: it runs, and its request is judged on
