@@ -700,7 +700,14 @@ async fn amb_1_the_cdp_layer_stands_on_its_own() {
         .await
         .unwrap();
     // Fetch cannot pause WebSockets: the guarded constructor asks this layer first.
-    for route in ["fetch", "xhr", "img", "eventsource", "redirect", "websocket"] {
+    for route in [
+        "fetch",
+        "xhr",
+        "img",
+        "eventsource",
+        "redirect",
+        "websocket",
+    ] {
         assert_ne!(seen[route], "ok", "{route}: {seen}");
     }
     // A dedicated worker has no Fetch of its own: it runs, and its request is judged on
