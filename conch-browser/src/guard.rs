@@ -26,9 +26,11 @@ pub enum GuardMode {
     /// rules. For browsers Conch launches.
     #[default]
     Proxy,
-    /// No proxy: the CDP layer pauses every request and judges its address without
-    /// resolving names (`verdict_for_url`). For browsers where no proxy can be imposed;
-    /// WebSockets and DNS rebinding are residual risks there (see the containment model).
+    /// No proxy: the CDP layer pauses every request and judges its address, resolving a
+    /// name through the guard's resolver first, and a guarded `WebSocket` asks it before
+    /// any handshake. For browsers where no proxy can be imposed; the browser's own second
+    /// look-up (rebinding) and its bare preconnects are residual risks there (see the
+    /// containment model).
     CdpOnly,
 }
 
@@ -118,6 +120,10 @@ pub(crate) fn rules_for(config: Option<&GuardConfig>, log: Arc<GuardLog>) -> rul
         check_urls: config
             .filter(|c| c.mode == GuardMode::CdpOnly)
             .map(|c| Arc::new(c.net.clone())),
+        resolver: config
+            .filter(|c| c.mode == GuardMode::CdpOnly)
+            .map(|c| Arc::clone(&c.resolver)),
+        names: Arc::default(),
         log,
         blank: Arc::default(),
         #[cfg(test)]

@@ -29,10 +29,12 @@ use crate::store::BrowserSettings;
 pub const OWN_CHROME_RISK: &str = "A site you allow in your own Chrome can still steer the agent within that site, with your real account; Conch's own local browser is the safer default.";
 
 /// What the guard cannot hold where no guard proxy stands in front of the browser (your
-/// own Chrome, a cloud browser, a DevTools address; AMB-1, NET-3): the DevTools rules pause
-/// requests by address, but not WebSocket handshakes, and they cannot know where a name
-/// resolves. For the settings page's residual risks and the checkup.
-pub const NO_PROXY_RISK: &str = "In your own Chrome, a cloud browser or a browser at a DevTools address, Conch's proxy cannot stand in front, so two things go unchecked there: WebSocket connections (the DevTools protocol cannot pause them), and site names that resolve to an address on this computer or your network (only addresses written out and local names such as localhost or .local are refused).";
+/// own Chrome, a cloud browser, a DevTools address; AMB-1, NET-3): the DevTools rules judge
+/// every request and every WebSocket (through a guarded constructor that asks them first)
+/// by its address, a name by what this computer's resolver answers for it; what the
+/// browser then connects to is its own look-up, and a bare connection it opens ahead of a
+/// request is not seen. For the settings page's residual risks and the checkup.
+pub const NO_PROXY_RISK: &str = "In your own Chrome, a cloud browser or a browser at a DevTools address, Conch's proxy cannot stand in front, so Conch judges each request and WebSocket by the address this computer finds for its site name, and two things go unchecked there: a name whose answer changes before the browser looks it up itself, or that the cloud browser's own network answers differently, can still lead to an address on that computer or network; and the browser may open a bare connection, with nothing sent over it, to an address Conch then refuses.";
 
 /// The fix that puts the backend back to Conch's own local browser (BE-16).
 pub const OWN_CHROME_FIX: &str = "browser-own-chrome-off";

@@ -6,7 +6,16 @@
 //! - pauses its document requests (`Fetch`, resource type `Document`) and cancels those to
 //!   schemes a page may not navigate to (`navigation_verdict(.., NavigationBy::Page)`,
 //!   NET-7); where no proxy stands in front (own Chrome, cloud, a DevTools address), it
-//!   pauses every request instead and judges each address with `verdict_for_url`;
+//!   pauses every request instead and judges each address with `verdict_for_url`, and a
+//!   host name by the addresses the guard's resolver gives it (`verdict_for_resolved_url`,
+//!   reused for 30 s; NET-3);
+//! - where no proxy stands in front, replaces `WebSocket` (`WebSocketStream`,
+//!   `WebTransport`) in every new document and every held worker, before their own
+//!   script, by one that asks these rules first (`websocket.js`): `Fetch` cannot pause a
+//!   WebSocket handshake, and `Network.setBlockedURLs` does not block one either (checked
+//!   against Chromium 148). Its question is a request to `/.conch-guard/websocket` on the
+//!   page's own origin (or `conch-guard.invalid`) that is
+//!   answered here, with the verdict a request to that address gets, and never sent;
 //! - makes `navigator.serviceWorker.register` reject in every new document (NET-2);
 //! - auto-attaches, held, to the target's own children (frames, workers), which come back
 //!   through the runtime to this same function (a dedicated worker's requests are paused
@@ -31,8 +40,10 @@
 //! sees the address actually connected to; this layer could only see names), and any
 //! change to what a request carries.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use conch_cdp::protocol::SessionId;
 use conch_cdp::protocol::fetch::{
@@ -40,11 +51,15 @@ use conch_cdp::protocol::fetch::{
 };
 use conch_cdp::protocol::target::{CloseTarget, SetAutoAttach, TargetType};
 use conch_cdp::{AttachedTarget, ErrorKind, EventStream, Session};
-use conch_policy::{NavigationBy, NetSettings, Verdict, navigation_verdict, verdict_for_url};
+use conch_policy::{
+    NavigationBy, NetSettings, Verdict, navigation_verdict, verdict_for_resolved_url,
+    verdict_for_url,
+};
 use futures_util::StreamExt;
 use url::Url;
 
 use super::log::GuardLog;
+use super::resolve::Resolve;
 use crate::page::script;
 
 /// The refusal code logged for a target kept from running because its rules are not in.
@@ -57,12 +72,33 @@ const BROWSER_UI: &str = "browser_ui";
 /// of the page's own script.
 const NO_SERVICE_WORKER: &str = script::body(include_str!("rules/no_service_worker.js"));
 
+/// Replaces `WebSocket` (and `WebSocketStream`, `WebTransport`) in every document and
+/// worker by one that asks at [`JUDGE_PATH`] first, where no proxy stands in front (AMB-1).
+const WEBSOCKET_GUARD: &str = script::body(include_str!("rules/websocket.js"));
+
+/// Where [`WEBSOCKET_GUARD`] asks: this path on the page's own origin (so a page policy
+/// that lets the page reach itself lets it ask), or on `https://conch-guard.invalid` for a
+/// page without one. Its requests are answered by the rules themselves (204 for an allowed
+/// address, 403 otherwise) and never leave the browser.
+const JUDGE_PATH: &str = "/.conch-guard/websocket";
+
+/// How long a name's addresses, as the guard's resolver gave them, are reused.
+const NAME_TTL: Duration = Duration::from_secs(30);
+
+/// Names resolved lately: each with when, and its addresses.
+pub(crate) type Names = Arc<Mutex<HashMap<String, (Instant, Vec<IpAddr>)>>>;
+
 /// What the CDP layer enforces.
 #[derive(Debug, Clone)]
 pub(crate) struct Rules {
     /// Judge every request's address here, because no proxy stands in front. `None` when
     /// the proxy judges.
     pub(crate) check_urls: Option<Arc<NetSettings>>,
+    /// With `check_urls`: how a request's host name is resolved before it may continue
+    /// (NET-3), so a name that resolves to a private address is refused here too.
+    pub(crate) resolver: Option<Arc<dyn Resolve>>,
+    /// Names resolved lately, with when ([`NAME_TTL`]). Shared by every copy of the rules.
+    pub(crate) names: Names,
     pub(crate) log: Arc<GuardLog>,
     /// The sessions of blank pages: their allowed documents are answered here, empty, and
     /// never sent (see the module docs). Shared by every copy of the rules of a browser.
@@ -161,6 +197,10 @@ async fn try_install(target: &AttachedTarget, rules: &Rules) -> Result<After, No
             // Sent, not awaited: a held popup's renderer answers only once it runs, and
             // the script is queued ahead of anything the page does. Should the browser
             // refuse it, the page is closed then.
+            let source = match rules.check_urls {
+                Some(_) => format!("{NO_SERVICE_WORKER}\n{WEBSOCKET_GUARD}"),
+                None => NO_SERVICE_WORKER.to_owned(),
+            };
             let target = target.clone();
             let rules = rules.clone();
             tokio::spawn(async move {
@@ -168,7 +208,7 @@ async fn try_install(target: &AttachedTarget, rules: &Rules) -> Result<After, No
                     .session
                     .call_raw(
                         "Page.addScriptToEvaluateOnNewDocument",
-                        serde_json::json!({ "source": NO_SERVICE_WORKER, "runImmediately": true }),
+                        serde_json::json!({ "source": source, "runImmediately": true }),
                     )
                     .await;
                 if let Err(source) = shim
@@ -187,10 +227,15 @@ async fn try_install(target: &AttachedTarget, rules: &Rules) -> Result<After, No
         }
         // A dedicated worker has no `Fetch` domain of its own: its requests are paused on
         // its owner's session, which judges them.
-        TargetType::Worker => {}
+        TargetType::Worker => {
+            if rules.check_urls.is_some() {
+                guard_sockets(session).await?;
+            }
+        }
         TargetType::SharedWorker => {
             if rules.check_urls.is_some() {
                 watch_requests(session, rules).await?;
+                guard_sockets(session).await?;
             }
         }
         // The browser's own UI (pages it hosts itself): no page can reach or steer it,
@@ -207,6 +252,25 @@ async fn try_install(target: &AttachedTarget, rules: &Rules) -> Result<After, No
             source,
         })?;
     Ok(After::Resume)
+}
+
+/// Puts the WebSocket guard into a held worker before its own script runs (no proxy in
+/// front, AMB-1). A worker it cannot be put into never runs.
+async fn guard_sockets(session: &Session) -> Result<(), NotGuarded> {
+    let answer = session
+        .call_raw(
+            "Runtime.evaluate",
+            serde_json::json!({ "expression": WEBSOCKET_GUARD, "silent": true }),
+        )
+        .await
+        .map_err(|source| NotGuarded::Refused {
+            method: "Runtime.evaluate",
+            source,
+        })?;
+    if answer.get("exceptionDetails").is_some() {
+        tracing::warn!(target: "conch_browser::guard", "the WebSocket guard failed in a worker");
+    }
+    Ok(())
 }
 
 /// Logs the refusal of a target whose rules are not in, and closes it if it is a page
@@ -265,11 +329,20 @@ async fn watch_requests(session: &Session, rules: &Rules) -> Result<(), NotGuard
 async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>, rules: Rules) {
     while let Some(event) = paused.next().await {
         let Ok(event) = event else { continue };
-        let verdict = judge(&event, &rules, session.id());
         let blank = rules.is_blank(session.id());
         let session = session.clone();
-        // Answered off the loop, so one slow answer does not hold the others.
+        let rules = rules.clone();
+        // Judged and answered off the loop, so one slow answer (a name to resolve) does not
+        // hold the others.
         tokio::spawn(async move {
+            if !blank && let Some(asked) = question(&event, &rules) {
+                let allowed = judge_url(&asked, &event, &rules, session.id())
+                    .await
+                    .is_none();
+                answer_question(&session, event.request_id, allowed).await;
+                return;
+            }
+            let verdict = judge(&event, &rules, session.id()).await;
             match verdict {
                 None if blank && event.resource_type == "Document" => {
                     fulfill_blank(&session, event.request_id).await;
@@ -287,6 +360,43 @@ async fn judge_requests(session: Session, mut paused: EventStream<RequestPaused>
                 }
             }
         });
+    }
+}
+
+/// The address a [`WEBSOCKET_GUARD`] asks about, if `event` is its question.
+fn question(event: &RequestPaused, rules: &Rules) -> Option<Url> {
+    rules.check_urls.as_ref()?;
+    let url = Url::parse(&event.request.url).ok()?;
+    if !matches!(url.scheme(), "http" | "https") || url.path() != JUDGE_PATH {
+        return None;
+    }
+    let to = url.query_pairs().find(|(k, _)| k == "to")?.1.into_owned();
+    // An unreadable address is judged as such (refused).
+    Some(Url::parse(&to).unwrap_or_else(|_| Url::parse("conch-unreadable:").expect("a URL")))
+}
+
+/// Answers a WebSocket guard's question: 204 lets its socket open, 403 refuses it.
+async fn answer_question(
+    session: &Session,
+    request_id: conch_cdp::protocol::fetch::RequestId,
+    allowed: bool,
+) {
+    let answer = session
+        .call_raw(
+            "Fetch.fulfillRequest",
+            serde_json::json!({
+                "requestId": request_id,
+                "responseCode": if allowed { 204 } else { 403 },
+                "responseHeaders": [
+                    { "name": "Access-Control-Allow-Origin", "value": "*" },
+                    { "name": "Cache-Control", "value": "no-store" },
+                ],
+                "body": "",
+            }),
+        )
+        .await;
+    if let Err(e) = answer {
+        tracing::debug!(target: "conch_browser::guard", error = %e, "a WebSocket question could not be answered");
     }
 }
 
@@ -315,19 +425,42 @@ async fn fulfill_blank(session: &Session, request_id: conch_cdp::protocol::fetch
 
 /// `None` to let the request go, or the refusal code (already logged).
 /// The refusal is logged as `by`'s: the session whose request was paused.
-fn judge(event: &RequestPaused, rules: &Rules, by: Option<&SessionId>) -> Option<&'static str> {
+async fn judge(
+    event: &RequestPaused,
+    rules: &Rules,
+    by: Option<&SessionId>,
+) -> Option<&'static str> {
     let Ok(url) = Url::parse(&event.request.url) else {
         rules.log.record_for(by, "", 0, "unreadable-address");
         return Some("unreadable-address");
     };
+    judge_url(&url, event, rules, by).await
+}
+
+/// [`judge`] for `url`: the scheme rules for documents, and, with no proxy in front, the
+/// address rules, a name's resolved addresses included.
+async fn judge_url(
+    url: &Url,
+    event: &RequestPaused,
+    rules: &Rules,
+    by: Option<&SessionId>,
+) -> Option<&'static str> {
     let mut verdict = Verdict::Allow;
     if event.resource_type == "Document" {
-        verdict = navigation_verdict(&url, NavigationBy::Page);
+        verdict = navigation_verdict(url, NavigationBy::Page);
     }
     if verdict.is_allowed()
         && let Some(net) = &rules.check_urls
     {
-        verdict = verdict_for_url(&url, net);
+        verdict = verdict_for_url(url, net);
+        if verdict.is_allowed()
+            && let Some(resolver) = &rules.resolver
+            && let Some(url::Host::Domain(name)) = url.host()
+        {
+            let port = url.port_or_known_default().unwrap_or(0);
+            let addresses = resolve(rules, resolver.as_ref(), name, port).await;
+            verdict = verdict_for_resolved_url(url, &addresses, net);
+        }
     }
     let refusal = verdict.refusal()?;
     let code = refusal.code().as_str();
@@ -340,6 +473,29 @@ fn judge(event: &RequestPaused, rules: &Rules, by: Option<&SessionId>) -> Option
     };
     rules.log.record_for(by, &host, port, code);
     Some(code)
+}
+
+/// `name`'s addresses, as the guard's resolver answers them, reused for [`NAME_TTL`]. A
+/// name that does not resolve has none (and is refused).
+async fn resolve(rules: &Rules, resolver: &dyn Resolve, name: &str, port: u16) -> Vec<IpAddr> {
+    let key = name.trim_end_matches('.').to_ascii_lowercase();
+    {
+        let mut names = rules.names.lock().unwrap_or_else(PoisonError::into_inner);
+        names.retain(|_, (when, _)| when.elapsed() < NAME_TTL);
+        if let Some((_, found)) = names.get(&key) {
+            return found.clone();
+        }
+    }
+    let found: Vec<IpAddr> = match resolver.resolve(name, port).await {
+        Ok(found) => found.iter().map(|r| r.checked).collect(),
+        Err(_) => Vec::new(),
+    };
+    rules
+        .names
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, (Instant::now(), found.clone()));
+    found
 }
 
 fn host_port(address: &str) -> (String, u16) {
@@ -454,6 +610,8 @@ mod tests {
             let log = Arc::new(GuardLog::default());
             let rules = Rules {
                 check_urls: None,
+                resolver: None,
+                names: Arc::default(),
                 log: Arc::clone(&log),
                 blank: Arc::default(),
                 break_fetch: false,
@@ -480,6 +638,8 @@ mod tests {
         let log = Arc::new(GuardLog::default());
         let rules = Rules {
             check_urls: None,
+            resolver: None,
+            names: Arc::default(),
             log: Arc::clone(&log),
             blank: Arc::default(),
             break_fetch: false,

@@ -696,12 +696,18 @@ async fn amb_1_the_cdp_layer_stands_on_its_own() {
     let cursor = log.cursor();
     let g = gateway.port();
     let seen = chat
-        .evaluate(&format!("probe('http://127.0.0.1:{g}', ['websocket'])"))
+        .evaluate(&format!("probe('http://127.0.0.1:{g}')"))
         .await
         .unwrap();
-    // Fetch cannot pause WebSockets: with no proxy that is a recorded residual risk
-    // (docs/containment.md), so this layer's test leaves them out.
-    for route in ["fetch", "xhr", "img", "eventsource", "redirect"] {
+    // Fetch cannot pause WebSockets: the guarded constructor asks this layer first.
+    for route in [
+        "fetch",
+        "xhr",
+        "img",
+        "eventsource",
+        "redirect",
+        "websocket",
+    ] {
         assert_ne!(seen[route], "ok", "{route}: {seen}");
     }
     // A dedicated worker has no Fetch of its own: it runs, and its request is judged on
@@ -958,4 +964,209 @@ async fn net_4_a_keep_alive_server_gets_no_other_sites_requests() {
     );
     assert_eq!(env.breaches(), 0);
     env.browser.shutdown().await;
+}
+
+/// A browser with no proxy in front (the CDP layer alone, as on own Chrome, a DevTools
+/// address or a cloud) that may reach `server`'s app only; `gateway` stands for the
+/// gateway's port. The browser itself resolves `rebind-local.test` to loopback (as a
+/// rebinding DNS server would make it), and the guard's resolver says the same.
+fn no_proxy(
+    dir: &tempfile::TempDir,
+    server: &FixtureServer,
+    gateway: &Listener,
+    trap: &Listener,
+) -> Browser {
+    let mut config = BrowserConfig::new(Home::new(dir.path().join("home")));
+    config.download = None;
+    config.extra_args = vec!["--host-resolver-rules=MAP rebind-local.test 127.0.0.1".to_owned()];
+    let mut net = NetSettings::for_gateway_port(gateway.port());
+    net.allow_hosts =
+        vec![AllowedHost::parse(&format!("127.0.0.1:{}", server.port())).expect("entry")];
+    let resolver =
+        MapResolver::new().with("rebind-local.test", Ipv4Addr::LOCALHOST.into(), trap.addr);
+    let mut guard = GuardConfig::new(net).with_resolver(resolver);
+    guard.mode = GuardMode::CdpOnly;
+    config.guard = Some(guard);
+    Browser::new(config)
+}
+
+/// What a WebSocket to `address` opened by the page (`how`: `page`, `worker` or `frame`,
+/// a fresh same-origin frame's own constructor) saw: `threw …`, `error`, `open` or
+/// `pending`.
+fn open_socket(address: &str, how: &str) -> String {
+    let open = format!(
+        "new Promise(r => {{ try {{ const s = new WS({address:?}); s.onopen = () => r('open'); \
+         s.onerror = () => r('error'); setTimeout(() => r('pending'), 3000); }} \
+         catch (e) {{ r('threw ' + e.name); }} }})"
+    );
+    match how {
+        "worker" => format!(
+            "new Promise(r => {{ const code = 'const WS = WebSocket; (' + (() => {open}).toString() \
+             + ')().then(postMessage)'; const w = new Worker(URL.createObjectURL(new Blob([code], \
+             {{ type: 'text/javascript' }}))); w.onmessage = e => r(e.data); \
+             setTimeout(() => r('no answer'), 6000); }})"
+        ),
+        "frame" => format!(
+            "(() => {{ const f = document.createElement('iframe'); document.body.appendChild(f); \
+             const WS = f.contentWindow.WebSocket; return {open}; }})()"
+        ),
+        _ => format!("(() => {{ const WS = WebSocket; return {open}; }})()"),
+    }
+}
+
+/// AMB-1, NET-3: with no proxy in front, a page's WebSocket to a local app (loopback,
+/// the gateway) is refused before any connection, from the page, a dedicated worker and
+/// a fresh frame alike; the page sees an error, the listeners see no connection, and the
+/// refusal is logged. A WebSocket to the allowed app still goes out.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_1_net_3_a_websocket_to_a_local_app_is_refused_without_a_proxy() {
+    let server = FixtureServer::start().await.expect("test set-up");
+    let gateway = Listener::start("Gateway").await;
+    let trap = Listener::start("Trap").await;
+    let dir = tempfile::tempdir().expect("test set-up");
+    let browser = no_proxy(&dir, &server, &gateway, &trap);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    let log = browser.guard_log();
+    let cursor = log.cursor();
+    let (t, g) = (trap.port(), gateway.port());
+    for how in ["page", "worker", "frame"] {
+        for address in [
+            format!("ws://127.0.0.1:{t}/ws"),
+            format!("ws://0x7f.1:{t}/ws"),
+            format!("wss://localhost:{g}/ws"),
+            format!("http://127.0.0.1:{g}/ws"),
+        ] {
+            let seen = chat.evaluate(&open_socket(&address, how)).await.unwrap();
+            let seen = seen.as_str().unwrap_or_default().to_owned();
+            assert!(
+                seen.starts_with("threw") || seen == "error",
+                "{how} {address}: {seen}"
+            );
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        trap.hits(),
+        0,
+        "the local app was reached: {:?}",
+        trap.lines()
+    );
+    assert_eq!(
+        gateway.hits(),
+        0,
+        "the gateway was reached: {:?}",
+        gateway.lines()
+    );
+    let hosts = refused_hosts(&log.since(cursor));
+    assert!(hosts.contains(&format!("127.0.0.1:{t}")), "{hosts:?}");
+    assert!(hosts.contains(&format!("localhost:{g}")), "{hosts:?}");
+
+    // The allowed app's own WebSocket still leaves (the fixture server answers it with a
+    // plain page, so it fails, but only after the request reached it).
+    let allowed = format!("ws://127.0.0.1:{}/ws-allowed", server.port());
+    let seen = chat.evaluate(&open_socket(&allowed, "page")).await.unwrap();
+    assert!(
+        !seen.as_str().unwrap_or_default().starts_with("threw"),
+        "{seen}"
+    );
+    assert!(server.requests("ws-allowed") >= 1, "{seen}");
+    browser.shutdown().await;
+}
+
+/// AMB-1, NET-3, NET-5: with no proxy in front, a name that resolves to loopback (here the
+/// browser's own resolver maps it there, as a rebinding DNS answer would) is resolved by the
+/// guard first and refused, for requests and WebSockets alike: the page sees an error, the
+/// local app no WebSocket connection and no request.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_1_net_3_a_name_that_resolves_to_loopback_is_refused_without_a_proxy() {
+    let server = FixtureServer::start().await.expect("test set-up");
+    let gateway = Listener::start("Gateway").await;
+    let trap = Listener::start("Trap").await;
+    let dir = tempfile::tempdir().expect("test set-up");
+    let browser = no_proxy(&dir, &server, &gateway, &trap);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("probe-gateway.html")).await.unwrap();
+    let log = browser.guard_log();
+    let cursor = log.cursor();
+    let t = trap.port();
+    for how in ["page", "worker", "frame"] {
+        let address = format!("ws://rebind-local.test:{t}/ws");
+        let socket = chat.evaluate(&open_socket(&address, how)).await.unwrap();
+        let socket = socket.as_str().unwrap_or_default().to_owned();
+        assert!(
+            socket.starts_with("threw") || socket == "error",
+            "{how} {address}: {socket}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        trap.hits(),
+        0,
+        "the local app was reached: {:?}",
+        trap.lines()
+    );
+    let seen = chat
+        .evaluate(&format!(
+            "probe('http://rebind-local.test:{t}', ['websocket'])"
+        ))
+        .await
+        .unwrap();
+    for route in ["fetch", "xhr", "img", "eventsource", "worker"] {
+        assert_ne!(seen[route], "ok", "{route}: {seen}");
+    }
+    // Chrome may open a bare connection ahead of a navigation it then pauses (a recorded
+    // residual risk with no proxy): no request may arrive.
+    no_request_reached(&trap, &seen).await;
+    let hosts = refused_hosts(&log.since(cursor));
+    assert!(
+        hosts.contains(&format!("rebind-local.test:{t}")),
+        "{hosts:?}"
+    );
+    browser.shutdown().await;
+}
+
+/// AMB-1, NET-3: the same at a real DevTools address (the `cdp` backend, a Chromium Conch
+/// did not launch): a page's WebSocket to another local app and to the gateway is refused
+/// before any connection, from the page and from its worker, and the page sees an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_1_net_3_a_websocket_in_a_browser_at_a_devtools_address_is_refused() {
+    let server = FixtureServer::start().await.expect("test set-up");
+    let gateway = Listener::start("Gateway").await;
+    let trap = Listener::start("Trap").await;
+    let standalone = conch_fixtures::browser::Standalone::start().expect("a standalone Chromium");
+    let dir = tempfile::tempdir().expect("test set-up");
+    let mut config =
+        crate::remote::remote_only(&dir, conch_browser::remote::Remote::Cdp(standalone.http()));
+    config.guard = Some(crate::remote::only_the_app(&server, &gateway));
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    for how in ["page", "worker"] {
+        for address in [
+            format!("ws://127.0.0.1:{}/ws", trap.port()),
+            format!("ws://localhost:{}/ws", gateway.port()),
+        ] {
+            let seen = chat.evaluate(&open_socket(&address, how)).await.unwrap();
+            let seen = seen.as_str().unwrap_or_default().to_owned();
+            assert!(
+                seen.starts_with("threw") || seen == "error",
+                "{how} {address}: {seen}"
+            );
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        trap.hits(),
+        0,
+        "the local app was reached: {:?}",
+        trap.lines()
+    );
+    assert_eq!(
+        gateway.hits(),
+        0,
+        "the gateway was reached: {:?}",
+        gateway.lines()
+    );
+    browser.shutdown().await;
 }

@@ -242,8 +242,9 @@ async fn be_17_net_12_hs_9_the_settings_state_the_risks() {
 }
 
 /// AMB-1, NET-3, NET-5 (issue 29): the settings page names exactly what the guard cannot
-/// hold where no guard proxy stands in front (own Chrome, cloud, a DevTools address):
-/// WebSocket connections and names that resolve to a local or private address.
+/// hold where no guard proxy stands in front (own Chrome, cloud, a DevTools address): the
+/// browser's own second look-up of a name Conch resolved, and bare preconnects
+/// (WebSockets and names are judged there now).
 #[tokio::test(flavor = "multi_thread")]
 async fn amb_1_the_settings_name_what_goes_unchecked_without_a_proxy() {
     let home = tempfile::tempdir().expect("temp home");
@@ -266,8 +267,10 @@ async fn amb_1_the_settings_name_what_goes_unchecked_without_a_proxy() {
         "your own Chrome",
         "a cloud browser",
         "a DevTools address",
-        "WebSocket connections",
-        "site names that resolve to an address on this computer or your network",
+        "each request and WebSocket",
+        "a name whose answer changes before the browser looks it up itself",
+        "the cloud browser's own network answers differently",
+        "a bare connection, with nothing sent over it",
     ] {
         assert!(no_proxy[0].contains(named), "{named}: {}", no_proxy[0]);
     }
