@@ -4,7 +4,17 @@
 // spinbutton in each, and what the snapshot leaves out as unreachable an act finds
 // unreachable too, issue 11). Pasted
 // into each at its /*ROLES*/ or PRELUDE: plain declarations, no globals.
-const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'small', 'code', 'label', 'abbr', 'sub', 'sup', 'mark', 's', 'u', 'time', 'bdi', 'bdo', 'q', 'cite', 'font', 'kbd', 'samp', 'var', 'dfn', 'del', 'ins', 'wbr', 'data', 'tt', 'big', 'nobr']);
+const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'small', 'code', 'label', 'abbr', 'sub', 'sup', 'mark', 's', 'u', 'time', 'bdi', 'bdo', 'q', 'cite', 'font', 'kbd', 'samp', 'var', 'dfn', 'del', 'ins', 'wbr', 'data', 'tt', 'big', 'nobr', 'tspan', 'textPath']);
+// What is never drawn as words: scripts and styles, and SVG's definitions, descriptions
+// and tooltips (an SVG <title> names its parent instead, see textOf).
+const UNSHOWN = new Set(['script', 'style', 'template', 'title', 'desc', 'metadata', 'defs', 'clipPath', 'mask', 'marker', 'pattern', 'symbol', 'linearGradient', 'radialGradient', 'filter']);
+const SVG_NS = 'http://www.w3.org/2000/svg';
+// An SVG element's <title> child: its tooltip, which names it when it draws no words.
+const svgTitle = (el) => {
+  if (el.namespaceURI !== SVG_NS) return '';
+  for (let c = el.firstElementChild; c; c = c.nextElementSibling) if (c.localName === 'title') return norm(c.textContent || '');
+  return '';
+};
 // Roles whose accessible name comes from their content: their subtree is not walked
 // unless it holds something actionable.
 const FROM_CONTENT = new Set(['button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'cell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'treeitem', 'tooltip']);
@@ -109,12 +119,13 @@ function textOf(el) {
   let out = '';
   actionableInside = false;
   const visit = (n, parentCursor) => {
+    const before = out.length;
     for (let c = n.firstChild; c; c = c.nextSibling) {
       const type = c.nodeType;
       if (type === 3) out += c.data;
       else if (type === 1) {
         const t = c.localName;
-        if (t === 'script' || t === 'style' || t === 'template') continue;
+        if (UNSHOWN.has(t)) continue;
         let cursor = parentCursor;
         if (!actionableInside) {
           if (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable')) actionableInside = true;
@@ -128,6 +139,12 @@ function textOf(el) {
         if (t === 'input' && (c.type === 'submit' || c.type === 'button')) { out += ' ' + c.value + ' '; continue; }
         if (INLINE.has(t)) visit(c, cursor); else { out += ' '; visit(c, cursor); out += ' '; }
       }
+    }
+    // An SVG shape or icon that draws no words is named by its <title> (a chart mark's
+    // tooltip, an icon's label).
+    if (n.namespaceURI === SVG_NS && !out.slice(before).trim()) {
+      const tip = svgTitle(n);
+      if (tip) out += ' ' + tip + ' ';
     }
   };
   visit(el, cursorOf(el));
@@ -172,7 +189,7 @@ function nameOf(el, tag, role, content) {
     const t = content === undefined ? textOf(el) : content;
     if (t) return t;
   }
-  return norm(el.getAttribute('title') || '');
+  return norm(el.getAttribute('title') || '') || svgTitle(el);
 }
 
 // What a person's pointer can reach (issue 11, class 2), in a viewport's coordinates: the

@@ -14,7 +14,7 @@
   let reads = 0;
   const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
 
-  const SKIP = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'svg', 'math', 'canvas', 'object', 'embed', 'audio', 'source', 'track', 'datalist', 'map', 'area', 'slot-fallback']);
+  const SKIP = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'math', 'desc', 'metadata', 'defs', 'clipPath', 'mask', 'marker', 'pattern', 'symbol', 'linearGradient', 'radialGradient', 'filter', 'canvas', 'object', 'embed', 'audio', 'source', 'track', 'datalist', 'map', 'area', 'slot-fallback']);
   /*ROLES*/
   const ACTIONABLE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'option', 'clickable']);
   // Containers that, when the page names them, are likely drop targets.
@@ -56,7 +56,7 @@
   // Whether a box has a sibling of the same tag and class next to it.
   function alike(el) {
     const sib = el.previousElementSibling || el.nextElementSibling;
-    return !!sib && sib.localName === el.localName && sib.className === el.className;
+    return !!sib && sib.localName === el.localName && sib.getAttribute('class') === el.getAttribute('class');
   }
 
   function children(node) {
@@ -262,8 +262,11 @@
         if (opts.length) o.lines.push('  '.repeat(depth + 1) + '- options: ' + cap(opts.join(' | '), 4000));
         return;
       }
-      if (role === 'link' && el.href) {
-        let href = el.href;
+      // An SVG link's href is an animated string: its address is the attribute's.
+      const address = typeof el.href === 'string' ? el.href
+        : (el.href && el.href.baseVal ? (() => { try { return new URL(el.href.baseVal, el.baseURI).href; } catch (e) { return ''; } })() : '');
+      if (role === 'link' && address) {
+        let href = address;
         const origin = el.ownerDocument.location.origin;
         if (origin && origin !== 'null' && href.startsWith(origin + '/')) href = href.slice(origin.length);
         const suffix = ' -> ' + cap(clean(href).replace(/\s/g, ''), 300);

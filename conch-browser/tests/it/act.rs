@@ -1681,3 +1681,64 @@ async fn ges_5_a_gesture_cancelled_midway_releases_every_held_key_and_button() {
     assert!(held.is_empty(), "still held: {held:?} ({log:?})");
     lab.browser.shutdown().await;
 }
+
+/// Issue 30 (SNAP-1, SNAP-11, GES-1): a flow editor drawn in SVG. Its nodes (a group with
+/// a pointer cursor or a role, holding a shape and its words) and its chart marks (named
+/// by their `<title>`) are listed with their words and a ref, its drawn words are text
+/// that find finds, and click, double-click and drag by ref land on them.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_svg_nodes_are_named_by_their_words_and_take_gestures() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("flow-editor.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let text = &snap.text;
+    for line in [
+        "- generic \"Start\" [ref=",
+        "- generic \"Fetch orders\" [ref=",
+        "- button \"Deploy\" [ref=",
+        "- generic \"Monday: 12 orders\" [ref=",
+        "- generic \"Tuesday: 20 orders\" [ref=",
+        "- group \"Trash\" [ref=",
+        "- text: Drag nodes to arrange the flow",
+    ] {
+        assert!(text.contains(line), "{line:?} is not in:\n{text}");
+    }
+    assert!(text.contains("- text: Tue"), "{text}");
+    assert!(!text.contains("Deploy to production"), "{text}");
+    let found = snap.find("fetch orders");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].line.contains("[ref="), "{found:?}");
+    let o = quick();
+    let el = |needle: &str| {
+        let page = page.clone();
+        let r = ref_of(text, needle);
+        async move { act::element(&page, &r).await.unwrap() }
+    };
+    act::click(&el("\"Start\"").await, How::Click, &o)
+        .await
+        .unwrap();
+    act::click(&el("\"Fetch orders\"").await, How::Double, &o)
+        .await
+        .unwrap();
+    act::click(&el("\"Tuesday").await, How::Click, &o)
+        .await
+        .unwrap();
+    act::drag(&el("\"Deploy\"").await, &el("\"Trash\"").await, &o)
+        .await
+        .unwrap();
+    let log = lab.log().await;
+    assert_eq!(
+        log,
+        [
+            "click:node-start",
+            "click:node-fetch",
+            "click:node-fetch",
+            "dblclick:node-fetch",
+            "click:bar-tue",
+            "drop:node-deploy:trash"
+        ]
+    );
+    lab.browser.shutdown().await;
+}
