@@ -234,6 +234,8 @@
       const namedContainer = (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) && DROP_TARGETS.has(role);
       if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer || scripted) {
         line += ' [ref=e' + refOf(el) + ']';
+        // A control the page gave no name gets a hint, marked as one (issue 30).
+        if (!name && !namedContainer && !((FROM_CONTENT.has(role) || role === 'clickable') && inside)) { const h = hintOf(el); if (h) line += ' (hint: ' + h + ')'; }
         // What is dropped onto holds controls of its own; anything else is one control.
         if (!namedContainer && !el.classList.contains('ui-droppable')) inControl = true;
       }

@@ -1742,3 +1742,38 @@ async fn snap_1_svg_nodes_are_named_by_their_words_and_take_gestures() {
     );
     lab.browser.shutdown().await;
 }
+
+/// Issue 30 (SNAP-1, HS-5): controls the page gave no name get a short hint, marked as a
+/// hint: an SVG link by its id, a bell by its tooltip attribute, a bin by its icon font's
+/// class, a header's sort arrow (no role, no words, a hand cursor) by its column's words.
+/// Each takes a click by ref, and the name the rules read stays the page's own (empty).
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_icon_only_controls_get_a_marked_hint() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("icon-controls.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let text = &snap.text;
+    for line in [
+        "- link [ref=e1] (hint: side menu) -> /menu",
+        "- button [ref=e2] (hint: notifications)",
+        "- button [ref=e3] (hint: trash can)",
+        "- generic [ref=e4] (hint: sort price)",
+        "- generic \"Team plan, 12 a month\" [ref=",
+    ] {
+        assert!(text.contains(line), "{line:?} is not in:\n{text}");
+    }
+    let o = quick();
+    for hint in ["side menu", "notifications", "trash can", "sort price"] {
+        let el = act::element(&page, &ref_of(text, &format!("(hint: {hint})")))
+            .await
+            .unwrap();
+        let under = act::describe_element(&el).await.unwrap();
+        assert_eq!(under.name, "", "{under:?}");
+        assert!(!under.words.contains(hint), "{under:?}");
+        act::click(&el, How::Click, &o).await.unwrap();
+    }
+    assert_eq!(lab.log().await, ["sideMenu", "b-1", "b-2", "sort-price"]);
+    lab.browser.shutdown().await;
+}
