@@ -6,6 +6,16 @@
   const BASE = __BASE__;
   const FRAME_BASE = __FRAME_BASE__;
   const refOfEl = new WeakMap();
+  // Elements with a click listener of the page's own, as DevTools told (issue 30): the
+  // listeners on the document, <html> and <body> are a framework's delegation, not theirs.
+  let listened = new WeakSet();
+  const LISTENED_MOST_INSIDE = 40;
+  const listen = (els) => {
+    listened = new WeakSet();
+    for (const el of els) {
+      if (el && el.nodeType === 1 && el !== document.documentElement && el !== document.body) listened.add(el);
+    }
+  };
   const elOfRef = new Map();
   const frameOfEl = new WeakMap();
   const elOfFrame = new Map();
@@ -129,7 +139,13 @@
       if (vis === 'yes' && tag !== 'body' && tag !== 'html') {
         const view = el.ownerDocument.defaultView;
         const cs = view.getComputedStyle(el);
-        scripted = !inControl && byScript(el, cs.cursor, parentCursor);
+        // A listened box that holds much (a framework's root container delegating every
+        // click) is no one control.
+        // A drawing (<svg>) listened on as a whole is a canvas, not one control. What has
+        // a ref only because it is listened on leaves its inside's hand cursors their
+        // own refs: it may be a small delegating container (scripted = 'heard').
+        scripted = !inControl && (byScript(el, cs.cursor, parentCursor)
+          || (listened.has(el) && tag !== 'svg' && el.getElementsByTagName('*').length <= LISTENED_MOST_INSIDE && 'heard'));
         parentCursor = cs.cursor;
         const r = el.getBoundingClientRect();
         if (cs.position === 'fixed') reach = viewportReach(view);
@@ -237,7 +253,8 @@
         // A control the page gave no name gets a hint, marked as one (issue 30).
         if (!name && !namedContainer && !((FROM_CONTENT.has(role) || role === 'clickable') && inside)) { const h = hintOf(el); if (h) line += ' (hint: ' + h + ')'; }
         // What is dropped onto holds controls of its own; anything else is one control.
-        if (!namedContainer && !el.classList.contains('ui-droppable')) inControl = true;
+        const heardOnly = scripted === 'heard' && (role === 'clickable' || !ACTIONABLE.has(role)) && !el.hasAttribute('tabindex') && !el.hasAttribute('onclick') && !draggable;
+        if (!namedContainer && !heardOnly && !el.classList.contains('ui-droppable')) inControl = true;
       }
       // Values.
       if (tag === 'input') {
@@ -396,6 +413,6 @@
     return n === undefined ? null : n;
   };
 
-  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads };
+  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads, listened: listen };
   return true;
 })()

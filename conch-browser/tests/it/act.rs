@@ -1745,8 +1745,9 @@ async fn snap_1_svg_nodes_are_named_by_their_words_and_take_gestures() {
 
 /// Issue 30 (SNAP-1, HS-5): controls the page gave no name get a short hint, marked as a
 /// hint: an SVG link by its id, a bell by its tooltip attribute, a bin by its icon font's
-/// class, a header's sort arrow (no role, no words, a hand cursor) by its column's words.
-/// Each takes a click by ref, and the name the rules read stays the page's own (empty).
+/// class, a header's sort arrow (no role, no words, a hand cursor) by its id. Each takes
+/// a click by ref, and the name the rules read stays the page's own (empty). A card with
+/// only a click listener (no role, no hand) is a control too, seen through DevTools.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_1_icon_only_controls_get_a_marked_hint() {
     use conch_browser::page::{Reader, read};
@@ -1761,6 +1762,7 @@ async fn snap_1_icon_only_controls_get_a_marked_hint() {
         "- button [ref=e3] (hint: trash can)",
         "- generic [ref=e4] (hint: sort price)",
         "- generic \"Team plan, 12 a month\" [ref=",
+        "- generic \"Solo plan, 5 a month\" [ref=",
     ] {
         assert!(text.contains(line), "{line:?} is not in:\n{text}");
     }
@@ -1774,6 +1776,18 @@ async fn snap_1_icon_only_controls_get_a_marked_hint() {
         assert!(!under.words.contains(hint), "{under:?}");
         act::click(&el, How::Click, &o).await.unwrap();
     }
-    assert_eq!(lab.log().await, ["sideMenu", "b-1", "b-2", "sort-price"]);
+    act::click(
+        &act::element(&page, &ref_of(text, "Solo plan"))
+            .await
+            .unwrap(),
+        How::Click,
+        &o,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        lab.log().await,
+        ["sideMenu", "b-1", "b-2", "sort-price", "plan-solo"]
+    );
     lab.browser.shutdown().await;
 }
