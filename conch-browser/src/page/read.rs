@@ -11,7 +11,11 @@
 //! inert or aria-hidden content, an off-canvas drawer, a box collapsed to nothing.
 //! Controls made only by script get a ref too (`- generic "New task" [ref=e4]`): an
 //! element whose own style shows a hand or grip cursor, with an `onclick` or a tabindex,
-//! or what jQuery UI drags or drops onto; the inside of such a control gets none. A frame's content sits under its `- iframe "…":` line,
+//! with a click listener of the page's own (seen through DevTools, issue 30), or what
+//! jQuery UI drags or drops onto; the inside of such a control gets none. SVG is read
+//! too: its drawn words are text, a clickable group is named by its words and a mark by
+//! its `<title>`. A control with no name gets a marked `(hint: …)` from its tooltip,
+//! icon class, id or nearest words, which is never its name. A frame's content sits under its `- iframe "…":` line,
 //! its refs prefixed (`f1e3`) unless the frame is same-origin (walked in place, plain
 //! refs). Secret fields show `[secret]` and, when filled, `: ••••` (conch-policy's
 //! `classify_field`).
@@ -450,6 +454,10 @@ async fn read_frame(
     frame: Frame,
     high_water: &mut HashMap<String, u64>,
 ) -> Result<FrameRead, PageError> {
+    // The reader goes in first, then learns which elements the page listens on for a
+    // click (issue 30), then reads.
+    frame.call_reader("true", Some(high_water)).await?;
+    frame.mark_listened().await;
     let value = frame
         .call_reader("__conch.snapshot()", Some(high_water))
         .await?

@@ -4,7 +4,17 @@
 // spinbutton in each, and what the snapshot leaves out as unreachable an act finds
 // unreachable too, issue 11). Pasted
 // into each at its /*ROLES*/ or PRELUDE: plain declarations, no globals.
-const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'small', 'code', 'label', 'abbr', 'sub', 'sup', 'mark', 's', 'u', 'time', 'bdi', 'bdo', 'q', 'cite', 'font', 'kbd', 'samp', 'var', 'dfn', 'del', 'ins', 'wbr', 'data', 'tt', 'big', 'nobr']);
+const INLINE = new Set(['span', 'b', 'i', 'em', 'strong', 'small', 'code', 'label', 'abbr', 'sub', 'sup', 'mark', 's', 'u', 'time', 'bdi', 'bdo', 'q', 'cite', 'font', 'kbd', 'samp', 'var', 'dfn', 'del', 'ins', 'wbr', 'data', 'tt', 'big', 'nobr', 'tspan', 'textPath']);
+// What is never drawn as words: scripts and styles, and SVG's definitions, descriptions
+// and tooltips (an SVG <title> names its parent instead, see textOf).
+const UNSHOWN = new Set(['script', 'style', 'template', 'title', 'desc', 'metadata', 'defs', 'clipPath', 'mask', 'marker', 'pattern', 'symbol', 'linearGradient', 'radialGradient', 'filter']);
+const SVG_NS = 'http://www.w3.org/2000/svg';
+// An SVG element's <title> child: its tooltip, which names it when it draws no words.
+const svgTitle = (el) => {
+  if (el.namespaceURI !== SVG_NS) return '';
+  for (let c = el.firstElementChild; c; c = c.nextElementSibling) if (c.localName === 'title') return norm(c.textContent || '');
+  return '';
+};
 // Roles whose accessible name comes from their content: their subtree is not walked
 // unless it holds something actionable.
 const FROM_CONTENT = new Set(['button', 'link', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'cell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'treeitem', 'tooltip']);
@@ -109,12 +119,13 @@ function textOf(el) {
   let out = '';
   actionableInside = false;
   const visit = (n, parentCursor) => {
+    const before = out.length;
     for (let c = n.firstChild; c; c = c.nextSibling) {
       const type = c.nodeType;
       if (type === 3) out += c.data;
       else if (type === 1) {
         const t = c.localName;
-        if (t === 'script' || t === 'style' || t === 'template') continue;
+        if (UNSHOWN.has(t)) continue;
         let cursor = parentCursor;
         if (!actionableInside) {
           if (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable')) actionableInside = true;
@@ -128,6 +139,12 @@ function textOf(el) {
         if (t === 'input' && (c.type === 'submit' || c.type === 'button')) { out += ' ' + c.value + ' '; continue; }
         if (INLINE.has(t)) visit(c, cursor); else { out += ' '; visit(c, cursor); out += ' '; }
       }
+    }
+    // An SVG shape or icon that draws no words is named by its <title> (a chart mark's
+    // tooltip, an icon's label).
+    if (n.namespaceURI === SVG_NS && !out.slice(before).trim()) {
+      const tip = svgTitle(n);
+      if (tip) out += ' ' + tip + ' ';
     }
   };
   visit(el, cursorOf(el));
@@ -172,7 +189,7 @@ function nameOf(el, tag, role, content) {
     const t = content === undefined ? textOf(el) : content;
     if (t) return t;
   }
-  return norm(el.getAttribute('title') || '');
+  return norm(el.getAttribute('title') || '') || svgTitle(el);
 }
 
 // What a person's pointer can reach (issue 11, class 2), in a viewport's coordinates: the
@@ -197,3 +214,65 @@ const panelReach = (el, r) => {
 const scrollsPanel = (cs) => SCROLLS.has(cs.overflowX) || SCROLLS.has(cs.overflowY);
 const collapsedAway = (cs, r) => (r.width === 0 && CLIPS.has(cs.overflowX)) || (r.height === 0 && CLIPS.has(cs.overflowY));
 const outsideOf = (r, reach) => r.right <= reach.l || r.left >= reach.r || r.bottom <= reach.t || r.top >= reach.b;
+
+// A hint for a control the page gave no name (issue 30): an icon-only button or link, a
+// clickable box with no words. Taken from, in turn, a tooltip attribute, the class of its
+// icon (fa-bars, bi-search, icon-side-menu, an SVG <use href="#icon-x">), its id, and the
+// nearest words before it (a sort arrow's column). Only letters, digits and spaces, at
+// most 40 characters: it is shown as "(hint: …)", never as the control's name, and no
+// rule that reads names (high stakes) ever sees it.
+const TIP_ATTRS = ['title', 'data-tooltip', 'data-tip', 'data-title', 'data-original-title', 'data-bs-original-title', 'aria-description', 'tooltip', 'mattooltip', 'data-balloon', 'data-hint'];
+const ICON_PREFIX = /^(?:fa|fas|far|fal|fab|fad|bi|icon|icons|glyphicon|mdi|ti|ri|la|las|lar|octicon|lucide|feather|ion|ionicons|material-icons|material-symbols|pi|el-icon|anticon|i|ico)(?:-|$)/i;
+const ICON_NOISE = /^(?:fa|fas|far|fal|fab|fad|fa-solid|fa-regular|fa-light|fa-brands|fa-duotone|fa-fw|fa-lg|fa-xs|fa-sm|fa-\dx|fa-spin|fa-pulse|bi|icon|icons|mdi|ti|ri|la|las|lar|octicon|lucide|feather|ion|pi|anticon|glyphicon|i|ico|material-icons|material-symbols|material-symbols-outlined|material-icons-outlined|icon-sm|icon-lg)$/i;
+const hintText = (s) => s.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[^\p{L}\p{N}]+/gu, ' ').trim().toLowerCase();
+const hintWords = (s) => cap(hintText(s), 40);
+function iconClass(el) {
+  const pick = (e) => {
+    const list = e.getAttribute && e.getAttribute('class');
+    if (!list) return '';
+    for (const c of list.split(/\s+/)) {
+      if (!c || ICON_NOISE.test(c) || !ICON_PREFIX.test(c)) continue;
+      const rest = c.replace(ICON_PREFIX, '');
+      if (rest) return rest;
+    }
+    return '';
+  };
+  const own = pick(el);
+  if (own) return own;
+  const icons = el.querySelectorAll('i, span, svg, use, img');
+  for (let k = 0; k < icons.length && k < 8; k++) {
+    const e = icons[k];
+    const c = pick(e);
+    if (c) return c;
+    if (e.localName === 'use') {
+      const ref = e.getAttribute('href') || e.getAttribute('xlink:href') || '';
+      const at = ref.lastIndexOf('#');
+      if (at >= 0 && ref.length > at + 1) return ref.slice(at + 1).replace(ICON_PREFIX, '');
+    }
+    if (e.localName === 'img') {
+      const src = (e.getAttribute('src') || '').split(/[?#]/)[0];
+      const file = src.slice(src.lastIndexOf('/') + 1).replace(/\.[a-z0-9]+$/i, '');
+      if (file && !src.startsWith('data:')) return file.replace(ICON_PREFIX, '');
+    }
+  }
+  return '';
+}
+function nearestWords(el) {
+  // The words of the closest ancestor that shows some (at most three levels up).
+  let up = el.parentElement;
+  for (let k = 0; up && k < 3 && up.localName !== 'body'; k++, up = up.parentElement) {
+    const t = textOf(up);
+    if (t) return t;
+  }
+  return '';
+}
+function hintOf(el) {
+  for (const a of TIP_ATTRS) {
+    const v = el.getAttribute(a);
+    if (v && v.trim()) { const h = hintWords(v); if (h) return h; }
+  }
+  const icon = hintWords(iconClass(el));
+  if (icon) return icon;
+  if (el.id) { const h = hintWords(el.id); if (h && !/^\d/.test(h)) return h; }
+  return hintWords(nearestWords(el));
+}

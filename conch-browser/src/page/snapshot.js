@@ -6,6 +6,16 @@
   const BASE = __BASE__;
   const FRAME_BASE = __FRAME_BASE__;
   const refOfEl = new WeakMap();
+  // Elements with a click listener of the page's own, as DevTools told (issue 30): the
+  // listeners on the document, <html> and <body> are a framework's delegation, not theirs.
+  let listened = new WeakSet();
+  const LISTENED_MOST_INSIDE = 40;
+  const listen = (els) => {
+    listened = new WeakSet();
+    for (const el of els) {
+      if (el && el.nodeType === 1 && el !== document.documentElement && el !== document.body) listened.add(el);
+    }
+  };
   const elOfRef = new Map();
   const frameOfEl = new WeakMap();
   const elOfFrame = new Map();
@@ -14,7 +24,7 @@
   let reads = 0;
   const token = Math.random().toString(36).slice(2) + Date.now().toString(36);
 
-  const SKIP = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'svg', 'math', 'canvas', 'object', 'embed', 'audio', 'source', 'track', 'datalist', 'map', 'area', 'slot-fallback']);
+  const SKIP = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base', 'math', 'desc', 'metadata', 'defs', 'clipPath', 'mask', 'marker', 'pattern', 'symbol', 'linearGradient', 'radialGradient', 'filter', 'canvas', 'object', 'embed', 'audio', 'source', 'track', 'datalist', 'map', 'area', 'slot-fallback']);
   /*ROLES*/
   const ACTIONABLE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'option', 'clickable']);
   // Containers that, when the page names them, are likely drop targets.
@@ -56,7 +66,7 @@
   // Whether a box has a sibling of the same tag and class next to it.
   function alike(el) {
     const sib = el.previousElementSibling || el.nextElementSibling;
-    return !!sib && sib.localName === el.localName && sib.className === el.className;
+    return !!sib && sib.localName === el.localName && sib.getAttribute('class') === el.getAttribute('class');
   }
 
   function children(node) {
@@ -129,7 +139,13 @@
       if (vis === 'yes' && tag !== 'body' && tag !== 'html') {
         const view = el.ownerDocument.defaultView;
         const cs = view.getComputedStyle(el);
-        scripted = !inControl && byScript(el, cs.cursor, parentCursor);
+        // A listened box that holds much (a framework's root container delegating every
+        // click) is no one control.
+        // A drawing (<svg>) listened on as a whole is a canvas, not one control. What has
+        // a ref only because it is listened on leaves its inside's hand cursors their
+        // own refs: it may be a small delegating container (scripted = 'heard').
+        scripted = !inControl && (byScript(el, cs.cursor, parentCursor)
+          || (listened.has(el) && tag !== 'svg' && el.getElementsByTagName('*').length <= LISTENED_MOST_INSIDE && 'heard'));
         parentCursor = cs.cursor;
         const r = el.getBoundingClientRect();
         if (cs.position === 'fixed') reach = viewportReach(view);
@@ -234,8 +250,11 @@
       const namedContainer = (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) && DROP_TARGETS.has(role);
       if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer || scripted) {
         line += ' [ref=e' + refOf(el) + ']';
+        // A control the page gave no name gets a hint, marked as one (issue 30).
+        if (!name && !namedContainer && !((FROM_CONTENT.has(role) || role === 'clickable') && inside)) { const h = hintOf(el); if (h) line += ' (hint: ' + h + ')'; }
         // What is dropped onto holds controls of its own; anything else is one control.
-        if (!namedContainer && !el.classList.contains('ui-droppable')) inControl = true;
+        const heardOnly = scripted === 'heard' && (role === 'clickable' || !ACTIONABLE.has(role)) && !el.hasAttribute('tabindex') && !el.hasAttribute('onclick') && !draggable;
+        if (!namedContainer && !heardOnly && !el.classList.contains('ui-droppable')) inControl = true;
       }
       // Values.
       if (tag === 'input') {
@@ -262,8 +281,11 @@
         if (opts.length) o.lines.push('  '.repeat(depth + 1) + '- options: ' + cap(opts.join(' | '), 4000));
         return;
       }
-      if (role === 'link' && el.href) {
-        let href = el.href;
+      // An SVG link's href is an animated string: its address is the attribute's.
+      const address = typeof el.href === 'string' ? el.href
+        : (el.href && el.href.baseVal ? (() => { try { return new URL(el.href.baseVal, el.baseURI).href; } catch (e) { return ''; } })() : '');
+      if (role === 'link' && address) {
+        let href = address;
         const origin = el.ownerDocument.location.origin;
         if (origin && origin !== 'null' && href.startsWith(origin + '/')) href = href.slice(origin.length);
         const suffix = ' -> ' + cap(clean(href).replace(/\s/g, ''), 300);
@@ -391,6 +413,6 @@
     return n === undefined ? null : n;
   };
 
-  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads };
+  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads, listened: listen };
   return true;
 })()

@@ -1681,3 +1681,113 @@ async fn ges_5_a_gesture_cancelled_midway_releases_every_held_key_and_button() {
     assert!(held.is_empty(), "still held: {held:?} ({log:?})");
     lab.browser.shutdown().await;
 }
+
+/// Issue 30 (SNAP-1, SNAP-11, GES-1): a flow editor drawn in SVG. Its nodes (a group with
+/// a pointer cursor or a role, holding a shape and its words) and its chart marks (named
+/// by their `<title>`) are listed with their words and a ref, its drawn words are text
+/// that find finds, and click, double-click and drag by ref land on them.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_svg_nodes_are_named_by_their_words_and_take_gestures() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("flow-editor.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let text = &snap.text;
+    for line in [
+        "- generic \"Start\" [ref=",
+        "- generic \"Fetch orders\" [ref=",
+        "- button \"Deploy\" [ref=",
+        "- generic \"Monday: 12 orders\" [ref=",
+        "- generic \"Tuesday: 20 orders\" [ref=",
+        "- group \"Trash\" [ref=",
+        "- text: Drag nodes to arrange the flow",
+    ] {
+        assert!(text.contains(line), "{line:?} is not in:\n{text}");
+    }
+    assert!(text.contains("- text: Tue"), "{text}");
+    assert!(!text.contains("Deploy to production"), "{text}");
+    let found = snap.find("fetch orders");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].line.contains("[ref="), "{found:?}");
+    let o = quick();
+    let el = |needle: &str| {
+        let page = page.clone();
+        let r = ref_of(text, needle);
+        async move { act::element(&page, &r).await.unwrap() }
+    };
+    act::click(&el("\"Start\"").await, How::Click, &o)
+        .await
+        .unwrap();
+    act::click(&el("\"Fetch orders\"").await, How::Double, &o)
+        .await
+        .unwrap();
+    act::click(&el("\"Tuesday").await, How::Click, &o)
+        .await
+        .unwrap();
+    act::drag(&el("\"Deploy\"").await, &el("\"Trash\"").await, &o)
+        .await
+        .unwrap();
+    let log = lab.log().await;
+    assert_eq!(
+        log,
+        [
+            "click:node-start",
+            "click:node-fetch",
+            "click:node-fetch",
+            "dblclick:node-fetch",
+            "click:bar-tue",
+            "drop:node-deploy:trash"
+        ]
+    );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30 (SNAP-1, HS-5): controls the page gave no name get a short hint, marked as a
+/// hint: an SVG link by its id, a bell by its tooltip attribute, a bin by its icon font's
+/// class, a header's sort arrow (no role, no words, a hand cursor) by its id. Each takes
+/// a click by ref, and the name the rules read stays the page's own (empty). A card with
+/// only a click listener (no role, no hand) is a control too, seen through DevTools.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_icon_only_controls_get_a_marked_hint() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("icon-controls.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let text = &snap.text;
+    for line in [
+        "- link [ref=e1] (hint: side menu) -> /menu",
+        "- button [ref=e2] (hint: notifications)",
+        "- button [ref=e3] (hint: trash can)",
+        "- generic [ref=e4] (hint: sort price)",
+        "- generic \"Team plan, 12 a month\" [ref=",
+        "- generic \"Solo plan, 5 a month\" [ref=",
+    ] {
+        assert!(text.contains(line), "{line:?} is not in:\n{text}");
+    }
+    let o = quick();
+    for hint in ["side menu", "notifications", "trash can", "sort price"] {
+        let el = act::element(&page, &ref_of(text, &format!("(hint: {hint})")))
+            .await
+            .unwrap();
+        let under = act::describe_element(&el).await.unwrap();
+        assert_eq!(under.name, "", "{under:?}");
+        assert!(!under.words.contains(hint), "{under:?}");
+        act::click(&el, How::Click, &o).await.unwrap();
+    }
+    act::click(
+        &act::element(&page, &ref_of(text, "Solo plan"))
+            .await
+            .unwrap(),
+        How::Click,
+        &o,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        lab.log().await,
+        ["sideMenu", "b-1", "b-2", "sort-price", "plan-solo"]
+    );
+    lab.browser.shutdown().await;
+}

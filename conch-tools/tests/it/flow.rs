@@ -579,3 +579,44 @@ async fn be_12_in_your_own_chrome_every_conversation_asks_whatever_the_mode_or_a
     tools.browser().shutdown().await;
     assert!(standalone.alive(), "letting go closed the person's Chrome");
 }
+
+/// Issue 30 (SNAP-1, SNAP-11, TOOL-20): one page, one view. The words a flow editor draws
+/// in SVG, which browser_wait finds, browser_read's find finds too, on a line with a ref
+/// where a person clicks them.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_11_what_a_wait_sees_in_svg_find_sees_too() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("svg", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("flow-editor.html") }),
+        )
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    for (words, clicked) in [
+        ("Fetch orders", true),
+        ("Start", true),
+        ("Deploy", true),
+        ("Drag nodes to arrange", false),
+    ] {
+        let waited = chat
+            .call("browser_wait", &json!({ "text": words, "seconds": 1 }))
+            .await
+            .text();
+        assert!(waited.starts_with("Done waiting"), "{words}: {waited}");
+        let found = chat
+            .call("browser_read", &json!({ "find": words }))
+            .await
+            .text();
+        assert!(!found.contains("is not on the page"), "{words}: {found}");
+        let line = found
+            .lines()
+            .find(|l| l.contains(words) && !l.contains("find"))
+            .unwrap_or_else(|| panic!("{words} not found:\n{found}"));
+        assert_eq!(line.contains("[ref="), clicked, "{line}");
+    }
+    tools.browser().shutdown().await;
+}
