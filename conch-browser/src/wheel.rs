@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use conch_policy::Size;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::protocol::{BrowserHandoff, BrowserStep};
@@ -106,6 +106,10 @@ pub struct Wheel {
     panel: Mutex<Option<Size>>,
     /// The latest [`STEPS_KEPT`] steps, oldest first, for a panel opened mid-task.
     steps: Mutex<VecDeque<BrowserStep>>,
+    /// The turn of the step told last: the next step waits for it, so steps reach the
+    /// live view in the order they were taken, though each one's thumbnail is made in
+    /// the background (LIVE-6).
+    last_turn: Mutex<Option<oneshot::Receiver<()>>>,
 }
 
 /// What the person did that the agent's next result says.
@@ -129,6 +133,7 @@ impl Default for Wheel {
             browsed: AtomicBool::new(false),
             panel: Mutex::new(None),
             steps: Mutex::new(VecDeque::new()),
+            last_turn: Mutex::new(None),
         }
     }
 }
@@ -277,6 +282,18 @@ impl Wheel {
         self.activity.subscribe()
     }
 
+    /// A step's place in line, taken when the step is done: [`StepTurn::wait`] returns
+    /// once every step taken before it was told (or given up), and dropping the turn lets
+    /// the next one go (LIVE-6).
+    pub fn step_turn(&self) -> StepTurn {
+        let (done, next) = oneshot::channel();
+        let before = lock(&self.last_turn).replace(next);
+        StepTurn {
+            before,
+            _done: done,
+        }
+    }
+
     /// The steps so far (the latest [`STEPS_KEPT`], oldest first) and what the agent's
     /// side does from now on, with no step in both and none between (issue 28): what a
     /// panel opened mid-task shows first.
@@ -403,6 +420,33 @@ mod tests {
 
     use super::*;
 
+    /// LIVE-6 (issue 28): a step whose thumbnail is ready first still waits for the step
+    /// taken before it, so a late panel lists them in the order they were taken.
+    #[tokio::test]
+    async fn live_6_a_step_is_told_after_the_steps_taken_before_it() {
+        let wheel = Wheel::default();
+        let first = wheel.step_turn();
+        let mut second = wheel.step_turn();
+        let mut third = wheel.step_turn();
+        let waiting = tokio::spawn(async move {
+            second.wait().await;
+            second
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !waiting.is_finished(),
+            "the second step went before the first"
+        );
+        drop(first);
+        let second = waiting.await.unwrap();
+        let early = tokio::time::timeout(Duration::from_millis(50), third.wait()).await;
+        assert!(early.is_err(), "the third step went before the second");
+        drop(second);
+        tokio::time::timeout(Duration::from_secs(1), third.wait())
+            .await
+            .expect("the third step goes once the second was told");
+    }
+
     #[tokio::test]
     async fn hand_8_the_agent_waits_while_the_person_drives() {
         let wheel = Arc::new(Wheel::default());
@@ -475,5 +519,23 @@ mod tests {
                 "The person used find on the page, which may have scrolled it."
             ]
         );
+    }
+}
+
+/// One step's place in line for the live view (see [`Wheel::step_turn`]).
+#[derive(Debug)]
+pub struct StepTurn {
+    /// The step before: its sender drops when it was told.
+    before: Option<oneshot::Receiver<()>>,
+    /// Dropped once this step was told, which lets the next one go.
+    _done: oneshot::Sender<()>,
+}
+
+impl StepTurn {
+    /// Waits until every step taken before this one was told.
+    pub async fn wait(&mut self) {
+        if let Some(before) = self.before.take() {
+            let _ = before.await;
+        }
     }
 }

@@ -164,6 +164,8 @@ pub(crate) fn step_done(told: &Told<'_>, call: &ToolCall, touch: &Touch, summary
     let shots = told.home.shots_dir();
     let sink = told.sink.cloned();
     let open_panel = wheel.first_browse();
+    // Thumbnails are made in the background; steps are told in the order they were taken.
+    let mut turn = wheel.step_turn();
     tokio::spawn(async move {
         let (tab, thumbnail) = match conv.active_page().await {
             Some((tab, page)) => {
@@ -184,10 +186,12 @@ pub(crate) fn step_done(told: &Told<'_>, call: &ToolCall, touch: &Touch, summary
             change_summary: summary,
             open_panel,
         };
+        turn.wait().await;
         if let Some(sink) = sink {
             sink.send(conv.id(), BrowserEvent::Step(step.clone()));
         }
         conv.wheel().publish(Activity::Step(step));
+        drop(turn);
     });
 }
 
