@@ -1540,3 +1540,32 @@ impl SecretFiller for EmptyVault {
         Box::pin(async { None })
     }
 }
+
+/// HS-1, SNAP-1 (issue 30): a flow editor's node drawn in SVG with no role, whose only
+/// words are drawn ("Delete workflow"), is judged by those words: in Full trust with the
+/// answer No, clicking it by ref asks one high-stakes question and nothing is deleted.
+/// (SVG elements have no `innerText`: before, the node was described with no words.)
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_1_an_svg_node_is_judged_by_its_drawn_words() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("svg", Mode::FullTrust);
+    chat.call(
+        "browser_open",
+        &json!({ "url": server.url("svg-delete.html") }),
+    )
+    .await;
+    let page = snapshot(&chat).await;
+    let clicked = chat
+        .call(
+            "browser_click",
+            &json!({ "ref": ref_of(&page, "Delete workflow") }),
+        )
+        .await;
+    assert!(clicked.is_error, "{}", clicked.text());
+    assert_eq!(asker.kinds(), vec![QuestionKind::HighStakes]);
+    assert!(events(&chat).await.is_empty(), "{:?}", events(&chat).await);
+    tools.browser().shutdown().await;
+}

@@ -25,7 +25,11 @@ const describe = (el) => {
   const field = tag === 'textarea' || (tag === 'input' && !nonText.includes(type)) || !!el.isContentEditable;
   const editable = field && !el.readOnly;
   const disabled = !!(el.disabled || (el.closest && el.closest('[aria-disabled="true"]')));
-  let words = __text(el.innerText || '');
+  // SVG elements have no innerText: their words are what they draw (<text>, <tspan>).
+  const drawn = (e) => (e.localName === 'text' ? e.textContent
+    : Array.from(e.querySelectorAll('text')).map(t => t.textContent).join(' '));
+  let words = __text(typeof el.innerText === 'string' ? el.innerText
+    : (typeof SVGElement === 'function' && el instanceof SVGElement ? drawn(el) : ''));
   if (!words && typeof el.value === 'string' && !(tag === 'input' && type === 'password')) words = __text(el.value);
   return {
     role, name, tag, type, field, editable, disabled, words: words.slice(0, 200),
