@@ -1014,6 +1014,35 @@ fn open_socket(address: &str, how: &str) -> String {
     }
 }
 
+/// Opens a WebSocket to each of `addresses` from each of `hows` (see [`open_socket`]):
+/// each must fail in the page, and after a second none of `listeners` was reached.
+async fn sockets_are_refused(
+    chat: &conch_browser::Conversation,
+    hows: &[&str],
+    addresses: &[String],
+    listeners: &[&Listener],
+) {
+    for how in hows {
+        for address in addresses {
+            let seen = chat.evaluate(&open_socket(address, how)).await.unwrap();
+            let seen = seen.as_str().unwrap_or_default().to_owned();
+            assert!(
+                seen.starts_with("threw") || seen == "error",
+                "{how} {address}: {seen}"
+            );
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    for listener in listeners {
+        assert_eq!(
+            listener.hits(),
+            0,
+            "a local listener was reached: {:?}",
+            listener.lines()
+        );
+    }
+}
+
 /// AMB-1, NET-3: with no proxy in front, a page's WebSocket to a local app (loopback,
 /// the gateway) is refused before any connection, from the page, a dedicated worker and
 /// a fresh frame alike; the page sees an error, the listeners see no connection, and the
@@ -1030,34 +1059,19 @@ async fn amb_1_net_3_a_websocket_to_a_local_app_is_refused_without_a_proxy() {
     let log = browser.guard_log();
     let cursor = log.cursor();
     let (t, g) = (trap.port(), gateway.port());
-    for how in ["page", "worker", "frame"] {
-        for address in [
-            format!("ws://127.0.0.1:{t}/ws"),
-            format!("ws://0x7f.1:{t}/ws"),
-            format!("wss://localhost:{g}/ws"),
-            format!("http://127.0.0.1:{g}/ws"),
-        ] {
-            let seen = chat.evaluate(&open_socket(&address, how)).await.unwrap();
-            let seen = seen.as_str().unwrap_or_default().to_owned();
-            assert!(
-                seen.starts_with("threw") || seen == "error",
-                "{how} {address}: {seen}"
-            );
-        }
-    }
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(
-        trap.hits(),
-        0,
-        "the local app was reached: {:?}",
-        trap.lines()
-    );
-    assert_eq!(
-        gateway.hits(),
-        0,
-        "the gateway was reached: {:?}",
-        gateway.lines()
-    );
+    let addresses = [
+        format!("ws://127.0.0.1:{t}/ws"),
+        format!("ws://0x7f.1:{t}/ws"),
+        format!("wss://localhost:{g}/ws"),
+        format!("http://127.0.0.1:{g}/ws"),
+    ];
+    sockets_are_refused(
+        &chat,
+        &["page", "worker", "frame"],
+        &addresses,
+        &[&trap, &gateway],
+    )
+    .await;
     let hosts = refused_hosts(&log.since(cursor));
     assert!(hosts.contains(&format!("127.0.0.1:{t}")), "{hosts:?}");
     assert!(hosts.contains(&format!("localhost:{g}")), "{hosts:?}");
@@ -1090,22 +1104,13 @@ async fn amb_1_net_3_a_name_that_resolves_to_loopback_is_refused_without_a_proxy
     let log = browser.guard_log();
     let cursor = log.cursor();
     let t = trap.port();
-    for how in ["page", "worker", "frame"] {
-        let address = format!("ws://rebind-local.test:{t}/ws");
-        let socket = chat.evaluate(&open_socket(&address, how)).await.unwrap();
-        let socket = socket.as_str().unwrap_or_default().to_owned();
-        assert!(
-            socket.starts_with("threw") || socket == "error",
-            "{how} {address}: {socket}"
-        );
-    }
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(
-        trap.hits(),
-        0,
-        "the local app was reached: {:?}",
-        trap.lines()
-    );
+    sockets_are_refused(
+        &chat,
+        &["page", "worker", "frame"],
+        &[format!("ws://rebind-local.test:{t}/ws")],
+        &[&trap],
+    )
+    .await;
     let seen = chat
         .evaluate(&format!(
             "probe('http://rebind-local.test:{t}', ['websocket'])"
@@ -1142,31 +1147,10 @@ async fn amb_1_net_3_a_websocket_in_a_browser_at_a_devtools_address_is_refused()
     let browser = Browser::new(config);
     let chat = browser.conversation("c1");
     chat.open(&server.url("basic.html")).await.unwrap();
-    for how in ["page", "worker"] {
-        for address in [
-            format!("ws://127.0.0.1:{}/ws", trap.port()),
-            format!("ws://localhost:{}/ws", gateway.port()),
-        ] {
-            let seen = chat.evaluate(&open_socket(&address, how)).await.unwrap();
-            let seen = seen.as_str().unwrap_or_default().to_owned();
-            assert!(
-                seen.starts_with("threw") || seen == "error",
-                "{how} {address}: {seen}"
-            );
-        }
-    }
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(
-        trap.hits(),
-        0,
-        "the local app was reached: {:?}",
-        trap.lines()
-    );
-    assert_eq!(
-        gateway.hits(),
-        0,
-        "the gateway was reached: {:?}",
-        gateway.lines()
-    );
+    let addresses = [
+        format!("ws://127.0.0.1:{}/ws", trap.port()),
+        format!("ws://localhost:{}/ws", gateway.port()),
+    ];
+    sockets_are_refused(&chat, &["page", "worker"], &addresses, &[&trap, &gateway]).await;
     browser.shutdown().await;
 }
