@@ -32,9 +32,11 @@ pub const OWN_CHROME_RISK: &str = "A site you allow in your own Chrome can still
 /// own Chrome, a cloud browser, a DevTools address; AMB-1, NET-3): the DevTools rules judge
 /// every request and every WebSocket (through a guarded constructor that asks them first)
 /// by its address, a name by what this computer's resolver answers for it; what the
-/// browser then connects to is its own look-up, and a bare connection it opens ahead of a
-/// request is not seen. For the settings page's residual risks and the checkup.
-pub const NO_PROXY_RISK: &str = "In your own Chrome, a cloud browser or a browser at a DevTools address, Conch's proxy cannot stand in front, so Conch judges each request and WebSocket by the address this computer finds for its site name, and two things go unchecked there: a name whose answer changes before the browser looks it up itself, or that the cloud browser's own network answers differently, can still lead to an address on that computer or network; and the browser may open a bare connection, with nothing sent over it, to an address Conch then refuses.";
+/// browser then connects to is its own look-up, a bare connection it opens ahead of a
+/// request is not seen, and WebRTC is held back by launch flags only (NET-13), which Conch
+/// cannot set on a browser it did not launch. For the settings page's residual risks and
+/// the checkup.
+pub const NO_PROXY_RISK: &str = "In your own Chrome, a cloud browser or a browser at a DevTools address, Conch's proxy cannot stand in front, so Conch judges each request and WebSocket by the address this computer finds for its site name, and three things go unchecked there: a name whose answer changes before the browser looks it up itself, or that the cloud browser's own network answers differently, can still lead to an address on that computer or network; the browser may open a bare connection, with nothing sent over it, to an address Conch then refuses; and WebRTC may offer and reach addresses on that computer's network, which Conch holds back only in a browser it launches itself.";
 
 /// The fix that puts the backend back to Conch's own local browser (BE-16).
 pub const OWN_CHROME_FIX: &str = "browser-own-chrome-off";

@@ -54,12 +54,12 @@ pub(crate) async fn probes_reach_nothing(
         format!("http://localhost:{}", gateway.port()),
     ] {
         let seen = conv
-            .evaluate(&format!("probe({target:?}, ['websocket'])"))
+            .evaluate(&format!("probe({target:?}, [])"))
             .await
             .expect("the probe runs");
-        // Fetch cannot pause WebSockets, and the browser may open a bare connection
-        // before a request is paused: with no proxy those are recorded residual risks
-        // (docs/containment.md). No request may arrive.
+        // WebSockets are asked about by the guarded constructor first; the browser may
+        // still open a bare connection before a request is paused, a recorded residual
+        // risk with no proxy (docs/containment.md). No request may arrive.
         no_request_reached(trap, &seen).await;
         no_request_reached(gateway, &seen).await;
     }

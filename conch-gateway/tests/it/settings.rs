@@ -271,6 +271,7 @@ async fn amb_1_the_settings_name_what_goes_unchecked_without_a_proxy() {
         "a name whose answer changes before the browser looks it up itself",
         "the cloud browser's own network answers differently",
         "a bare connection, with nothing sent over it",
+        "WebRTC may offer and reach addresses",
     ] {
         assert!(no_proxy[0].contains(named), "{named}: {}", no_proxy[0]);
     }
