@@ -1024,7 +1024,10 @@ async fn sockets_are_refused(
 ) {
     for how in hows {
         for address in addresses {
-            let seen = chat.evaluate(&open_socket(address, how)).await.unwrap();
+            let seen = chat
+                .evaluate(&open_socket(address, how))
+                .await
+                .expect("the socket probe runs");
             let seen = seen.as_str().unwrap_or_default().to_owned();
             assert!(
                 seen.starts_with("threw") || seen == "error",
