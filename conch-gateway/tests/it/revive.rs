@@ -105,8 +105,8 @@ async fn launch_8_a_watching_live_socket_sees_the_reconnect_and_then_frames_agai
 
 /// LAUNCH-8, PROTO-2 (issue 28), in a real panel: SIGKILL the main browser while the
 /// panel watches: the live view says the browser is being started again (the stale frame
-/// gone), then shows the page live again, with no tool call; the reconnecting state has
-/// no axe-core violations.
+/// gone), in a status region a screen reader announces, then shows the page live again,
+/// with no tool call; the reconnecting state has no axe-core violations.
 #[tokio::test(flavor = "multi_thread")]
 async fn launch_8_the_panel_shows_the_reconnect_then_the_live_view_again() {
     let (_pages, session, _page) = crate::panel_browser::Session::watching("basic.html", &[]).await;
@@ -127,6 +127,14 @@ async fn launch_8_the_panel_shows_the_reconnect_then_the_live_view_again() {
             "the view saying the browser is being started again",
         )
         .await;
+    // A screen reader hears it too: the sentence is in a status region (LIVE-10).
+    assert_eq!(
+        session
+            .js("return document.getElementById('waiting').getAttribute('role');")
+            .await,
+        serde_json::json!("status"),
+        "the reconnect is said to a screen reader"
+    );
     session.person.assert_accessible("reconnecting").await;
     session.wait_for_frame().await;
     assert_ne!(
