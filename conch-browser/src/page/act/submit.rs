@@ -53,13 +53,21 @@ pub async fn submitter(el: &Element) -> Result<Option<(Element, Under)>, ActErro
     Ok(Some((submitter, under)))
 }
 
+/// [`FOCUSED_SUBMITTER`] with the submitter lookup and the one walk to the focused element
+/// (`act/js/focused.js`, which the acts use too) pasted in.
+fn focused_submitter_script() -> String {
+    FOCUSED_SUBMITTER
+        .replace("SUBMITTER_OF", SUBMITTER_OF)
+        .replace("FOCUSED", super::js::FOCUSED)
+}
+
 /// The control that Enter would press to submit the form of the focused element, through
 /// frames of any site; `None` when Enter there submits nothing.
 ///
 /// # Errors
 /// A DevTools failure.
 pub async fn focused_submitter(page: &Session) -> Result<Option<Under>, ActError> {
-    let script = FOCUSED_SUBMITTER.replace("SUBMITTER_OF", SUBMITTER_OF);
+    let script = focused_submitter_script();
     let found = through_focus(page, &script).await?;
     // A frame of another site that Conch could not enter submits nothing it can name.
     Ok(found.filter(|under| !matches!(under.tag.as_str(), "iframe" | "frame")))
@@ -73,8 +81,10 @@ mod tests {
     /// The submitter scripts, `submitterOf` pasted in, are whole (issue 30).
     #[test]
     fn issue_30_submitter_scripts_compose_into_whole_functions() {
-        for script in [SUBMITTER, FOCUSED_SUBMITTER] {
-            let composed = script.replace("SUBMITTER_OF", SUBMITTER_OF);
+        for composed in [
+            SUBMITTER.replace("SUBMITTER_OF", SUBMITTER_OF),
+            focused_submitter_script(),
+        ] {
             well_formed(&composed).unwrap_or_else(|e| panic!("{e}:\n{composed}"));
             assert!(
                 composed.contains("const submitterOf = (el) =>"),

@@ -1,18 +1,10 @@
-// An expression, submitter_of.js pasted in. Returns the submitter of the focused element,
-// through same-origin frames and shadow roots; a cross-origin frame that holds the focus
-// is returned as itself, so the walk goes on inside it.
+// An expression, submitter_of.js pasted in place of SUBMITTER_OF and act/js/focused.js in
+// place of FOCUSED. Returns the submitter of the focused element, through same-origin
+// frames and shadow roots; a cross-origin frame that holds the focus is returned as
+// itself, so the walk goes on inside it.
 (() => {
   SUBMITTER_OF
-  let a = document.activeElement;
-  for (let i = 0; a && i < 16; i++) {
-    if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
-    if (a.tagName === 'IFRAME' || a.tagName === 'FRAME') {
-      let cd = null;
-      try { cd = a.contentDocument; } catch (e) { cd = null; }
-      if (cd && cd.activeElement) { a = cd.activeElement; continue; }
-      return a;
-    }
-    break;
-  }
+  const a = FOCUSED;
+  if (a && (a.tagName === 'IFRAME' || a.tagName === 'FRAME')) return a;
   return submitterOf(a);
 })()
