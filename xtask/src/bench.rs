@@ -126,6 +126,9 @@ pub(crate) fn browser_flags() -> Result<Vec<String>, String> {
 
 /// Builds `conch-gateway` in release and gives the path of its executable.
 pub(crate) fn release_gateway() -> Result<PathBuf, String> {
+    if let Some(prebuilt) = prebuilt_gateway() {
+        return Ok(prebuilt);
+    }
     cmd::cargo(
         &[
             "build",
@@ -136,7 +139,19 @@ pub(crate) fn release_gateway() -> Result<PathBuf, String> {
         ],
         &[],
     )?;
-    Ok(cmd::target().join("release/conch-gateway"))
+    Ok(gateway_bin())
+}
+
+/// The gateway binary the benches run: `CONCH_BENCH_GATEWAY` when set (a binary built
+/// elsewhere, e.g. a debug build while a journey is being written), else the release build.
+pub(crate) fn gateway_bin() -> PathBuf {
+    prebuilt_gateway().unwrap_or_else(|| cmd::target().join("release/conch-gateway"))
+}
+
+fn prebuilt_gateway() -> Option<PathBuf> {
+    std::env::var_os("CONCH_BENCH_GATEWAY")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
 }
 
 /// A process's resident memory in KiB (`VmRSS` of `/proc/PID/status`); 0 when it can't

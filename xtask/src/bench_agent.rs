@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::cmd;
 use crate::mcp::{CallResult, McpClient};
 
 /// An element named the way a person reads it.
@@ -124,7 +123,7 @@ impl Server {
     ) -> Command {
         match self {
             Server::Conch => {
-                let mut command = Command::new(cmd::target().join("release/conch-gateway"));
+                let mut command = Command::new(crate::bench::gateway_bin());
                 command
                     .arg("mcp")
                     .arg("--home")

@@ -357,7 +357,7 @@ fn start_gateway(browser: &Path, home: &Path, pages: &Pages) -> Result<(Gateway,
         let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
         listener.local_addr().map_err(|e| e.to_string())?.port()
     };
-    let mut command = Command::new(cmd::target().join("release/conch-gateway"));
+    let mut command = Command::new(crate::bench::gateway_bin());
     command
         .arg("serve")
         .arg("--port")

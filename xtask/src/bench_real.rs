@@ -680,7 +680,7 @@ fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcom
 /// exact `127.0.0.1:port`), as a person would with `conch-gateway passwords add`.
 fn save_password(home: &Path, origin: &str, password: &str) -> Result<(), String> {
     let site = origin.trim_start_matches("http://");
-    let mut child = Command::new(cmd::target().join("release/conch-gateway"))
+    let mut child = Command::new(crate::bench::gateway_bin())
         .args(["passwords", "add", site, "--username", ADMIN_USER, "--home"])
         .arg(home)
         .stdin(Stdio::piped())
