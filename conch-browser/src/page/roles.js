@@ -68,7 +68,7 @@ function roleOf(el, tag) {
     case 'table': return 'table';
     case 'tr': return 'row';
     case 'td': return 'cell';
-    case 'th': return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
+    case 'th': return headerRole(el);
     case 'nav': return 'navigation';
     case 'main': return 'main';
     case 'aside': return 'complementary';
@@ -275,4 +275,17 @@ function hintOf(el) {
   if (icon) return icon;
   if (el.id) { const h = hintWords(el.id); if (h && !/^\d/.test(h)) return h; }
   return hintWords(nearestWords(el));
+}
+
+// A header cell's role as Chromium computes it: `scope` decides; without one, a header
+// cell in a body row that also holds data cells heads its row (Django admin's change
+// list), and any other heads its column.
+function headerRole(th) {
+  const scope = (th.getAttribute('scope') || '').toLowerCase();
+  if (scope === 'row' || scope === 'rowgroup') return 'rowheader';
+  if (scope === 'col' || scope === 'colgroup') return 'columnheader';
+  const row = th.parentElement;
+  if (!row || th.closest('thead')) return 'columnheader';
+  for (const cell of row.children) if (cell.localName === 'td') return 'rowheader';
+  return 'columnheader';
 }

@@ -473,6 +473,30 @@ async fn sec_3_secret_values_never_appear_and_sec_4_screenshot_masks_them() {
     tab.browser.shutdown().await;
 }
 
+/// A header cell in a body row beside data cells heads its row, as Chromium's own tree
+/// says (Django admin's change list): `rowheader`, not `columnheader`; a header cell with
+/// `scope=col`, or in a row of header cells only, still heads its column.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_a_header_cell_in_a_body_row_is_a_row_header() {
+    let mut tab = open("row-headers.html").await;
+    let snap = tab.read().await;
+    for needle in [
+        "- rowheader \"Archivists\"",
+        "- rowheader \"Editors\"",
+        "- columnheader \"Group\"",
+        "- columnheader \"Members\"",
+        "- columnheader \"Totals\"",
+    ] {
+        assert!(snap.text.contains(needle), "{needle} in\n{}", snap.text);
+    }
+    assert!(
+        !snap.text.contains("columnheader \"Editors\""),
+        "{}",
+        snap.text
+    );
+    tab.browser.shutdown().await;
+}
+
 /// TOOL-10 with SNAP-1: page text with instructions and a forged end marker is plain text
 /// lines, and once wrapped the forged marker is gone.
 #[tokio::test(flavor = "multi_thread")]
