@@ -113,13 +113,15 @@ impl Server {
     }
 
     /// The command that starts this server with its files under `home`; Conch may reach
-    /// the local apps on `ports` of 127.0.0.1.
+    /// the local apps on `ports` of 127.0.0.1. With `person`, Conch opens the person's
+    /// door (questions wait for an answer there); without, it answers every question No.
     pub(crate) fn command(
         self,
         browser: &Path,
         ports: &[u16],
         home: &Path,
         node_dir: &Path,
+        person: bool,
     ) -> Command {
         match self {
             Server::Conch => {
@@ -130,7 +132,13 @@ impl Server {
                     .arg(home)
                     .arg("--browser")
                     .arg(browser)
-                    .args(["--trust", "full", "--unattended"]);
+                    .args(["--trust", "full"]);
+                // With a person, questions go to the panel's cards; without, No at once.
+                if person {
+                    command.args(["--panel-port", "0"]);
+                } else {
+                    command.arg("--unattended");
+                }
                 for port in ports {
                     command.arg("--allow-host").arg(format!("127.0.0.1:{port}"));
                 }

@@ -149,7 +149,7 @@ fn run_once(
 ) -> Result<RunReport, String> {
     let home = tempdir(server.label())?;
     let started = Instant::now();
-    let client = McpClient::start(server.command(browser, &[pages.port], &home, node_dir))?;
+    let client = McpClient::start(server.command(browser, &[pages.port], &home, node_dir, false))?;
     let mut agent = Agent::new(server, client);
     let url = |page: &str| pages.url(page);
     let mut report = RunReport::default();

@@ -25,11 +25,15 @@ use crate::bench_agent::{Agent, Cost, Server, Step, ms, t, tempdir};
 use crate::bench_mcp::PLAYWRIGHT_MCP;
 use crate::mcp::{McpClient, end_group};
 use crate::pages::Pages;
+use crate::person::{Asked, Door, Person};
 use crate::{bench, browser, cmd};
 
 /// Runs of each journey per server, alternating; figures are medians
 /// (`CONCH_BENCH_REAL_RUNS` changes it).
 const RUNS: usize = 3;
+
+/// The conversation `conch-gateway mcp` drives over stdio.
+const CONVERSATION: &str = "mcp-stdio";
 
 /// How an app is installed: into a venv of its own (apps pin conflicting libraries), or
 /// into the bench's npm folder.
@@ -93,6 +97,9 @@ struct Journey {
     steps: Vec<Step>,
     /// It changes the app's data: each server gets the app laid anew.
     writes: bool,
+    /// How many irreversible acts (deleting, sending, paying, publishing) it does: the
+    /// questions the person must be asked, no more and no fewer (issue 30).
+    irreversible: usize,
 }
 
 fn j(app: &'static str, name: &'static str, steps: Vec<Step>) -> Journey {
@@ -101,6 +108,17 @@ fn j(app: &'static str, name: &'static str, steps: Vec<Step>) -> Journey {
         name,
         steps,
         writes: false,
+        irreversible: 0,
+    }
+}
+
+impl Journey {
+    /// The journey does `n` irreversible acts, each of which must be asked once.
+    fn asks(self, n: usize) -> Journey {
+        Journey {
+            irreversible: n,
+            ..self
+        }
     }
 }
 
@@ -205,6 +223,18 @@ fn journeys() -> Vec<Journey> {
                 Expect("Written by the bench agent."),
             ],
         ),
+        w(
+            "tiddlywiki",
+            "delete a tiddler, confirming",
+            vec![
+                Open("/#Willow%20Notes"),
+                Click(button("Edit this tiddler|edit")),
+                // The button and the page's confirm that follows are one act: one question.
+                DialogClick(button("Delete this tiddler|delete")),
+                Gone("Notes about the willow"),
+            ],
+        )
+        .asks(1),
         w(
             "tiddlywiki",
             "discard a draft, confirming",
@@ -381,6 +411,21 @@ fn journeys() -> Vec<Journey> {
                 vec![Submit(text("Search"), "lind"), Expect("1 result")],
             ),
         ),
+        w(
+            "django-admin",
+            "sign in, delete a group through its confirmation page",
+            signed_in(
+                "/admin/auth/group/",
+                vec![
+                    Click(t("link|rowheader", "Editors")),
+                    // A link to a page that asks: navigation, not the act.
+                    Click(link("Delete")),
+                    Click(button("Yes, I’m sure")),
+                    Expect("was deleted successfully"),
+                ],
+            ),
+        )
+        .asks(1),
         j(
             "django-admin",
             "sign in, filter the users by staff status",
@@ -603,10 +648,27 @@ fn summary(runs: &[Outcome]) -> Outcome {
         wall: Duration::from_secs_f64(median(&|o| o.cost.wall.as_secs_f64())),
     };
     let failure = runs.iter().find_map(|o| o.failure.clone());
+    // Every run counts: the fewest questions a run asked shows a miss, the most a false
+    // ask; the run that asked the most keeps its cards for the report.
+    let counts: Vec<usize> = runs
+        .iter()
+        .filter_map(|o| o.asked.as_ref().map(Vec::len))
+        .collect();
+    let questions = counts
+        .iter()
+        .min()
+        .zip(counts.iter().max())
+        .map(|(least, most)| (*least, *most));
+    let asked = runs
+        .iter()
+        .filter_map(|o| o.asked.clone())
+        .max_by_key(Vec::len);
     Outcome {
         completed: failure.is_none(),
         failure,
         cost,
+        asked,
+        questions,
     }
 }
 
@@ -617,6 +679,10 @@ struct Outcome {
     /// Why it did not complete: the step and the server's own words.
     failure: Option<String>,
     cost: Cost,
+    /// The questions the person was asked (Conch only).
+    asked: Option<Vec<Asked>>,
+    /// Over a journey's runs: the fewest and the most questions one run asked.
+    questions: Option<(usize, usize)>,
 }
 
 /// Where a journey runs: the app's origin, the ports Conch may reach, the browser, and
@@ -642,7 +708,7 @@ fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcom
     if let (Some(password), Server::Conch) = (password, server) {
         save_password(&home, &ground.origin, password)?;
     }
-    let command = server.command(ground.browser, &ground.ports, &home, ground.node_dir);
+    let command = server.command(ground.browser, &ground.ports, &home, ground.node_dir, true);
     let mut agent = Agent::new(server, McpClient::start(command)?);
     agent.step(
         &Step::Open("basic.html"),
@@ -650,6 +716,14 @@ fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcom
         &mut Cost::default(),
     )?;
     agent.transcript.clear();
+    // The person at the panel answers every question Yes; what was asked is counted.
+    let person = match server {
+        Server::Conch => {
+            let door = Door::sign_in_home(&crate::bench::gateway_bin(), &home)?;
+            Some(Person::answer_yes(&door, CONVERSATION)?)
+        }
+        Server::Playwright => None,
+    };
     let url = |path: &str| format!("{}{path}", ground.origin);
     let mut outcome = Outcome::default();
     for (i, step) in journey.steps.iter().enumerate() {
@@ -659,6 +733,14 @@ fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcom
         }
     }
     outcome.completed = outcome.failure.is_none();
+    if let Some(person) = person {
+        outcome.asked = Some(person.asked());
+    }
+    for asked in outcome.asked.iter().flatten() {
+        agent
+            .transcript
+            .push_str(&format!("person asked ({}): {}\n", asked.kind, asked.words));
+    }
     let log = bench::bench_dir().join("real/log").join(format!(
         "{}-{}-{}-{}.txt",
         journey.app,
@@ -822,16 +904,34 @@ fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Res
         println!("  {} {}", app.name, app.version);
     }
     println!(
-        "{:<16} {:<44} {:>4} {:>4} | {:>7} {:>7} | {:>7} {:>7} | {:>5} {:>5}",
-        "app", "journey", "c ok", "p ok", "c ms", "p ms", "c chars", "p chars", "c n", "p n"
+        "{:<16} {:<44} {:>4} {:>4} | {:>7} {:>7} | {:>7} {:>7} | {:>5} {:>5} | {:>5} {:>4}",
+        "app",
+        "journey",
+        "c ok",
+        "p ok",
+        "c ms",
+        "p ms",
+        "c chars",
+        "p chars",
+        "c n",
+        "p n",
+        "c q",
+        "want"
     );
+    let (mut false_asks, mut misses) = (0, 0);
     let mut json_rows = Vec::new();
     let (mut both, mut sums) = (0, [Cost::default(), Cost::default()]);
     let mut failures = Vec::new();
     for (journey, pair) in rows {
         let (c, p) = (&pair[0], &pair[1]);
+        let (least, most) = c.questions.unwrap_or_default();
+        let questions = if least == most {
+            least.to_string()
+        } else {
+            format!("{least}-{most}")
+        };
         println!(
-            "{:<16} {:<44} {:>4} {:>4} | {:>7.0} {:>7.0} | {:>7} {:>7} | {:>5} {:>5}",
+            "{:<16} {:<44} {:>4} {:>4} | {:>7.0} {:>7.0} | {:>7} {:>7} | {:>5} {:>5} | {:>5} {:>4}",
             journey.app,
             journey.name,
             yes(c),
@@ -841,8 +941,32 @@ fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Res
             c.cost.chars,
             p.cost.chars,
             c.cost.calls,
-            p.cost.calls
+            p.cost.calls,
+            questions,
+            journey.irreversible
         );
+        // A question no irreversible act called for is a false ask; an irreversible act
+        // asked about in no run is a miss. Only journeys Conch completed count: a journey
+        // that stopped early never reached its later acts.
+        if c.completed {
+            false_asks += most.saturating_sub(journey.irreversible);
+            misses += journey.irreversible.saturating_sub(least);
+        }
+        if c.completed && (most > journey.irreversible || least < journey.irreversible) {
+            let words: Vec<String> = c
+                .asked
+                .iter()
+                .flatten()
+                .map(|a| format!("{} \"{}\"", a.kind, a.words))
+                .collect();
+            failures.push(format!(
+                "questions, {} / {}: asked {questions} for {} irreversible acts ({})",
+                journey.app,
+                journey.name,
+                journey.irreversible,
+                words.join(", ")
+            ));
+        }
         if c.completed && p.completed {
             both += 1;
             sums[0].absorb(c.cost);
@@ -865,9 +989,17 @@ fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Res
                 "calls": o.cost.calls,
             })
         };
+        let asked: Vec<Value> = c
+            .asked
+            .iter()
+            .flatten()
+            .map(|a| json!({ "kind": a.kind, "words": a.words }))
+            .collect();
         json_rows.push(json!({
             "app": journey.app,
             "journey": journey.name,
+            "irreversible": journey.irreversible,
+            "questions": { "least": least, "most": most, "asked": asked },
             "conch": side(c),
             "playwright": side(p),
         }));
@@ -895,6 +1027,10 @@ fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Res
         ms(sums[1].wall),
         sums[0].calls,
         sums[1].calls
+    );
+    println!(
+        "questions a stand-in person answered Yes on the panel: {false_asks} false asks, {misses} misses (target 0 and 0) over {} irreversible acts",
+        rows.iter().map(|(j, _)| j.irreversible).sum::<usize>()
     );
     let signins = rows
         .iter()
@@ -932,6 +1068,7 @@ fn report(rows: &[(&Journey, Vec<Outcome>)], browser: &Path, runs: usize) -> Res
         "completed": { "conch": count(0), "playwright": count(1), "of": rows.len() },
         "playwright_only": missed,
         "password_in_conch_logs": leaks,
+        "questions": { "false_asks": false_asks, "misses": misses },
         "both_completed": both,
         "totals_both_completed": { "conch": total(&sums[0]), "playwright": total(&sums[1]) },
         "ratio": { "chars": chars_ratio, "time": time_ratio },

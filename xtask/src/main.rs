@@ -33,8 +33,10 @@ mod conformance;
 mod keychain;
 mod mcp;
 mod pages;
+mod person;
 #[cfg(test)]
 mod tidy;
+mod ws;
 
 use std::process::ExitCode;
 
