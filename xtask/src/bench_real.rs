@@ -157,7 +157,7 @@ fn component_library_journeys() -> Vec<Journey> {
             vec![
                 Open("/"),
                 Click(t("button", "Departure date|Pick a date")),
-                Click(t("button|gridcell", "15*")),
+                Click(t("button|gridcell", "15 May 2026")),
                 Expect("Departure: 2026-05-15"),
             ],
         ),
@@ -166,6 +166,8 @@ fn component_library_journeys() -> Vec<Journey> {
             "filter and sort a data grid, read the first row",
             vec![
                 Open("/"),
+                // AG Grid draws its rows after the page has loaded.
+                Wait("Coimbra"),
                 Type(t("textbox", "Country Filter Input"), "Portugal"),
                 Click(t("columnheader", "Population")),
                 Expect("First row: Faro, Portugal, 61000"),
