@@ -146,6 +146,8 @@ fn component_library_journeys() -> Vec<Journey> {
             "searchable select: type, then choose",
             vec![
                 Open("/"),
+                // Dash draws its layout after the page has loaded.
+                Wait("Destination city"),
                 Type(t("combobox|textbox", "Destination city"), "Lis"),
                 Click(t("option", "Lisbon")),
                 Expect("Selected city: Lisbon"),
@@ -156,6 +158,8 @@ fn component_library_journeys() -> Vec<Journey> {
             "pick a date in a date picker",
             vec![
                 Open("/"),
+                // Dash draws its layout after the page has loaded.
+                Wait("Destination city"),
                 Click(t("button", "Departure date|Pick a date")),
                 Click(t("button|gridcell", "15 May 2026")),
                 Expect("Departure: 2026-05-15"),
