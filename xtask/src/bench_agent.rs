@@ -562,9 +562,14 @@ pub(crate) fn ref_of_line(line: &str) -> Option<(String, String)> {
     let role = head.split_whitespace().next()?.trim_start_matches('\'');
     let name = match head.split_once('"') {
         Some((_, rest)) => rest.rsplit_once('"').map_or(rest, |(name, _)| name),
-        // No quoted name: the text after the colon names it, else it has none.
+        // No quoted name: the text after the colon names it, else it has none. Conch's
+        // hint for an unnamed control, `(hint: c13)`, comes before that colon.
         None => {
             let rest = line[end + 1..].trim_start();
+            let rest = match rest.strip_prefix("(hint:") {
+                Some(hinted) => hinted.split_once(')').map_or("", |(_, after)| after),
+                None => rest,
+            };
             let rest = rest.find(':').map_or("", |colon| &rest[colon + 1..]);
             rest.trim().trim_matches(['"', '\''])
         }
@@ -625,5 +630,18 @@ mod tests {
             of("link \"Bold text: **Example**\"", "e64")
         );
         assert_eq!(pair("- heading \"books\" [level=1]"), None);
+    }
+
+    #[test]
+    fn issue_30_an_unnamed_controls_hint_is_not_taken_for_its_text() {
+        // A Quasar menu's items: Conch hints at each unnamed item before its text.
+        assert_eq!(
+            pair("+ - listitem [ref=e9] (hint: c13): Archive"),
+            Some(("listitem \"Archive\"".to_owned(), "e9".to_owned()))
+        );
+        assert_eq!(
+            pair("- listbox [ref=e8] (hint: c27 lb):"),
+            Some(("listbox \"\"".to_owned(), "e8".to_owned()))
+        );
     }
 }

@@ -55,7 +55,7 @@ struct App {
 const ADMIN_USER: &str = "admin";
 const ADMIN_PASSWORD: &str = "Quill-Harbour-4417-lantern";
 
-const APPS: [App; 6] = [
+const APPS: [App; 8] = [
     App {
         name: "datasette",
         version: "0.65.5",
@@ -87,6 +87,23 @@ const APPS: [App; 6] = [
         name: "django-admin",
         version: "5.2.19",
         install: Install::Pip(&["Django==5.2.19"]),
+    },
+    App {
+        // A dashboard of ours (xtask/bench/real/dash_mantine.py) on React component
+        // libraries: Mantine's Select and DatePickerInput, and AG Grid.
+        name: "dash-mantine",
+        version: "4.4.1",
+        install: Install::Pip(&[
+            "dash==4.4.1",
+            "dash-mantine-components==2.8.1",
+            "dash-ag-grid==35.3.0",
+        ]),
+    },
+    App {
+        // An app of ours (xtask/bench/real/nicegui_app.py) on Vue 3 and Quasar.
+        name: "nicegui",
+        version: "3.18.0",
+        install: Install::Pip(&["nicegui==3.18.0"]),
     },
 ];
 
@@ -132,6 +149,99 @@ fn w(app: &'static str, name: &'static str, steps: Vec<Step>) -> Journey {
 }
 
 fn journeys() -> Vec<Journey> {
+    let mut all = older_journeys();
+    all.extend(component_library_journeys());
+    all
+}
+
+/// The React component-library dashboard (Dash with Mantine and AG Grid) and the Vue one
+/// (NiceGUI on Quasar): the widgets a person meets in such apps, each act proved by the
+/// sentence the app writes when it sees it.
+fn component_library_journeys() -> Vec<Journey> {
+    use Step::{Click, Expect, Open, Type, Wait};
+    vec![
+        j(
+            "dash-mantine",
+            "searchable select: type, then choose",
+            vec![
+                Open("/"),
+                // Dash draws its layout after the page has loaded.
+                Wait("Destination city"),
+                Type(t("combobox|textbox", "Destination city"), "Lis"),
+                Click(t("option", "Lisbon")),
+                Expect("Selected city: Lisbon"),
+            ],
+        ),
+        j(
+            "dash-mantine",
+            "pick a date in a date picker",
+            vec![
+                Open("/"),
+                // Dash draws its layout after the page has loaded.
+                Wait("Destination city"),
+                Click(t("button", "Departure date|Pick a date")),
+                Click(t("button|gridcell", "15 May 2026")),
+                Expect("Departure: 2026-05-15"),
+            ],
+        ),
+        j(
+            "dash-mantine",
+            "filter and sort a data grid, read the first row",
+            vec![
+                Open("/"),
+                // AG Grid draws its rows after the page has loaded.
+                Wait("Coimbra"),
+                Type(t("textbox", "Country Filter Input"), "Portugal"),
+                Click(t("columnheader", "Population")),
+                Expect("First row: Faro, Portugal, 61000"),
+            ],
+        ),
+        j(
+            "nicegui",
+            "open an expansion and flip the toggle inside",
+            vec![
+                Open("/"),
+                Click(t("button", "Advanced settings|Expand*")),
+                Click(t("switch|checkbox", "Night mode")),
+                Expect("Night mode is on"),
+            ],
+        ),
+        j(
+            "nicegui",
+            "open a menu and choose an item",
+            vec![
+                Open("/"),
+                Click(t("button", "Actions")),
+                Click(t("menuitem|listitem|generic", "Archive")),
+                Expect("Last action: Archive"),
+            ],
+        ),
+        j(
+            "nicegui",
+            "open a dialog and confirm",
+            vec![
+                Open("/"),
+                Click(t("button", "Reset settings")),
+                Click(t("button", "Reset")),
+                Expect("Settings were reset to their defaults"),
+            ],
+        ),
+        j(
+            "nicegui",
+            "filtering select: type, then choose",
+            vec![
+                Open("/"),
+                Type(t("combobox|textbox", "Home harbour"), "Lis"),
+                // Quasar filters the options after a pause in the typing.
+                Wait("Lisbon"),
+                Click(t("option", "Lisbon")),
+                Expect("Home harbour: Lisbon"),
+            ],
+        ),
+    ]
+}
+
+fn older_journeys() -> Vec<Journey> {
     use Step::{
         Back, Click, DialogClick, Expect, Find, Form, Gone, NewTabClick, Open, Password, ReadPart,
         Select, Submit, Type, Wait,
@@ -542,6 +652,7 @@ fn serve_command(app: &App, port: u16) -> Command {
                 .arg(format!("127.0.0.1:{port}"));
             c
         }
+        "dash-mantine" | "nicegui" => component_library_command(app, port),
         _ => {
             let mut c = Command::new(bin.join("streamlit"));
             c.args(["hello", "--server.address", "127.0.0.1", "--server.port"])
@@ -555,6 +666,18 @@ fn serve_command(app: &App, port: u16) -> Command {
             c
         }
     }
+}
+
+/// Our app file of a component-library app, run by its venv's Python on the port.
+fn component_library_command(app: &App, port: u16) -> Command {
+    let file = match app.name {
+        "dash-mantine" => "dash_mantine.py",
+        _ => "nicegui_app.py",
+    };
+    let mut c = Command::new(venv_dir(app).join("bin/python"));
+    c.arg(cmd::root().join("xtask/bench/real").join(file))
+        .arg(port.to_string());
+    c
 }
 
 fn free_port() -> Result<u16, String> {

@@ -185,6 +185,8 @@ def main():
         django_admin(d, bindir)
     elif app == "streamlit":
         pass  # `streamlit hello` brings its own pages: only the folder it runs in
+    elif app in ("dash-mantine", "nicegui"):
+        pass  # our app file holds its data: only the folder it runs in
     else:
         sys.exit(f"no app named {app}")
     open(os.path.join(d, ".prepared"), "w").close()
