@@ -226,6 +226,30 @@ fn component_library_journeys() -> Vec<Journey> {
                 Expect("Settings were reset to their defaults"),
             ],
         ),
+        w(
+            "nicegui",
+            "delete a report through its dialog",
+            vec![
+                Open("/"),
+                Click(t("button", "Delete report")),
+                // The dialog's Delete finishes the act the person said Yes to: one question.
+                Click(t("button", "Delete")),
+                Expect("The report was deleted"),
+            ],
+        )
+        .asks(&["Delete"]),
+        w(
+            "nicegui",
+            "publish behind a plain Yes",
+            vec![
+                Open("/"),
+                Click(t("button", "Share timetable")),
+                // Harmless words on the button that publishes: its dialog's sentence asks.
+                Click(t("button", "Yes")),
+                Expect("Timetable: live in every harbour"),
+            ],
+        )
+        .asks(&["Yes|publish"]),
         j(
             "nicegui",
             "filtering select: type, then choose",

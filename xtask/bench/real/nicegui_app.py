@@ -40,6 +40,32 @@ def index():
             ui.button("Reset", on_click=confirm)
     ui.button("Reset settings", on_click=dialog.open)
 
+    report = ui.label("Report: Harbour log")
+    with ui.dialog() as delete_dialog, ui.card():
+        ui.label("Delete the report Harbour log? This cannot be undone.")
+        with ui.row():
+            ui.button("Cancel", on_click=delete_dialog.close)
+
+            def delete():
+                report.set_text("The report was deleted")
+                delete_dialog.close()
+
+            ui.button("Delete", on_click=delete)
+    ui.button("Delete report", on_click=delete_dialog.open)
+
+    timetable = ui.label("Timetable: draft")
+    with ui.dialog() as share_dialog, ui.card():
+        ui.label("Publish the timetable to every harbour?")
+        with ui.row():
+            ui.button("Not now", on_click=share_dialog.close)
+
+            def share():
+                timetable.set_text("Timetable: live in every harbour")
+                share_dialog.close()
+
+            ui.button("Yes", on_click=share)
+    ui.button("Share timetable", on_click=share_dialog.open)
+
     harbour = ui.label("Home harbour: none")
     ui.select(HARBOURS, label="Home harbour", with_input=True,
               on_change=lambda e: harbour.set_text(f"Home harbour: {e.value}")).classes("w-64")
