@@ -114,8 +114,10 @@ const cursorOf = (el) => {
   return el.nodeType === 1 ? view.getComputedStyle(el).cursor : '';
 };
 
-function textOf(el) {
-  // The text an element shows, with images' alt text, for names from content.
+function textOf(el, skip) {
+  // The text an element shows, with images' alt text, for names from content. `skip`, a
+  // control inside a label, is left out of the label's words (a select's options are not
+  // its name).
   let out = '';
   actionableInside = false;
   const visit = (n, parentCursor) => {
@@ -125,7 +127,7 @@ function textOf(el) {
       if (type === 3) out += c.data;
       else if (type === 1) {
         const t = c.localName;
-        if (UNSHOWN.has(t)) continue;
+        if (UNSHOWN.has(t) || c === skip) continue;
         let cursor = parentCursor;
         if (!actionableInside) {
           if (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable')) actionableInside = true;
@@ -162,7 +164,7 @@ function byIds(el, ids) {
 function labelsOf(el) {
   const labels = el.labels;
   if (!labels || !labels.length) return '';
-  return norm(Array.from(labels, (l) => textOf(l)).join(' '));
+  return norm(Array.from(labels, (l) => textOf(l, el)).join(' '));
 }
 
 function nameOf(el, tag, role, content) {

@@ -1791,3 +1791,66 @@ async fn snap_1_icon_only_controls_get_a_marked_hint() {
     );
     lab.browser.shutdown().await;
 }
+
+/// The diff an act's result shows (as browser_click's): what changed since the last read.
+async fn act_diff(page: &Session, reader: &mut conch_browser::page::Reader) -> String {
+    use conch_browser::page::{Change, Who, changes_since};
+    match changes_since(page, reader, Who::Agent).await.unwrap() {
+        Change::Diff(text) => text,
+        Change::Whole(snapshot) => snapshot.text,
+        Change::Nothing => String::new(),
+    }
+}
+
+/// Issue 30, class 1 (SNAP-1, GES-1): what an accordion, a drawer and a menu reveal with
+/// an opening animation of about 300 ms (height from 0, a slide from off the page, a fade
+/// and scale in the overlay container) is in the click's own result, switches, radios,
+/// sliders (with their values) and selects with refs; and the revealed controls act.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-panels.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("Airplane"), "{}", snap.text);
+    assert!(!snap.text.contains("Dark mode"), "{}", snap.text);
+    let click = |r: String| {
+        let page = page.clone();
+        async move {
+            let el = act::element(&page, &r).await.unwrap();
+            act::click(&el, How::Click, &quick()).await.unwrap();
+        }
+    };
+    click(ref_of(&snap.text, "button \"Wireless\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    for needle in [
+        "switch \"Airplane mode\" [ref=",
+        "radio \"2.4 GHz\" [ref=",
+        "radio \"5 GHz\" [checked] [ref=",
+        "slider \"Transmit power\" [ref=",
+        "combobox \"Channel\" [ref=",
+        "combobox \"Security\" [ref=",
+    ] {
+        assert!(diff.contains(needle), "{needle} in:\n{diff}");
+    }
+    assert!(diff.contains(": 30"), "the slider's value:\n{diff}");
+
+    click(ref_of(&snap.text, "button \"Menu\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("switch \"Dark mode\" [ref="), "{diff}");
+    assert!(diff.contains("slider \"Brightness\" [ref="), "{diff}");
+    assert!(diff.contains("70"), "the slider's value:\n{diff}");
+    click(ref_of(&diff, "switch \"Dark mode\"")).await;
+    assert_eq!(lab.log().await, ["dark:true"]);
+
+    lab.eval("setDrawer(false)").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let snap = read(&page, &mut reader).await.unwrap();
+    click(ref_of(&snap.text, "button \"More\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("Factory reset"), "{diff}");
+    click(ref_of(&diff, "Factory reset")).await;
+    assert_eq!(lab.log().await, ["dark:true", "menu:Factory reset"]);
+    lab.browser.shutdown().await;
+}

@@ -66,6 +66,11 @@ pub(crate) const LISTBOX_OPTIONS: &str = script::body(include_str!("js/listbox_o
 /// by most of its size. `{scrolled: false}` when none does.
 pub(crate) const SCROLL_PANEL: &str = script::body(include_str!("js/scroll_panel.js"));
 
+/// Called with how long ago the act began and a bound (ms): a promise that ends when the
+/// CSS transitions and animations the act started, and that end on their own, have ended
+/// (issue 30: a panel's opening slide), at most the bound.
+pub(crate) const ANIMATIONS: &str = script::body(include_str!("js/animations.js"));
+
 /// Called on a field: focuses it, and says whether it now holds the focus.
 pub(crate) const FOCUS: &str = script::body(include_str!("js/focus.js"));
 
@@ -108,6 +113,7 @@ mod tests {
             SELECT,
             LISTBOX_OPTIONS,
             SCROLL_PANEL,
+            ANIMATIONS,
             FOCUS,
             HAS_FOCUS,
         ];
