@@ -1854,3 +1854,75 @@ async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
     assert_eq!(lab.log().await, ["dark:true", "menu:Factory reset"]);
     lab.browser.shutdown().await;
 }
+
+/// Issue 30, class 2 (GES-9, SNAP-1): searchable selects as component libraries draw
+/// them (MUI Autocomplete, Quasar q-select with use-input, react-select; their lists in a
+/// portal at the end of body or right after the control). Opened by a click, the list's
+/// options are in the click's result with refs, and a click on one picks it; browser_select
+/// on the combobox picks by an option's label, opening the list and typing to filter it as
+/// a person does; an option it does not show is named with the ones it does.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_9_a_searchable_select_picks_by_label_and_by_its_options_refs() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-select.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("France"), "{}", snap.text);
+    let o = quick();
+    let country = ref_of(&snap.text, "combobox \"Country\"");
+    let el = act::element(&page, &country).await.unwrap();
+    act::click(&el, How::Click, &o).await.unwrap();
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("option \"France\" [ref="), "{diff}");
+    let spain = act::element(&page, &ref_of(&diff, "option \"Spain\""))
+        .await
+        .unwrap();
+    act::click(&spain, How::Click, &o).await.unwrap();
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(!diff.contains("+ - option"), "the list closed:\n{diff}");
+
+    let el = act::element(&page, &country).await.unwrap();
+    let (_, picked) = act::select(&el, &["France".to_owned()], &o).await.unwrap();
+    assert_eq!(picked, ["France"]);
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(
+        snap.text.contains("combobox \"Country\"") && !snap.text.contains("option \""),
+        "{}",
+        snap.text
+    );
+
+    let fruit = act::element(&page, &ref_of(&snap.text, "combobox \"Fruit\""))
+        .await
+        .unwrap();
+    let (_, picked) = act::select(&fruit, &["cherry".to_owned()], &o)
+        .await
+        .unwrap();
+    assert_eq!(picked, ["Cherry"]);
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("Cherry"), "the choice shows:\n{diff}");
+
+    let flavour = css(&page, "#react-select-3-input").await;
+    let (_, picked) = act::select(&flavour, &["Vanilla".to_owned()], &o)
+        .await
+        .unwrap();
+    assert_eq!(picked, ["Vanilla"]);
+    let err = act::select(&flavour, &["Mint".to_owned()], &o)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("No option matches “Mint”; the choices are: "),
+        "{err}"
+    );
+    assert_eq!(
+        lab.log().await,
+        [
+            "country:Spain",
+            "country:France",
+            "fruit:Cherry",
+            "flavour:Vanilla"
+        ]
+    );
+    lab.browser.shutdown().await;
+}

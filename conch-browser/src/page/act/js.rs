@@ -62,6 +62,15 @@ pub(crate) const SELECT: &str = script::body(include_str!("js/select.js"));
 /// words or `data-value`, as elements (an array).
 pub(crate) const LISTBOX_OPTIONS: &str = script::body(include_str!("js/listbox_options.js"));
 
+/// Called on a combobox with `values` and `words`: the options it opened matching the
+/// values (an array of elements or nulls), or with `words` the words of those it shows
+/// (issue 30: searchable selects, their list often in a portal at the end of body).
+pub(crate) const POPUP_OPTIONS: &str = script::body(include_str!("js/popup_options.js"));
+
+/// Called on an element that is not a `<select>` or a list box: whether it opens a list
+/// of options (a combobox, or a box that says it pops up a list box).
+pub(crate) const OPENS_LIST: &str = script::body(include_str!("js/opens_list.js"));
+
 /// Called on an element: scrolls the nearest ancestor (or itself) that scrolls on the axis
 /// by most of its size. `{scrolled: false}` when none does.
 pub(crate) const SCROLL_PANEL: &str = script::body(include_str!("js/scroll_panel.js"));
@@ -114,6 +123,8 @@ mod tests {
             LISTBOX_OPTIONS,
             SCROLL_PANEL,
             ANIMATIONS,
+            POPUP_OPTIONS,
+            OPENS_LIST,
             FOCUS,
             HAS_FOCUS,
         ];
