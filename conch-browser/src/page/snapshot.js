@@ -155,11 +155,19 @@
         parentCursor = cs.cursor;
         const r = el.getBoundingClientRect();
         if (cs.position === 'fixed') reach = viewportReach(view);
-        const outside = r.width > 0 && r.height > 0 && outsideOf(r, reach);
+        // An absolute box whose containing block is outside the box that clips is not
+        // clipped by it (a menu hung from a toolbar over a card).
+        else if (cs.position === 'absolute' && reach.owner && !reach.owner.contains(el.offsetParent)) reach = reach.outer;
+        // A box moved away whose children overflow it (a carousel's track) is judged
+        // by them.
+        const outside = r.width > 0 && r.height > 0 && outsideOf(r, reach)
+          && !(el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
         // A check box moved off the page behind its styled label is still ticked by it.
         const labelled = tag === 'input' && el.labels && el.labels.length > 0;
         if ((outside && !labelled) || (collapsedAway(cs, r) && el.firstChild)) { reach = saved; parentCursor = savedCursor; return; }
         if (scrollsPanel(cs)) reach = panelReach(el, r);
+        // What a box clips (a carousel's track, the slides off its sides) is out of reach.
+        else if (clipsBox(cs)) reach = clipReach(el, cs, r, reach);
       }
       try { shown(el, tag, vis, scripted, depth, o); } finally { reach = saved; parentCursor = savedCursor; inControl = savedControl; }
     };

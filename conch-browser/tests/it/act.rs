@@ -1926,3 +1926,45 @@ async fn ges_9_a_searchable_select_picks_by_label_and_by_its_options_refs() {
     );
     lab.browser.shutdown().await;
 }
+
+/// Issue 30, class 3 (GES-1, SNAP-1): a link on a carousel's visible slide acts, and after
+/// the slide moves (a 300 ms transform) the next slide's link is in the result and acts;
+/// a `#` link whose view a hash router swaps with a fade (out, then in) shows the new view
+/// in its result; a tab inside the section a click just revealed acts.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_1_slides_hash_views_and_revealed_tabs_act_and_show() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-views.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("Shop packs"), "{}", snap.text);
+    let click = |r: String| {
+        let page = page.clone();
+        async move {
+            let el = act::element(&page, &r).await.unwrap();
+            act::click(&el, How::Click, &quick()).await.unwrap();
+        }
+    };
+    click(ref_of(&snap.text, "link \"Shop tents\"")).await;
+    click(ref_of(&snap.text, "button \"Next slide\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("+ - link \"Shop packs\""), "{diff}");
+    assert!(diff.contains("- - link \"Shop tents\""), "{diff}");
+    click(ref_of(&diff, "link \"Shop packs\"")).await;
+
+    click(ref_of(&snap.text, "link \"Orders\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("heading \"Orders\""), "the new view:\n{diff}");
+    click(ref_of(&diff, "button \"Order 1042\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("tab \"Shipping\" [ref="), "{diff}");
+    click(ref_of(&diff, "tab \"Shipping\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("Ships Tuesday"), "{diff}");
+    assert_eq!(
+        lab.log().await,
+        ["link:Shop tents", "link:Shop packs", "tab:Shipping"]
+    );
+    lab.browser.shutdown().await;
+}

@@ -59,12 +59,22 @@ const reachable = (el) => {
       const b = n.getBoundingClientRect();
       if (collapsedAway(cs, b)) return false;
       if (scrollsPanel(cs)) { reach = panelReach(n, b); panel = n; break; }
+      // Wholly outside a box that clips it (a carousel's other slides), unless hung by
+      // position: absolute from outside that box.
+      if (clipsBox(cs) && outsideOf(r, clipReach(n, cs, b, pageReach(doc)))) {
+        const hung = Array.from(ancestorsTo(el, n)).some((a) => view.getComputedStyle(a).position === 'absolute' && !n.contains(a.offsetParent));
+        if (!hung) return false;
+      }
     }
     if (cs.position === 'fixed') { reach = viewportReach(view); break; }
   }
   if (outsideOf(r, reach)) return false;
   return panel ? reachable(panel) : true;
 };
+// el and its ancestors below `top`.
+function* ancestorsTo(el, top) {
+  for (let a = el; a && a !== top; a = a.parentElement) yield a;
+}
 const revealer = (el) => {
   // What opens the closed thing el is inside: a closed <details>' summary, a control
   // whose aria-controls names a box around it (a collapsed one first), or the collapsed
