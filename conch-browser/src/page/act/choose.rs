@@ -1,4 +1,6 @@
-//! Picking options of a `<select>` or a listbox (GES-9).
+//! Picking options of a `<select>`, a listbox, or the list a combobox opens (GES-9;
+//! issue 30: MUI Autocomplete, Quasar q-select, react-select, their lists often in a
+//! portal at the end of body).
 
 use std::time::Duration;
 
@@ -11,8 +13,8 @@ use super::{ActError, ActOptions, Done, How, js, with_prelude};
 use crate::page::Element;
 use crate::page::settle::Settled;
 
-/// Picks the options of a `<select>` or listbox `el` by label or value (GES-9). Returns
-/// the labels picked.
+/// Picks the options of a `<select>`, listbox or combobox `el` by label or value (GES-9).
+/// Returns the labels picked.
 ///
 /// # Errors
 /// [`ActError::NotSelect`], [`ActError::NoOption`], [`ActError::OneChoice`], or as
@@ -44,7 +46,8 @@ pub async fn select(
     if desc.role != "listbox" {
         let opens = call_on(&el.frame, &el.object_id, js::OPENS_LIST, &[], &el.reference).await?;
         if opens == Value::Bool(true) {
-            return from_popup(el, &desc, values, options).await;
+            // Boxed: its clicks and typing would swell every caller's future.
+            return Box::pin(from_popup(el, &desc, values, options)).await;
         }
         return Err(ActError::NotSelect {
             reference: el.reference.clone(),

@@ -326,6 +326,15 @@ pub(super) async fn settled<F>(
 where
     F: Future<Output = Result<(), ActError>>,
 {
+    // On the heap: with the wait for animations, an act's future held inline grew past
+    // the stack of a debug build's test thread (every tool's future holds one).
+    Box::pin(settled_inner(page, options, act)).await
+}
+
+async fn settled_inner<F>(page: &Session, options: &ActOptions, act: F) -> Result<Done, ActError>
+where
+    F: Future<Output = Result<(), ActError>>,
+{
     let began = Instant::now();
     let settle = Settle::begin(page).await;
     let through_dialog = through_dialogs(page, act).await?;
