@@ -440,6 +440,10 @@
     return n === undefined ? null : n;
   };
 
-  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads, listened: listen };
+  // Whether an element is a control only by its own click listener, as the walk judges
+  // it (for the acts' description to name it the same way, issue 30).
+  const heard = (el) => listened.has(el) && el.localName !== 'svg' && el.getElementsByTagName('*').length <= LISTENED_MOST_INSIDE;
+
+  globalThis.__conch = { snapshot, element, frame, fields, known, heard, read: () => reads, listened: listen };
   return true;
 })()

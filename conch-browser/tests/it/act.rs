@@ -1795,7 +1795,7 @@ async fn snap_1_icon_only_controls_get_a_marked_hint() {
 /// The diff an act's result shows (as browser_click's): what changed since the last read.
 async fn act_diff(page: &Session, reader: &mut conch_browser::page::Reader) -> String {
     use conch_browser::page::{Change, Who, changes_since};
-    match changes_since(page, reader, Who::Agent).await.unwrap() {
+    match changes_since(page, reader, Who::Agent).await.expect("the changes") {
         Change::Diff(text) => text,
         Change::Whole(snapshot) => snapshot.text,
         Change::Nothing => String::new(),
@@ -1966,5 +1966,71 @@ async fn ges_1_slides_hash_views_and_revealed_tabs_act_and_show() {
         lab.log().await,
         ["link:Shop tents", "link:Shop packs", "tab:Shipping"]
     );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30, class 4 (SNAP-1): one element of each way a control gets its role and name
+/// (aria-label, aria-labelledby, title, words, an SVG icon's title, an icon alone, an
+/// image's alt, a label's for and wrapping, a placeholder, a select inside its label, an
+/// ARIA switch, slider and combobox, a box by cursor or by click listener, an SVG group,
+/// tabs) is the same role and name in the snapshot as in the acts' description.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_each_way_of_naming_is_one_name_for_snapshot_and_acts() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-names.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let mut seen = Vec::new();
+    for line in snap.text.lines().filter(|l| l.contains("[ref=")) {
+        let body = line.trim_start().trim_start_matches("- ");
+        let role = body.split([' ', ':']).next().unwrap();
+        let name = body
+            .split('"')
+            .nth(1)
+            .filter(|_| body[role.len()..].starts_with(" \""))
+            .unwrap_or("");
+        let el = act::element(&page, &ref_of(line, "[ref=")).await.unwrap();
+        let acts = act::describe_element(&el).await.unwrap();
+        assert_eq!(
+            (acts.role.as_str(), acts.name.as_str()),
+            (role, name),
+            "{line}"
+        );
+        seen.push(format!("{role} {name}"));
+    }
+    for expected in [
+        "button Close dialog",
+        "button Save draft",
+        "button Print",
+        "button Send",
+        "button Delete",
+        "button ",
+        "link Docs",
+        "link Home page",
+        "textbox Email",
+        "textbox Nickname",
+        "searchbox Search products",
+        "textbox Coupon",
+        "textbox Notes",
+        "combobox Security",
+        "checkbox I agree to the terms",
+        "link terms",
+        "spinbutton Quantity",
+        "switch Dark mode",
+        "slider Volume",
+        "combobox Channel",
+        "generic Open report",
+        "generic Archive all",
+        "generic Start",
+        "tab Items",
+        "tab Shipping",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == expected),
+            "{expected} in {seen:#?}\n{}",
+            snap.text
+        );
+    }
     lab.browser.shutdown().await;
 }

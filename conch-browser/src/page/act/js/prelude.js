@@ -6,6 +6,15 @@
 // (for a frame element, whether its document is closed to this world).
 const __text = (s) => (s || '').replace(/\s+/g, ' ').trim();
 const __attr = (el, n) => (el.getAttribute && el.getAttribute(n)) || '';
+// Whether the snapshot lists el as a control only by script (roles.js's byScript, or
+// the walk's click listeners, snapshot.js).
+const __scripted = (el, own) => {
+  if (own === 'clickable') return true;
+  if (own || el.nodeType !== 1) return false;
+  const up = el.parentElement;
+  if (byScript(el, cursorOf(el), up ? cursorOf(up) : '')) return true;
+  try { return !!(globalThis.__conch && globalThis.__conch.heard && globalThis.__conch.heard(el)); } catch (e) { return false; }
+};
 const describe = (el) => {
   const tag = el.localName || '';
   const type = __attr(el, 'type').toLowerCase();
@@ -15,7 +24,13 @@ const describe = (el) => {
   const role = (own && own !== 'clickable') ? own : (EXTRA[tag] || (el.isContentEditable ? 'textbox' : 'generic'));
   let label = '';
   if (el.labels && el.labels.length) label = __text(Array.from(el.labels).map(l => l.innerText).join(' '));
-  let name = nameOf(el, tag, own || role);
+  let name;
+  if (role === 'generic' && __scripted(el, own)) {
+    // A control only by script (a hand cursor, its own click listener) is named as the
+    // snapshot names it: by its words, or, around other controls, by its label only.
+    textOf(el);
+    name = actionableInside ? norm(__attr(el, 'aria-label') || __attr(el, 'title')) : nameOf(el, tag, 'clickable');
+  } else name = nameOf(el, tag, own || role);
   if (!name && (role === 'dialog' || role === 'alertdialog')) {
     const h = el.querySelector('h1,h2,h3,h4,h5,h6,legend');
     if (h) name = __text(h.innerText);
