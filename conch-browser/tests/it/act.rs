@@ -1795,7 +1795,10 @@ async fn snap_1_icon_only_controls_get_a_marked_hint() {
 /// The diff an act's result shows (as browser_click's): what changed since the last read.
 async fn act_diff(page: &Session, reader: &mut conch_browser::page::Reader) -> String {
     use conch_browser::page::{Change, Who, changes_since};
-    match changes_since(page, reader, Who::Agent).await.expect("the changes") {
+    match changes_since(page, reader, Who::Agent)
+        .await
+        .expect("the changes")
+    {
         Change::Diff(text) => text,
         Change::Whole(snapshot) => snapshot.text,
         Change::Nothing => String::new(),
