@@ -114,8 +114,10 @@ const cursorOf = (el) => {
   return el.nodeType === 1 ? view.getComputedStyle(el).cursor : '';
 };
 
-function textOf(el) {
-  // The text an element shows, with images' alt text, for names from content.
+function textOf(el, skip) {
+  // The text an element shows, with images' alt text, for names from content. `skip`, a
+  // control inside a label, is left out of the label's words (a select's options are not
+  // its name).
   let out = '';
   actionableInside = false;
   const visit = (n, parentCursor) => {
@@ -125,7 +127,7 @@ function textOf(el) {
       if (type === 3) out += c.data;
       else if (type === 1) {
         const t = c.localName;
-        if (UNSHOWN.has(t)) continue;
+        if (UNSHOWN.has(t) || c === skip) continue;
         let cursor = parentCursor;
         if (!actionableInside) {
           if (ACTIONABLE_TAGS.has(t) || c.hasAttribute('tabindex') || c.hasAttribute('onclick') || c.hasAttribute('role') || c.hasAttribute('contenteditable')) actionableInside = true;
@@ -162,7 +164,7 @@ function byIds(el, ids) {
 function labelsOf(el) {
   const labels = el.labels;
   if (!labels || !labels.length) return '';
-  return norm(Array.from(labels, (l) => textOf(l)).join(' '));
+  return norm(Array.from(labels, (l) => textOf(l, el)).join(' '));
 }
 
 function nameOf(el, tag, role, content) {
@@ -213,6 +215,19 @@ const panelReach = (el, r) => {
 };
 const scrollsPanel = (cs) => SCROLLS.has(cs.overflowX) || SCROLLS.has(cs.overflowY);
 const collapsedAway = (cs, r) => (r.width === 0 && CLIPS.has(cs.overflowX)) || (r.height === 0 && CLIPS.has(cs.overflowY));
+// A box that clips its overflow on an axis without scrolling it (overflow: hidden or
+// clip; a carousel): what lies wholly outside it on that axis is out of reach. The reach
+// it makes remembers its owner and the reach outside it, for an absolute box hung from
+// outside the owner.
+const clipsBox = (cs) => CLIPS.has(cs.overflowX) || CLIPS.has(cs.overflowY);
+const clipReach = (el, cs, r, outer) => {
+  const x = CLIPS.has(cs.overflowX), y = CLIPS.has(cs.overflowY);
+  return {
+    l: x ? Math.max(outer.l, r.left) : outer.l, r: x ? Math.min(outer.r, r.right) : outer.r,
+    t: y ? Math.max(outer.t, r.top) : outer.t, b: y ? Math.min(outer.b, r.bottom) : outer.b,
+    owner: el, outer,
+  };
+};
 const outsideOf = (r, reach) => r.right <= reach.l || r.left >= reach.r || r.bottom <= reach.t || r.top >= reach.b;
 
 // A hint for a control the page gave no name (issue 30): an icon-only button or link, a

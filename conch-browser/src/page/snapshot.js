@@ -33,6 +33,12 @@
   const NAMED_ONLY = new Set(['region', 'form', 'group', 'generic', 'none', 'presentation', 'figure']);
   // Unnamed wrappers that give way to their only child.
   const HOIST = new Set(['paragraph', 'blockquote', 'code', 'caption', 'figure']);
+  // What a label's words may hold that is more than its control's name.
+  const LABEL_KEEPS = 'a,button,input,select,textarea,iframe,[role],[tabindex],[onclick],[contenteditable]';
+  // Widgets that hold their options or items, each a control of its own.
+  const COMPOSITE = new Set(['listbox', 'menu', 'menubar', 'tablist', 'tree', 'treegrid', 'grid', 'radiogroup', 'toolbar', 'list', 'table', 'row', 'rowgroup']);
+  // Roles whose value ARIA carries when they are not inputs.
+  const VALUED = new Set(['slider', 'spinbutton', 'progressbar', 'meter', 'scrollbar']);
   const FOLDS = new Set(['heading', 'cell', 'columnheader', 'rowheader']);
   const NOT_TYPED = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden', 'range', 'color']);
   const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code|cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year)(\s|$)/i;
@@ -149,11 +155,19 @@
         parentCursor = cs.cursor;
         const r = el.getBoundingClientRect();
         if (cs.position === 'fixed') reach = viewportReach(view);
-        const outside = r.width > 0 && r.height > 0 && outsideOf(r, reach);
+        // An absolute box whose containing block is outside the box that clips is not
+        // clipped by it (a menu hung from a toolbar over a card).
+        else if (cs.position === 'absolute' && reach.owner && !reach.owner.contains(el.offsetParent)) reach = reach.outer;
+        // A box moved away whose children overflow it (a carousel's track) is judged
+        // by them.
+        const outside = r.width > 0 && r.height > 0 && outsideOf(r, reach)
+          && !(el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
         // A check box moved off the page behind its styled label is still ticked by it.
         const labelled = tag === 'input' && el.labels && el.labels.length > 0;
         if ((outside && !labelled) || (collapsedAway(cs, r) && el.firstChild)) { reach = saved; parentCursor = savedCursor; return; }
         if (scrollsPanel(cs)) reach = panelReach(el, r);
+        // What a box clips (a carousel's track, the slides off its sides) is out of reach.
+        else if (clipsBox(cs)) reach = clipReach(el, cs, r, reach);
       }
       try { shown(el, tag, vis, scripted, depth, o); } finally { reach = saved; parentCursor = savedCursor; inControl = savedControl; }
     };
@@ -186,9 +200,14 @@
         return;
       }
       if (tag === 'label' && el.control) {
-        // The label's text is its control's name: keep only its elements.
+        // The label's text is its control's name: keep only its elements that hold the
+        // control or another control (a link in "I agree to the terms"), not the words.
         flush(o, depth);
-        for (const c of children(el)) if (c.nodeType === 1) visit(c, depth, o);
+        const control = el.control;
+        for (const c of children(el)) {
+          if (c.nodeType !== 1) continue;
+          if (c === control || c.contains(control) || c.matches(LABEL_KEEPS) || c.querySelector(LABEL_KEEPS)) visit(c, depth, o);
+        }
         return;
       }
       let inside = true;
@@ -251,10 +270,11 @@
       if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer || scripted) {
         line += ' [ref=e' + refOf(el) + ']';
         // A control the page gave no name gets a hint, marked as one (issue 30).
-        if (!name && !namedContainer && !((FROM_CONTENT.has(role) || role === 'clickable') && inside)) { const h = hintOf(el); if (h) line += ' (hint: ' + h + ')'; }
+        if (!name && !namedContainer && !((FROM_CONTENT.has(role) || role === 'clickable') && inside) && !textOf(el)) { const h = hintOf(el); if (h) line += ' (hint: ' + h + ')'; }
         // What is dropped onto holds controls of its own; anything else is one control.
         const heardOnly = scripted === 'heard' && (role === 'clickable' || !ACTIONABLE.has(role)) && !el.hasAttribute('tabindex') && !el.hasAttribute('onclick') && !draggable;
-        if (!namedContainer && !heardOnly && !el.classList.contains('ui-droppable')) inControl = true;
+        // A list box, menu or tab list (focusable as a whole) holds controls of its own.
+        if (!namedContainer && !heardOnly && !COMPOSITE.has(role) && !el.classList.contains('ui-droppable')) inControl = true;
       }
       // Values.
       if (tag === 'input') {
@@ -296,6 +316,11 @@
         o.lines.push(line + ': ' + el.value);
         return;
       }
+      // A slider or spin button drawn with divs (Quasar, Vuetify) says its value in ARIA.
+      if (VALUED.has(role) && el.hasAttribute('aria-valuenow')) {
+        o.lines.push(line + ': ' + cap(norm(aria('aria-valuetext') || aria('aria-valuenow')), 100));
+        return;
+      }
       if (FROM_CONTENT.has(role) || role === 'clickable' || role === 'img') {
         if (!inside) {
           o.lines.push(line);
@@ -306,8 +331,10 @@
       walk(el, depth + 1, sub);
       flush(sub, depth + 1);
       if (!sub.lines.length) { o.lines.push(line); return; }
-      if (!name && HOIST.has(role) && sub.lines.length === 1 && !sub.onlyText) {
-        // A paragraph around one control says nothing: the control stands in its place.
+      if (!name && sub.lines.length === 1 && !sub.onlyText
+          && (HOIST.has(role) || (role === 'clickable' && sub.lines[0].includes('[ref=')))) {
+        // A paragraph, or a box only heard or hand-cursored, around one control says
+        // nothing: the control stands in its place.
         o.lines.push(sub.lines[0].slice(2));
         return;
       }
@@ -413,6 +440,10 @@
     return n === undefined ? null : n;
   };
 
-  globalThis.__conch = { snapshot, element, frame, fields, known, read: () => reads, listened: listen };
+  // Whether an element is a control only by its own click listener, as the walk judges
+  // it (for the acts' description to name it the same way, issue 30).
+  const heard = (el) => listened.has(el) && el.localName !== 'svg' && el.getElementsByTagName('*').length <= LISTENED_MOST_INSIDE;
+
+  globalThis.__conch = { snapshot, element, frame, fields, known, heard, read: () => reads, listened: listen };
   return true;
 })()

@@ -1791,3 +1791,249 @@ async fn snap_1_icon_only_controls_get_a_marked_hint() {
     );
     lab.browser.shutdown().await;
 }
+
+/// The diff an act's result shows (as browser_click's): what changed since the last read.
+async fn act_diff(page: &Session, reader: &mut conch_browser::page::Reader) -> String {
+    use conch_browser::page::{Change, Who, changes_since};
+    match changes_since(page, reader, Who::Agent)
+        .await
+        .expect("the changes")
+    {
+        Change::Diff(text) => text,
+        Change::Whole(snapshot) => snapshot.text,
+        Change::Nothing => String::new(),
+    }
+}
+
+/// Issue 30, class 1 (SNAP-1, GES-1): what an accordion, a drawer and a menu reveal with
+/// an opening animation of about 300 ms (height from 0, a slide from off the page, a fade
+/// and scale in the overlay container) is in the click's own result, switches, radios,
+/// sliders (with their values) and selects with refs; and the revealed controls act.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-panels.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("Airplane"), "{}", snap.text);
+    assert!(!snap.text.contains("Dark mode"), "{}", snap.text);
+    let click = |r: String| {
+        let page = page.clone();
+        async move {
+            let el = act::element(&page, &r).await.unwrap();
+            act::click(&el, How::Click, &quick()).await.unwrap();
+        }
+    };
+    click(ref_of(&snap.text, "button \"Wireless\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    for needle in [
+        "switch \"Airplane mode\" [ref=",
+        "radio \"2.4 GHz\" [ref=",
+        "radio \"5 GHz\" [checked] [ref=",
+        "slider \"Transmit power\" [ref=",
+        "combobox \"Channel\" [ref=",
+        "combobox \"Security\" [ref=",
+    ] {
+        assert!(diff.contains(needle), "{needle} in:\n{diff}");
+    }
+    assert!(diff.contains(": 30"), "the slider's value:\n{diff}");
+
+    click(ref_of(&snap.text, "button \"Menu\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("switch \"Dark mode\" [ref="), "{diff}");
+    assert!(diff.contains("slider \"Brightness\" [ref="), "{diff}");
+    assert!(diff.contains("70"), "the slider's value:\n{diff}");
+    click(ref_of(&diff, "switch \"Dark mode\"")).await;
+    assert_eq!(lab.log().await, ["dark:true"]);
+
+    lab.eval("setDrawer(false)").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let snap = read(&page, &mut reader).await.unwrap();
+    click(ref_of(&snap.text, "button \"More\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("Factory reset"), "{diff}");
+    click(ref_of(&diff, "Factory reset")).await;
+    assert_eq!(lab.log().await, ["dark:true", "menu:Factory reset"]);
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30, class 2 (GES-9, SNAP-1): searchable selects as component libraries draw
+/// them (MUI Autocomplete, Quasar q-select with use-input, react-select; their lists in a
+/// portal at the end of body or right after the control). Opened by a click, the list's
+/// options are in the click's result with refs, and a click on one picks it; browser_select
+/// on the combobox picks by an option's label, opening the list and typing to filter it as
+/// a person does; an option it does not show is named with the ones it does.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_9_a_searchable_select_picks_by_label_and_by_its_options_refs() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-select.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("France"), "{}", snap.text);
+    let o = quick();
+    let country = ref_of(&snap.text, "combobox \"Country\"");
+    let el = act::element(&page, &country).await.unwrap();
+    act::click(&el, How::Click, &o).await.unwrap();
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("option \"France\" [ref="), "{diff}");
+    let spain = act::element(&page, &ref_of(&diff, "option \"Spain\""))
+        .await
+        .unwrap();
+    act::click(&spain, How::Click, &o).await.unwrap();
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(!diff.contains("+ - option"), "the list closed:\n{diff}");
+
+    let el = act::element(&page, &country).await.unwrap();
+    let (_, picked) = act::select(&el, &["France".to_owned()], &o).await.unwrap();
+    assert_eq!(picked, ["France"]);
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(
+        snap.text.contains("combobox \"Country\"") && !snap.text.contains("option \""),
+        "{}",
+        snap.text
+    );
+
+    let fruit = act::element(&page, &ref_of(&snap.text, "combobox \"Fruit\""))
+        .await
+        .unwrap();
+    let (_, picked) = act::select(&fruit, &["cherry".to_owned()], &o)
+        .await
+        .unwrap();
+    assert_eq!(picked, ["Cherry"]);
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("Cherry"), "the choice shows:\n{diff}");
+
+    let flavour = css(&page, "#react-select-3-input").await;
+    let (_, picked) = act::select(&flavour, &["Vanilla".to_owned()], &o)
+        .await
+        .unwrap();
+    assert_eq!(picked, ["Vanilla"]);
+    let err = act::select(&flavour, &["Mint".to_owned()], &o)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("No option matches “Mint”; the choices are: "),
+        "{err}"
+    );
+    assert_eq!(
+        lab.log().await,
+        [
+            "country:Spain",
+            "country:France",
+            "fruit:Cherry",
+            "flavour:Vanilla"
+        ]
+    );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30, class 3 (GES-1, SNAP-1): a link on a carousel's visible slide acts, and after
+/// the slide moves (a 300 ms transform) the next slide's link is in the result and acts;
+/// a `#` link whose view a hash router swaps with a fade (out, then in) shows the new view
+/// in its result; a tab inside the section a click just revealed acts.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_1_slides_hash_views_and_revealed_tabs_act_and_show() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-views.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("Shop packs"), "{}", snap.text);
+    let click = |r: String| {
+        let page = page.clone();
+        async move {
+            let el = act::element(&page, &r).await.unwrap();
+            act::click(&el, How::Click, &quick()).await.unwrap();
+        }
+    };
+    click(ref_of(&snap.text, "link \"Shop tents\"")).await;
+    click(ref_of(&snap.text, "button \"Next slide\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("+ - link \"Shop packs\""), "{diff}");
+    assert!(diff.contains("- - link \"Shop tents\""), "{diff}");
+    click(ref_of(&diff, "link \"Shop packs\"")).await;
+
+    click(ref_of(&snap.text, "link \"Orders\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("heading \"Orders\""), "the new view:\n{diff}");
+    click(ref_of(&diff, "button \"Order 1042\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("tab \"Shipping\" [ref="), "{diff}");
+    click(ref_of(&diff, "tab \"Shipping\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("Ships Tuesday"), "{diff}");
+    assert_eq!(
+        lab.log().await,
+        ["link:Shop tents", "link:Shop packs", "tab:Shipping"]
+    );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30, class 4 (SNAP-1): one element of each way a control gets its role and name
+/// (aria-label, aria-labelledby, title, words, an SVG icon's title, an icon alone, an
+/// image's alt, a label's for and wrapping, a placeholder, a select inside its label, an
+/// ARIA switch, slider and combobox, a box by cursor or by click listener, an SVG group,
+/// tabs) is the same role and name in the snapshot as in the acts' description.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_each_way_of_naming_is_one_name_for_snapshot_and_acts() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-names.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let mut seen = Vec::new();
+    for line in snap.text.lines().filter(|l| l.contains("[ref=")) {
+        let body = line.trim_start().trim_start_matches("- ");
+        let role = body.split([' ', ':']).next().unwrap();
+        let name = body
+            .split('"')
+            .nth(1)
+            .filter(|_| body[role.len()..].starts_with(" \""))
+            .unwrap_or("");
+        let el = act::element(&page, &ref_of(line, "[ref=")).await.unwrap();
+        let acts = act::describe_element(&el).await.unwrap();
+        assert_eq!(
+            (acts.role.as_str(), acts.name.as_str()),
+            (role, name),
+            "{line}"
+        );
+        seen.push(format!("{role} {name}"));
+    }
+    for expected in [
+        "button Close dialog",
+        "button Save draft",
+        "button Print",
+        "button Send",
+        "button Delete",
+        "button ",
+        "link Docs",
+        "link Home page",
+        "textbox Email",
+        "textbox Nickname",
+        "searchbox Search products",
+        "textbox Coupon",
+        "textbox Notes",
+        "combobox Security",
+        "checkbox I agree to the terms",
+        "link terms",
+        "spinbutton Quantity",
+        "switch Dark mode",
+        "slider Volume",
+        "combobox Channel",
+        "generic Open report",
+        "generic Archive all",
+        "generic Start",
+        "tab Items",
+        "tab Shipping",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == expected),
+            "{expected} in {seen:#?}\n{}",
+            snap.text
+        );
+    }
+    lab.browser.shutdown().await;
+}

@@ -62,9 +62,23 @@ pub(crate) const SELECT: &str = script::body(include_str!("js/select.js"));
 /// words or `data-value`, as elements (an array).
 pub(crate) const LISTBOX_OPTIONS: &str = script::body(include_str!("js/listbox_options.js"));
 
+/// Called on a combobox with `values` and `words`: the options it opened matching the
+/// values (an array of elements or nulls), or with `words` the words of those it shows
+/// (issue 30: searchable selects, their list often in a portal at the end of body).
+pub(crate) const POPUP_OPTIONS: &str = script::body(include_str!("js/popup_options.js"));
+
+/// Called on an element that is not a `<select>` or a list box: whether it opens a list
+/// of options (a combobox, or a box that says it pops up a list box).
+pub(crate) const OPENS_LIST: &str = script::body(include_str!("js/opens_list.js"));
+
 /// Called on an element: scrolls the nearest ancestor (or itself) that scrolls on the axis
 /// by most of its size. `{scrolled: false}` when none does.
 pub(crate) const SCROLL_PANEL: &str = script::body(include_str!("js/scroll_panel.js"));
+
+/// Called with how long ago the act began and a bound (ms): a promise that ends when the
+/// CSS transitions and animations the act started, and that end on their own, have ended
+/// (issue 30: a panel's opening slide), at most the bound.
+pub(crate) const ANIMATIONS: &str = script::body(include_str!("js/animations.js"));
 
 /// Called on a field: focuses it, and says whether it now holds the focus.
 pub(crate) const FOCUS: &str = script::body(include_str!("js/focus.js"));
@@ -108,6 +122,9 @@ mod tests {
             SELECT,
             LISTBOX_OPTIONS,
             SCROLL_PANEL,
+            ANIMATIONS,
+            POPUP_OPTIONS,
+            OPENS_LIST,
             FOCUS,
             HAS_FOCUS,
         ];

@@ -326,12 +326,51 @@ pub(super) async fn settled<F>(
 where
     F: Future<Output = Result<(), ActError>>,
 {
+    // On the heap: with the wait for animations, an act's future held inline grew past
+    // the stack of a debug build's test thread (every tool's future holds one).
+    Box::pin(settled_inner(page, options, act)).await
+}
+
+async fn settled_inner<F>(page: &Session, options: &ActOptions, act: F) -> Result<Done, ActError>
+where
+    F: Future<Output = Result<(), ActError>>,
+{
+    let began = Instant::now();
     let settle = Settle::begin(page).await;
     let through_dialog = through_dialogs(page, act).await?;
-    let settled = settle.finish(options.settle).await;
+    let mut settled = settle.finish(options.settle).await;
+    settled.waited += animations_ended(page, began).await;
     Ok(Done {
         settled,
         through_dialog,
         at: None,
     })
+}
+
+/// The most an act waits for the transitions it started (a panel's opening slide, a
+/// menu's fade; component libraries use 200 to 400 ms).
+const ANIMATIONS_WITHIN: Duration = Duration::from_millis(1000);
+
+/// Waits until the CSS transitions and animations the act started, and that end on their
+/// own, have ended, bounded (issue 30): a panel that slides or grows open is read once
+/// open, not while its controls are still off the page or clipped. Skipped while a dialog
+/// holds the page; a page that cannot answer costs nothing more. Gives the time it took.
+async fn animations_ended(page: &Session, began: Instant) -> Duration {
+    if not_frozen(page).is_err() {
+        return Duration::ZERO;
+    }
+    let start = Instant::now();
+    let since = began.elapsed().as_millis();
+    let expression = format!(
+        "({})({since}, {})",
+        js::ANIMATIONS,
+        ANIMATIONS_WITHIN.as_millis()
+    );
+    let Ok(frame) = crate::page::world::Frame::top(page).await else {
+        return Duration::ZERO;
+    };
+    let _ = frame
+        .evaluate_awaiting(&expression, ANIMATIONS_WITHIN + Duration::from_millis(500))
+        .await;
+    start.elapsed()
 }

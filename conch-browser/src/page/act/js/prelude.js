@@ -6,6 +6,15 @@
 // (for a frame element, whether its document is closed to this world).
 const __text = (s) => (s || '').replace(/\s+/g, ' ').trim();
 const __attr = (el, n) => (el.getAttribute && el.getAttribute(n)) || '';
+// Whether the snapshot lists el as a control only by script (roles.js's byScript, or
+// the walk's click listeners, snapshot.js).
+const __scripted = (el, own) => {
+  if (own === 'clickable') return true;
+  if (own || el.nodeType !== 1) return false;
+  const up = el.parentElement;
+  if (byScript(el, cursorOf(el), up ? cursorOf(up) : '')) return true;
+  try { return !!(globalThis.__conch && globalThis.__conch.heard && globalThis.__conch.heard(el)); } catch (e) { return false; }
+};
 const describe = (el) => {
   const tag = el.localName || '';
   const type = __attr(el, 'type').toLowerCase();
@@ -15,7 +24,13 @@ const describe = (el) => {
   const role = (own && own !== 'clickable') ? own : (EXTRA[tag] || (el.isContentEditable ? 'textbox' : 'generic'));
   let label = '';
   if (el.labels && el.labels.length) label = __text(Array.from(el.labels).map(l => l.innerText).join(' '));
-  let name = nameOf(el, tag, own || role);
+  let name;
+  if (role === 'generic' && __scripted(el, own)) {
+    // A control only by script (a hand cursor, its own click listener) is named as the
+    // snapshot names it: by its words, or, around other controls, by its label only.
+    textOf(el);
+    name = actionableInside ? norm(__attr(el, 'aria-label') || __attr(el, 'title')) : nameOf(el, tag, 'clickable');
+  } else name = nameOf(el, tag, own || role);
   if (!name && (role === 'dialog' || role === 'alertdialog')) {
     const h = el.querySelector('h1,h2,h3,h4,h5,h6,legend');
     if (h) name = __text(h.innerText);
@@ -59,12 +74,22 @@ const reachable = (el) => {
       const b = n.getBoundingClientRect();
       if (collapsedAway(cs, b)) return false;
       if (scrollsPanel(cs)) { reach = panelReach(n, b); panel = n; break; }
+      // Wholly outside a box that clips it (a carousel's other slides), unless hung by
+      // position: absolute from outside that box.
+      if (clipsBox(cs) && outsideOf(r, clipReach(n, cs, b, pageReach(doc)))) {
+        const hung = Array.from(ancestorsTo(el, n)).some((a) => view.getComputedStyle(a).position === 'absolute' && !n.contains(a.offsetParent));
+        if (!hung) return false;
+      }
     }
     if (cs.position === 'fixed') { reach = viewportReach(view); break; }
   }
   if (outsideOf(r, reach)) return false;
   return panel ? reachable(panel) : true;
 };
+// el and its ancestors below `top`.
+function* ancestorsTo(el, top) {
+  for (let a = el; a && a !== top; a = a.parentElement) yield a;
+}
 const revealer = (el) => {
   // What opens the closed thing el is inside: a closed <details>' summary, a control
   // whose aria-controls names a box around it (a collapsed one first), or the collapsed
