@@ -267,7 +267,10 @@
       // is where things are dropped: both need a ref for a drag.
       const draggable = el.getAttribute('draggable') === 'true';
       const namedContainer = (el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) && DROP_TARGETS.has(role);
-      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer || scripted) {
+      // A header cell the page says sorts (AG Grid: tabindex -1, the click heard by the
+      // grid's root) is clicked to sort.
+      const sorts = role === 'columnheader' && el.hasAttribute('aria-sort');
+      if (ACTIONABLE.has(role) || (el.hasAttribute('tabindex') && el.tabIndex >= 0) || el.hasAttribute('onclick') || draggable || namedContainer || scripted || sorts) {
         line += ' [ref=e' + refOf(el) + ']';
         // A control the page gave no name gets a hint, marked as one (issue 30).
         if (!name && !namedContainer && !((FROM_CONTENT.has(role) || role === 'clickable') && inside) && !textOf(el)) { const h = hintOf(el); if (h) line += ' (hint: ' + h + ')'; }

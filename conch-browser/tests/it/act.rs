@@ -1858,6 +1858,23 @@ async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
     lab.browser.shutdown().await;
 }
 
+/// A grid's header cell that the page says sorts (`aria-sort`), drawn as AG Grid does (a
+/// div with tabindex -1, the click heard by the grid's root), gets a ref, and clicking it
+/// sorts (issue 30: the agent could not sort an AG Grid table).
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_1_a_sortable_grid_header_has_a_ref_and_sorts() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("sortable-grid.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let header = ref_of(&snap.text, "columnheader \"Population\"");
+    let el = act::element(&page, &header).await.unwrap();
+    act::click(&el, How::Click, &quick()).await.unwrap();
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("First row: Lagos"), "{diff}");
+}
+
 /// Issue 30, class 2 (GES-9, SNAP-1): searchable selects as component libraries draw
 /// them (MUI Autocomplete, Quasar q-select with use-input, react-select; their lists in a
 /// portal at the end of body or right after the control). Opened by a click, the list's
