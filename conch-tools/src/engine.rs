@@ -52,7 +52,7 @@ pub(crate) struct TargetFacts {
     /// Whether it is an editable text field.
     pub(crate) editable: bool,
     /// Where it stands, for judging a commit (issue 30).
-    pub(crate) commit: Commit,
+    pub(crate) commit: Box<Commit>,
 }
 
 impl TargetFacts {

@@ -142,8 +142,8 @@ pub struct Under {
     /// Whether the secrets rule calls it secret.
     pub secret: bool,
     /// Where it stands, for judging a commit (issue 30): its `href`, form, dialog and the
-    /// text near it.
-    pub commit: Commit,
+    /// text near it. Boxed, as a description is held across many awaits.
+    pub commit: Box<Commit>,
 }
 
 /// What a click at a point did.

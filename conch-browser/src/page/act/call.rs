@@ -30,8 +30,9 @@ pub(crate) struct Desc {
     pub(crate) cross_frame: bool,
     /// The address of the element's own document ([`DESCRIBE`](super::js::DESCRIBE) only).
     pub(crate) document: String,
-    /// Where it stands, for judging a commit ([`DESCRIBE`](super::js::DESCRIBE) only).
-    pub(crate) commit: Commit,
+    /// Where it stands, for judging a commit ([`DESCRIBE`](super::js::DESCRIBE) only);
+    /// boxed, as descriptions are held across many awaits.
+    pub(crate) commit: Box<Commit>,
 }
 
 /// Where a control stands, as [`DESCRIBE`](super::js::DESCRIBE) reads it (issue 30).
