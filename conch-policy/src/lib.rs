@@ -14,7 +14,8 @@
 //!   [`NetSettings`] with its [`Gateway`] and [`AllowedHost`] entries (NET-*).
 //! - Permissions: [`decide`] over [`PermitFacts`] ([`Mode`], [`ActKind`], what the person
 //!   already allowed), and [`carries`] (PERM-*, BE-12).
-//! - High stakes: [`StakesWords`], [`significant_word`], [`asks_high_stakes`] (HS-*).
+//! - High stakes: [`StakesWords`], [`significant_word`], [`asks_high_stakes`], and the act
+//!   that commits: [`commits`], [`StakesWords::on_commit`], [`CommitContext`] (HS-*).
 //! - Secrets: [`classify_field`] over [`FieldFacts`], [`key_verdict_on_secret`] for a
 //!   [`Chord`], [`typing_verdict`] (SEC-*).
 //! - Uploads: [`check_upload`] over [`FileFacts`] and [`UploadPlaces`] (UP-*).
@@ -86,7 +87,10 @@ pub use secrets::{
     typing_verdict,
 };
 pub use site::Site;
-pub use stakes::{LONG_LINK_WORDS, Significant, StakesWords, asks_high_stakes, significant_word};
+pub use stakes::{
+    CommitContext, CommitStakes, Control, LONG_LINK_WORDS, Significant, StakesWords,
+    asks_high_stakes, commits, declines, significant_word,
+};
 pub use tabs::{MAX_TABS, TabUse, may_open_tab, tab_to_close_for_popup};
 pub use upload::{
     FileFacts, FileOrigin, MAX_FILES, MAX_TOTAL_BYTES, UploadItem, UploadPlaces, check_file,

@@ -25,6 +25,23 @@
 //! "Delete filter", "Send feedback". The corpus tests/fixtures/stakes.txt lists both kinds
 //! and the README's table names the accepted ones.
 //!
+//! ## The act that commits (issue 30)
+//!
+//! Words are judged at the act that commits ([`commits`], [`StakesWords::on_commit`]): a
+//! click, Enter or Space on a button-like control (a button, a submit or image input, a
+//! menu item, a clickable element of no other role, a link that navigates nowhere: no
+//! `href`, `#` or `javascript:`), or a form's submission. Following a link with a real
+//! address (a GET navigation, even one named "Delete" that leads to a confirmation page),
+//! choosing an option, checking a radio and typing in a field are not commits and never
+//! ask, whatever their words. A checkbox whose own words are significant still asks
+//! (HS-7); its context does not count.
+//!
+//! A commit is judged by its own words and then by its context ([`CommitContext`]): its
+//! form's legend or name, its dialog's name, and a confirmation sentence near it ("Are
+//! you sure you want to delete …?"). So "Yes, I'm sure", "OK" or "Continue" asks when its
+//! dialog or form names a significant act, while a control that declines ("Cancel", "No,
+//! take me back", "Close", "Keep") never asks for its context ([`declines`]).
+//!
 //! Not built in: other languages, and words such as "purchase", "subscribe" or "remove";
 //! the embedder adds them with [`StakesWords::with_extra`].
 
@@ -230,6 +247,213 @@ fn names_a_thing(tokens: &[String], at: usize) -> bool {
     });
     let owned = at >= 1 && is(at - 1, POSSESSIVES) && !(at >= 2 && is(at - 2, PLACING));
     in_compound || owned
+}
+
+/// The facts of a control that say whether acting on it commits (issue 30).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Control<'a> {
+    /// Its ARIA role (`button`, `link`, `generic` for a clickable element of no role).
+    pub role: &'a str,
+    /// Its tag, lowercase.
+    pub tag: &'a str,
+    /// Its `type` attribute, for an input or a button.
+    pub input_type: &'a str,
+    /// Its `href` attribute as written, for a link; `None` when it has none.
+    pub href: Option<&'a str>,
+    /// Whether it is an editable text field.
+    pub editable: bool,
+}
+
+/// Roles whose activation chooses, ticks, opens or types rather than commits.
+const CHOOSING: &[&str] = &[
+    "option",
+    "radio",
+    "menuitemradio",
+    "checkbox",
+    "menuitemcheckbox",
+    "switch",
+    "tab",
+    "treeitem",
+    "textbox",
+    "searchbox",
+    "combobox",
+    "listbox",
+    "slider",
+    "spinbutton",
+    "gridcell",
+];
+
+/// Roles that keep their own words' weight though they do not commit (HS-7).
+const TICKING: &[&str] = &["checkbox", "menuitemcheckbox", "switch"];
+
+/// Whether a click, Enter or Space on `control` commits (issue 30): a button-like control
+/// or a form's submission does; a link with a real address (same document or not), an
+/// option, a radio, a checkbox, a tab or a field does not.
+pub fn commits(control: &Control<'_>) -> bool {
+    let role = control.role.to_ascii_lowercase();
+    if control.editable || CHOOSING.contains(&role.as_str()) {
+        return false;
+    }
+    if control.tag == "select" || control.tag == "option" || control.tag == "textarea" {
+        return false;
+    }
+    if control.tag == "input" {
+        let kind = control.input_type.to_ascii_lowercase();
+        if matches!(
+            kind.as_str(),
+            "radio" | "checkbox" | "file" | "range" | "color"
+        ) {
+            return false;
+        }
+    }
+    if role == "link" || control.tag == "a" || control.tag == "area" {
+        return !navigates(control.href);
+    }
+    true
+}
+
+/// Whether a link's `href` leads somewhere: anything but none, empty, a bare `#` and
+/// `javascript:`.
+fn navigates(href: Option<&str>) -> bool {
+    let Some(href) = href else { return false };
+    let href: String = href.chars().filter(|c| !c.is_whitespace()).collect();
+    let lower = href.to_ascii_lowercase();
+    !(lower.is_empty() || lower == "#" || lower.starts_with("javascript:"))
+}
+
+/// Where a commit stands, as the element description reads it (issue 30).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitContext {
+    /// Its form's legend, accessible name and headings.
+    pub form: String,
+    /// The accessible name (or heading) of the dialog it is in.
+    pub dialog: String,
+    /// Text near it that may ask a question: its dialog's or form's own text (other
+    /// controls' words left out), or the page's main heading and text before its form.
+    pub text: String,
+}
+
+/// Why a commit is high stakes: the significant word, and the context phrase that named
+/// it when the control's own words did not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommitStakes {
+    /// The significant word found.
+    pub significant: Significant,
+    /// The phrase of the context that names the act ("Delete project?"), when the
+    /// control's own words are harmless ("Yes").
+    pub context: Option<String>,
+}
+
+/// Words with which a control declines: "Cancel", "No, take me back", "Close", "Keep".
+const DECLINING: &[&str] = &[
+    "cancel", "no", "close", "keep", "dismiss", "abort", "nope", "back", "undo",
+];
+
+/// Phrases with which a control declines.
+const DECLINING_PHRASES: &[&[&str]] = &[
+    &["not", "now"],
+    &["go", "back"],
+    &["take", "me", "back"],
+    &["never", "mind"],
+    &["don", "t"],
+    &["do", "not"],
+];
+
+/// Whether a control's own words decline the act its context names ("Cancel", "No, take
+/// me back", "Close", "Keep it"): such a control never asks for its context.
+pub fn declines(words: &str) -> bool {
+    let tokens = crate::words::words(words);
+    tokens
+        .first()
+        .is_some_and(|first| DECLINING.contains(&first.as_str()))
+        || DECLINING_PHRASES
+            .iter()
+            .any(|phrase| tokens.len() <= 4 && has_phrase(&tokens, phrase))
+}
+
+/// Words that make a sentence a confirmation even without a question mark.
+const CONFIRMING: &[&[&str]] = &[
+    &["are", "you", "sure"],
+    &["undone"],
+    &["permanently"],
+    &["irreversible"],
+    &["confirm"],
+];
+
+/// The sentences of `text` that ask to confirm something: a question, or one that says
+/// "are you sure", "cannot be undone", "permanently", "irreversible" or "confirm".
+fn confirmations(text: &str) -> impl Iterator<Item = &str> {
+    text.split_inclusive(['.', '?', '!', '\n'])
+        .map(str::trim)
+        .filter(|sentence| {
+            let tokens = words(sentence);
+            !tokens.is_empty()
+                && (sentence.ends_with('?')
+                    || CONFIRMING.iter().any(|phrase| has_phrase(&tokens, phrase)))
+        })
+}
+
+/// Whether `tokens` hold the words of `phrase` in a row.
+fn has_phrase(tokens: &[String], phrase: &[&str]) -> bool {
+    tokens
+        .windows(phrase.len())
+        .any(|window| window.iter().zip(phrase).all(|(t, p)| t == p))
+}
+
+impl StakesWords {
+    /// Whether acting on `control`, whose own words are `words`, in `context` is high
+    /// stakes (issue 30, HS-1, HS-7): only a commit is, by its own words or, when they do
+    /// not decline, by its form's or dialog's name or a confirmation sentence near it. A
+    /// checkbox is judged by its own words alone; a link with a real address, an option,
+    /// a radio and a field never are.
+    pub fn on_commit(
+        &self,
+        control: &Control<'_>,
+        words: &str,
+        context: &CommitContext,
+    ) -> Option<CommitStakes> {
+        let own = |words: &str| {
+            self.on_control(control.role, words)
+                .map(|significant| CommitStakes {
+                    significant,
+                    context: None,
+                })
+        };
+        if !commits(control) {
+            let role = control.role.to_ascii_lowercase();
+            let ticks = TICKING.contains(&role.as_str())
+                || (control.tag == "input" && control.input_type.eq_ignore_ascii_case("checkbox"));
+            return if ticks { own(words) } else { None };
+        }
+        if let Some(found) = own(words) {
+            return Some(found);
+        }
+        if declines(words) {
+            return None;
+        }
+        self.in_context(context)
+    }
+
+    /// Whether `context` names a significant act: its form's or dialog's name read as a
+    /// control's words, or a confirmation sentence of its text read as a page's question.
+    pub fn in_context(&self, context: &CommitContext) -> Option<CommitStakes> {
+        for name in [&context.dialog, &context.form] {
+            let name = name.trim();
+            if let Some(significant) = self.significant(name) {
+                return Some(CommitStakes {
+                    significant,
+                    context: Some(name.to_owned()),
+                });
+            }
+        }
+        confirmations(&context.text).find_map(|sentence| {
+            self.find(&words(sentence), Reading::Sentence)
+                .map(|significant| CommitStakes {
+                    significant,
+                    context: Some(sentence.to_owned()),
+                })
+        })
+    }
 }
 
 /// The first built-in word in a control's words that names a significant act, if any.

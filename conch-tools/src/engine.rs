@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use conch_browser::Conversation;
-use conch_browser::page::act::{self, ActError, ActOptions, PointHow, Under};
+use conch_browser::page::act::{self, ActError, ActOptions, Commit, PointHow, Under};
 use conch_browser::page::dialog::{self, DialogHook, DialogWatch, StepGuard};
 use conch_browser::page::script::body;
 use conch_browser::page::settle::{Settle, SettleOptions};
@@ -49,6 +49,10 @@ pub(crate) struct TargetFacts {
     pub(crate) tag: String,
     /// The address of the document that holds it (a frame's, inside a frame).
     pub(crate) document_url: Option<String>,
+    /// Whether it is an editable text field.
+    pub(crate) editable: bool,
+    /// Where it stands, for judging a commit (issue 30).
+    pub(crate) commit: Box<Commit>,
 }
 
 impl TargetFacts {
@@ -67,6 +71,8 @@ impl TargetFacts {
             role: under.role,
             tag: under.tag,
             document_url: None,
+            editable: under.editable,
+            commit: under.commit,
         }
     }
 
@@ -367,6 +373,15 @@ pub(crate) async fn target(
     let mut facts = TargetFacts::of(under);
     facts.document_url = document;
     Ok((element, facts))
+}
+
+/// Marks the dialogs open now on the active tab, so the next act can tell a confirmation
+/// opened since (issue 30). A page that can't be marked leaves nothing covered.
+pub(crate) async fn mark_open_dialogs(conv: &Conversation) -> bool {
+    match conv.page().await {
+        Ok(page) => act::mark_open_dialogs(&page).await.is_ok(),
+        Err(_) => false,
+    }
 }
 
 /// A PNG of the view around `element` for the question card (PERM-13, HS-2), or `None`

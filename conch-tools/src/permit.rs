@@ -100,7 +100,8 @@ impl Consent {
             .remove(site);
     }
 
-    fn vouched(&self) -> bool {
+    /// Whether the person vouched for a significant act in this call (DLG-7).
+    pub(crate) fn vouched(&self) -> bool {
         self.vouched.load(Ordering::SeqCst)
     }
 

@@ -58,6 +58,21 @@ pub(crate) struct ChatState {
     pub(crate) client: StdMutex<Option<String>>,
     /// The title of its first page with one, for the panel's list (issue 28).
     pub(crate) first_title: StdMutex<Option<String>>,
+    /// The commit the person just said Yes to, whose page's own confirmation in the next
+    /// act is covered by that Yes (issue 30).
+    pub(crate) followup: StdMutex<Option<Followup>>,
+}
+
+/// A commit the person said Yes to (issue 30): on which tab, and the significant word it
+/// was asked for. The next act in the conversation takes it: a commit in a dialog that
+/// opened after it, on the same tab, for the same word, is covered; any other act just
+/// ends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Followup {
+    /// The tab it was done on.
+    pub(crate) tab: String,
+    /// The stem it was asked for (`delete`).
+    pub(crate) stem: String,
 }
 
 /// What a download watch was set on: its browser's launch count and the browser context.

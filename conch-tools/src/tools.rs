@@ -95,6 +95,7 @@ impl Tools {
                     downloads: tokio::sync::Mutex::new(None),
                     client: StdMutex::new(None),
                     first_title: StdMutex::new(None),
+                    followup: StdMutex::new(None),
                 })
             }))
         };

@@ -37,8 +37,8 @@ use conch_policy::FieldFacts;
 use super::Element;
 use super::settle::{SettleOptions, Settled};
 
+pub use call::{Commit, PAGE_SCRIPT_TIMEOUT, describe_element, describe_element_in_document};
 pub(crate) use call::{Desc, call_on, call_on_handle, describe};
-pub use call::{PAGE_SCRIPT_TIMEOUT, describe_element, describe_element_in_document};
 pub use choose::select;
 pub use error::ActError;
 pub(crate) use js::with_prelude;
@@ -141,6 +141,9 @@ pub struct Under {
     pub field: Option<FieldFacts>,
     /// Whether the secrets rule calls it secret.
     pub secret: bool,
+    /// Where it stands, for judging a commit (issue 30): its `href`, form, dialog and the
+    /// text near it. Boxed, as a description is held across many awaits.
+    pub commit: Box<Commit>,
 }
 
 /// What a click at a point did.
@@ -152,6 +155,18 @@ pub struct PointDone {
     pub under: Under,
     /// Whether `text` was typed.
     pub typed: bool,
+}
+
+/// Marks the dialogs open now on `page`'s top frame, so that a later description of a
+/// control in a dialog opened since says so ([`Commit::dialog_fresh`], issue 30): the
+/// follow-up confirmation an approved act opens is told from one already there.
+///
+/// # Errors
+/// A DevTools failure, or the page's script time running out.
+pub async fn mark_open_dialogs(page: &Session) -> Result<(), super::PageError> {
+    super::evaluate_in_world(page, js::MARK_DIALOGS)
+        .await
+        .map(|_| ())
 }
 
 /// The centre of `el` in its page's viewport (CSS pixels), for the live view's cursor

@@ -1,6 +1,8 @@
 //! High stakes (HS-1, HS-6, AMB-12).
 
-use conch_policy::{StakesWords, asks_high_stakes, significant_word};
+use conch_policy::{
+    CommitContext, Control, StakesWords, asks_high_stakes, commits, declines, significant_word,
+};
 use proptest::prelude::*;
 
 use crate::corpus::table;
@@ -130,4 +132,208 @@ proptest! {
         prop_assert!(significant_word(&text).is_none(), "{}", text);
         prop_assert!(asks_high_stakes(&text), "{}", text);
     }
+}
+
+fn control<'a>(
+    role: &'a str,
+    tag: &'a str,
+    input_type: &'a str,
+    href: Option<&'a str>,
+) -> Control<'a> {
+    Control {
+        role,
+        tag,
+        input_type,
+        href,
+        editable: false,
+    }
+}
+
+/// Issue 30: which acts commit. A button, a submit input, a menu item, a clickable element
+/// of no role and a link that navigates nowhere do; a link with a real address (same
+/// document or not), an option, a radio, a checkbox, a select and a field do not.
+#[test]
+fn hs_1_only_an_act_that_commits_is_judged() {
+    let commit = [
+        control("button", "button", "submit", None),
+        control("button", "input", "submit", None),
+        control("button", "input", "image", None),
+        control("menuitem", "li", "", None),
+        control("generic", "div", "", None),
+        control("link", "a", "", None),
+        control("link", "a", "", Some("#")),
+        control("link", "a", "", Some(" javascript:void(0)")),
+        control("form", "form", "", None),
+    ];
+    for c in commit {
+        assert!(commits(&c), "{c:?}");
+    }
+    let not = [
+        control("link", "a", "", Some("/admin/post/1/delete/")),
+        control("link", "a", "", Some("#orders")),
+        control("link", "a", "", Some("https://example.com/send")),
+        control("option", "li", "", None),
+        control("option", "option", "", None),
+        control("radio", "input", "radio", None),
+        control("checkbox", "input", "checkbox", None),
+        control("combobox", "select", "", None),
+        control("tab", "button", "", None),
+        Control {
+            editable: true,
+            ..control("textbox", "input", "text", None)
+        },
+    ];
+    for c in not {
+        assert!(!commits(&c), "{c:?}");
+    }
+}
+
+/// Issue 30: a link named "Delete" that leads to a confirmation page, an option "Delete"
+/// and a field labelled "Post title" never ask; a checkbox with significant words still
+/// does (HS-7), and a radio does not.
+#[test]
+fn hs_1_a_link_an_option_or_a_field_never_asks_by_its_words() {
+    let words = StakesWords::default();
+    let none = CommitContext::default();
+    let delete_link = control("link", "a", "", Some("/admin/post/1/delete/"));
+    assert_eq!(words.on_commit(&delete_link, "Delete", &none), None);
+    assert_eq!(
+        words.on_commit(&control("option", "option", "", None), "Delete", &none),
+        None
+    );
+    let field = Control {
+        editable: true,
+        ..control("textbox", "input", "text", None)
+    };
+    assert_eq!(
+        words.on_commit(&field, "Post title please delete", &none),
+        None
+    );
+    assert_eq!(
+        words.on_commit(
+            &control("radio", "input", "radio", None),
+            "Send by post",
+            &none
+        ),
+        None
+    );
+    let tick = words.on_commit(
+        &control("checkbox", "input", "checkbox", None),
+        "Transfer my balance",
+        &CommitContext::default(),
+    );
+    assert_eq!(
+        tick.map(|t| t.significant.stem),
+        Some("transfer".to_owned())
+    );
+    // The same link with no address is a button in all but name: it asks.
+    let fake = control("link", "a", "", Some("#"));
+    assert!(words.on_commit(&fake, "Delete", &none).is_some());
+}
+
+/// Issue 30 (the attacker's side): a commit whose own words are harmless asks when its
+/// form, its dialog or a confirmation sentence near it names a significant act; one that
+/// declines never asks for its context.
+#[test]
+fn hs_1_a_harmless_commit_is_judged_by_its_context() {
+    let words = StakesWords::default();
+    let button = control("button", "button", "submit", None);
+    let cases = [
+        (
+            "Continue",
+            CommitContext {
+                form: "Send payment".into(),
+                ..CommitContext::default()
+            },
+            Some("send"),
+        ),
+        (
+            "OK",
+            CommitContext {
+                dialog: "Publish to everyone".into(),
+                ..CommitContext::default()
+            },
+            Some("publish"),
+        ),
+        (
+            "Yes",
+            CommitContext {
+                dialog: "Delete project?".into(),
+                text: "Delete project? This can't be undone.".into(),
+                ..CommitContext::default()
+            },
+            Some("delete"),
+        ),
+        (
+            "Yes, I'm sure",
+            CommitContext {
+                text: "Are you sure? Are you sure you want to delete the post \"Hello\"? All of the following related items will be deleted:".into(),
+                ..CommitContext::default()
+            },
+            Some("delete"),
+        ),
+        (
+            "Confirm",
+            CommitContext {
+                text: "Your balance will be transferred permanently.".into(),
+                ..CommitContext::default()
+            },
+            Some("transfer"),
+        ),
+        // A statement that asks nothing is no confirmation: "Go" on a page that lists
+        // posts, and a form named after the posts it searches.
+        (
+            "Go",
+            CommitContext {
+                form: "Search posts".into(),
+                text: "Posts sent last week are listed below.".into(),
+                ..CommitContext::default()
+            },
+            None,
+        ),
+        (
+            "Save",
+            CommitContext {
+                form: "Order details".into(),
+                ..CommitContext::default()
+            },
+            None,
+        ),
+    ];
+    for (own, context, stem) in cases {
+        let found = words.on_commit(&button, own, &context);
+        assert_eq!(
+            found.as_ref().map(|f| f.significant.stem.as_str()),
+            stem,
+            "{own} in {context:?}"
+        );
+        if let Some(found) = found {
+            assert!(found.context.is_some(), "{found:?}");
+        }
+    }
+    let delete = CommitContext {
+        dialog: "Delete project?".into(),
+        text: "Are you sure you want to delete it?".into(),
+        ..CommitContext::default()
+    };
+    for own in [
+        "Cancel",
+        "No, take me back",
+        "Close",
+        "Keep",
+        "Keep it",
+        "Not now",
+        "Go back",
+    ] {
+        assert!(declines(own), "{own}");
+        assert_eq!(words.on_commit(&button, own, &delete), None, "{own}");
+    }
+    for own in ["Yes", "OK", "Continue", "Yes, I'm sure", "Noted"] {
+        assert!(!declines(own), "{own}");
+    }
+    // The control's own words come first, with no context named.
+    let own = words
+        .on_commit(&button, "Delete", &delete)
+        .expect("own words");
+    assert_eq!(own.context, None);
 }

@@ -1,6 +1,7 @@
 //! browser_form: one permit for the whole form, then each field; a field that can't be
 //! filled is skipped and named (FORM-3, FORM-4, FORM-5, HS-7). A box ticked by the form
-//! is judged by its words like a click on it. Secret fields are filled last, from the
+//! is judged by its words like a click on it; a radio chooses and is never judged
+//! (issue 30). Secret fields are filled last, from the
 //! person's vault as browser_type fills them ([`vault`]: the saved password, or a new
 //! strong one on a sign-up form), never with the agent's value; with nothing in the
 //! vault they are skipped and named.
@@ -28,7 +29,7 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
             && (target.role == "checkbox" || target.role == "radio")
             && is_ticked(&field.value)
         {
-            facts.significant_words = turn.significant(&target.role, &target.words);
+            facts.significant_words = turn.judge(target, &target.words);
         }
         targets.push(resolved);
     }

@@ -1,6 +1,8 @@
 //! browser_press: a key or chord, on an element or the focused one. Enter in a form's
 //! field is judged by the button that would submit the form, and the card shows that
-//! button (issue 11, HS-8, HS-2).
+//! button (issue 11, HS-8, HS-2). A press is judged only when it commits (issue 30): keys
+//! in a field are never judged by the field's own words, and Enter on a link with an
+//! address follows it.
 
 use conch_policy::Chord;
 
@@ -38,7 +40,14 @@ pub(crate) async fn run(
         && facts.significant_words.is_none()
         && let Some((button, submitter)) = engine::submitter(conv, element.as_ref()).await?
     {
-        facts.significant_words = turn.significant(&submitter.role, &submitter.words);
+        // A form that stands in for a button of its own is judged by its context alone:
+        // its own text holds every field's and option's words (issue 30).
+        let words = if submitter.tag == "form" {
+            ""
+        } else {
+            submitter.words.as_str()
+        };
+        facts.significant_words = turn.judge(&submitter, words);
         if facts.significant_words.is_some() {
             shown = button;
         }

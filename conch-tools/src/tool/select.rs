@@ -1,4 +1,5 @@
-//! browser_select: picks options of a list by label or value.
+//! browser_select: picks options of a list by label or value. Choosing is not a commit,
+//! so an option's words ("Delete") never ask (issue 30).
 
 use crate::engine::{self, Settling};
 use crate::error::ToolError;

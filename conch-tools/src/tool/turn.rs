@@ -15,8 +15,8 @@ use conch_browser::page::download::{
 };
 use conch_browser::{Browser, Conversation, Home};
 use conch_policy::{
-    ActKind, BrowserKind, Mode, NavigationBy, PermitFacts, Site, Size, Verdict, classify_field,
-    navigation_verdict, verdict_for_url,
+    ActKind, BrowserKind, CommitContext, Control, Mode, NavigationBy, PermitFacts, Site, Size,
+    Verdict, classify_field, navigation_verdict, verdict_for_url,
 };
 use url::Url;
 
@@ -25,7 +25,7 @@ use crate::engine::{self, Pages, TargetFacts};
 use crate::error::ToolError;
 use crate::permit::{Act, ConfirmHook, DownloadAsk, Gate, permit};
 use crate::result::Reply;
-use crate::state::{ChatState, Inner, lock};
+use crate::state::{ChatState, Followup, Inner, lock};
 
 /// One call of one tool in one conversation.
 #[derive(Debug)]
@@ -38,6 +38,17 @@ pub(crate) struct Turn<'a> {
     tool: &'static str,
     /// What the call does (TOOL-5).
     act: ActKind,
+    /// The commit this call's act was judged significant for, if any (issue 30).
+    pending: std::sync::Mutex<Option<Pending>>,
+}
+
+/// A commit judged significant in this call, for the one question per act (issue 30).
+#[derive(Debug, Clone)]
+struct Pending {
+    /// The stem it is significant for.
+    stem: String,
+    /// Whether it is in a dialog that opened after the dialogs were last marked.
+    fresh_dialog: bool,
 }
 
 impl<'a> Turn<'a> {
@@ -55,6 +66,7 @@ impl<'a> Turn<'a> {
             conv,
             tool,
             act,
+            pending: std::sync::Mutex::new(None),
         }
     }
 
@@ -121,7 +133,7 @@ impl<'a> Turn<'a> {
     /// The permit facts of this call's act on `target`.
     pub(crate) fn facts(&self, site: Site, target: &TargetFacts) -> PermitFacts {
         let mut facts = self.bare_facts(site);
-        facts.significant_words = self.significant(&target.role, &target.words);
+        facts.significant_words = self.judge(target, &target.words);
         facts.secret_target = target.secret || classify_field(&target.field).is_secret();
         // An act inside a frame of another site names that site too (PERM-16).
         facts.frame_site = target
@@ -159,6 +171,37 @@ impl<'a> Turn<'a> {
             .map(|_| words.trim().to_owned())
     }
 
+    /// The words a question shows when acting on `target`, whose own words are `words`,
+    /// is high stakes (issue 30, HS-1, HS-7): only an act that commits is, by its own words
+    /// or its context (its form, its dialog, a confirmation sentence near it); a link with
+    /// a real address, an option, a radio and a field never are, and a checkbox only by its
+    /// own words. The commit is remembered for the one question per act.
+    pub(crate) fn judge(&self, target: &TargetFacts, words: &str) -> Option<String> {
+        let control = Control {
+            role: &target.role,
+            tag: &target.tag,
+            input_type: &target.field.input_type,
+            href: target.commit.href.as_deref(),
+            editable: target.editable,
+        };
+        let context = CommitContext {
+            form: target.commit.form.clone(),
+            dialog: target.commit.dialog.clone(),
+            text: target.commit.text.clone(),
+        };
+        let found = self.config().stakes.on_commit(&control, words, &context)?;
+        *lock(&self.pending) = Some(Pending {
+            stem: found.significant.stem.clone(),
+            fresh_dialog: target.commit.dialog_fresh,
+        });
+        let own = words.trim();
+        Some(match found.context {
+            None => own.to_owned(),
+            Some(context) if own.is_empty() => context,
+            Some(context) => format!("{own} (“{context}”)"),
+        })
+    }
+
     /// Runs the permit flow for this call's act: `facts` judged, `carries` when the
     /// agent's words go into the page, `card` the element the question shows.
     pub(crate) async fn permit(
@@ -175,6 +218,21 @@ impl<'a> Turn<'a> {
         // In an errand the site question says Allow lends the sign-in (ERR-4); the
         // browser knows whether the conversation is one, never a tool argument (ERR-1).
         facts.errand_lends = self.browser().errand_lends(self.conversation_id());
+        // One question per irreversible act (issue 30): the act just after a commit the
+        // person said Yes to, on the same tab, that commits in a dialog which opened since,
+        // for the same word, is that commit's own confirmation. Any act ends the cover.
+        let followup = lock(&self.chat.followup).take();
+        let pending = lock(&self.pending).clone();
+        let tab = engine::active_tab(self.conv()).await.ok().flatten();
+        let covered = match (&followup, &pending, &tab) {
+            (Some(followup), Some(pending), Some(tab)) => {
+                pending.fresh_dialog && followup.tab == *tab && followup.stem == pending.stem
+            }
+            _ => false,
+        };
+        if covered && facts.significant_words.is_some() {
+            facts.vouched = true;
+        }
         let act = Act {
             tool: self.tool,
             facts,
@@ -182,6 +240,16 @@ impl<'a> Turn<'a> {
             card,
         };
         let lends = permit(gate, act).await?;
+        if !covered
+            && let (Some(pending), Some(tab)) = (pending, tab)
+            && self.chat.consent.vouched()
+            && engine::mark_open_dialogs(self.conv()).await
+        {
+            *lock(&self.chat.followup) = Some(Followup {
+                tab,
+                stem: pending.stem,
+            });
+        }
         if let Some(site) = lends {
             // The person allowed it in the errand: its sign-in is lent before the act
             // (PERM-15). A lend that fails leaves the errand signed out, as before.

@@ -11,150 +11,154 @@ use crate::support::{Recorder, ref_of, setup, tools};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_19_to_21_reading_tools_on_fixture_pages() {
-    let server = FixtureServer::start().await.unwrap();
-    let setup = setup();
-    let asker = Recorder::answering(Choice::No, Choice::No);
-    let tools = tools(&setup, asker.clone());
-    // PERM-2: reading never asks, even in Plan only.
-    let chat = tools.chat("reader", Mode::PlanOnly);
+    // Boxed: its many steps held inline overflow a test thread's stack in a debug build.
+    Box::pin(async move {
+        let server = FixtureServer::start().await.unwrap();
+        let setup = setup();
+        let asker = Recorder::answering(Choice::No, Choice::No);
+        let tools = tools(&setup, asker.clone());
+        // PERM-2: reading never asks, even in Plan only.
+        let chat = tools.chat("reader", Mode::PlanOnly);
 
-    // TOOL-19, SNAP-13: open gives the whole snapshot, under the tab, title and URL.
-    let opened = chat
-        .call("browser_open", &json!({ "url": server.url("basic.html") }))
-        .await;
-    assert!(!opened.is_error, "{}", opened.text());
-    let text = opened.text();
-    assert!(text.contains("Tab t1: \"Basic page\""), "{text}");
-    assert!(text.contains("Hello from the fixtures"), "{text}");
-    assert_eq!(
-        marker_count(&text),
-        2,
-        "the untrusted wrapper is there once: {text}"
-    );
+        // TOOL-19, SNAP-13: open gives the whole snapshot, under the tab, title and URL.
+        let opened = chat
+            .call("browser_open", &json!({ "url": server.url("basic.html") }))
+            .await;
+        assert!(!opened.is_error, "{}", opened.text());
+        let text = opened.text();
+        assert!(text.contains("Tab t1: \"Basic page\""), "{text}");
+        assert!(text.contains("Hello from the fixtures"), "{text}");
+        assert_eq!(
+            marker_count(&text),
+            2,
+            "the untrusted wrapper is there once: {text}"
+        );
 
-    let read = chat.call("browser_read", &json!({})).await;
-    assert!(read.text().contains("button \"Go\""), "{}", read.text());
-    let found = chat.call("browser_read", &json!({ "find": "hello" })).await;
-    assert!(found.text().contains("(part 1)"), "{}", found.text());
-    let no_part = chat.call("browser_read", &json!({ "part": 9 })).await;
-    assert!(
-        no_part.is_error && no_part.text().contains("part"),
-        "{}",
-        no_part.text()
-    );
+        let read = chat.call("browser_read", &json!({})).await;
+        assert!(read.text().contains("button \"Go\""), "{}", read.text());
+        let found = chat.call("browser_read", &json!({ "find": "hello" })).await;
+        assert!(found.text().contains("(part 1)"), "{}", found.text());
+        let no_part = chat.call("browser_read", &json!({ "part": 9 })).await;
+        assert!(
+            no_part.is_error && no_part.text().contains("part"),
+            "{}",
+            no_part.text()
+        );
 
-    // TOOL-21: back goes to the earlier page.
-    chat.call(
-        "browser_open",
-        &json!({ "url": server.url("tools-delayed.html") }),
-    )
-    .await;
-    let back = chat.call("browser_back", &json!({})).await;
-    assert!(
-        back.text().contains("Hello from the fixtures"),
-        "{}",
-        back.text()
-    );
-
-    // TOOL-20: wait for text that comes later.
-    chat.call(
-        "browser_open",
-        &json!({ "url": server.url("tools-delayed.html") }),
-    )
-    .await;
-    let waited = chat
-        .call(
-            "browser_wait",
-            &json!({ "text": "Ready now", "seconds": 10 }),
-        )
-        .await;
-    assert!(waited.text().contains("Done waiting"), "{}", waited.text());
-
-    // TOOL-18: a screenshot with its size.
-    let shot = chat.call("browser_screenshot", &json!({})).await;
-    assert!(
-        shot.content
-            .iter()
-            .any(|c| matches!(c, Content::Image { mime_type, .. } if mime_type == "image/png"))
-    );
-    assert!(shot.text().contains("pixels"), "{}", shot.text());
-
-    // Scrolling reads, and really moves a page taller than the window.
-    chat.call(
-        "browser_open",
-        &json!({ "url": server.url("scroll-panel.html") }),
-    )
-    .await;
-    let scroll_y = || async { chat.conversation().evaluate("scrollY").await.unwrap() };
-    assert_eq!(scroll_y().await, json!(0));
-    let scrolled = chat
-        .call("browser_scroll", &json!({ "direction": "down" }))
-        .await;
-    assert!(!scrolled.is_error, "{}", scrolled.text());
-    let moved = scroll_y().await.as_f64().expect("scrollY is a number");
-    assert!(moved > 100.0, "the page scrolled only to {moved}");
-
-    // TAB-1, TAB-4: tabs open, list, switch, close; two tabs are named in every result.
-    let second = chat
-        .call(
-            "browser_tabs",
-            &json!({ "action": "open", "url": server.url("tabs-a.html") }),
-        )
-        .await;
-    assert!(
-        second.text().contains("Opened a new tab, t2"),
-        "{}",
-        second.text()
-    );
-    assert!(second.text().contains("Tabs: t1"), "{}", second.text());
-    let scrolled = chat.call("browser_scroll", &json!({})).await;
-    assert!(
-        scrolled.text().contains("t1") && scrolled.text().contains("t2 "),
-        "{}",
-        scrolled.text()
-    );
-    let switched = chat
-        .call("browser_tabs", &json!({ "action": "switch", "tab": "t1" }))
-        .await;
-    assert!(switched.text().contains("Tab t1"), "{}", switched.text());
-    let closed = chat
-        .call("browser_tabs", &json!({ "action": "close", "tab": "t2" }))
-        .await;
-    assert!(closed.text().contains("Closed t2"), "{}", closed.text());
-    let listed = chat
-        .call("browser_tabs", &json!({ "action": "list" }))
-        .await;
-    assert!(listed.text().contains("1 tab(s) open"), "{}", listed.text());
-
-    // BOT-1, TOOL-17: a refusal page comes back with the advice.
-    let denied = chat
-        .call(
+        // TOOL-21: back goes to the earlier page.
+        chat.call(
             "browser_open",
-            &json!({ "url": server.url("access-denied.html") }),
+            &json!({ "url": server.url("tools-delayed.html") }),
         )
         .await;
-    assert!(
-        denied.text().contains("refused this visit"),
-        "{}",
-        denied.text()
-    );
+        let back = chat.call("browser_back", &json!({})).await;
+        assert!(
+            back.text().contains("Hello from the fixtures"),
+            "{}",
+            back.text()
+        );
 
-    // browser_handoff says no one can take over, as one sentence.
-    let handoff = chat
-        .call("browser_handoff", &json!({ "reason": "a code" }))
+        // TOOL-20: wait for text that comes later.
+        chat.call(
+            "browser_open",
+            &json!({ "url": server.url("tools-delayed.html") }),
+        )
         .await;
-    assert!(
-        handoff.is_error && handoff.text().contains("No one can take over"),
-        "{}",
-        handoff.text()
-    );
+        let waited = chat
+            .call(
+                "browser_wait",
+                &json!({ "text": "Ready now", "seconds": 10 }),
+            )
+            .await;
+        assert!(waited.text().contains("Done waiting"), "{}", waited.text());
 
-    assert!(
-        asker.asked().is_empty(),
-        "reading asked: {:?}",
-        asker.kinds()
-    );
-    tools.browser().shutdown().await;
+        // TOOL-18: a screenshot with its size.
+        let shot = chat.call("browser_screenshot", &json!({})).await;
+        assert!(
+            shot.content
+                .iter()
+                .any(|c| matches!(c, Content::Image { mime_type, .. } if mime_type == "image/png"))
+        );
+        assert!(shot.text().contains("pixels"), "{}", shot.text());
+
+        // Scrolling reads, and really moves a page taller than the window.
+        chat.call(
+            "browser_open",
+            &json!({ "url": server.url("scroll-panel.html") }),
+        )
+        .await;
+        let scroll_y = || async { chat.conversation().evaluate("scrollY").await.unwrap() };
+        assert_eq!(scroll_y().await, json!(0));
+        let scrolled = chat
+            .call("browser_scroll", &json!({ "direction": "down" }))
+            .await;
+        assert!(!scrolled.is_error, "{}", scrolled.text());
+        let moved = scroll_y().await.as_f64().expect("scrollY is a number");
+        assert!(moved > 100.0, "the page scrolled only to {moved}");
+
+        // TAB-1, TAB-4: tabs open, list, switch, close; two tabs are named in every result.
+        let second = chat
+            .call(
+                "browser_tabs",
+                &json!({ "action": "open", "url": server.url("tabs-a.html") }),
+            )
+            .await;
+        assert!(
+            second.text().contains("Opened a new tab, t2"),
+            "{}",
+            second.text()
+        );
+        assert!(second.text().contains("Tabs: t1"), "{}", second.text());
+        let scrolled = chat.call("browser_scroll", &json!({})).await;
+        assert!(
+            scrolled.text().contains("t1") && scrolled.text().contains("t2 "),
+            "{}",
+            scrolled.text()
+        );
+        let switched = chat
+            .call("browser_tabs", &json!({ "action": "switch", "tab": "t1" }))
+            .await;
+        assert!(switched.text().contains("Tab t1"), "{}", switched.text());
+        let closed = chat
+            .call("browser_tabs", &json!({ "action": "close", "tab": "t2" }))
+            .await;
+        assert!(closed.text().contains("Closed t2"), "{}", closed.text());
+        let listed = chat
+            .call("browser_tabs", &json!({ "action": "list" }))
+            .await;
+        assert!(listed.text().contains("1 tab(s) open"), "{}", listed.text());
+
+        // BOT-1, TOOL-17: a refusal page comes back with the advice.
+        let denied = chat
+            .call(
+                "browser_open",
+                &json!({ "url": server.url("access-denied.html") }),
+            )
+            .await;
+        assert!(
+            denied.text().contains("refused this visit"),
+            "{}",
+            denied.text()
+        );
+
+        // browser_handoff says no one can take over, as one sentence.
+        let handoff = chat
+            .call("browser_handoff", &json!({ "reason": "a code" }))
+            .await;
+        assert!(
+            handoff.is_error && handoff.text().contains("No one can take over"),
+            "{}",
+            handoff.text()
+        );
+
+        assert!(
+            asker.asked().is_empty(),
+            "reading asked: {:?}",
+            asker.kinds()
+        );
+        tools.browser().shutdown().await;
+    })
+    .await;
 }
 
 /// NET-6: file: and javascript: are refused and nothing navigates (no browser starts).

@@ -4,6 +4,7 @@
 mod agent;
 mod blocked;
 mod calls;
+mod commit;
 mod embed;
 mod errands;
 mod flow;

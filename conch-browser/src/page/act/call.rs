@@ -30,6 +30,27 @@ pub(crate) struct Desc {
     pub(crate) cross_frame: bool,
     /// The address of the element's own document ([`DESCRIBE`](super::js::DESCRIBE) only).
     pub(crate) document: String,
+    /// Where it stands, for judging a commit ([`DESCRIBE`](super::js::DESCRIBE) only);
+    /// boxed, as descriptions are held across many awaits.
+    pub(crate) commit: Box<Commit>,
+}
+
+/// Where a control stands, as [`DESCRIBE`](super::js::DESCRIBE) reads it (issue 30).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Commit {
+    /// Its `href` attribute as written; `None` when it has none.
+    pub href: Option<String>,
+    /// Its form's legends, accessible name and heading.
+    pub form: String,
+    /// The accessible name (or heading) of the dialog it is in.
+    pub dialog: String,
+    /// Whether that dialog opened after the open dialogs were last marked
+    /// ([`mark_open_dialogs`](crate::page::act::mark_open_dialogs)).
+    pub dialog_fresh: bool,
+    /// The text near it that may ask to confirm: its dialog's or form's, or the page's
+    /// before its form, other controls' words left out.
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -102,6 +123,7 @@ impl Desc {
             editable: self.editable,
             field: self.field.then(|| self.field_facts()),
             secret: self.is_secret(),
+            commit: self.commit.clone(),
         }
     }
 }

@@ -50,6 +50,10 @@ pub(crate) const FOCUSED: &str = script::body(include_str!("js/focused.js"));
 /// frame, whether its document is closed to this world.
 pub(crate) const DESCRIBE: &str = script::body(include_str!("js/describe.js"));
 
+/// An expression: marks the dialogs open now, so a description can tell one that opens
+/// later (issue 30).
+pub(crate) const MARK_DIALOGS: &str = script::body(include_str!("js/mark_dialogs.js"));
+
 /// Called on an element that can't be reached: the control that opens what it is inside,
 /// described, with the ref a read gave it (`ref`, a number, or null); null when none is
 /// found.
@@ -118,6 +122,7 @@ mod tests {
             BLOCKER,
             FOCUSED,
             DESCRIBE,
+            MARK_DIALOGS,
             REVEALER,
             SELECT,
             LISTBOX_OPTIONS,
