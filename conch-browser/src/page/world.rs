@@ -616,8 +616,13 @@ impl Frame {
                 .replace("/*ROLES*/", ROLES)
                 .replace("__FRAME_BASE__", &frame_base.to_string())
                 .replace("__BASE__", &base.to_string());
-            // The reader goes in and answers in one evaluation.
-            format!("({script}, ({call}))")
+            // The reader goes in and answers in one evaluation. The settle's churn
+            // learner starts with it, so an act knows what was changing on its own
+            // before it (issue 30).
+            format!(
+                "(({}) (), {script}, ({call}))",
+                crate::page::settle::LEARN_JS
+            )
         };
         if let Some(bases) = install
             && self.known().is_some_and(|world| !world.reader)
