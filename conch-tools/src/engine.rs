@@ -508,6 +508,17 @@ pub(crate) async fn finish_settling(settle: Settle) {
     settle.finish(SettleOptions::default()).await;
 }
 
+/// The line an act's result carries when the page keeps changing on its own (issue 30).
+pub(crate) const STILL_CHANGING: &str = "The page keeps changing on its own (a clock, a feed, a chart…); if words you need are not shown yet, call browser_wait with them.";
+
+/// Whether the active tab's page was still changing on its own when the last act on it
+/// settled (issue 30); asked once per act.
+pub(crate) async fn still_changing(conv: &Conversation) -> bool {
+    conv.page()
+        .await
+        .is_ok_and(|page| conch_browser::page::settle::still_changing(&page))
+}
+
 /// Clicks (or double-, right-clicks, hovers) an element.
 pub(crate) async fn click(
     element: &Element,

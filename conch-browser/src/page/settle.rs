@@ -13,7 +13,7 @@
 //!
 //! A page that never goes quiet (a clock, a chart a timer redraws, a progress bar, a poll
 //! of its server) is judged by the act's own effects (issue 30): only the requests the act
-//! started count (those within [`ACT_WINDOW`] of it, or following one of its own), and a
+//! started count (those within a second of it, or following one of its own), and a
 //! change to a node that was already changing on its own before the act (the churn
 //! learner, `settle/learn.js`) does not hold the quiet window open. The outcome then says
 //! the page is still `changing`, and the tools tell the agent to wait for its words.
