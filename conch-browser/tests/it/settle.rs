@@ -238,3 +238,46 @@ async fn issue_30_a_quiet_page_is_not_said_to_be_changing() {
     assert!(done.settled.quiet && !done.settled.changing, "{done:?}");
     lab.browser.shutdown().await;
 }
+
+/// Issue 30 (the listener marks' cost): a read asks DevTools for the page's click
+/// listeners once per document; a second read of an unchanged page asks nothing and still
+/// marks the same controls, and an element added since (with its listener) is asked about
+/// and marked.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_listener_marks_are_asked_once_per_unchanged_document() {
+    use conch_browser::page::{Reader, listener_lookups, read};
+    let lab = lab().await;
+    let page = lab.open("icon-controls.html").await;
+    let mut reader = Reader::default();
+    let marked = |text: &str, words: &str| {
+        text.lines()
+            .any(|l| l.contains(words) && l.contains("[ref="))
+    };
+    let before = listener_lookups();
+    let first = read(&page, &mut reader).await.expect("the page reads");
+    assert!(marked(&first.text, "Team plan"), "{}", first.text);
+    let asked = listener_lookups();
+    assert!(
+        asked > before,
+        "the first read did not ask for the listeners"
+    );
+    let second = read(&page, &mut reader).await.expect("the page reads");
+    assert_eq!(
+        listener_lookups(),
+        asked,
+        "an unchanged page was asked again"
+    );
+    assert!(marked(&second.text, "Team plan"), "{}", second.text);
+    lab.eval(
+        "(() => { const d = document.createElement('div'); d.textContent = 'Added plan, 9 a month'; \
+         d.addEventListener('click', () => {}); document.body.append(d); return true; })()",
+    )
+    .await;
+    let third = read(&page, &mut reader).await.expect("the page reads");
+    assert!(
+        listener_lookups() > asked,
+        "an added element was not asked about"
+    );
+    assert!(marked(&third.text, "Added plan"), "{}", third.text);
+    lab.browser.shutdown().await;
+}
