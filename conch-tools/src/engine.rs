@@ -822,6 +822,10 @@ pub(crate) async fn back(conv: &Conversation) -> Result<bool, ToolError> {
     Ok(true)
 }
 
+/// The page's text as a wait sees it: the body's, its open shadow roots' and its
+/// same-origin frames' (issue 30: whatever a wait sees, browser_read and find see too).
+const PAGE_TEXT: &str = body(include_str!("engine/page_text.js"));
+
 /// Waits until `text` shows and `gone` does not, at most `within`; gives whether it did.
 pub(crate) async fn wait_for_text(
     conv: &Conversation,
@@ -830,7 +834,7 @@ pub(crate) async fn wait_for_text(
     within: Duration,
 ) -> Result<bool, ToolError> {
     let probe = format!(
-        "(() => {{ const t = document.body ? document.body.innerText : ''; return ({}) && ({}); }})()",
+        "(() => {{ const t = {PAGE_TEXT}; return ({}) && ({}); }})()",
         match text {
             Some(text) => format!("t.includes({})", json!(text)),
             None => "true".to_owned(),
