@@ -13,7 +13,7 @@
 //!
 //! A page that never goes quiet (a clock, a chart a timer redraws, a progress bar, a poll
 //! of its server) is judged by the act's own effects (issue 30): only the requests the act
-//! started count (those within a second of it, or following one of its own), and a
+//! started count (those within half a second of it, or following one of its own), and a
 //! change to a node that was already changing on its own before the act (the churn
 //! learner, `settle/learn.js`) does not hold the quiet window open. The outcome then says
 //! the page is still `changing`, and the tools tell the agent to wait for its words.
@@ -95,6 +95,10 @@ pub struct Settle {
     last_end: Option<f64>,
     /// Whether the DOM kept changing on its own during the wait (see `watch.js`).
     churned: bool,
+    /// Whether a watch in the page may still run: its wait was given up (a load came) or
+    /// its install was not answered in time. While one runs, the churn learner counts no
+    /// change as the page's own, so it is stopped when the wait ends.
+    abandoned: bool,
 }
 
 /// Where the top document's load stands since the act.
@@ -197,7 +201,7 @@ const AFTER: Duration = Duration::from_millis(10);
 /// one of the act's (a chain of fetches): a timer's poll, a long poll asked again or a
 /// stream of the page's own is not waited for (issue 30). A debounce of a few hundred ms
 /// is within it.
-const ACT_WINDOW: f64 = 1.0;
+const ACT_WINDOW: f64 = 0.5;
 /// A request that starts within this long after the act's last one ended follows it.
 const CHAIN: f64 = 0.1;
 
@@ -233,6 +237,7 @@ impl Settle {
             load: Load::No,
             in_flight: HashSet::new(),
             ended_early: HashSet::new(),
+            abandoned: held.is_none(),
             held,
             begun: wall_now(),
             last_end: None,
@@ -241,8 +246,9 @@ impl Settle {
     }
 
     /// Whether a request that changes the page is the act's own (issue 30): it started
-    /// within [`ACT_WINDOW`] of the act, or while one of the act's was in flight or just
-    /// after one ended, or the act loads a new document (whose requests are all its own).
+    /// within [`ACT_WINDOW`] of the act, or just after one of the act's ended, or the act
+    /// loads a new document (whose requests are all its own). Not while one is in flight:
+    /// a poll every 200 ms, slow on a loaded machine, would overlap the next for ever.
     /// A page's own background requests that started before the act are never seen.
     fn is_the_acts(&self, request: &RequestEvent) -> bool {
         let Some(at) = request.wall_time else {
@@ -251,7 +257,6 @@ impl Settle {
         self.load != Load::No
             || request.kind.as_deref() == Some("Document")
             || at - self.begun <= ACT_WINDOW
-            || !self.in_flight.is_empty()
             || self
                 .last_end
                 .zip(request.timestamp)
@@ -317,14 +322,22 @@ impl Settle {
     /// [`still_changing`] for the page until asked.
     pub async fn finish(self, options: SettleOptions) -> Settled {
         let page = self.page.clone();
-        let settled = self.wait(options).await;
+        let (settled, abandoned) = self.wait(options).await;
+        if abandoned && !dialog::watching(&page).is_some_and(|w| w.is_pending()) {
+            release(&page).await;
+        }
         if !options.max.is_zero() {
             note(&page, settled.changing);
         }
         settled
     }
 
-    async fn wait(mut self, options: SettleOptions) -> Settled {
+    async fn wait(mut self, options: SettleOptions) -> (Settled, bool) {
+        let settled = self.waiting(options).await;
+        (settled, self.abandoned)
+    }
+
+    async fn waiting(&mut self, options: SettleOptions) -> Settled {
         let start = Instant::now();
         let deadline = start + options.max;
         let watch = dialog::watching(&self.page);
@@ -365,6 +378,7 @@ impl Settle {
                     dom = dom_quiet(&self.page, options.quiet, left, held) => dom,
                     Some(_) = loaded.next() => {
                         self.load_fired();
+                        self.abandoned = true;
                         continue;
                     }
                 }
@@ -444,6 +458,18 @@ fn note(page: &Session, still: bool) {
 /// read (issue 30): the tools tell the agent, who then waits for the words it needs.
 pub fn still_changing(page: &Session) -> bool {
     changing().remove(&session_key(page))
+}
+
+/// Stops every watch still running in the top document (`release()` of `learn.js`).
+async fn release(page: &Session) {
+    if let Ok(top) = Frame::top(page).await {
+        let _ = top
+            .evaluate(
+                "globalThis.__conchChurn ? globalThis.__conchChurn.release() : true",
+                true,
+            )
+            .await;
+    }
 }
 
 /// Installs the watch of [`HOLD_JS`] in the top frame's isolated world before an act,

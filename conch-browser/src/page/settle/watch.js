@@ -24,7 +24,8 @@
   const observer = new MutationObserver(seen);
   watch.take = () => { const records = observer.takeRecords(); if (records.length) seen(records); };
   let stopped = false;
-  watch.stop = () => { if (!stopped) { stopped = true; observer.disconnect(); learner.acting--; } };
+  watch.stop = () => { if (!stopped) { stopped = true; observer.disconnect(); learner.acting--; learner.watches.delete(watch.stop); } };
+  learner.watches.add(watch.stop);
   observer.observe(document.documentElement || document, {subtree: true, childList: true, attributes: true, characterData: true});
   return watch;
 }
