@@ -322,7 +322,9 @@ impl Settle {
     /// [`still_changing`] for the page until asked.
     pub async fn finish(self, options: SettleOptions) -> Settled {
         let page = self.page.clone();
-        let (settled, abandoned) = self.wait(options).await;
+        // Boxed: every act awaits this, and its state inside theirs overflowed a test's
+        // stack (conch-tools' reading tools).
+        let (settled, abandoned) = Box::pin(self.wait(options)).await;
         if abandoned && !dialog::watching(&page).is_some_and(|w| w.is_pending()) {
             release(&page).await;
         }
