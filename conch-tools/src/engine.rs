@@ -523,6 +523,17 @@ pub(crate) async fn finish_settling(settle: Settle) {
     settle.finish(SettleOptions::default()).await;
 }
 
+/// The line an act's result carries when the page keeps changing on its own (issue 30).
+pub(crate) const STILL_CHANGING: &str = "The page keeps changing on its own (a clock, a feed, a chart…); if words you need are not shown yet, call browser_wait with them.";
+
+/// Whether the active tab's page was still changing on its own when the last act on it
+/// settled (issue 30); asked once per act.
+pub(crate) async fn still_changing(conv: &Conversation) -> bool {
+    conv.page()
+        .await
+        .is_ok_and(|page| conch_browser::page::settle::still_changing(&page))
+}
+
 /// Clicks (or double-, right-clicks, hovers) an element.
 pub(crate) async fn click(
     element: &Element,
@@ -826,6 +837,10 @@ pub(crate) async fn back(conv: &Conversation) -> Result<bool, ToolError> {
     Ok(true)
 }
 
+/// The page's text as a wait sees it: the body's, its open shadow roots' and its
+/// same-origin frames' (issue 30: whatever a wait sees, browser_read and find see too).
+const PAGE_TEXT: &str = body(include_str!("engine/page_text.js"));
+
 /// Waits until `text` shows and `gone` does not, at most `within`; gives whether it did.
 pub(crate) async fn wait_for_text(
     conv: &Conversation,
@@ -834,7 +849,7 @@ pub(crate) async fn wait_for_text(
     within: Duration,
 ) -> Result<bool, ToolError> {
     let probe = format!(
-        "(() => {{ const t = document.body ? document.body.innerText : ''; return ({}) && ({}); }})()",
+        "(() => {{ const t = {PAGE_TEXT}; return ({}) && ({}); }})()",
         match text {
             Some(text) => format!("t.includes({})", json!(text)),
             None => "true".to_owned(),

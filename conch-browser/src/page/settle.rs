@@ -11,11 +11,19 @@
 //! flight: the same point browser_open reads a page at, without a quiet window after it
 //! (the page's own requests after its load are waited for as any act's).
 //!
+//! A page that never goes quiet (a clock, a chart a timer redraws, a progress bar, a poll
+//! of its server) is judged by the act's own effects (issue 30): only the requests the act
+//! started count (those within half a second of it, or following one of its own), and a
+//! change to a node that was already changing on its own before the act (the churn
+//! learner, `settle/learn.js`) does not hold the quiet window open. The outcome then says
+//! the page is still `changing`, and the tools tell the agent to wait for its words.
+//!
 //! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket), on
-//! requests that change no text (images, fonts, media, icons, pings), and any
-//! script left in the page: the observer runs in Conch's isolated world and disconnects
-//! when the window closes. While a dialog
-//! waits, nothing is sent to the frozen page (DLG-14).
+//! requests that change no text (images, fonts, media, icons, pings), and any script in
+//! the page's own realm: the observers run in Conch's isolated world; the act's watch
+//! disconnects when the window closes, and the churn learner, one per document, only
+//! keeps a WeakMap of the nodes that change. While a dialog waits, nothing is sent to the
+//! frozen page (DLG-14).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -54,8 +62,13 @@ impl Default for SettleOptions {
 pub struct Settled {
     /// How long the wait took.
     pub waited: Duration,
-    /// Whether the page was quiet before the bound (false: it was still busy).
+    /// Whether the act's own effects landed before the bound (false: it was still busy).
     pub quiet: bool,
+    /// Whether the page was still changing when the wait ended: changes that repeat on
+    /// their own (a clock, a chart, a progress bar), which the wait does not hold out for,
+    /// or a page still busy at the bound (issue 30). The agent is told, so it waits for
+    /// the words it needs with browser_wait.
+    pub changing: bool,
 }
 
 /// Network activity of one page, watched from before an act.
@@ -75,6 +88,17 @@ pub struct Settle {
     /// The key of the watch installed before the act ([`HOLD_JS`]), until the first
     /// wait reads it.
     held: Option<u64>,
+    /// When the act began, on the wall clock the browser stamps requests with (seconds).
+    begun: f64,
+    /// When the last request of the act's ended (the browser's monotonic clock, seconds),
+    /// for the chain rule of [`Settle::is_the_acts`].
+    last_end: Option<f64>,
+    /// Whether the DOM kept changing on its own during the wait (see `watch.js`).
+    churned: bool,
+    /// Whether a watch in the page may still run: its wait was given up (a load came) or
+    /// its install was not answered in time. While one runs, the churn learner counts no
+    /// change as the page's own, so it is stopped when the wait ends.
+    abandoned: bool,
 }
 
 /// Where the top document's load stands since the act.
@@ -101,6 +125,12 @@ struct RequestEvent {
     document_url: Option<String>,
     #[serde(default)]
     request: Option<RequestUrl>,
+    /// When the request started, on the wall clock (seconds since the epoch).
+    #[serde(default, rename = "wallTime")]
+    wall_time: Option<f64>,
+    /// When the event happened, on the browser's monotonic clock (seconds).
+    #[serde(default)]
+    timestamp: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +170,16 @@ impl RequestEvent {
 /// none was (a new document).
 const WATCH_JS: &str = script::body(include_str!("settle/watch.js"));
 
+/// Starts, once per document, the churn learner [`WATCH_JS`] asks what keeps changing on
+/// its own (issue 30); called as a function of no arguments. Started by the reader too,
+/// so that what changed between a read and the act is known at the act.
+pub(crate) const LEARN_JS: &str = script::body(include_str!("settle/learn.js"));
+
+/// The watch of [`WATCH_JS`] with its learner, as a function of no arguments.
+fn watch() -> String {
+    format!("(() => ({WATCH_JS})({LEARN_JS}))")
+}
+
 /// Holds a [`WATCH_JS`] watch under `key` until the wait after the act takes it, or for
 /// `max` when it never comes (a navigation takes it with the document).
 const HOLD_JS: &str = script::body(include_str!("settle/hold.js"));
@@ -156,6 +196,21 @@ const QUIET_JS: &str = script::body(include_str!("settle/quiet.js"));
 const FIRST: Duration = Duration::from_millis(30);
 /// The least a wait lasts after the act's answer came back.
 const AFTER: Duration = Duration::from_millis(10);
+
+/// A request that starts this long after the act began is the act's only when it follows
+/// one of the act's (a chain of fetches): a timer's poll, a long poll asked again or a
+/// stream of the page's own is not waited for (issue 30). A debounce of a few hundred ms
+/// is within it.
+const ACT_WINDOW: f64 = 0.5;
+/// A request that starts within this long after the act's last one ended follows it.
+const CHAIN: f64 = 0.1;
+
+/// The wall clock, in seconds since the epoch, as the browser stamps requests.
+fn wall_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
 
 /// A key for each held observer, so that two waits never read each other's.
 static HOLDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -182,8 +237,30 @@ impl Settle {
             load: Load::No,
             in_flight: HashSet::new(),
             ended_early: HashSet::new(),
+            abandoned: held.is_none(),
             held,
+            begun: wall_now(),
+            last_end: None,
+            churned: false,
         }
+    }
+
+    /// Whether a request that changes the page is the act's own (issue 30): it started
+    /// within [`ACT_WINDOW`] of the act, or just after one of the act's ended, or the act
+    /// loads a new document (whose requests are all its own). Not while one is in flight:
+    /// a poll every 200 ms, slow on a loaded machine, would overlap the next for ever.
+    /// A page's own background requests that started before the act are never seen.
+    fn is_the_acts(&self, request: &RequestEvent) -> bool {
+        let Some(at) = request.wall_time else {
+            return true;
+        };
+        self.load != Load::No
+            || request.kind.as_deref() == Some("Document")
+            || at - self.begun <= ACT_WINDOW
+            || self
+                .last_end
+                .zip(request.timestamp)
+                .is_some_and(|(end, started)| started - end <= CHAIN)
     }
 
     fn drain(&mut self) {
@@ -192,6 +269,7 @@ impl Settle {
                 && request.changes_the_page()
                 && !request.is_worker_script()
                 && !self.ended_early.remove(&request.request_id)
+                && self.is_the_acts(&request)
             {
                 self.in_flight.insert(request.request_id);
             }
@@ -200,12 +278,12 @@ impl Settle {
         for stream in [&mut self.finished, &mut self.failed] {
             while let Some(Some(event)) = stream.next().now_or_never() {
                 if let Ok(request) = event.parse::<RequestEvent>() {
-                    ended.push(request.request_id);
+                    ended.push((request.request_id, request.timestamp));
                 }
             }
         }
-        for id in ended {
-            self.ended(id);
+        for (id, at) in ended {
+            self.ended(id, at);
         }
         while let Some(Some(_)) = self.loaded.next().now_or_never() {
             self.load_fired();
@@ -221,14 +299,47 @@ impl Settle {
 
     /// A request ended: it leaves the in-flight set, or, when its start has not been read
     /// yet, is remembered so that its start does not count it.
-    fn ended(&mut self, id: String) {
-        if !self.in_flight.remove(&id) {
+    fn ended(&mut self, id: String, at: Option<f64>) {
+        if self.in_flight.remove(&id) {
+            self.last_end = at.or(self.last_end);
+        } else {
             self.ended_early.insert(id);
         }
     }
 
-    /// Waits until the page is quiet, at most `options.max`.
-    pub async fn finish(mut self, options: SettleOptions) -> Settled {
+    /// The outcome after `start`.
+    fn settled(&self, start: Instant, quiet: bool) -> Settled {
+        Settled {
+            waited: start.elapsed(),
+            quiet,
+            changing: self.churned || !quiet,
+        }
+    }
+
+    /// Waits until the act's own effects landed (its requests answered, its changes to
+    /// the DOM done), at most `options.max`. A page that keeps changing on its own is not
+    /// waited out: the outcome says it is still `changing` (issue 30), and so does
+    /// [`still_changing`] for the page until asked.
+    pub async fn finish(self, options: SettleOptions) -> Settled {
+        let page = self.page.clone();
+        // Boxed: every act awaits this, and its state inside theirs overflowed a test's
+        // stack (conch-tools' reading tools).
+        let (settled, abandoned) = Box::pin(self.wait(options)).await;
+        if abandoned && !dialog::watching(&page).is_some_and(|w| w.is_pending()) {
+            release(&page).await;
+        }
+        if !options.max.is_zero() {
+            note(&page, settled.changing);
+        }
+        settled
+    }
+
+    async fn wait(mut self, options: SettleOptions) -> (Settled, bool) {
+        let settled = self.waiting(options).await;
+        (settled, self.abandoned)
+    }
+
+    async fn waiting(&mut self, options: SettleOptions) -> Settled {
         let start = Instant::now();
         let deadline = start + options.max;
         let watch = dialog::watching(&self.page);
@@ -236,8 +347,8 @@ impl Settle {
             if watch.as_ref().is_some_and(|w| w.is_pending()) {
                 // A frozen page answers nothing (DLG-14): the act is done.
                 return Settled {
-                    waited: start.elapsed(),
-                    quiet: false,
+                    changing: false,
+                    ..self.settled(start, false)
                 };
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -247,46 +358,39 @@ impl Settle {
                     in_flight = self.in_flight.len(),
                     "the page did not settle within the bound"
                 );
-                return Settled {
-                    waited: start.elapsed(),
-                    quiet: false,
-                };
+                return self.settled(start, false);
             }
             self.drain();
             if self.load == Load::Fired {
                 if self.in_flight.is_empty() {
                     // A new document loaded and nothing it asked for is pending: it is
                     // read now, as browser_open reads a page at its load event.
-                    return Settled {
-                        waited: start.elapsed(),
-                        quiet: true,
-                    };
+                    return self.settled(start, true);
                 }
                 // Requests of its own after the load: their changes are judged by a
                 // quiet window, as any act's.
                 self.load = Load::Busy;
             }
-            let dom_quiet = if self.load == Load::No {
+            let dom = if self.load == Load::No {
                 // A load event ends the window at once: a new document is judged by its
                 // load, not by how long its scripts keep changing it.
                 let loaded = &mut self.loaded;
                 let held = self.held.take();
                 tokio::select! {
-                    quiet = dom_quiet(&self.page, options.quiet, left, held) => quiet,
+                    dom = dom_quiet(&self.page, options.quiet, left, held) => dom,
                     Some(_) = loaded.next() => {
                         self.load_fired();
+                        self.abandoned = true;
                         continue;
                     }
                 }
             } else {
                 dom_quiet(&self.page, options.quiet, left, self.held.take()).await
             };
+            self.churned |= dom.is_some_and(|d| d.churned);
             self.drain();
-            if self.in_flight.is_empty() && dom_quiet == Some(true) {
-                return Settled {
-                    waited: start.elapsed(),
-                    quiet: true,
-                };
+            if self.in_flight.is_empty() && dom.is_some_and(|d| d.quiet) {
+                return self.settled(start, true);
             }
             // Wait a little for the requests in flight (or the new document), then look
             // again; the last request ending, or a load, ends the wait at once.
@@ -307,13 +411,66 @@ impl Settle {
                     }
                 };
                 if let Some(request) = ended {
-                    self.ended(request.request_id);
+                    self.ended(request.request_id, request.timestamp);
                     if requests && self.in_flight.is_empty() {
                         break;
                     }
                 }
             }
         }
+    }
+}
+
+/// What the in-page wait found.
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct Dom {
+    /// Whether the DOM went quiet (churn aside) before the bound.
+    quiet: bool,
+    /// Whether it kept changing on its own meanwhile.
+    churned: bool,
+}
+
+/// Whether each page was still changing when its last act's wait ended, by session, until
+/// [`still_changing`] reads it.
+fn changing() -> std::sync::MutexGuard<'static, HashSet<String>> {
+    static CHANGING: std::sync::OnceLock<std::sync::Mutex<HashSet<String>>> =
+        std::sync::OnceLock::new();
+    CHANGING
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn session_key(page: &Session) -> String {
+    page.id()
+        .map_or_else(String::new, |id| id.as_str().to_owned())
+}
+
+/// Notes whether `page` was still changing after an act.
+fn note(page: &Session, still: bool) {
+    let key = session_key(page);
+    if still {
+        changing().insert(key);
+    } else {
+        changing().remove(&key);
+    }
+}
+
+/// Whether `page` was still changing when the last act on it settled, forgotten once
+/// read (issue 30): the tools tell the agent, who then waits for the words it needs.
+pub fn still_changing(page: &Session) -> bool {
+    changing().remove(&session_key(page))
+}
+
+/// Stops every watch still running in the top document (`release()` of `learn.js`).
+async fn release(page: &Session) {
+    if let Ok(top) = Frame::top(page).await {
+        let _ = top
+            .evaluate(
+                "globalThis.__conchChurn ? globalThis.__conchChurn.release() : true",
+                true,
+            )
+            .await;
     }
 }
 
@@ -325,7 +482,11 @@ async fn hold(page: &Session, max: Duration) -> Option<u64> {
         return None;
     }
     let key = HOLDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let expression = format!("({HOLD_JS})({WATCH_JS}, {key}, {})", max.as_millis() + 1000);
+    let expression = format!(
+        "({HOLD_JS})({}, {key}, {})",
+        watch(),
+        max.as_millis() + 1000
+    );
     let top = Frame::top(page).await.ok()?;
     let answer = top
         .evaluate_awaiting(&expression, Duration::from_millis(500))
@@ -343,14 +504,16 @@ async fn dom_quiet(
     quiet: Duration,
     left: Duration,
     held: Option<u64>,
-) -> Option<bool> {
+) -> Option<Dom> {
     let quiet_ms = quiet.as_millis();
     let first_ms = FIRST.min(quiet).as_millis();
     let after_ms = AFTER.min(quiet).as_millis();
     let max_ms = left.as_millis();
     let key = held.unwrap_or(0);
-    let expression =
-        format!("({QUIET_JS})({WATCH_JS}, {quiet_ms}, {first_ms}, {after_ms}, {max_ms}, {key})");
+    let expression = format!(
+        "({QUIET_JS})({}, {quiet_ms}, {first_ms}, {after_ms}, {max_ms}, {key})",
+        watch()
+    );
     let top = Frame::top(page).await.ok()?;
     match top
         .evaluate_awaiting(&expression, left + Duration::from_millis(500))
@@ -359,8 +522,7 @@ async fn dom_quiet(
         Ok(answer) => answer
             .result
             .value
-            .as_ref()
-            .and_then(serde_json::Value::as_bool),
+            .and_then(|value| serde_json::from_value(value).ok()),
         Err(_) => {
             // The top frame may have been replaced (a swap of browsing context).
             Frame::forget_top(page);
@@ -378,8 +540,9 @@ mod tests {
     #[test]
     fn issue_30_settle_scripts_compose_into_whole_expressions() {
         for expression in [
-            format!("({HOLD_JS})({WATCH_JS}, 1, 2)"),
-            format!("({QUIET_JS})({WATCH_JS}, 1, 2, 3, 4, 5)"),
+            format!("({HOLD_JS})({}, 1, 2)", watch()),
+            format!("({QUIET_JS})({}, 1, 2, 3, 4, 5)", watch()),
+            format!("({LEARN_JS})()"),
         ] {
             well_formed(&expression).unwrap_or_else(|e| panic!("{e}:\n{expression}"));
         }

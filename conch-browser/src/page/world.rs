@@ -327,6 +327,20 @@ pub(crate) const MOST_LISTENED: usize = 200;
 /// The DevTools object group of the handles made while marking listened elements.
 const LISTENED_GROUP: &str = "conch-listened";
 
+/// Whether elements were added to the frame's document since the listener marks were last
+/// asked of DevTools (true the first time for a document); see `world/added.js`.
+const ADDED_JS: &str = crate::page::script::body(include_str!("world/added.js"));
+
+/// How many times DevTools was asked for a document's listeners (issue 30).
+static LISTENER_LOOKUPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times, since the process started, a read asked DevTools for a document's
+/// listeners (`DOMDebugger.getEventListeners`, a read's costliest call on a page with
+/// many): for tests and benches to see that an unchanged page is not asked again.
+pub fn listener_lookups() -> u64 {
+    LISTENER_LOOKUPS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A frame as the reader knows it: the session that holds its document and its id.
 #[derive(Debug, Clone)]
 pub(crate) struct Frame {
@@ -500,10 +514,25 @@ impl Frame {
     /// machine, 10 reads): products.html 47 ms a read with it, 42 ms without; a 100-line
     /// page 7 ms against 2.5 ms; products.html with a listener on each of ~1,000 boxes
     /// 190–260 ms against 64–133 ms.
+    ///
+    /// The marks are kept for the document: DevTools is asked again only once an element
+    /// was added to it since (the watch of `world/added.js`), so a second read of an
+    /// unchanged page makes no such call. A listener added later to an element already
+    /// there is not seen until an element is added.
     pub(crate) async fn mark_listened(&self) {
         let Ok(context) = self.context(false).await else {
             return;
         };
+        let added = self.evaluate(ADDED_JS, true).await.ok().and_then(|answer| {
+            answer
+                .result
+                .value
+                .as_ref()
+                .and_then(serde_json::Value::as_bool)
+        });
+        if added == Some(false) {
+            return;
+        }
         let _ = self.mark_listened_in(context).await;
         let _ = page_call(
             &self.session,
@@ -523,6 +552,7 @@ impl Frame {
         let Some(document) = document["result"]["objectId"].as_str() else {
             return Ok(());
         };
+        LISTENER_LOOKUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let found = page_call(
             &self.session,
             "DOMDebugger.getEventListeners",
@@ -616,8 +646,13 @@ impl Frame {
                 .replace("/*ROLES*/", ROLES)
                 .replace("__FRAME_BASE__", &frame_base.to_string())
                 .replace("__BASE__", &base.to_string());
-            // The reader goes in and answers in one evaluation.
-            format!("({script}, ({call}))")
+            // The reader goes in and answers in one evaluation. The settle's churn
+            // learner starts with it, so an act knows what was changing on its own
+            // before it (issue 30).
+            format!(
+                "(({}) (), {script}, ({call}))",
+                crate::page::settle::LEARN_JS
+            )
         };
         if let Some(bases) = install
             && self.known().is_some_and(|world| !world.reader)

@@ -122,12 +122,17 @@ async fn settle_an_act_that_loads_a_page_is_done_at_its_load() {
         "2",
         "the click did not load the page again"
     );
-    // A click that loads nothing is still judged by a quiet window: the ticking page
-    // never gives one, so it ends at the bound, not quiet.
+    // A click that loads nothing is judged by its own effects (issue 30): there are none,
+    // and the clock's ticks are the page changing on its own, said, not waited out. As
+    // the tools do, the agent read the page first, and thought a little.
+    conch_browser::page::read(&page, &mut conch_browser::page::Reader::default())
+        .await
+        .expect("the page reads");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let done = click(&page, "h1").await;
     assert!(
-        !done.settled.quiet,
-        "a click that loads nothing was judged by the load before it: {done:?}"
+        done.settled.quiet && done.settled.changing,
+        "a click that loads nothing on a ticking page: {done:?}"
     );
     lab.browser.shutdown().await;
 }
@@ -158,5 +163,121 @@ async fn settle_changes_during_the_act_count_and_the_next_task_is_waited_for() {
         let done = click(&page, "#nothing").await;
         assert!(done.settled.quiet, "{done:?}");
     }
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30 (pages that never go quiet): on a live dashboard (a clock, a progress bar, a
+/// chart redrawn every 100 ms, a dot moved every frame, a poll of the server every 200 ms)
+/// a click that fetches a report (a 300 ms answer) and shows it is done once the report
+/// shows, not at the 1.5 s bound, and says the page is still changing.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_an_act_on_a_busy_page_settles_by_its_own_effects() {
+    let lab = lab().await;
+    let page = lab.open("busy-chart.html").await;
+    let state = || lab.eval("document.getElementById('state').textContent");
+    let mut reader = conch_browser::page::Reader::default();
+    for _ in 0..3 {
+        // As the tools do: the agent read the page before it acts (and the page kept
+        // changing meanwhile).
+        let shown = conch_browser::page::read(&page, &mut reader)
+            .await
+            .expect("the page reads");
+        assert!(shown.text.contains("Live dashboard"), "{}", shown.text);
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        lab.eval("document.getElementById('state').textContent = 'Idle'")
+            .await;
+        let done = click(&page, "#go").await;
+        assert_eq!(
+            state().await,
+            "Report ready: 42 orders",
+            "the act ended before its own effect landed: {done:?}"
+        );
+        assert!(
+            done.settled.quiet,
+            "the act waited its whole bound on a busy page: {done:?}"
+        );
+        assert!(
+            done.settled.changing,
+            "the page still changing was not said: {done:?}"
+        );
+        assert!(
+            done.settled.waited < std::time::Duration::from_millis(1200),
+            "{done:?}"
+        );
+        assert!(
+            conch_browser::page::settle::still_changing(&page),
+            "the tools are not told the page is still changing"
+        );
+        // An act with no effect of its own is done soon, and says the same.
+        let done = click(&page, "#nothing").await;
+        assert!(done.settled.quiet && done.settled.changing, "{done:?}");
+        assert!(
+            done.settled.waited < std::time::Duration::from_millis(1200),
+            "{done:?}"
+        );
+    }
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30: a page that is quiet after the act is not said to be still changing, even
+/// when the act changed it (twice, 35 ms apart) or started a request.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_a_quiet_page_is_not_said_to_be_changing() {
+    let lab = lab().await;
+    let page = lab.open("settle-late.html").await;
+    for selector in ["#twice", "#later", "#nothing"] {
+        let done = click(&page, selector).await;
+        assert!(
+            done.settled.quiet && !done.settled.changing,
+            "{selector}: {done:?}"
+        );
+        assert!(!conch_browser::page::settle::still_changing(&page));
+    }
+    let page = lab.open("settle-race.html").await;
+    let done = click(&page, "#go").await;
+    assert!(done.settled.quiet && !done.settled.changing, "{done:?}");
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30 (the listener marks' cost): a read asks DevTools for the page's click
+/// listeners once per document; a second read of an unchanged page asks nothing and still
+/// marks the same controls, and an element added since (with its listener) is asked about
+/// and marked.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_listener_marks_are_asked_once_per_unchanged_document() {
+    use conch_browser::page::{Reader, listener_lookups, read};
+    let lab = lab().await;
+    let page = lab.open("icon-controls.html").await;
+    let mut reader = Reader::default();
+    let marked = |text: &str, words: &str| {
+        text.lines()
+            .any(|l| l.contains(words) && l.contains("[ref="))
+    };
+    let before = listener_lookups();
+    let first = read(&page, &mut reader).await.expect("the page reads");
+    assert!(marked(&first.text, "Team plan"), "{}", first.text);
+    let asked = listener_lookups();
+    assert!(
+        asked > before,
+        "the first read did not ask for the listeners"
+    );
+    let second = read(&page, &mut reader).await.expect("the page reads");
+    assert_eq!(
+        listener_lookups(),
+        asked,
+        "an unchanged page was asked again"
+    );
+    assert!(marked(&second.text, "Team plan"), "{}", second.text);
+    lab.eval(
+        "(() => { const d = document.createElement('div'); d.textContent = 'Added plan, 9 a month'; \
+         d.addEventListener('click', () => {}); document.body.append(d); return true; })()",
+    )
+    .await;
+    let third = read(&page, &mut reader).await.expect("the page reads");
+    assert!(
+        listener_lookups() > asked,
+        "an added element was not asked about"
+    );
+    assert!(marked(&third.text, "Added plan"), "{}", third.text);
     lab.browser.shutdown().await;
 }

@@ -356,6 +356,11 @@ impl<'a> Turn<'a> {
             )),
             Err(other) => return Err(other),
         }
+        // The act's own effects landed, but the page keeps changing on its own (a clock,
+        // a chart, a feed): the agent waits for the words it needs (issue 30).
+        if engine::still_changing(self.conv()).await {
+            reply.lines.push(engine::STILL_CHANGING.to_owned());
+        }
         Ok(reply)
     }
 

@@ -624,3 +624,92 @@ async fn snap_11_what_a_wait_sees_in_svg_find_sees_too() {
     }
     tools.browser().shutdown().await;
 }
+
+/// Issue 30 (pages that never go quiet): a click on a live dashboard whose report comes
+/// from a 300 ms answer gives the report in its result, soon, with one line saying the
+/// page keeps changing on its own; a click on a quiet page says nothing of the kind.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_a_click_on_a_busy_page_says_the_page_keeps_changing() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::ThisChat, Choice::No));
+    let chat = tools.chat("busy", Mode::Ask);
+    let look = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("busy-chart.html") }),
+        )
+        .await
+        .text();
+    // The agent thinks before it acts; the page ticks meanwhile.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let go = ref_of(&look, "button \"Load the report\"");
+    let started = std::time::Instant::now();
+    let clicked = chat.call("browser_click", &json!({ "ref": go })).await;
+    let took = started.elapsed();
+    let text = clicked.text();
+    assert!(!clicked.is_error, "{text}");
+    assert!(text.contains("Report ready: 42 orders"), "{text}");
+    assert!(text.contains("keeps changing on its own"), "{text}");
+    assert!(took < std::time::Duration::from_millis(1200), "{took:?}");
+    let look = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("counter.html") }),
+        )
+        .await
+        .text();
+    let add = ref_of(&look, "button \"Add\"");
+    let clicked = chat
+        .call("browser_click", &json!({ "ref": add }))
+        .await
+        .text();
+    assert!(clicked.contains("Count: 1"), "{clicked}");
+    assert!(!clicked.contains("keeps changing"), "{clicked}");
+    tools.browser().shutdown().await;
+}
+
+/// Issue 30 (whatever browser_wait can see, browser_read and find can see too): on a page
+/// that keeps changing, words in the places text hides (an open shadow root, a same-origin
+/// frame, a custom element, SVG text and its tspan, a visually hidden label, an open
+/// <details>) are found by a wait, and every word a wait finds, find finds too.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_11_every_word_a_wait_finds_find_finds_too() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("hidden", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("busy-hidden-words.html") }),
+        )
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    for words in [
+        "Shadowed lynx words",
+        "Framed walrus words",
+        "Custom heron words",
+        "otter words",
+        "Hidden badger label",
+        "Detailed falcon words",
+        "Decorative mole words",
+    ] {
+        let waited = chat
+            .call("browser_wait", &json!({ "text": words, "seconds": 1 }))
+            .await
+            .text();
+        assert!(waited.starts_with("Done waiting"), "{words}: {waited}");
+        let found = chat
+            .call("browser_read", &json!({ "find": words }))
+            .await
+            .text();
+        assert!(
+            found
+                .lines()
+                .any(|l| l.contains(words) && !l.contains("find")),
+            "{words} waited for but not found:\n{found}"
+        );
+    }
+    tools.browser().shutdown().await;
+}

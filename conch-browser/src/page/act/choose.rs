@@ -101,6 +101,7 @@ pub async fn select(
         settled: Settled {
             waited: Duration::ZERO,
             quiet: true,
+            changing: false,
         },
         through_dialog: false,
         at: None,

@@ -5,6 +5,6 @@
   const held = globalThis.__conchSettle || (globalThis.__conchSettle = new Map());
   const state = watch();
   held.set(key, state);
-  setTimeout(() => { if (held.get(key) === state) { state.observer.disconnect(); held.delete(key); } }, max);
+  setTimeout(() => { if (held.get(key) === state) { state.stop(); held.delete(key); } }, max);
   return true;
 })

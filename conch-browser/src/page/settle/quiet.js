@@ -1,7 +1,9 @@
 // A function called as (watch, quiet, first, after, max, key), watch being watch.js,
-// times in ms. Returns a promise of whether the DOM went quiet before `max`: `first` after
-// the held watch's start when nothing changed, `quiet` after the last change, never sooner
-// than `after` from now; true at once for a hidden page.
+// times in ms. Returns a promise of {quiet, churned}: whether the DOM went quiet before
+// `max` (`first` after the held watch's start when nothing changed, `quiet` after the last
+// fresh change, never sooner than `after` from now; true at once for a hidden page), and
+// whether it kept changing on its own meanwhile (churn, which does not hold the window
+// open; see watch.js).
 (watch, quiet, first, after, max, key) => new Promise(resolve => {
   const start = performance.now();
   const held = globalThis.__conchSettle && globalThis.__conchSettle.get(key);
@@ -9,19 +11,21 @@
   const w = held || watch();
   if (!held) w.last = start;
   // Changes made but not yet delivered to the observer.
-  if (w.observer.takeRecords().length) w.last = start;
-  const done = () => { w.observer.disconnect(); };
+  w.take();
+  const done = () => { w.stop(); };
+  const answer = (quiet) => ({ quiet, churned: w.churned >= 0 });
   // A page sent to the background (the act opened a tab in front of it) gets its timers
   // throttled to about one a second: there is nothing more to wait for on it.
-  const hidden = () => { done(); resolve(true); };
+  const hidden = () => { done(); resolve(answer(true)); };
   if (document.hidden) return hidden();
   document.addEventListener('visibilitychange', () => { if (document.hidden) hidden(); }, {once: true});
   const left = (now) => Math.max(after - (now - start), w.last >= 0 ? quiet - (now - w.last) : first - (now - w.start));
   const tick = () => {
+    w.take();
     const now = performance.now();
     if (left(now) <= 0 || now - start >= max) {
       done();
-      resolve(left(now) <= 0);
+      resolve(answer(left(now) <= 0));
     } else {
       setTimeout(tick, Math.max(5, left(now)));
     }
