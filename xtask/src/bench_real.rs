@@ -544,9 +544,16 @@ fn tiddlywiki_js() -> PathBuf {
 /// Lays the app's data anew, so every run starts from the same state.
 fn prepare(app: &App) -> Result<(), String> {
     let dir = data_dir(app);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)
-            .map_err(|e| format!("could not remove {}: {e}", dir.display()))?;
+    // An app's last children (a notebook kernel) may still write there as they stop.
+    for tries_left in (0..20).rev() {
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) if tries_left == 0 => {
+                return Err(format!("could not remove {}: {e}", dir.display()));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            Ok(()) => break,
+        }
     }
     let python = match app.install {
         Install::Pip(_) => venv_dir(app).join("bin/python"),
