@@ -34,6 +34,8 @@ pub(crate) enum Step {
     ReadPart(u32),
     Find(&'static str),
     Click(Target),
+    /// A double click: what opens a flow node's editor or a rendered cell's source.
+    DoubleClick(Target),
     Type(Target, &'static str),
     /// Typing the account's password into a sign-in field. Conch's agent types
     /// [`PASSWORD_PLACEHOLDER`] and Conch fills the password saved for the site (the step
@@ -175,6 +177,10 @@ pub(crate) struct Agent {
     /// `role "name"` -> ref, from every snapshot or diff text received (latest wins, but
     /// the first of several same-named elements is kept within one text).
     refs: BTreeMap<String, String>,
+    /// Text shown -> the ref of the element that shows it, or for a line without a ref,
+    /// of the nearest line above it that holds it (an SVG node's label, a name in a file list): what an agent clicks when
+    /// it aims at a label. Role `text` of a [`Target`] looks here.
+    holders: BTreeMap<String, String>,
     /// Everything the last step's calls returned.
     outcome: String,
     /// The same for the step before it.
@@ -189,6 +195,7 @@ impl Agent {
             server,
             client,
             refs: BTreeMap::new(),
+            holders: BTreeMap::new(),
             outcome: String::new(),
             previous: String::new(),
             transcript: String::new(),
@@ -197,10 +204,24 @@ impl Agent {
 
     fn learn(&mut self, text: &str) {
         let mut seen_here: Vec<String> = Vec::new();
+        // The lines above with a ref, by indent: the holders of a line without one.
+        let mut above: Vec<(usize, String)> = Vec::new();
         for line in text.lines() {
+            let indent = line.len() - line.trim_start().len();
+            above.retain(|(at, _)| *at < indent);
             let Some((key, reference)) = ref_of_line(line) else {
+                if let (Some(shown), Some((_, holder))) = (text_of_line(line), above.last()) {
+                    self.holders.insert(shown, holder.clone());
+                }
                 continue;
             };
+            above.push((indent, reference.clone()));
+            if let Some((_, name)) = key.split_once(' ') {
+                let name = name.trim_matches('"');
+                if !name.is_empty() {
+                    self.holders.insert(name.to_owned(), reference.clone());
+                }
+            }
             if seen_here.contains(&key) {
                 continue;
             }
@@ -222,6 +243,16 @@ impl Agent {
             std::iter::once(role).chain(aliases.iter().copied().filter(move |r| *r != role))
         });
         for role in roles {
+            if role == "text" {
+                let held = target
+                    .name
+                    .split('|')
+                    .find_map(|name| self.holders.get(name));
+                if let Some(found) = held {
+                    return Ok(found.clone());
+                }
+                continue;
+            }
             for name in target.name.split('|') {
                 let found = match name.strip_suffix('*') {
                     Some(prefix) => {
@@ -373,28 +404,46 @@ impl Agent {
         self.wait(text, false, cost)
     }
 
-    /// Waits until `text` shows (or, `gone`, goes away). Conch answers a wait that ran
-    /// out with a sentence, not an error, so its answer must say it is done.
+    /// Waits until `text` shows (or, `gone`, goes away), waiting again while it has
+    /// not, up to 20 s: Conch's wait is asked for 10 s, Playwright MCP's gives up after
+    /// 5 s. Conch answers a wait that ran out with a sentence, not an error, so its answer
+    /// must say it is done.
     fn wait(&mut self, text: &str, gone: bool, cost: &mut Cost) -> Result<(), String> {
-        let key = if gone { "gone" } else { "text" };
-        let answer = match self.server {
-            Server::Conch => self
-                .call(cost, "browser_wait", json!({ key: text, "seconds": 10 }))
-                .and_then(|answer| {
-                    if answer.starts_with("Done waiting") {
-                        Ok(())
-                    } else {
-                        Err(format!("conch: browser_wait: {answer}"))
-                    }
-                }),
+        let tries = match self.server {
+            Server::Conch => 2,
+            Server::Playwright => 4,
+        };
+        let mut answer = Ok(());
+        for _ in 0..tries {
+            answer = self.wait_once(text, gone, cost);
+            match &answer {
+                Err(e) if e.contains("Waited") || e.contains("Timeout") => continue,
+                _ => break,
+            }
+        }
+        let what = if gone { "went away" } else { "showed" };
+        answer.map_err(|e| format!("\"{text}\" never {what}: {e}"))
+    }
+
+    fn wait_once(&mut self, text: &str, gone: bool, cost: &mut Cost) -> Result<(), String> {
+        match self.server {
+            Server::Conch => {
+                let key = if gone { "gone" } else { "text" };
+                self.call(cost, "browser_wait", json!({ key: text, "seconds": 10 }))
+                    .and_then(|answer| {
+                        if answer.starts_with("Done waiting") {
+                            Ok(())
+                        } else {
+                            Err(format!("conch: browser_wait: {answer}"))
+                        }
+                    })
+            }
             Server::Playwright => {
                 let key = if gone { "textGone" } else { "text" };
                 self.call(cost, "browser_wait_for", json!({ key: text }))
                     .map(|_| ())
             }
-        };
-        let what = if gone { "went away" } else { "showed" };
-        answer.map_err(|e| format!("\"{text}\" never {what}: {e}"))
+        }
     }
 
     fn conch_step(
@@ -450,6 +499,13 @@ impl Agent {
             Step::Hover(target) => {
                 let reference = self.conch_ref(*target, cost)?;
                 ("browser_click", json!({ "ref": reference, "how": "hover" }))
+            }
+            Step::DoubleClick(target) => {
+                let reference = self.conch_ref(*target, cost)?;
+                (
+                    "browser_click",
+                    json!({ "ref": reference, "how": "double" }),
+                )
             }
             Step::Drag(from, to) => {
                 let (from, to) = (self.conch_ref(*from, cost)?, self.conch_ref(*to, cost)?);
@@ -532,6 +588,11 @@ impl Agent {
                 self.pw_act(cost, "browser_select_option", args)
             }
             Step::Hover(target) => self.pw_act(cost, "browser_hover", aim(self, target)?),
+            Step::DoubleClick(target) => {
+                let mut args = aim(self, target)?;
+                args["doubleClick"] = json!(true);
+                self.pw_act(cost, "browser_click", args)
+            }
             Step::Drag(from, to) => {
                 let args = json!({
                     "startTarget": self.find(*from)?, "startElement": from.name,
@@ -574,7 +635,26 @@ pub(crate) fn ref_of_line(line: &str) -> Option<(String, String)> {
             rest.trim().trim_matches(['"', '\''])
         }
     };
+    // A field's value of empty lines (an empty code editor's `\n`) reads as empty, and an
+    // icon font's glyph (a private-use character) is no part of a name a person reads.
+    let name: String = name
+        .trim_end_matches("\\n")
+        .chars()
+        .filter(|c| !('\u{e000}'..='\u{f8ff}').contains(c))
+        .collect();
+    let name = name.trim();
     Some((format!("{role} \"{name}\""), reference.to_owned()))
+}
+
+/// `- generic: Morning tide` -> `Morning tide`: the text a line without a ref shows.
+fn text_of_line(line: &str) -> Option<String> {
+    let line = line.trim_start().trim_start_matches(['-', '+', ' ']);
+    if line.contains("[ref=") {
+        return None;
+    }
+    let (_, shown) = line.split_once(": ")?;
+    let shown = shown.trim().trim_matches(['"', '\'']);
+    (!shown.is_empty()).then(|| shown.to_owned())
 }
 
 /// A fresh folder under the system's temporary folder.
@@ -630,6 +710,16 @@ mod tests {
             of("link \"Bold text: **Example**\"", "e64")
         );
         assert_eq!(pair("- heading \"books\" [level=1]"), None);
+        // Conch's hint stands before the value; an empty code editor's value is `\n`.
+        assert_eq!(
+            pair("- textbox [ref=e56] (hint: harbour amp tide): # Harbour &amp; tide"),
+            of("textbox \"# Harbour &amp; tide\"", "e56")
+        );
+        assert_eq!(pair("- textbox [ref=e76]: \\n"), of("textbox \"\"", "e76"));
+        assert_eq!(
+            pair("- textbox \"\u{f02b} Name\" [ref=f1e504]:"),
+            of("textbox \"Name\"", "f1e504")
+        );
     }
 
     #[test]

@@ -55,7 +55,7 @@ struct App {
 const ADMIN_USER: &str = "admin";
 const ADMIN_PASSWORD: &str = "Quill-Harbour-4417-lantern";
 
-const APPS: [App; 8] = [
+const APPS: [App; 10] = [
     App {
         name: "datasette",
         version: "0.65.5",
@@ -105,6 +105,18 @@ const APPS: [App; 8] = [
         version: "3.18.0",
         install: Install::Pip(&["nicegui==3.18.0"]),
     },
+    App {
+        // An SVG flow editor: nodes dragged from a palette, edited in a tray, deployed.
+        name: "node-red",
+        version: "4.1.8",
+        install: Install::Npm("node-red@4.1.8"),
+    },
+    App {
+        // Jupyter Notebook 7: CodeMirror cells run on a Python kernel.
+        name: "jupyter",
+        version: "7.6.5",
+        install: Install::Pip(&["notebook==7.6.5"]),
+    },
 ];
 
 /// One journey on one app.
@@ -151,6 +163,8 @@ fn w(app: &'static str, name: &'static str, steps: Vec<Step>) -> Journey {
 fn journeys() -> Vec<Journey> {
     let mut all = older_journeys();
     all.extend(component_library_journeys());
+    all.extend(node_red_journeys());
+    all.extend(jupyter_journeys());
     all
 }
 
@@ -260,6 +274,99 @@ fn component_library_journeys() -> Vec<Journey> {
                 Wait("Lisbon"),
                 Click(t("option", "Lisbon")),
                 Expect("Home harbour: Lisbon"),
+            ],
+        ),
+    ]
+}
+
+/// Node-RED's flow editor: a palette, an SVG workspace, an edit tray, Deploy.
+fn node_red_journeys() -> Vec<Journey> {
+    use Step::{Click, DoubleClick, Drag, Expect, Open, Type, Wait};
+    vec![
+        j(
+            "node-red",
+            "read the nodes of a flow",
+            vec![Open("/"), Wait("Morning tide"), Expect("Harbour log")],
+        ),
+        j(
+            "node-red",
+            "open another flow tab",
+            vec![
+                Open("/"),
+                Wait("Morning tide"),
+                Click(t("link|tab", "Lighthouse flow")),
+                Expect("Light the lamp"),
+            ],
+        ),
+        w(
+            "node-red",
+            "rename a node and deploy",
+            vec![
+                Open("/"),
+                Wait("Morning tide"),
+                // The node's label is SVG text; the agent aims at what holds it.
+                DoubleClick(t("text", "Morning tide")),
+                Type(t("textbox", "Name"), "Evening tide"),
+                Click(t("button", "Done")),
+                Click(t("link|button", "Deploy")),
+                Expect("Successfully deployed"),
+                Expect("Evening tide"),
+            ],
+        ),
+        w(
+            "node-red",
+            "drag a node from the palette and deploy",
+            vec![
+                Open("/"),
+                Wait("Morning tide"),
+                // From the palette onto the workspace, the SVG that holds the flow.
+                Drag(t("generic", "inject"), t("img|generic", "")),
+                // A new inject node is labelled by what it sends.
+                Expect("timestamp"),
+                Click(t("link|button", "Deploy")),
+                Expect("Successfully deployed"),
+            ],
+        ),
+    ]
+}
+
+/// Jupyter Notebook: a notebook of CodeMirror cells, a kernel, the file browser.
+fn jupyter_journeys() -> Vec<Journey> {
+    use Step::{Click, DoubleClick, Expect, NewTabClick, Open, Type, Wait};
+    vec![
+        w(
+            "jupyter",
+            "type code into a cell, run it, read the output",
+            vec![
+                Open("/notebooks/harbour.ipynb"),
+                Wait("Readings & notes"),
+                Type(t("textbox", ""), "print('answer:', 6 * 7)"),
+                Click(t("button|generic", "Run this cell and advance*")),
+                Expect("answer: 42"),
+            ],
+        ),
+        w(
+            "jupyter",
+            "edit a markdown cell",
+            vec![
+                Open("/notebooks/harbour.ipynb"),
+                Wait("Readings & notes"),
+                DoubleClick(t("heading|text", "Harbour & tide log")),
+                Type(t("textbox", "# Harbour*|"), "## Tides &amp; winds"),
+                Click(t("button|generic", "Run this cell and advance*")),
+                // Only the rendered cell reads so: its source holds `&amp;`.
+                Expect("Tides & winds"),
+            ],
+        ),
+        j(
+            "jupyter",
+            "open a folder and a file in the file browser",
+            vec![
+                Open("/tree"),
+                Wait("harbour.ipynb"),
+                Click(t("button", "notes")),
+                NewTabClick(t("button", "tides.txt")),
+                Expect("Gull Point"),
             ],
         ),
     ]
@@ -612,9 +719,16 @@ fn tiddlywiki_js() -> PathBuf {
 /// Lays the app's data anew, so every run starts from the same state.
 fn prepare(app: &App) -> Result<(), String> {
     let dir = data_dir(app);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)
-            .map_err(|e| format!("could not remove {}: {e}", dir.display()))?;
+    // An app's last children (a notebook kernel) may still write there as they stop.
+    for tries_left in (0..20).rev() {
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) if tries_left == 0 => {
+                return Err(format!("could not remove {}: {e}", dir.display()));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            Ok(()) => break,
+        }
     }
     let python = match app.install {
         Install::Pip(_) => venv_dir(app).join("bin/python"),
@@ -669,6 +783,8 @@ fn serve_command(app: &App, port: u16) -> Command {
                 .env("NO_MKDOCS_2_WARNING", "1");
             c
         }
+        "node-red" => node_red_command(&dir, port),
+        "jupyter" => jupyter_command(&bin, &dir, port),
         "django-admin" => {
             let mut c = Command::new(bin.join("python"));
             c.arg(dir.join("manage.py"))
@@ -701,6 +817,47 @@ fn component_library_command(app: &App, port: u16) -> Command {
     let mut c = Command::new(venv_dir(app).join("bin/python"));
     c.arg(cmd::root().join("xtask/bench/real").join(file))
         .arg(port.to_string());
+    c
+}
+
+/// Node-RED with the userDir `prepare.py` laid (its settings keep it on 127.0.0.1, with
+/// no telemetry, tours or palette catalogue to fetch).
+fn node_red_command(dir: &Path, port: u16) -> Command {
+    let mut c = Command::new("node");
+    c.arg(bench::bench_dir().join("node/node_modules/node-red/red.js"))
+        .arg("--userDir")
+        .arg(dir)
+        .arg("--settings")
+        .arg(dir.join("settings.js"))
+        .args(["--port", &port.to_string()])
+        .env("NODE_RED_DISABLE_TELEMETRY", "1");
+    c
+}
+
+/// Jupyter Notebook on 127.0.0.1 with no token or password, no browser, and nothing
+/// fetched from outside: its config, which `prepare.py` writes into `dir/.jupyter`, turns
+/// off the news, the update checks and the extension listings.
+fn jupyter_command(bin: &Path, dir: &Path, port: u16) -> Command {
+    let mut c = Command::new(bin.join("jupyter-notebook"));
+    c.args([
+        "--no-browser",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+    ])
+    .arg(format!("--ServerApp.root_dir={}", dir.display()))
+    .args([
+        "--port-retries=0",
+        // The bench may run as root, as on CI.
+        "--allow-root",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+    ])
+    .env("JUPYTER_CONFIG_DIR", dir.join(".jupyter"))
+    .env("JUPYTER_DATA_DIR", dir.join(".jupyter/data"))
+    .env("JUPYTER_RUNTIME_DIR", dir.join(".jupyter/runtime"))
+    .env("IPYTHONDIR", dir.join(".ipython"));
     c
 }
 

@@ -2,6 +2,7 @@
 own venv as `python prepare.py APP DIR`. Idempotent: a DIR that holds a `.prepared` mark is
 left as it is. Only data is written here; every app is the registry's, unchanged."""
 
+import json
 import os
 import random
 import sqlite3
@@ -167,6 +168,101 @@ def django_admin(d, bindir):
         user.groups.add(rng.choice(groups))
 
 
+NODE_RED_SETTINGS = """// Written by the bench's prepare.py: loopback only, nothing fetched from outside.
+module.exports = {
+    uiHost: "127.0.0.1",
+    flowFile: "flows.json",
+    credentialSecret: false,
+    diagnostics: { enabled: false, ui: false },
+    runtimeState: { enabled: false, ui: false },
+    telemetry: { enabled: false, updateNotification: false },
+    externalModules: {
+        autoInstall: false,
+        palette: { allowInstall: false, allowUpdate: false, allowUpload: false },
+        modules: { allowInstall: false },
+    },
+    editorTheme: {
+        tours: false,
+        projects: { enabled: false },
+        palette: { catalogues: [] },
+        multiplayer: { enabled: false },
+    },
+    logging: { console: { level: "info", metrics: false, audit: false } },
+};
+"""
+
+
+def node_red(d):
+    """A userDir with settings that keep the editor on loopback and a flow file of two
+    tabs: a tide flow (an inject wired to a debug) and a lighthouse flow."""
+    with open(os.path.join(d, "settings.js"), "w") as f:
+        f.write(NODE_RED_SETTINGS)
+    flows = [
+        {"id": "tab-tide", "type": "tab", "label": "Tide flow", "disabled": False, "info": ""},
+        {"id": "tab-light", "type": "tab", "label": "Lighthouse flow", "disabled": False,
+         "info": ""},
+        {"id": "n-inject", "type": "inject", "z": "tab-tide", "name": "Morning tide",
+         "props": [{"p": "payload"}], "repeat": "", "crontab": "", "once": False,
+         "onceDelay": 0.1, "topic": "", "payload": "high water", "payloadType": "str",
+         "x": 160, "y": 120, "wires": [["n-debug"]]},
+        {"id": "n-debug", "type": "debug", "z": "tab-tide", "name": "Harbour log",
+         "active": True, "tosidebar": True, "console": False, "tostatus": False,
+         "complete": "payload", "targetType": "msg", "statusVal": "", "statusType": "auto",
+         "x": 400, "y": 120, "wires": []},
+        {"id": "n-lamp", "type": "inject", "z": "tab-light", "name": "Dusk signal",
+         "props": [{"p": "payload"}], "repeat": "", "crontab": "", "once": False,
+         "onceDelay": 0.1, "topic": "", "payload": "", "payloadType": "date",
+         "x": 160, "y": 100, "wires": [["n-switch"]]},
+        {"id": "n-switch", "type": "change", "z": "tab-light", "name": "Light the lamp",
+         "rules": [{"t": "set", "p": "payload", "pt": "msg", "to": "on", "tot": "str"}],
+         "action": "", "property": "", "from": "", "to": "", "reg": False,
+         "x": 380, "y": 100, "wires": [[]]},
+    ]
+    with open(os.path.join(d, "flows.json"), "w") as f:
+        json.dump(flows, f, indent=2)
+
+
+def jupyter(d):
+    """A notebook root: a notebook with a code cell and a markdown cell, and a text file;
+    its Jupyter config (in `.jupyter`, which the server hides) fetches no news, updates or
+    extension listings."""
+    config = os.path.join(d, ".jupyter")
+    os.makedirs(os.path.join(config, "labconfig"), exist_ok=True)
+    with open(os.path.join(config, "jupyter_server_config.json"), "w") as f:
+        json.dump({"LabApp": {"news_url": None, "extension_manager": "readonly",
+                              "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"}},
+                  f)
+    with open(os.path.join(config, "labconfig", "page_config.json"), "w") as f:
+        json.dump({"disabledExtensions": {
+            "@jupyterlab/apputils-extension:announcements": True}}, f)
+    os.makedirs(os.path.join(d, "notes"), exist_ok=True)
+    with open(os.path.join(d, "notes", "tides.txt"), "w") as f:
+        f.write("High water at Gull Point: 06:42 and 19:05.\n")
+
+    def cell(kind, source):
+        c = {"cell_type": kind, "metadata": {}, "source": source}
+        if kind == "code":
+            c.update(execution_count=None, outputs=[])
+        return c
+    notebook = {
+        "cells": [
+            # `&amp;` renders as `&`: text only the rendered cell shows (the table of
+            # contents, hidden, repeats the heading).
+            cell("markdown", "# Harbour &amp; tide log\n\nReadings &amp; notes for the bench."),
+            cell("code", ""),
+        ],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                           "language": "python"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    with open(os.path.join(d, "harbour.ipynb"), "w") as f:
+        json.dump(notebook, f, indent=1)
+
+
 def main():
     app, d = sys.argv[1], os.path.abspath(sys.argv[2])
     if os.path.exists(os.path.join(d, ".prepared")):
@@ -183,6 +279,10 @@ def main():
         mkdocs(d, bindir)
     elif app == "django-admin":
         django_admin(d, bindir)
+    elif app == "node-red":
+        node_red(d)
+    elif app == "jupyter":
+        jupyter(d)
     elif app == "streamlit":
         pass  # `streamlit hello` brings its own pages: only the folder it runs in
     elif app in ("dash-mantine", "nicegui"):
