@@ -171,6 +171,7 @@ async fn from_popup(
         settled: Settled {
             waited: Duration::ZERO,
             quiet: true,
+            changing: false,
         },
         through_dialog: false,
         at: None,
