@@ -39,6 +39,7 @@ use serde_json::Value;
 
 use super::error::PageError;
 use super::world::Frame;
+use crate::page::script;
 
 /// What a secret field's filled value reads as.
 pub const MASK: &str = "••••";
@@ -449,14 +450,26 @@ struct FrameRead {
     items: Vec<(usize, usize)>,
 }
 
+/// Waits for a document still being parsed to reach DOMContentLoaded (at most 10 s).
+const PARSED_JS: &str = script::body(include_str!("read/parsed.js"));
+
+/// The wait's own bound, a little over the script's.
+const PARSED_WAIT: Duration = Duration::from_secs(11);
+
 /// Reads one frame's document and, in turn, the frames its world could not walk.
 async fn read_frame(
     frame: Frame,
     high_water: &mut HashMap<String, u64>,
 ) -> Result<FrameRead, PageError> {
     // The reader goes in first, then learns which elements the page listens on for a
-    // click (issue 30), then reads.
-    frame.call_reader("true", Some(high_water)).await?;
+    // click (issue 30), then reads. A document still being parsed (an act's navigation
+    // its settle's bound cut short) is read once its body is in, not half of it.
+    let state = frame
+        .call_reader("document.readyState", Some(high_water))
+        .await?;
+    if state.as_ref().and_then(Value::as_str) == Some("loading") {
+        let _ = frame.evaluate_awaiting(PARSED_JS, PARSED_WAIT).await;
+    }
     frame.mark_listened().await;
     let value = frame
         .call_reader("__conch.snapshot()", Some(high_water))

@@ -1858,6 +1858,30 @@ async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
     lab.browser.shutdown().await;
 }
 
+/// SNAP-1, AMB-22: a read that comes while the document is still being parsed (a click
+/// that navigates, its settle ended by the bound: a slow server, a loaded machine) waits
+/// for the document's body instead of reading the half that has come (the Django admin's
+/// page was once read as its title alone).
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_a_document_still_being_parsed_is_read_once_it_is_whole() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("slow-start.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let el = act::element(&page, &ref_of(&snap.text, "link \"To the slow page\""))
+        .await
+        .unwrap();
+    act::click(&el, How::Click, &quick()).await.unwrap();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(snap.text.contains("Above the script"), "{}", snap.text);
+    assert!(
+        snap.text.contains("button \"Below the script\""),
+        "{}",
+        snap.text
+    );
+}
+
 /// A grid's header cell that the page says sorts (`aria-sort`), drawn as AG Grid does (a
 /// div with tabindex -1, the click heard by the grid's root), gets a ref, and clicking it
 /// sorts (issue 30: the agent could not sort an AG Grid table).
