@@ -187,6 +187,8 @@ function nameOf(el, tag, role, content) {
   if (tag === 'table') { const c = el.querySelector(':scope > caption'); if (c) return textOf(c); }
   if (tag === 'figure') { const c = el.querySelector(':scope > figcaption'); if (c) return textOf(c); }
   if (tag === 'iframe' || tag === 'frame') return norm(el.getAttribute('title') || el.getAttribute('name') || '');
+  // A button is labelable: a label for it names it before its own text (HTML-AAM).
+  if (tag === 'button') { const l = labelsOf(el); if (l) return l; }
   if (FROM_CONTENT.has(role) || role === 'clickable') {
     const t = content === undefined ? textOf(el) : content;
     if (t) return t;

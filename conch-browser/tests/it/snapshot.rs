@@ -473,6 +473,22 @@ async fn sec_3_secret_values_never_appear_and_sec_4_screenshot_masks_them() {
     tab.browser.shutdown().await;
 }
 
+/// A button a label is for is named by the label, before its own text, as Chromium's tree
+/// says (HTML-AAM): two date pickers that both show "Pick a date" are told apart.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_a_button_is_named_by_its_label_first() {
+    let mut tab = open("button-label.html").await;
+    let snap = tab.read().await;
+    for needle in [
+        "- button \"Departure date\"",
+        "- button \"Arrival date\"",
+        "- button \"Plain button\"",
+    ] {
+        assert!(snap.text.contains(needle), "{needle} in\n{}", snap.text);
+    }
+    tab.browser.shutdown().await;
+}
+
 /// A header cell in a body row beside data cells heads its row, as Chromium's own tree
 /// says (Django admin's change list): `rowheader`, not `columnheader`; a header cell with
 /// `scope=col`, or in a row of header cells only, still heads its column.
