@@ -547,3 +547,47 @@ async fn live_17_the_live_view_is_offered_as_an_mcp_app() {
     assert!(!html.contains("{{PANEL}}"));
     client.finish().await;
 }
+
+/// Issue 31: one stdio process answers both eras: a new-era client's `server/discover`
+/// and `_meta`-carrying requests with no handshake (`resultType`, no `ping`), and a
+/// client that probes with `server/discover` and then sends `initialize` in the old
+/// era, with no handle argument in either list.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_31_both_eras_over_stdio() {
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start_bare(gateway(home.path(), &["mcp"])).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let found = client
+        .request("server/discover", json!({ "_meta": meta }))
+        .await;
+    assert_eq!(
+        found["result"]["supportedVersions"][0], "2026-07-28",
+        "{found}"
+    );
+    assert_eq!(found["result"]["resultType"], "complete");
+    let listed = client.request("tools/list", json!({ "_meta": meta })).await;
+    assert_eq!(listed["result"]["resultType"], "complete");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 15);
+    assert!(
+        !listed.to_string().contains("\"conversation\""),
+        "stdio has no handle"
+    );
+    let ping = client.request("ping", json!({ "_meta": meta })).await;
+    assert_eq!(ping["error"]["code"], -32601, "{ping}");
+    // Then the old era on the same process.
+    let init = client
+        .request(
+            "initialize",
+            json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    let pong = client.request("ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    let old = client.request("tools/list", json!({})).await;
+    assert!(old["result"].get("resultType").is_none());
+    client.finish().await;
+}
