@@ -36,8 +36,8 @@ mod modern;
 pub use legacy::LEGACY_VERSIONS;
 pub use modern::{
     HANDLE_ARG, HEADER_MISMATCH, META_CAPABILITIES, META_CLIENT, META_SERVER, META_VERSION,
-    MISSING_CLIENT_CAPABILITY, MODERN_VERSION, UNSUPPORTED_PROTOCOL_VERSION, client_capabilities,
-    is_modern, unsupported_version,
+    MISSING_CLIENT_CAPABILITY, MODERN_VERSION, QUESTION_KEY, UNSUPPORTED_PROTOCOL_VERSION,
+    ask_client, client_answers_here, client_capabilities, is_modern, unsupported_version,
 };
 
 use conch_browser::sync::lock;
@@ -96,6 +96,7 @@ pub struct McpApp {
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const INVALID_REQUEST: i64 = -32600;
+const INTERNAL_ERROR: i64 = -32603;
 
 /// The MCP server: the tools, the mode every session starts in, the page size of
 /// `tools/list`.
@@ -206,6 +207,7 @@ impl McpServer {
             version: Arc::new(StdMutex::new(None)),
             running: Arc::new(StdMutex::new(HashMap::new())),
             listening: Arc::new(StdMutex::new(HashMap::new())),
+            parked: Arc::new(StdMutex::new(HashMap::new())),
             serial: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -304,6 +306,8 @@ pub struct McpSession {
     running: Arc<StdMutex<HashMap<String, Running>>>,
     /// The new era's `subscriptions/listen` requests held open, by request id.
     listening: Arc<StdMutex<HashMap<String, Running>>>,
+    /// The new era's calls waiting for their client's answer, by `requestState`.
+    parked: Arc<StdMutex<HashMap<String, modern::Parked>>>,
     serial: Arc<AtomicU64>,
 }
 
@@ -437,6 +441,12 @@ impl McpSession {
         }
     }
 
+    /// Whether a new-era call of this session waits for the retried request with
+    /// `request_state` (MRTR).
+    pub fn holds_state(&self, request_state: &str) -> bool {
+        lock(&self.parked).contains_key(request_state)
+    }
+
     /// Ends the new era's `subscriptions/listen` requests held open (their client is
     /// gone: stdin closed), so nothing waits for them.
     pub fn stop_listening(&self) {
@@ -483,19 +493,7 @@ impl McpSession {
                 _ = &mut stopped => break None,
                 _ = ticks.tick(), if token.is_some() => {
                     sent += 1;
-                    notify(json!({
-                        "jsonrpc": "2.0",
-                        "method": "notifications/progress",
-                        "params": {
-                            "progressToken": token,
-                            "progress": sent,
-                            "message": progress_words(
-                                name,
-                                started.elapsed(),
-                                self.chat.panel_link().as_deref(),
-                            ),
-                        },
-                    }));
+                    notify(progress_note(&token, sent, name, started, self));
                 }
             }
         };
@@ -507,6 +505,26 @@ impl McpSession {
         }
         outcome.map(|result| Ok(result.to_mcp()))
     }
+}
+
+/// The `sent`th progress notification for `tool`'s call in `session`, started at
+/// `started`, with the client's `token`.
+fn progress_note(
+    token: &Option<Value>,
+    sent: u64,
+    tool: &str,
+    started: tokio::time::Instant,
+    session: &McpSession,
+) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {
+            "progressToken": token,
+            "progress": sent,
+            "message": progress_words(tool, started.elapsed(), session.chat.panel_link().as_deref()),
+        },
+    })
 }
 
 /// What a progress notification says while `tool` has run for `elapsed`; a handoff's

@@ -22,13 +22,15 @@ use std::sync::atomic::Ordering;
 
 use conch_browser::sync::lock;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{
     INVALID_PARAMS, METHOD_NOT_FOUND, McpServer, McpSession, PROTOCOL_VERSIONS, SERVER_NAME, error,
     id_key, legacy,
 };
 use crate::prompt::BROWSER_HINT;
+use crate::result::ToolResult;
+use crate::spec::tool_spec;
 
 /// The new era's one version.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -137,7 +139,7 @@ pub(super) async fn answer(
         "resources/list" if server.app.is_some() => Ok(cacheable(server.resources(apps))),
         "resources/read" if server.app.is_some() => server.read_resource(params).map(cacheable),
         "tools/call" => match session {
-            Some(session) => match session.call(id, params, notify).await {
+            Some(session) => match call(session, id, params, notify).await {
                 Some(answer) => answer,
                 None => return None,
             },
@@ -239,4 +241,205 @@ async fn listen(
         }
         None => std::future::pending::<()>().await,
     }
+}
+
+/// The key of the site question in an `InputRequiredResult`'s `inputRequests`.
+pub const QUESTION_KEY: &str = "conch_question";
+
+tokio::task_local! {
+    /// Where a new-era call's questions for its client go, in the call's own task: set
+    /// when its request declared elicitation.
+    static CLIENT_INPUT: Option<mpsc::UnboundedSender<InputAsk>>;
+}
+
+/// Whether the code running now is a new-era call whose client answers questions
+/// (MRTR): then [`ask_client`] asks it.
+pub fn client_answers_here() -> bool {
+    CLIENT_INPUT
+        .try_with(|inputs| inputs.is_some())
+        .unwrap_or(false)
+}
+
+/// Asks the client of the new-era call running now (`elicitation/create` with
+/// `params`): the call's request ends with `input_required`, and the client's answer
+/// (its result) comes with the retried request; `None` when no such call runs here or
+/// the client never answers.
+pub async fn ask_client(method: &str, params: Value) -> Option<Value> {
+    let (tx, rx) = oneshot::channel();
+    let sent = CLIENT_INPUT
+        .try_with(|inputs| {
+            inputs
+                .as_ref()
+                .is_some_and(|s| s.send((method.to_owned(), params, tx)).is_ok())
+        })
+        .unwrap_or(false);
+    if !sent {
+        return None;
+    }
+    rx.await.ok().flatten()
+}
+
+/// A question for the client from the call that runs (method, params, where its
+/// answer goes: the client's result, or `None`).
+pub(super) type InputAsk = (String, Value, oneshot::Sender<Option<Value>>);
+
+/// A call waiting for its client's answer (MRTR): it runs on in the background, and
+/// the retried request with this entry's `requestState` continues it.
+#[derive(Debug)]
+pub(super) struct Parked {
+    /// The tool and its arguments: the retried request must be the same call.
+    name: String,
+    args: Value,
+    /// Where the client's answer goes.
+    answer: oneshot::Sender<Option<Value>>,
+    /// The call's result, when it comes.
+    result: oneshot::Receiver<ToolResult>,
+    /// Its next questions.
+    asks: mpsc::UnboundedReceiver<InputAsk>,
+    /// Stops it.
+    task: tokio::task::AbortHandle,
+}
+
+/// Aborts a call's task when its request ends without parking it (cancelled, or the
+/// stream that carried it closed).
+struct AbortOnDrop(Option<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// A new-era `tools/call`: the call runs as a task of its own; a question for the
+/// client (the site question with `--ask-via-mcp`, when the request declares
+/// elicitation) ends this request with `input_required`, the question, and an opaque
+/// `requestState` (128 random bits naming the waiting call, kept only here). The
+/// retried request with that `requestState` and the client's `inputResponses` gives the
+/// answer to the same call, which goes on: the act runs once. A `requestState` used
+/// already, never given, or given for another call is refused. `None` when cancelled.
+pub(super) async fn call(
+    session: &McpSession,
+    id: &Value,
+    params: &Value,
+    notify: &(dyn Fn(Value) + Send + Sync),
+) -> Option<Result<Value, (i64, String)>> {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Some(Err((
+            INVALID_PARAMS,
+            "tools/call needs a tool name".to_owned(),
+        )));
+    };
+    if tool_spec(name).is_none() {
+        return Some(Err((INVALID_PARAMS, format!("Unknown tool: {name}"))));
+    }
+    let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+    let elicits = client_capabilities(params).get("elicitation").is_some();
+    let (mut result, mut asks, task) = match params.get("requestState") {
+        Some(state) => {
+            let state = state.as_str().unwrap_or_default();
+            let parked = {
+                let mut parked = lock(&session.parked);
+                match parked.get(state) {
+                    Some(p) if p.name == name && p.args == args => parked.remove(state),
+                    Some(_) => {
+                        return Some(Err((
+                            INVALID_PARAMS,
+                            "This requestState belongs to another call: retry the same tool with the same arguments.".to_owned(),
+                        )));
+                    }
+                    None => None,
+                }
+            };
+            let Some(parked) = parked else {
+                return Some(Err((
+                    INVALID_PARAMS,
+                    "This requestState is not one this server gave for a waiting call, or it was used already: call the tool again without it.".to_owned(),
+                )));
+            };
+            let answer = params
+                .get("inputResponses")
+                .and_then(|r| r.get(QUESTION_KEY))
+                .cloned();
+            let _ = parked.answer.send(answer);
+            (parked.result, parked.asks, parked.task)
+        }
+        None => {
+            let (done, result) = oneshot::channel();
+            let (ask_tx, asks) = mpsc::unbounded_channel();
+            let chat = session.chat.clone();
+            let (name, args) = (name.to_owned(), args.clone());
+            let ask_tx = elicits.then_some(ask_tx);
+            let task = tokio::spawn(CLIENT_INPUT.scope(ask_tx, async move {
+                let _ = done.send(chat.call(&name, &args).await);
+            }))
+            .abort_handle();
+            (result, asks, task)
+        }
+    };
+    let mut guard = AbortOnDrop(Some(task.clone()));
+    let token = params
+        .get("_meta")
+        .and_then(|m| m.get("progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned();
+    let key = id_key(id);
+    let serial = session.serial.fetch_add(1, Ordering::SeqCst);
+    let (stop, mut stopped) = oneshot::channel();
+    lock(&session.running).insert(key.clone(), (serial, stop));
+    let started = tokio::time::Instant::now();
+    let every = session.server.progress_every;
+    let mut ticks = tokio::time::interval_at(started + every, every);
+    let mut sent = 0u64;
+    let outcome = loop {
+        tokio::select! {
+            done = &mut result => break Some(done.map(|r| Ok(r.to_mcp())).unwrap_or_else(|_| {
+                Err((super::INTERNAL_ERROR, format!("{name} ended without a result.")))
+            })),
+            _ = &mut stopped => break None,
+            Some((method, question, answer)) = asks.recv() => {
+                let state = random_state();
+                guard.0 = None;
+                lock(&session.parked).insert(state.clone(), Parked {
+                    name: name.to_owned(),
+                    args: args.clone(),
+                    answer,
+                    result,
+                    asks,
+                    task,
+                });
+                break Some(Ok(json!({
+                    "resultType": "input_required",
+                    "inputRequests": { QUESTION_KEY: { "method": method, "params": question } },
+                    "requestState": state,
+                })));
+            }
+            _ = ticks.tick(), if token.is_some() => {
+                sent += 1;
+                notify(super::progress_note(&token, sent, name, started, session));
+            }
+        }
+    };
+    let mut running = lock(&session.running);
+    if running.get(&key).is_some_and(|(s, _)| *s == serial) {
+        running.remove(&key);
+    }
+    outcome
+}
+
+/// A `requestState`: 128 random bits as hex, from the system's random source.
+fn random_state() -> String {
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    if read.is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in bytes.chunks_mut(8) {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_usize(chunk.as_ptr() as usize);
+            chunk.copy_from_slice(&hasher.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
