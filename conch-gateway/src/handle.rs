@@ -14,7 +14,12 @@ use crate::secret::{constant_time_eq, random_hex};
 /// A new handle under `token`, and its id (the key its conversation is kept under).
 pub(crate) fn mint(token: &str) -> (String, String) {
     let id = random_hex(16);
-    (format!("cv_{id}_{}", mac(token, &id)), id)
+    (of(token, &id), id)
+}
+
+/// The handle of conversation `id` under `token`, as [`mint`] gave it.
+pub(crate) fn of(token: &str, id: &str) -> String {
+    format!("cv_{id}_{}", mac(token, id))
 }
 
 /// The id of `handle` if it was minted under `token`.

@@ -104,6 +104,8 @@ pub(super) async fn post(
             }
         }
         Some(_) => return json_answer(Some(unknown_handle(&id))),
+        // A retried call (MRTR) whose first round started its conversation.
+        None if let Some(found) = waiting(&door, &message) => found,
         None => match start(&door, &headers, kind) {
             Ok((session, key, handle)) => (session, key, Some(handle)),
             Err(refused) => return *refused,
@@ -114,6 +116,22 @@ pub(super) async fn post(
         id: key,
     };
     stream_call(session, message, busy, minted).into_response()
+}
+
+/// The conversation whose call waits for this retried request's `requestState`, when
+/// the first round came with no handle (it started the conversation), and its handle,
+/// which the final result names.
+fn waiting(door: &Door, message: &Value) -> Option<(McpSession, String, Option<String>)> {
+    let state = message.get("params")?.get("requestState")?.as_str()?;
+    let key = door
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|(key, open)| key.starts_with("handle:") && open.session.holds_state(state))
+        .map(|(key, _)| key.clone())?;
+    let handle = handle::of(&door.token, key.strip_prefix("handle:")?);
+    door.take(&key).map(|(session, _)| (session, key, Some(handle)))
 }
 
 /// Starts a conversation for a call with no handle: a chat, or a task's (named by
