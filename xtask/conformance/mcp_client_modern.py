@@ -77,7 +77,18 @@ def said(result):
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
-async def exercise(client, url, door):
+def elicitation(asked):
+    """Answers the site question, which comes inside the call's result (MRTR)."""
+    async def answer(context, params):
+        asked.append(params.message)
+        labels = params.requested_schema["properties"]["answer"]["enum"]
+        yes = next(label for label in labels if label != "No")
+        from mcp_types import ElicitResult
+        return ElicitResult(action="accept", content={"answer": yes})
+    return answer
+
+
+async def exercise(client, url, asked, door):
     """The same checks through either door."""
     check(client.protocol_version == MODERN,
           f"{door}: the client stayed at {client.protocol_version}, not {MODERN} (server/discover)")
@@ -99,6 +110,7 @@ async def exercise(client, url, door):
     text = said(opened)
     check(not opened.is_error and "Conformance page" in text,
           f"{door}: browser_open did not read the page: {text[:300]}")
+    check(asked == [], f"{door}: reading a page asks nothing, yet the client was asked {asked}")
     args = {}
     if handles:
         handle = (opened.meta or {}).get("dev.conch/conversation")
@@ -112,6 +124,8 @@ async def exercise(client, url, door):
     clicked = await client.call_tool("browser_click", {"ref": ref, **args})
     check(not clicked.is_error and "Pressed" in said(clicked),
           f"{door}: the click in the same conversation failed: {said(clicked)[:300]}")
+    check(len(asked) == 1 and "127.0.0.1" in asked[0],
+          f"{door}: the first act on a site should ask once, inside the call's result (input_required); asked {asked}")
 
     bad = await client.call_tool("browser_click", {"ref": "e99999", **args})
     check(bad.is_error, f"{door}: a ref that does not exist must be a tool error")
@@ -146,12 +160,13 @@ async def over_stdio(gateway, browser, port, url):
     home = tempfile.mkdtemp(prefix="conch-conformance-")
     params = StdioServerParameters(
         command=gateway,
-        args=["mcp", "--home", home, "--browser", browser, "--trust", "full",
+        args=["mcp", "--home", home, "--browser", browser, "--ask-via-mcp",
               "--allow-host", f"127.0.0.1:{port}"],
         env={"PATH": os.environ.get("PATH", ""), "HOME": home},
     )
-    async with Client(params) as client:
-        await exercise(client, url, "stdio")
+    asked = []
+    async with Client(params, elicitation_callback=elicitation(asked)) as client:
+        await exercise(client, url, asked, "stdio")
 
 
 async def over_http(gateway, browser, port, url):
@@ -159,7 +174,7 @@ async def over_http(gateway, browser, port, url):
     door = free_port()
     proc = subprocess.Popen(
         [gateway, "serve", "--port", str(door), "--home", str(home), "--browser", browser,
-         "--trust", "full", "--allow-host", f"127.0.0.1:{port}"],
+         "--ask-via-mcp", "--allow-host", f"127.0.0.1:{port}"],
         env={"PATH": os.environ.get("PATH", ""), "HOME": str(home)},
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -180,8 +195,10 @@ async def over_http(gateway, browser, port, url):
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
                                   timeout=httpx2.Timeout(60.0, read=120.0))
         async with http:
-            async with Client(streamable_http_client(f"http://127.0.0.1:{door}/mcp", http_client=http)) as client:
-                await exercise(client, url, "http")
+            asked = []
+            async with Client(streamable_http_client(f"http://127.0.0.1:{door}/mcp", http_client=http),
+                              elicitation_callback=elicitation(asked)) as client:
+                await exercise(client, url, asked, "http")
     finally:
         proc.terminate()
         try:
@@ -195,9 +212,9 @@ async def main(gateway, browser):
     port = page.server_address[1]
     url = f"http://127.0.0.1:{port}/"
     await over_stdio(gateway, browser, port, url)
-    print(f"conformance: stdio {MODERN}: server/discover, tools/list, call, error, progress, cancelled: ok")
+    print(f"conformance: stdio {MODERN}: server/discover, tools/list, call, the site question (input_required), error, progress, cancelled: ok")
     await over_http(gateway, browser, port, url)
-    print(f"conformance: http {MODERN}: server/discover, tools/list, call with a handle, error, progress, cancelled: ok")
+    print(f"conformance: http {MODERN}: server/discover, tools/list, call with a handle, the site question (input_required), error, progress, cancelled: ok")
 
 
 if __name__ == "__main__":
