@@ -131,7 +131,8 @@ fn waiting(door: &Door, message: &Value) -> Option<(McpSession, String, Option<S
         .find(|(key, open)| key.starts_with("handle:") && open.session.holds_state(state))
         .map(|(key, _)| key.clone())?;
     let handle = handle::of(&door.token, key.strip_prefix("handle:")?);
-    door.take(&key).map(|(session, _)| (session, key, Some(handle)))
+    door.take(&key)
+        .map(|(session, _)| (session, key, Some(handle)))
 }
 
 /// Starts a conversation for a call with no handle: a chat, or a task's (named by
