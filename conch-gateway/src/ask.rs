@@ -1,6 +1,8 @@
 //! Who answers questions in the gateway (AMB-5): nobody yet (no panel), or No at once
 //! with `--unattended`; with `--ask-via-mcp`, the site question, reduced to This chat /
-//! No, goes to the MCP client as an elicitation request when the client supports it.
+//! No, goes to the MCP client when the client supports elicitation: as an elicitation
+//! request of the server's in the old era, inside the call's own `input_required`
+//! result in the new era (MRTR, conch-tools' `mcp`).
 //!
 //! Deliberately absent: Always, high stakes, uploads and downloads never go through
 //! elicitation (the MCP client may be the agent's own host answering for itself).
@@ -156,16 +158,22 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(600);
 impl Asker for ElicitAsker {
     fn ask<'a>(&'a self, request: &'a AskRequest) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
+            // A new-era call whose client answers (MRTR) asks inside its own result;
+            // an old-era client gets an elicitation request of the server's.
+            let modern = conch_tools::client_answers_here();
             let channel = self
                 .channels
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .get(&request.conversation)
-                .cloned();
-            let (Some(channel), Some(question)) = (channel, request.question.for_elicitation())
-            else {
+                .cloned()
+                .filter(|_| !modern);
+            let Some(question) = request.question.for_elicitation() else {
                 return self.fallback.ask(request).await;
             };
+            if channel.is_none() && !modern {
+                return self.fallback.ask(request).await;
+            }
             let labels: Vec<&str> = question.choices().iter().map(|c| c.label()).collect();
             let params = json!({
                 "message": question.text(),
@@ -177,11 +185,16 @@ impl Asker for ElicitAsker {
                     "required": ["answer"]
                 }
             });
-            let answer =
-                tokio::time::timeout(ANSWER_WITHIN, channel.request("elicitation/create", params))
-                    .await
-                    .ok()
-                    .flatten();
+            let asked = async {
+                match &channel {
+                    Some(channel) => channel.request("elicitation/create", params).await,
+                    None => conch_tools::ask_client("elicitation/create", params).await,
+                }
+            };
+            let answer = tokio::time::timeout(ANSWER_WITHIN, asked)
+                .await
+                .ok()
+                .flatten();
             let chosen = answer.as_ref().and_then(|result| {
                 (result["action"] == "accept")
                     .then(|| result["content"]["answer"].as_str())

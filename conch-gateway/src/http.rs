@@ -41,7 +41,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use conch_tools::{
-    ConversationKind, McpServer, McpSession, PROTOCOL_VERSIONS, TaskEvents, TaskState,
+    ConversationKind, LEGACY_VERSIONS, McpServer, McpSession, TaskEvents, TaskState,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -49,6 +49,8 @@ use tokio::sync::mpsc;
 use crate::ask::{Channels, Outbound};
 use crate::live::Leaving;
 use crate::secret::constant_time_eq;
+
+mod modern;
 
 /// The session header of streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -109,7 +111,7 @@ impl Door {
         channels: Option<Channels>,
     ) -> Door {
         Door {
-            server,
+            server: server.with_handles(),
             token: Arc::new(token),
             port,
             idle,
@@ -316,7 +318,7 @@ fn check_version(headers: &HeaderMap) -> Result<(), Box<Response>> {
         return Ok(());
     };
     let version = value.to_str().unwrap_or_default().trim();
-    if PROTOCOL_VERSIONS.contains(&version) {
+    if LEGACY_VERSIONS.contains(&version) {
         return Ok(());
     }
     Err(Box::new(rpc_error(
@@ -324,7 +326,7 @@ fn check_version(headers: &HeaderMap) -> Result<(), Box<Response>> {
         -32000,
         &format!(
             "Bad request: MCP-Protocol-Version {version:?} is not one this server speaks ({}).",
-            PROTOCOL_VERSIONS.join(", ")
+            LEGACY_VERSIONS.join(", ")
         ),
     )))
 }
@@ -391,6 +393,9 @@ async fn post_as(door: Door, request: Request, kind: ConversationKind) -> Respon
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return rpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error");
     };
+    if modern::is_modern(&headers, &message) {
+        return modern::post(door, headers, message, kind).await;
+    }
     let is_initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
     let (session, outbound, session_id, new_id) = if is_initialize {
         let id = crate::random_hex(16);

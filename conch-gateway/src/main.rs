@@ -27,6 +27,7 @@ mod ask;
 mod backend;
 mod choice;
 mod cli;
+mod handle;
 mod http;
 mod log;
 mod signin;

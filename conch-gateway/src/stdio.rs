@@ -1,6 +1,11 @@
 //! `conch-gateway mcp`: the MCP door on stdin and stdout, one JSON-RPC message per line.
 //! The process is one MCP session, so one conversation.
 //!
+//! Both protocol eras are served on the one process (conch-tools' `mcp` tells them
+//! apart by each request's `_meta`): an old-era client's `initialize` and a new-era
+//! client's `server/discover` or `_meta`-carrying requests alike; either way the
+//! process is one conversation, with no handle.
+//!
 //! A line may hold a JSON-RPC batch (an array), answered as the session's agreed protocol
 //! version says. Requests run as tasks of their own, so a tool call waiting for an elicitation answer
 //! does not stop the answer from being read; conch-tools still runs one call at a time
@@ -119,6 +124,8 @@ pub(crate) async fn serve(
     // then what runs finishes, then writing stops.
     outbound.close();
     leaving.left(session.chat().id());
+    // A new-era `subscriptions/listen` waits for its client, which is gone.
+    session.stop_listening();
     let finish = async { while tasks.join_next().await.is_some() {} };
     if stopped {
         // Asked to stop: what runs gets a moment, then is dropped with the tasks.

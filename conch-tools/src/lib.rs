@@ -61,8 +61,11 @@ pub use embedder::{
 pub use error::ToolError;
 pub use live::SHOTS_CAP_BYTES;
 pub use mcp::{
-    APP_MIME, APPS_EXTENSION, LIVE_APP_URI, McpApp, McpServer, McpSession, PROGRESS_EVERY,
-    PROTOCOL_VERSIONS, SERVER_NAME,
+    APP_MIME, APPS_EXTENSION, HANDLE_ARG, HEADER_MISMATCH, LEGACY_VERSIONS, LIVE_APP_URI,
+    META_CAPABILITIES, META_CLIENT, META_SERVER, META_VERSION, MISSING_CLIENT_CAPABILITY,
+    MODERN_VERSION, McpApp, McpServer, McpSession, PROGRESS_EVERY, PROTOCOL_VERSIONS, QUESTION_KEY,
+    SERVER_NAME, UNSUPPORTED_PROTOCOL_VERSION, ask_client, client_answers_here,
+    client_capabilities, is_modern, unsupported_version,
 };
 pub use prompt::{
     BROWSER_HINT, ERRAND_NOTE, ERRAND_OWN_CHROME_NOTE, EngineCaps, NO_BROWSER_NOTE, browser_prompt,

@@ -1,12 +1,24 @@
-//! The MCP door, transport-agnostic: [`McpServer`] answers JSON-RPC messages
-//! (`initialize`, `ping`, `tools/list` with cursors, `tools/call`) for one
+//! The MCP door, transport-agnostic: [`McpServer`] answers JSON-RPC messages for one
 //! [`McpSession`] per client session, each its own conversation (TOOL-2, TOOL-3, TOOL-16).
 //!
-//! Batches are answered as the negotiated version says: processed one message after the
-//! other for 2024-11-05 and 2025-03-26, refused with one Invalid Request error for the
-//! versions that dropped them. `notifications/cancelled` stops the call with that id
-//! (its future is dropped, so the conversation is free for the next call at once) and
-//! no response is sent for it. A call whose client sent `_meta.progressToken` makes
+//! It speaks both protocol eras, and a client picks one per request:
+//!
+//! - the old era, 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25: `initialize` agrees
+//!   a version for the session; its own rules (the handshake, batches, `ping`,
+//!   `logging/setLevel`, elicitation as a request of the server's) live in [`legacy`];
+//! - the new era, 2026-07-28: no handshake and no session, every request carries its
+//!   version and the client's capabilities in `_meta`; its own rules (`server/discover`,
+//!   `resultType`, cacheable lists, its error codes, `subscriptions/listen`, the
+//!   conversation handle over HTTP) live in [`modern`].
+//!
+//! A request with `_meta.io.modelcontextprotocol/protocolVersion` (or `server/discover`)
+//! is the new era's, anything else the old era's; both may come on one connection (a
+//! client that probes with `server/discover` and then sends `initialize` is served in
+//! the old era from there), and neither loses the other's calls. What both eras share
+//! stays here: `tools/list` with cursors, `tools/call`, the MCP App's resources, and
+//! cancellation: `notifications/cancelled` stops the call with that id (its future is
+//! dropped, so the conversation is free for the next call at once) and no response is
+//! sent for it. A call whose client sent `_meta.progressToken` makes
 //! `notifications/progress` every [`PROGRESS_EVERY`] while it runs, so a handoff, a
 //! question to the person or a long navigation never looks like a hang.
 //!
@@ -15,8 +27,18 @@
 //! with no port opened and no process spawned (TOOL-3). Written by hand rather than on an
 //! SDK: the protocol surface needed here is small, and the schemas are data already.
 //!
-//! Deliberately absent: resources, prompts, sampling, and any server-side method that
-//! would let a client choose a browser or its settings.
+//! Deliberately absent: prompts, sampling, and any server-side method that would let a
+//! client choose a browser or its settings.
+
+mod legacy;
+mod modern;
+
+pub use legacy::LEGACY_VERSIONS;
+pub use modern::{
+    HANDLE_ARG, HEADER_MISMATCH, META_CAPABILITIES, META_CLIENT, META_SERVER, META_VERSION,
+    MISSING_CLIENT_CAPABILITY, MODERN_VERSION, QUESTION_KEY, UNSUPPORTED_PROTOCOL_VERSION,
+    ask_client, client_answers_here, client_capabilities, is_modern, unsupported_version,
+};
 
 use conch_browser::sync::lock;
 use std::collections::HashMap;
@@ -29,15 +51,21 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::context::{ConversationKind, ToolContext};
-use crate::prompt::{BROWSER_HINT, errand_prompt};
 use crate::spec::{tool_spec, tool_specs};
 use crate::tools::{Chat, Tools};
 
-/// The server's name in `initialize` (TOOL-2).
+/// The server's name in `initialize` and `server/discover` (TOOL-2).
 pub const SERVER_NAME: &str = "conch_browser";
 
-/// Protocol versions this server speaks, newest first.
-pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Protocol versions this server speaks, newest first: the new era's, then the old
+/// era's ([`LEGACY_VERSIONS`], agreed at `initialize`).
+pub const PROTOCOL_VERSIONS: &[&str] = &[
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
 
 /// How often a long call tells a client that asked for progress that it still runs.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(3);
@@ -68,6 +96,7 @@ pub struct McpApp {
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const INVALID_REQUEST: i64 = -32600;
+const INTERNAL_ERROR: i64 = -32603;
 
 /// The MCP server: the tools, the mode every session starts in, the page size of
 /// `tools/list`.
@@ -78,6 +107,8 @@ pub struct McpServer {
     page_size: usize,
     progress_every: Duration,
     app: Option<Arc<McpApp>>,
+    /// Whether new-era tool schemas carry the conversation handle ([`HANDLE_ARG`]).
+    handles: bool,
 }
 
 impl McpServer {
@@ -89,7 +120,45 @@ impl McpServer {
             page_size: crate::spec::TOOL_NAMES.len(),
             progress_every: PROGRESS_EVERY,
             app: None,
+            handles: false,
         }
+    }
+
+    /// New-era tool lists show the conversation handle argument ([`HANDLE_ARG`]) in
+    /// every tool's schema: for a transport with no sessions (streamable HTTP in
+    /// 2026-07-28), where the agent passes the handle to stay in its conversation. The
+    /// old era and stdio never see it.
+    pub fn with_handles(mut self) -> McpServer {
+        self.handles = true;
+        self
+    }
+
+    /// Answers a new-era request that needs no conversation (`server/discover`, the
+    /// lists, a read, an error), as a transport without sessions does; `None` for a
+    /// notification, an old-era message, or a `subscriptions/listen` whose client went
+    /// away. A `tools/call` here is refused: it needs a session.
+    pub async fn handle_stateless(
+        &self,
+        message: &Value,
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Value> {
+        let id = message.get("id")?;
+        let method = message.get("method").and_then(Value::as_str)?;
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        if !is_modern(method, &params) {
+            return None;
+        }
+        modern::answer(self, None, id, method, &params, notify).await
+    }
+
+    /// The server's capabilities for a client that does (or doesn't) declare MCP Apps.
+    fn capabilities(&self, apps: bool) -> Value {
+        let mut capabilities = json!({ "tools": { "listChanged": false } });
+        if apps && self.app.is_some() {
+            capabilities["resources"] = json!({ "listChanged": false });
+            capabilities["extensions"] = json!({ APPS_EXTENSION: { "mimeTypes": [APP_MIME] } });
+        }
+        capabilities
     }
 
     /// Offers the live view as an MCP App (`ui://conch/live`) to clients that declare
@@ -137,13 +206,61 @@ impl McpServer {
             apps: Arc::new(AtomicBool::new(false)),
             version: Arc::new(StdMutex::new(None)),
             running: Arc::new(StdMutex::new(HashMap::new())),
+            listening: Arc::new(StdMutex::new(HashMap::new())),
+            parked: Arc::new(StdMutex::new(HashMap::new())),
             serial: Arc::new(AtomicU64::new(0)),
         }
     }
 
+    /// `resources/list`: the live view's app, for a client that declared MCP Apps.
+    fn resources(&self, apps: bool) -> Value {
+        let listed = match &self.app {
+            Some(_) if apps => vec![json!({
+                "uri": LIVE_APP_URI,
+                "name": "Conch live view",
+                "description": "Watch the agent's browser and take over.",
+                "mimeType": APP_MIME,
+            })],
+            _ => Vec::new(),
+        };
+        json!({ "resources": listed })
+    }
+
+    /// `resources/read` of the live view's app: its HTML, with a CSP that lets it reach
+    /// only the gateway's own origin.
+    fn read_resource(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match &self.app {
+            Some(app) if uri == LIVE_APP_URI => Ok(json!({
+                "contents": [{
+                    "uri": LIVE_APP_URI,
+                    "mimeType": APP_MIME,
+                    "text": app.html,
+                    "_meta": { "ui": {
+                        "csp": {
+                            "connectDomains": app.connect_domains,
+                            "resourceDomains": [],
+                            "frameDomains": [],
+                        },
+                        "prefersBorder": true,
+                    } },
+                }],
+            })),
+            _ => Err((INVALID_PARAMS, format!("Resource not found: {uri}"))),
+        }
+    }
+
     /// One page of `tools/list`: the tools after `cursor`, and the next cursor while more
-    /// remain.
-    fn list(&self, cursor: Option<&str>, apps: bool) -> Result<Value, (i64, String)> {
+    /// remain; with `handles`, each schema has the conversation handle argument.
+    fn list(
+        &self,
+        cursor: Option<&str>,
+        apps: bool,
+        handles: bool,
+    ) -> Result<Value, (i64, String)> {
         let start = match cursor {
             None => 0,
             Some(cursor) => cursor
@@ -159,6 +276,9 @@ impl McpServer {
                 let mut tool = s.to_mcp();
                 if apps && self.app.is_some() && APP_TOOLS.contains(&s.name) {
                     tool["_meta"] = json!({ "ui": { "resourceUri": LIVE_APP_URI } });
+                }
+                if handles {
+                    tool = modern::with_handle(tool);
                 }
                 tool
             })
@@ -184,6 +304,10 @@ pub struct McpSession {
     /// The calls running now, by request id, each with its serial number and the switch
     /// that stops it.
     running: Arc<StdMutex<HashMap<String, Running>>>,
+    /// The new era's `subscriptions/listen` requests held open, by request id.
+    listening: Arc<StdMutex<HashMap<String, Running>>>,
+    /// The new era's calls waiting for their client's answer, by `requestState`.
+    parked: Arc<StdMutex<HashMap<String, modern::Parked>>>,
     serial: Arc<AtomicU64>,
 }
 
@@ -211,12 +335,6 @@ impl McpSession {
         *lock(&self.version)
     }
 
-    /// Whether a JSON-RPC batch is part of the agreed version: 2025-03-26 and
-    /// 2024-11-05 have them, later versions removed them.
-    pub fn accepts_batches(&self) -> bool {
-        matches!(self.protocol_version(), Some("2025-03-26" | "2024-11-05"))
-    }
-
     /// Answers one JSON-RPC message (or batch) from the client. Gives the response for a
     /// request, and `None` for a notification, a response (those are the transport's
     /// business) or a cancelled request.
@@ -235,39 +353,6 @@ impl McpSession {
             Value::Array(batch) => self.batch(batch, notify).await,
             _ => self.one(message, notify, false).await,
         }
-    }
-
-    /// A batch: each message in turn, the answers in one array; refused whole when the
-    /// agreed version has no batches.
-    async fn batch(
-        &self,
-        batch: &[Value],
-        notify: &(dyn Fn(Value) + Send + Sync),
-    ) -> Option<Value> {
-        if !self.accepts_batches() {
-            let version = self.protocol_version().unwrap_or("before initialize");
-            return Some(error(
-                &Value::Null,
-                INVALID_REQUEST,
-                &format!(
-                    "Invalid request: MCP {version} has no JSON-RPC batches; send each message on its own."
-                ),
-            ));
-        }
-        if batch.is_empty() {
-            return Some(error(
-                &Value::Null,
-                INVALID_REQUEST,
-                "Invalid request: the batch is empty.",
-            ));
-        }
-        let mut answers = Vec::new();
-        for message in batch {
-            if let Some(answer) = self.one(message, notify, true).await {
-                answers.push(answer);
-            }
-        }
-        (!answers.is_empty()).then_some(Value::Array(answers))
     }
 
     /// One message; `in_batch` when it came inside a batch.
@@ -299,24 +384,19 @@ impl McpSession {
             }
             return None;
         };
-        let answer = match method {
-            "initialize" if in_batch => Err((
-                INVALID_REQUEST,
-                "Invalid request: initialize may not be part of a batch.".to_owned(),
-            )),
-            "initialize" => Ok(self.initialize(&params)),
-            "ping" => Ok(json!({})),
-            "tools/list" => self.server.list(
-                params.get("cursor").and_then(Value::as_str),
-                self.apps.load(Ordering::SeqCst),
-            ),
-            "resources/list" if self.server.app.is_some() => Ok(self.resources()),
-            "resources/read" if self.server.app.is_some() => self.read_resource(&params),
-            "tools/call" => match self.call(&id, &params, notify).await {
-                Some(answer) => answer,
-                None => return None, // cancelled: no response (MCP cancellation)
-            },
-            _ => Err((METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+        if is_modern(method, &params) {
+            if in_batch {
+                return Some(error(
+                    &id,
+                    INVALID_REQUEST,
+                    &format!("Invalid request: MCP {MODERN_VERSION} has no JSON-RPC batches."),
+                ));
+            }
+            return modern::answer(&self.server, Some(self), &id, method, &params, notify).await;
+        }
+        let answer = match legacy::answer(self, method, &params, in_batch) {
+            Some(answer) => answer,
+            None => self.shared(&id, method, &params, notify).await?,
         };
         Some(match answer {
             Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
@@ -324,45 +404,27 @@ impl McpSession {
         })
     }
 
-    /// `resources/list`: the live view's app, for a client that declared MCP Apps.
-    fn resources(&self) -> Value {
-        let listed = match &self.server.app {
-            Some(_) if self.apps.load(Ordering::SeqCst) => vec![json!({
-                "uri": LIVE_APP_URI,
-                "name": "Conch live view",
-                "description": "Watch the agent's browser and take over.",
-                "mimeType": APP_MIME,
-            })],
-            _ => Vec::new(),
-        };
-        json!({ "resources": listed })
-    }
-
-    /// `resources/read` of the live view's app: its HTML, with a CSP that lets it reach
-    /// only the gateway's own origin.
-    fn read_resource(&self, params: &Value) -> Result<Value, (i64, String)> {
-        let uri = params
-            .get("uri")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        match &self.server.app {
-            Some(app) if uri == LIVE_APP_URI => Ok(json!({
-                "contents": [{
-                    "uri": LIVE_APP_URI,
-                    "mimeType": APP_MIME,
-                    "text": app.html,
-                    "_meta": { "ui": {
-                        "csp": {
-                            "connectDomains": app.connect_domains,
-                            "resourceDomains": [],
-                            "frameDomains": [],
-                        },
-                        "prefersBorder": true,
-                    } },
-                }],
-            })),
-            _ => Err((INVALID_PARAMS, format!("Resource not found: {uri}"))),
-        }
+    /// The methods both eras have, answered as the old era (whose session recorded the
+    /// client's capabilities at `initialize`): `None` when the call was cancelled.
+    async fn shared(
+        &self,
+        id: &Value,
+        method: &str,
+        params: &Value,
+        notify: &(dyn Fn(Value) + Send + Sync),
+    ) -> Option<Result<Value, (i64, String)>> {
+        let apps = self.apps.load(Ordering::SeqCst);
+        Some(match method {
+            "tools/list" => {
+                self.server
+                    .list(params.get("cursor").and_then(Value::as_str), apps, false)
+            }
+            "resources/list" if self.server.app.is_some() => Ok(self.server.resources(apps)),
+            "resources/read" if self.server.app.is_some() => self.server.read_resource(params),
+            // Cancelled: no response (MCP cancellation).
+            "tools/call" => self.call(id, params, notify).await?,
+            _ => Err((METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+        })
     }
 
     /// `notifications/cancelled`: stops the call with `requestId`, if it still runs.
@@ -370,62 +432,25 @@ impl McpSession {
         let Some(id) = params.get("requestId") else {
             return;
         };
-        if let Some((_, stop)) = lock(&self.running).remove(&id_key(id)) {
+        let key = id_key(id);
+        if let Some((_, stop)) = lock(&self.running).remove(&key) {
+            let _ = stop.send(());
+        }
+        if let Some((_, stop)) = lock(&self.listening).remove(&key) {
             let _ = stop.send(());
         }
     }
 
-    fn initialize(&self, params: &Value) -> Value {
-        let asked = params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let version = PROTOCOL_VERSIONS
-            .iter()
-            .find(|v| **v == asked)
-            .copied()
-            .unwrap_or(PROTOCOL_VERSIONS[0]);
-        let elicits = params
-            .get("capabilities")
-            .and_then(|c| c.get("elicitation"))
-            .is_some();
-        self.elicitation.store(elicits, Ordering::SeqCst);
-        // The person's panel names the conversation by its client (issue 28).
-        if let Some(name) = params
-            .get("clientInfo")
-            .and_then(|c| c.get("name"))
-            .and_then(Value::as_str)
-        {
-            self.chat.set_client(name);
-        }
-        let apps = params
-            .get("capabilities")
-            .and_then(|c| c.get("extensions"))
-            .and_then(|e| e.get(APPS_EXTENSION))
-            .and_then(|ui| ui.get("mimeTypes"))
-            .and_then(Value::as_array)
-            .is_some_and(|types| types.iter().any(|t| t == APP_MIME));
-        self.apps.store(apps, Ordering::SeqCst);
-        *lock(&self.version) = Some(version);
-        let mut capabilities = json!({ "tools": { "listChanged": false } });
-        if apps && self.server.app.is_some() {
-            capabilities["resources"] = json!({ "listChanged": false });
-            capabilities["extensions"] = json!({ APPS_EXTENSION: { "mimeTypes": [APP_MIME] } });
-        }
-        // A task's session is told it browses in a browser of its own (ERR-6).
-        let browser = self.server.tools.browser();
-        let id = self.chat.id();
-        let instructions = if browser.kind(id) == ConversationKind::Task {
-            format!("{BROWSER_HINT} {}", errand_prompt(browser.errand_lends(id)))
-        } else {
-            BROWSER_HINT.to_owned()
-        };
-        json!({
-            "protocolVersion": version,
-            "capabilities": capabilities,
-            "serverInfo": { "name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") },
-            "instructions": instructions,
-        })
+    /// Whether a new-era call of this session waits for the retried request with
+    /// `request_state` (MRTR).
+    pub fn holds_state(&self, request_state: &str) -> bool {
+        lock(&self.parked).contains_key(request_state)
+    }
+
+    /// Ends the new era's `subscriptions/listen` requests held open (their client is
+    /// gone: stdin closed), so nothing waits for them.
+    pub fn stop_listening(&self) {
+        lock(&self.listening).clear();
     }
 
     /// Runs a `tools/call`: `None` when the client cancelled it. While it runs, a client
@@ -468,19 +493,7 @@ impl McpSession {
                 _ = &mut stopped => break None,
                 _ = ticks.tick(), if token.is_some() => {
                     sent += 1;
-                    notify(json!({
-                        "jsonrpc": "2.0",
-                        "method": "notifications/progress",
-                        "params": {
-                            "progressToken": token,
-                            "progress": sent,
-                            "message": progress_words(
-                                name,
-                                started.elapsed(),
-                                self.chat.panel_link().as_deref(),
-                            ),
-                        },
-                    }));
+                    notify(progress_note(&token, sent, name, started, self));
                 }
             }
         };
@@ -492,6 +505,26 @@ impl McpSession {
         }
         outcome.map(|result| Ok(result.to_mcp()))
     }
+}
+
+/// The `sent`th progress notification for `tool`'s call in `session`, started at
+/// `started`, with the client's `token`.
+fn progress_note(
+    token: &Option<Value>,
+    sent: u64,
+    tool: &str,
+    started: tokio::time::Instant,
+    session: &McpSession,
+) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {
+            "progressToken": token,
+            "progress": sent,
+            "message": progress_words(tool, started.elapsed(), session.chat.panel_link().as_deref()),
+        },
+    })
 }
 
 /// What a progress notification says while `tool` has run for `elapsed`; a handoff's

@@ -4,8 +4,9 @@
 //!   Debian's `chromium` when run as root on Debian and none is found) and chromedriver,
 //!   installs the pinned axe-core into `target/axe/`, then runs the whole suite: format
 //!   check, clippy with warnings denied, every test, and the conformance run.
-//! - `cargo xtask conformance`: the MCP door through the official MCP Python SDK (pinned,
-//!   from PyPI into `target/conformance/`), over stdio and over HTTP.
+//! - `cargo xtask conformance`: the MCP door through the official MCP Python SDK, its 1.x
+//!   line for the old protocol era and its 2.x line for the new one (2026-07-28), both
+//!   pinned, from PyPI into `target/conformance/`, over stdio and over HTTP.
 //! - `cargo xtask gateway ARGS…`: the same browser set-up, then `conch-gateway ARGS…`
 //!   (for example `mcp`), built in release. Its standard output is the gateway's alone,
 //!   so an MCP client can spawn it.

@@ -745,3 +745,247 @@ async fn hand_8_a_deleted_session_ends_its_waiting_handoff_and_question_at_once(
         );
     }
 }
+
+/// A new-era (2026-07-28) request: its version and capabilities in `_meta`.
+fn modern(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// The headers a new-era POST carries for `message`, and the token.
+fn modern_headers(served: &Served, message: &Value) -> Vec<(String, String)> {
+    let mut headers = vec![
+        ("Authorization".to_owned(), served.bearer()),
+        ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
+        (
+            "Mcp-Method".to_owned(),
+            message["method"].as_str().unwrap_or_default().to_owned(),
+        ),
+    ];
+    if let Some(name) = message["params"]["name"].as_str() {
+        headers.push(("Mcp-Name".to_owned(), name.to_owned()));
+    }
+    headers
+}
+
+/// Posts a new-era `message` to `path` with `headers`; gives (status, head, the
+/// response: the JSON body, or the event stream's message with an id).
+async fn post_modern(
+    served: &Served,
+    path: &str,
+    headers: &[(String, String)],
+    message: &Value,
+) -> (u16, String, Value) {
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let (status, head, body) = post_to(served.port, path, &headers, &message.to_string()).await;
+    let answer = if head.contains("content-type: text/event-stream") {
+        body.lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("no response on the stream: {body}"))
+    } else {
+        serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}"))
+    };
+    (status, head, answer)
+}
+
+/// Issue 31: the new era over HTTP needs no `initialize` and opens no session; its
+/// headers are checked against the body (`-32020`, 400), a version it does not speak is
+/// `-32022` (400) naming the versions, `ping` is gone (404), and the old era's
+/// `initialize` still opens a session beside it.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_31_new_era_http_checks_its_headers_and_needs_no_session() {
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &[]).await;
+    let discover = modern(1, "server/discover", json!({}));
+    let headers = modern_headers(&served, &discover);
+
+    let (status, head, answer) = post_modern(&served, "/mcp", &headers, &discover).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(answer["result"]["resultType"], "complete");
+    assert!(
+        header(&head, "mcp-session-id").is_none(),
+        "no session: {head}"
+    );
+
+    // Each header missing, or saying other than the body.
+    for (drop, replace) in [
+        ("MCP-Protocol-Version", None),
+        ("Mcp-Method", None),
+        ("Mcp-Method", Some("tools/list")),
+        ("MCP-Protocol-Version", Some("2025-11-25")),
+    ] {
+        let mut changed: Vec<(String, String)> =
+            headers.iter().filter(|(n, _)| n != drop).cloned().collect();
+        if let Some(value) = replace {
+            changed.push((drop.to_owned(), value.to_owned()));
+        }
+        let (status, _, answer) = post_modern(&served, "/mcp", &changed, &discover).await;
+        assert_eq!(status, 400, "{drop} {replace:?}: {answer}");
+        assert_eq!(answer["error"]["code"], -32020, "{answer}");
+        assert_eq!(answer["id"], 1);
+    }
+    // Mcp-Name must name the body's tool; its Base64 form is read.
+    let call = modern(
+        2,
+        "tools/call",
+        json!({ "name": "browser_tabs", "arguments": { "action": "list" } }),
+    );
+    let mut named = modern_headers(&served, &call);
+    named.retain(|(n, _)| n != "Mcp-Name");
+    let (status, _, answer) = post_modern(&served, "/mcp", &named, &call).await;
+    assert_eq!(
+        (status, answer["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
+    named.push(("Mcp-Name".to_owned(), "browser_open".to_owned()));
+    let (status, _, answer) = post_modern(&served, "/mcp", &named, &call).await;
+    assert_eq!(
+        (status, answer["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
+    named.pop();
+    // "browser_tabs" in Base64.
+    named.push((
+        "Mcp-Name".to_owned(),
+        "=?base64?YnJvd3Nlcl90YWJz?=".to_owned(),
+    ));
+    let (status, _, answer) = post_modern(&served, "/mcp", &named, &call).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+
+    // A version this server does not speak.
+    let mut old = modern(3, "tools/list", json!({}));
+    old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let mut old_headers = modern_headers(&served, &old);
+    old_headers.retain(|(n, _)| n != "MCP-Protocol-Version");
+    old_headers.push(("MCP-Protocol-Version".to_owned(), "2099-01-01".to_owned()));
+    let (status, _, answer) = post_modern(&served, "/mcp", &old_headers, &old).await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], -32022);
+    assert_eq!(answer["error"]["data"]["supported"][4], "2024-11-05");
+
+    // The new era has no ping.
+    let ping = modern(4, "ping", json!({}));
+    let (status, _, answer) =
+        post_modern(&served, "/mcp", &modern_headers(&served, &ping), &ping).await;
+    assert_eq!(
+        (status, answer["error"]["code"].clone()),
+        (404, json!(-32601))
+    );
+
+    // The lists carry the handle argument, ttlMs and cacheScope.
+    let list = modern(5, "tools/list", json!({}));
+    let (status, _, answer) =
+        post_modern(&served, "/mcp", &modern_headers(&served, &list), &list).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer["result"]["cacheScope"], "private");
+    assert!(answer["result"]["ttlMs"].as_u64().is_some());
+    assert_eq!(
+        answer["result"]["tools"][0]["inputSchema"]["properties"]["conversation"]["type"],
+        "string"
+    );
+
+    // The old era beside it, unchanged.
+    let session = served.initialize("2025-11-25").await;
+    let (status, _, body) = served
+        .send(
+            &session,
+            &[],
+            &json!({ "jsonrpc": "2.0", "id": 6, "method": "ping" }),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = served
+        .send(
+            &session,
+            &[],
+            &json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/list" }),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert!(
+        !body.contains("\"conversation\""),
+        "no handle in the old era"
+    );
+}
+
+/// Issue 31, ERR-1: over new-era HTTP a conversation is a handle: a call without one
+/// starts a conversation (a task's at `/mcp/task`) and its result names the handle;
+/// passing it continues that conversation, whichever path; a forged handle is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_31_a_conversation_handle_carries_a_task_across_calls() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), &["--unattended", "--allow-localhost"]).await;
+    let open = |id: i64, url: String, handle: Option<&str>| {
+        let mut arguments = json!({ "url": url });
+        if let Some(handle) = handle {
+            arguments["conversation"] = json!(handle);
+        }
+        modern(
+            id,
+            "tools/call",
+            json!({ "name": "browser_open", "arguments": arguments }),
+        )
+    };
+    let text = |answer: &Value| -> String {
+        answer["result"]["content"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect()
+    };
+    let mut handles = Vec::new();
+    for who in ["a", "b"] {
+        let call = open(1, server.url(&format!("cookie-jar.html?set={who}")), None);
+        let (status, head, answer) =
+            post_modern(&served, "/mcp/task", &modern_headers(&served, &call), &call).await;
+        assert_eq!(status, 200, "{answer}");
+        assert!(head.contains("text/event-stream"), "{head}");
+        assert!(header(&head, "mcp-session-id").is_none());
+        assert!(
+            text(&answer).contains(&format!("jar: [who={who}]")),
+            "{answer}"
+        );
+        let handle = answer["result"]["_meta"]["dev.conch/conversation"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no handle: {answer}"))
+            .to_owned();
+        assert!(text(&answer).contains(&handle));
+        handles.push(handle);
+    }
+    assert_ne!(handles[0], handles[1]);
+    for (who, handle) in ["a", "b"].iter().zip(&handles) {
+        let call = open(2, server.url("cookie-jar.html"), Some(handle));
+        let (status, _, answer) =
+            post_modern(&served, "/mcp", &modern_headers(&served, &call), &call).await;
+        assert_eq!(status, 200, "{answer}");
+        let said = text(&answer);
+        assert!(said.contains(&format!("jar: [who={who}]")), "{said}");
+        assert!(!said.contains("Conversation: cv_"), "named once: {said}");
+    }
+    let mut forged = handles[0].clone();
+    let last = forged.pop().unwrap();
+    forged.push(if last == 'a' { 'b' } else { 'a' });
+    for bad in [forged.as_str(), "cv_guess_guess", "mcp-http-1"] {
+        let call = open(3, server.url("cookie-jar.html"), Some(bad));
+        let (status, _, answer) =
+            post_modern(&served, "/mcp", &modern_headers(&served, &call), &call).await;
+        assert_eq!(status, 200);
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert!(
+            text(&answer).contains("not one this gateway gave"),
+            "{answer}"
+        );
+    }
+}

@@ -547,3 +547,163 @@ async fn live_17_the_live_view_is_offered_as_an_mcp_app() {
     assert!(!html.contains("{{PANEL}}"));
     client.finish().await;
 }
+
+/// Issue 31: one stdio process answers both eras: a new-era client's `server/discover`
+/// and `_meta`-carrying requests with no handshake (`resultType`, no `ping`), and a
+/// client that probes with `server/discover` and then sends `initialize` in the old
+/// era, with no handle argument in either list.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_31_both_eras_over_stdio() {
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start_bare(gateway(home.path(), &["mcp"])).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let found = client
+        .request("server/discover", json!({ "_meta": meta }))
+        .await;
+    assert_eq!(
+        found["result"]["supportedVersions"][0], "2026-07-28",
+        "{found}"
+    );
+    assert_eq!(found["result"]["resultType"], "complete");
+    let listed = client.request("tools/list", json!({ "_meta": meta })).await;
+    assert_eq!(listed["result"]["resultType"], "complete");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 15);
+    assert!(
+        !listed.to_string().contains("\"conversation\""),
+        "stdio has no handle"
+    );
+    let ping = client.request("ping", json!({ "_meta": meta })).await;
+    assert_eq!(ping["error"]["code"], -32601, "{ping}");
+    // Then the old era on the same process.
+    let init = client
+        .request(
+            "initialize",
+            json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    let pong = client.request("ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    let old = client.request("tools/list", json!({})).await;
+    assert!(old["result"].get("resultType").is_none());
+    client.finish().await;
+}
+
+/// Issue 31, AMB-5: in the new era the site question (`--ask-via-mcp`) comes inside the
+/// call's own result (`input_required`, MRTR) with an opaque `requestState`; the retried
+/// call with the client's answer continues the same act, which runs once; the state
+/// replayed or forged is refused. High stakes still never asks the client.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_31_the_site_question_is_a_multi_round_trip_in_the_new_era() {
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start_bare(gateway(
+        home.path(),
+        &[
+            "mcp",
+            "--ask-via-mcp",
+            "--allow-localhost",
+            "--ask-timeout",
+            "1",
+        ],
+    ))
+    .await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} },
+    });
+    let call = |name: &str, arguments: serde_json::Value| json!({ "name": name, "arguments": arguments, "_meta": meta });
+    let opened = client
+        .request(
+            "tools/call",
+            call(
+                "browser_open",
+                json!({ "url": server.url("tools-shop.html") }),
+            ),
+        )
+        .await;
+    let page = opened["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let add = call(
+        "browser_click",
+        json!({ "ref": ref_of(&page, "Add to cart") }),
+    );
+    let first = client.request("tools/call", add.clone()).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let question = &result["inputRequests"][conch_tools::QUESTION_KEY];
+    assert_eq!(question["method"], "elicitation/create");
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["answer"]["enum"],
+        json!(["This chat", "No"])
+    );
+    let state = result["requestState"]
+        .as_str()
+        .expect("a requestState")
+        .to_owned();
+    let requests: Vec<serde_json::Value> = client
+        .transcript
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["method"] == "elicitation/create")
+        .collect();
+    assert!(
+        requests.is_empty(),
+        "no request of the server's: {requests:?}"
+    );
+
+    // Forged, or for another call: refused, and the waiting call is untouched.
+    let answered = json!({ conch_tools::QUESTION_KEY: { "action": "accept", "content": { "answer": "This chat" } } });
+    let mut forged = add.clone();
+    forged["requestState"] = json!(format!("{state}0"));
+    forged["inputResponses"] = answered.clone();
+    let refused = client.request("tools/call", forged).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let mut other = call(
+        "browser_click",
+        json!({ "ref": ref_of(&page, "Place order") }),
+    );
+    other["requestState"] = json!(state);
+    other["inputResponses"] = answered.clone();
+    let refused = client.request("tools/call", other).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    let mut retried = add.clone();
+    retried["requestState"] = json!(state);
+    retried["inputResponses"] = answered.clone();
+    let done = client.request("tools/call", retried.clone()).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    // Replayed: refused; the act ran once.
+    let replayed = client.request("tools/call", retried).await;
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    let read = client
+        .request(
+            "tools/call",
+            call("browser_read", json!({ "find": "In cart" })),
+        )
+        .await;
+    let text = read["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("In cart: 1"), "{text}");
+
+    // High stakes is never the client's to answer: no input_required.
+    let order = client
+        .request(
+            "tools/call",
+            call(
+                "browser_click",
+                json!({ "ref": ref_of(&page, "Place order") }),
+            ),
+        )
+        .await;
+    assert_eq!(order["result"]["resultType"], "complete", "{order}");
+    assert_eq!(order["result"]["isError"], true, "{order}");
+    client.finish().await;
+}

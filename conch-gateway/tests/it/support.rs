@@ -40,6 +40,20 @@ impl StdioClient {
         StdioClient::start_with(command, json!({})).await
     }
 
+    /// Spawns `command` with no `initialize`: a new-era (2026-07-28) client.
+    pub(crate) async fn start_bare(mut command: Command) -> StdioClient {
+        let mut child = command.spawn().expect("the gateway starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        StdioClient {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            next_id: 1,
+            transcript: String::new(),
+        }
+    }
+
     /// Spawns `command` and initializes the session with the client's `capabilities`.
     pub(crate) async fn start_with(command: Command, capabilities: Value) -> StdioClient {
         StdioClient::start_at(command, "2025-06-18", capabilities).await

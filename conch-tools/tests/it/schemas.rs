@@ -419,3 +419,251 @@ async fn mcp_batches_are_one_invalid_request_under_2025_06_18() {
         );
     }
 }
+
+/// A new-era request's `_meta` (MCP 2026-07-28): its version and the client's
+/// capabilities, with no `initialize` before it.
+fn modern(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        conch_tools::META_VERSION: conch_tools::MODERN_VERSION,
+        conch_tools::META_CAPABILITIES: {},
+        conch_tools::META_CLIENT: { "name": "modern-client", "version": "2" },
+    });
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// Issue 31: `server/discover` names the five versions (the new era's first), the
+/// capabilities and the server's identity; it and every new-era result carry
+/// `resultType`, and the lists `ttlMs` and `cacheScope`; `tools/list` is one list in
+/// one order, with no handle argument where the transport keeps the conversation.
+#[tokio::test]
+async fn issue_31_server_discover_and_modern_results_need_no_initialize() {
+    let server = McpServer::new(offline_tools(), Mode::Ask);
+    let session = server.session("modern");
+    for probe in [
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover" }),
+        modern(1, "server/discover", json!({})),
+    ] {
+        let found = session.handle(&probe).await.unwrap();
+        let result = &found["result"];
+        assert_eq!(
+            result["supportedVersions"],
+            json!([
+                "2026-07-28",
+                "2025-11-25",
+                "2025-06-18",
+                "2025-03-26",
+                "2024-11-05"
+            ]),
+            "{found}"
+        );
+        assert_eq!(result["resultType"], "complete");
+        assert_eq!(result["capabilities"]["tools"]["listChanged"], false);
+        assert_eq!(
+            result["_meta"][conch_tools::META_SERVER]["name"],
+            "conch_browser"
+        );
+        assert!(result["ttlMs"].as_u64().is_some() && result["cacheScope"] == "private");
+        assert!(result["instructions"].as_str().is_some());
+    }
+    assert_eq!(session.protocol_version(), None, "no handshake happened");
+    let first = session
+        .handle(&modern(2, "tools/list", json!({})))
+        .await
+        .unwrap();
+    let again = session
+        .handle(&modern(3, "tools/list", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(first["result"]["tools"], again["result"]["tools"]);
+    assert_eq!(first["result"]["resultType"], "complete");
+    assert_eq!(first["result"]["cacheScope"], "private");
+    assert!(first["result"]["ttlMs"].as_u64().unwrap() > 0);
+    let names: Vec<&str> = first["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, TOOL_NAMES);
+    assert!(!first.to_string().contains(conch_tools::HANDLE_ARG));
+    let unknown = session
+        .handle(&modern(4, "tools/call", json!({ "name": "browser_fly" })))
+        .await
+        .unwrap();
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    // The client's name reaches the person's panel as it does at initialize.
+    assert_eq!(
+        server.tools().naming("modern").0.as_deref(),
+        Some("modern-client")
+    );
+}
+
+/// Issue 31: a version the server does not speak is refused with
+/// `UnsupportedProtocolVersion` (-32022), naming the versions it does; an old version
+/// in `_meta` is refused too (the old era starts with `initialize`).
+#[tokio::test]
+async fn issue_31_an_unsupported_version_is_refused_naming_the_versions() {
+    let session = McpServer::new(offline_tools(), Mode::Ask).session("versions");
+    for asked in ["1900-01-01", "2025-06-18"] {
+        let mut request = modern(1, "tools/list", json!({}));
+        request["params"]["_meta"][conch_tools::META_VERSION] = json!(asked);
+        let refused = session.handle(&request).await.unwrap();
+        assert_eq!(refused["error"]["code"], -32022, "{refused}");
+        assert_eq!(refused["error"]["data"]["requested"], asked);
+        assert_eq!(
+            refused["error"]["data"]["supported"][0],
+            conch_tools::MODERN_VERSION
+        );
+        assert_eq!(
+            refused["error"]["data"]["supported"]
+                .as_array()
+                .unwrap()
+                .len(),
+            5
+        );
+    }
+}
+
+/// Issue 31: `ping` and `logging/setLevel` are answered in the old era only; the new era
+/// removed them (Method not found). A client that probes with `server/discover` and then
+/// sends `initialize` is served in the old era, results as before (no `resultType`).
+#[tokio::test]
+async fn issue_31_ping_and_set_level_only_where_the_era_has_them() {
+    let session = McpServer::new(offline_tools(), Mode::Ask).session("eras");
+    let probe = session
+        .handle(&modern(1, "server/discover", json!({})))
+        .await
+        .unwrap();
+    assert!(probe["result"]["supportedVersions"].is_array());
+    for method in ["ping", "logging/setLevel", "initialize"] {
+        let refused = session
+            .handle(&modern(2, method, json!({ "level": "info" })))
+            .await
+            .unwrap();
+        assert_eq!(refused["error"]["code"], -32601, "{method}: {refused}");
+    }
+    let init = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 3, "method": "initialize", "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+        .await
+        .unwrap();
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(init["result"]["capabilities"]["logging"], json!({}));
+    let pong = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 4, "method": "ping" }))
+        .await
+        .unwrap();
+    assert_eq!(pong["result"], json!({}));
+    let level = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 5, "method": "logging/setLevel", "params": { "level": "warning" } }))
+        .await
+        .unwrap();
+    assert_eq!(level["result"], json!({}), "{level}");
+    let wrong = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 6, "method": "logging/setLevel", "params": { "level": "loud" } }))
+        .await
+        .unwrap();
+    assert_eq!(wrong["error"]["code"], -32602);
+    let listed = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/list" }))
+        .await
+        .unwrap();
+    assert!(
+        listed["result"].get("resultType").is_none(),
+        "old era unchanged"
+    );
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 15);
+    // A new-era request on the same connection is still the new era's.
+    let modern_list = session
+        .handle(&modern(8, "tools/list", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(modern_list["result"]["resultType"], "complete");
+}
+
+/// Issue 31: a server made for sessionless HTTP lists the conversation handle argument
+/// in every tool's schema in the new era, and never in the old; this says what it costs.
+#[tokio::test]
+async fn issue_31_the_handle_argument_is_listed_only_in_the_new_era() {
+    let server = McpServer::new(offline_tools(), Mode::Ask).with_handles();
+    let session = server.session("handles");
+    let listed = session
+        .handle(&modern(1, "tools/list", json!({})))
+        .await
+        .unwrap();
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    for tool in tools {
+        let property = &tool["inputSchema"]["properties"][conch_tools::HANDLE_ARG];
+        assert_eq!(property["type"], "string", "{}", tool["name"]);
+        let required = tool["inputSchema"]["required"].as_array();
+        assert!(
+            !required.is_some_and(|r| r.contains(&json!(conch_tools::HANDLE_ARG))),
+            "the handle is optional: the first call has none"
+        );
+    }
+    let plain = McpServer::new(offline_tools(), Mode::Ask)
+        .session("plain")
+        .handle(&modern(1, "tools/list", json!({})))
+        .await
+        .unwrap();
+    let cost = listed["result"]["tools"].to_string().chars().count()
+        - plain["result"]["tools"].to_string().chars().count();
+    assert!(
+        cost <= 15 * 130,
+        "the handle costs {cost} schema characters"
+    );
+    let old = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }))
+        .await
+        .unwrap();
+    assert!(!old.to_string().contains(conch_tools::HANDLE_ARG));
+}
+
+/// Issue 31: `subscriptions/listen` is acknowledged (with nothing to send: the tool list
+/// never changes) and held until the client cancels it; it holds up no call.
+#[tokio::test]
+async fn issue_31_subscriptions_listen_is_acknowledged_and_ends_when_cancelled() {
+    let session = McpServer::new(offline_tools(), Mode::Ask).session("listen");
+    let (tx, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let listening = {
+        let session = session.clone();
+        tokio::spawn(async move {
+            let notify = move |note: Value| {
+                let _ = tx.send(note);
+            };
+            session
+                .handle_notifying(
+                    &modern(
+                        7,
+                        "subscriptions/listen",
+                        json!({ "notifications": { "toolsListChanged": true } }),
+                    ),
+                    &notify,
+                )
+                .await
+        })
+    };
+    let ack = tokio::time::timeout(std::time::Duration::from_secs(5), heard.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    let listed = session
+        .handle(&modern(8, "tools/list", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 15);
+    assert!(!listening.is_finished());
+    session
+        .handle(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 7 } }))
+        .await;
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(5), listening)
+        .await
+        .expect("the listen ends when cancelled")
+        .unwrap();
+    assert!(answer.is_none());
+}
