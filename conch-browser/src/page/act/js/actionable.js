@@ -1,6 +1,7 @@
 // Called on an element with `frame` (a boolean), prelude pasted in. Returns {gone: true}
 // when it left the document, else describe(el) plus `visible` and `stable` (still over one
-// animation frame when `frame` is true, a promise then; unchecked and true otherwise).
+// animation frame, and moved by no running animation of its own or of a box around it,
+// when `frame` is true, a promise then; unchecked and true otherwise).
 function(frame) {
   PRELUDE
   const el = this;
@@ -11,13 +12,26 @@ function(frame) {
   const visible = reachable(el) || (!!el.labels && Array.from(el.labels).some(reachable));
   // Stillness unchecked: the caller proves it otherwise, or needs none.
   if (!frame) return Object.assign(d, {visible, stable: true});
+  // Two looks a frame apart can both fall on the turn of an animation that goes back and
+  // forth: a running animation that moves the element, or a box around it, is movement.
+  const GEOMETRY = /^(transform|translate|rotate|scale|top|left|right|bottom|inset|margin|width|height)/;
+  const animated = () => {
+    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+      if (!n.getAnimations) continue;
+      for (const a of n.getAnimations()) {
+        if (a.playState !== 'running' || !a.effect || !a.effect.getKeyframes) continue;
+        if (a.effect.getKeyframes().some((k) => Object.keys(k).some((p) => GEOMETRY.test(p)))) return true;
+      }
+    }
+    return false;
+  };
   return new Promise(resolve => {
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
       const r2 = el.getBoundingClientRect();
-      resolve(Object.assign(d, {visible, stable: r1.x === r2.x && r1.y === r2.y && r1.width === r2.width && r1.height === r2.height}));
+      resolve(Object.assign(d, {visible, stable: r1.x === r2.x && r1.y === r2.y && r1.width === r2.width && r1.height === r2.height && !animated()}));
     };
     requestAnimationFrame(finish);
     setTimeout(finish, 50);
