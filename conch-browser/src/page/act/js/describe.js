@@ -53,17 +53,19 @@ function() {
     __c_text = __c_prose(__c_dialog);
   } else {
     // The page around it: the text before its form (or itself) up to the main heading,
-    // as a confirmation page ("Are you sure you want to delete …?") puts it.
+    // as a confirmation page ("Are you sure you want to delete …?") puts it. Lower
+    // headings are passed: Django's puts its question under the h1, then "Summary" and
+    // "Objects" headings over lists, then the form.
     const __c_parts = [];
     let __c_anchor = __c_form || el;
     let __c_heading = false;
     for (let depth = 0; !__c_heading && __c_anchor && __c_anchor.parentElement && depth < 4; depth++, __c_anchor = __c_anchor.parentElement) {
       const __c_before = [];
-      for (let s = __c_anchor.previousElementSibling; s && __c_before.length < 6; s = s.previousElementSibling) {
+      for (let s = __c_anchor.previousElementSibling; s && __c_before.length < 8; s = s.previousElementSibling) {
         // Another dialog's words are its own controls' context, not this one's.
         if (s.matches(__c_DIALOGS) || s.querySelector(__c_DIALOGS)) continue;
         __c_before.unshift(__c_prose(s));
-        if (/^h[1-6]$/.test(s.localName)) { __c_heading = true; break; }
+        if (s.localName === 'h1' || (s.getAttribute('role') === 'heading' && s.getAttribute('aria-level') === '1')) { __c_heading = true; break; }
       }
       __c_parts.unshift(...__c_before);
       if (__c_parts.join(' ').length > 600) break;
