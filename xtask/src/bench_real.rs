@@ -1007,7 +1007,16 @@ fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcom
     if let (Some(password), Server::Conch) = (password, server) {
         save_password(&home, &ground.origin, password)?;
     }
-    let command = server.command(ground.browser, &ground.ports, &home, ground.node_dir, true);
+    // `CONCH_BENCH_REAL_PERSON=0` leaves the person out (Conch answers No at once), to
+    // measure what the live view the person watches costs Conch's time.
+    let with_person = std::env::var("CONCH_BENCH_REAL_PERSON").map_or(true, |v| v != "0");
+    let command = server.command(
+        ground.browser,
+        &ground.ports,
+        &home,
+        ground.node_dir,
+        with_person,
+    );
     let mut agent = Agent::new(server, McpClient::start(command)?);
     agent.step(
         &Step::Open("basic.html"),
@@ -1017,11 +1026,11 @@ fn play(server: Server, journey: &Journey, ground: &Ground<'_>) -> Result<Outcom
     agent.transcript.clear();
     // The person at the panel answers every question Yes; what was asked is counted.
     let person = match server {
-        Server::Conch => {
+        Server::Conch if with_person => {
             let door = Door::sign_in_home(&crate::bench::gateway_bin(), &home)?;
             Some(Person::answer_yes(&door, CONVERSATION)?)
         }
-        Server::Playwright => None,
+        _ => None,
     };
     let url = |path: &str| format!("{}{path}", ground.origin);
     let mut outcome = Outcome::default();
