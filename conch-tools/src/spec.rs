@@ -88,6 +88,12 @@ pub fn bridged_functions() -> Vec<Value> {
     tool_specs().iter().map(ToolSpec::to_function).collect()
 }
 
+/// A property of this type, with no description: its name and the tool's description
+/// say enough, and each description costs every client's context (issue 31).
+fn bare(kind: &str) -> Value {
+    json!({ "type": kind })
+}
+
 /// A string property.
 fn text(description: &str) -> Value {
     json!({ "type": "string", "description": description })
@@ -103,6 +109,20 @@ fn choice(values: &[&str], description: &str) -> Value {
     json!({ "type": "string", "enum": values, "description": description })
 }
 
+/// A string enum property, no description.
+fn bare_choice(values: &[&str]) -> Value {
+    json!({ "type": "string", "enum": values })
+}
+
+/// An array of strings.
+fn strings(description: Option<&str>) -> Value {
+    let mut schema = json!({ "type": "array", "items": { "type": "string" } });
+    if let Some(description) = description {
+        schema["description"] = json!(description);
+    }
+    schema
+}
+
 /// An object schema with these properties, the required ones listed.
 fn object(properties: &[(&str, Value)], required: &[&str]) -> Value {
     let mut props = Map::new();
@@ -116,15 +136,21 @@ fn object(properties: &[(&str, Value)], required: &[&str]) -> Value {
     schema
 }
 
-const REF: &str = "Element ref from browser_read, e.g. e12";
-
-fn build() -> Vec<ToolSpec> {
-    let how = |extra: &str| {
-        choice(
-            &["click", "double", "right", "hover", "drag"],
-            &format!("click (default), double, right, hover, or drag{extra}"),
-        )
+/// An act's description: what it does, then what it returns, worded the same for every
+/// act.
+macro_rules! acts {
+    ($does:literal) => {
+        concat!($does, " Returns what changed.")
     };
+}
+
+/// The fifteen tools. Every description says what the tool returns; the whole
+/// `tools/list` stays at most 5,000 characters (issue 31), so a property has a
+/// description only where its name and the tool's description leave a doubt.
+fn build() -> Vec<ToolSpec> {
+    let how =
+        |description: &str| choice(&["click", "double", "right", "hover", "drag"], description);
+    let reference = || bare("string");
     let spec = |name, description, input_schema, read_only| ToolSpec {
         name,
         description,
@@ -134,27 +160,22 @@ fn build() -> Vec<ToolSpec> {
     vec![
         spec(
             "browser_open",
-            "Open a web address in the current tab and read the page.",
-            object(
-                &[("url", text("Full address, e.g. https://example.com"))],
-                &["url"],
-            ),
+            "Open a URL in this tab. Returns the page's text and controls with refs.",
+            object(&[("url", bare("string"))], &["url"]),
             false,
         ),
         spec(
             "browser_read",
-            "Read the current page: its text and controls, each control with a ref like e12. Long pages come in parts.",
+            "Read this page. Returns its text and controls with refs like e12; long pages in parts.",
             object(
                 &[
                     (
                         "part",
-                        json!({ "type": "integer", "description": "Which part to read, from 1" }),
+                        json!({ "type": "integer", "description": "From 1" }),
                     ),
                     (
                         "find",
-                        text(
-                            "Text to look for on the whole page; each match comes with the row, card or form around it and its refs",
-                        ),
+                        text("Words to find; gives each match's row or form"),
                     ),
                 ],
                 &[],
@@ -163,12 +184,12 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_click",
-            "Click an element by its ref.",
+            acts!("Click, hover or drag an element by ref."),
             object(
                 &[
-                    ("ref", text(REF)),
-                    ("how", how(" (onto ref `to`)")),
-                    ("to", text("Where to drop, for drag")),
+                    ("ref", reference()),
+                    ("how", how("Default click; drag onto `to`")),
+                    ("to", reference()),
                 ],
                 &["ref"],
             ),
@@ -176,20 +197,20 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_type",
-            "Replace the text in a field. Does not press Enter.",
+            acts!("Replace a field's text; no Enter."),
             object(
-                &[("ref", text(REF)), ("text", text("The new text"))],
+                &[("ref", reference()), ("text", bare("string"))],
                 &["ref", "text"],
             ),
             false,
         ),
         spec(
             "browser_press",
-            "Press a key or shortcut: Enter, Tab, Escape, ArrowDown, Control+A.",
+            acts!("Press a key or chord: Enter, Tab, Escape, Control+A."),
             object(
                 &[
-                    ("key", text("The key")),
-                    ("ref", text("Element to press it on; else the focused one")),
+                    ("key", bare("string")),
+                    ("ref", text("Else the focused element")),
                 ],
                 &["key"],
             ),
@@ -197,14 +218,11 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_select",
-            "Choose options in a drop-down list.",
+            acts!("Choose options in a drop-down."),
             object(
                 &[
-                    ("ref", text(REF)),
-                    (
-                        "values",
-                        json!({ "type": "array", "items": { "type": "string" }, "description": "Option labels or values" }),
-                    ),
+                    ("ref", reference()),
+                    ("values", strings(Some("Labels or values"))),
                 ],
                 &["ref", "values"],
             ),
@@ -212,12 +230,12 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_scroll",
-            "Scroll the page, or the element ref, and see what came into view.",
+            "Scroll the page or an element. Returns what came into view.",
             object(
                 &[
-                    ("direction", choice(&["down", "up"], "down (default) or up")),
-                    ("ref", text("Element to scroll; else the page")),
-                    ("amount", number("How many screens, default 1")),
+                    ("direction", choice(&["down", "up"], "Default down")),
+                    ("ref", text("Else the page")),
+                    ("amount", number("Screens, default 1")),
                 ],
                 &[],
             ),
@@ -225,24 +243,24 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_back",
-            "Go back to the previous page in this tab.",
+            "Go back in this tab. Returns the page.",
             object(&[], &[]),
             false,
         ),
         spec(
             "browser_screenshot",
-            "Take a picture of the current tab, with its size. Needed before browser_click_at.",
+            "Picture this tab for browser_click_at. Returns the image and its size.",
             object(&[], &[]),
             true,
         ),
         spec(
             "browser_wait",
-            "Wait for text to appear or go away, or for some seconds (at most 30).",
+            "Wait for text to appear or go away, or seconds (max 30). Returns whether it did.",
             object(
                 &[
-                    ("text", text("Text to wait for")),
-                    ("gone", text("Text to wait to disappear")),
-                    ("seconds", number("Seconds to wait at most")),
+                    ("text", bare("string")),
+                    ("gone", text("Text to wait to go away")),
+                    ("seconds", bare("number")),
                 ],
                 &[],
             ),
@@ -250,7 +268,7 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_handoff",
-            "Ask the person to take over the page, e.g. for a password, a code or a robot check.",
+            "Ask the person to take over, e.g. for a password or robot check. Returns what they did.",
             object(
                 &[("reason", text("What the person should do"))],
                 &["reason"],
@@ -259,16 +277,13 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_tabs",
-            "List, open, switch or close tabs.",
+            "List, open, switch or close tabs. Returns the tabs.",
             object(
                 &[
-                    (
-                        "action",
-                        choice(&["list", "open", "switch", "close"], "What to do"),
-                    ),
-                    ("url", text("Address to open")),
-                    ("search", text("Or words to search for")),
-                    ("tab", text("Tab for switch or close, e.g. t2")),
+                    ("action", bare_choice(&["list", "open", "switch", "close"])),
+                    ("url", bare("string")),
+                    ("search", text("Or words to search")),
+                    ("tab", text("e.g. t2")),
                 ],
                 &["action"],
             ),
@@ -276,16 +291,16 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_click_at",
-            "Click a point of the last screenshot, for things without a ref.",
+            acts!("Click a point of the last screenshot, for things without a ref."),
             object(
                 &[
-                    ("x", number("Pixels from the left")),
-                    ("y", number("Pixels from the top")),
-                    ("how", how("")),
-                    ("to_x", number("Drop point x, for drag")),
-                    ("to_y", number("Drop point y, for drag")),
-                    ("text", text("Text to type after the click")),
-                    ("description", text("What is at that point")),
+                    ("x", bare("number")),
+                    ("y", bare("number")),
+                    ("how", how("Default click; drag to to_x, to_y")),
+                    ("to_x", bare("number")),
+                    ("to_y", bare("number")),
+                    ("text", text("Typed after the click")),
+                    ("description", text("What is there")),
                 ],
                 &["x", "y", "description"],
             ),
@@ -293,28 +308,22 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_upload",
-            "Put files into a file box by ref. Files must be attached in this chat, made in it, or in the work folder.",
+            acts!("Put files of this chat or the work folder in a file box."),
             object(
-                &[
-                    ("ref", text(REF)),
-                    (
-                        "files",
-                        json!({ "type": "array", "items": { "type": "string" }, "description": "File paths" }),
-                    ),
-                ],
+                &[("ref", reference()), ("files", strings(None))],
                 &["ref", "files"],
             ),
             false,
         ),
         spec(
             "browser_form",
-            "Fill many fields in one step: text boxes, drop-downs, checkboxes and radios (value true or false).",
+            acts!("Fill many fields in one step; checkbox or radio: true or false."),
             object(
                 &[(
                     "fields",
                     json!({
                         "type": "array",
-                        "items": object(&[("ref", text(REF)), ("value", text("The value"))], &["ref", "value"]),
+                        "items": object(&[("ref", reference()), ("value", bare("string"))], &["ref", "value"]),
                     }),
                 )],
                 &["fields"],

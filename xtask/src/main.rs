@@ -7,9 +7,12 @@
 //! - `cargo xtask conformance`: the MCP door through the official MCP Python SDK, its 1.x
 //!   line for the old protocol era and its 2.x line for the new one (2026-07-28), both
 //!   pinned, from PyPI into `target/conformance/`, over stdio and over HTTP.
-//! - `cargo xtask gateway ARGS…`: the same browser set-up, then `conch-gateway ARGS…`
-//!   (for example `mcp`), built in release. Its standard output is the gateway's alone,
-//!   so an MCP client can spawn it.
+//! - `cargo xtask install`: the one-time set-up for MCP clients: the browser check, then
+//!   `cargo install --path conch-gateway --locked`, so `conch-gateway mcp` is on the
+//!   `PATH` and answers `initialize` at once ([`install`]).
+//! - `cargo xtask gateway ARGS…`: for development: the same browser set-up, then
+//!   `conch-gateway ARGS…` (for example `mcp`), built in release; it says on standard
+//!   error that it builds first. Its standard output is the gateway's alone.
 //! - `cargo xtask demo`: the same browser set-up, then launches the browser through the
 //!   stack and prints its version.
 //! - `cargo xtask bench [cdp | snapshot | mcp | guard | load | backends | live | real]`: benchmarks, side by side
@@ -31,6 +34,7 @@ mod bench_snapshot;
 mod browser;
 mod cmd;
 mod conformance;
+mod install;
 mod keychain;
 mod mcp;
 mod pages;
@@ -41,7 +45,7 @@ mod ws;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <gateway ARGS… | test | conformance | demo | bench [cdp | snapshot | mcp | guard | load | backends | live | real]...>";
+const USAGE: &str = "usage: cargo xtask <install | gateway ARGS… | test | conformance | demo | bench [cdp | snapshot | mcp | guard | load | backends | live | real]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("conformance") => browser::ensure().and_then(|b| conformance::run(&b)),
         Some("demo") => demo(),
+        Some("install") => install::run(),
         Some("gateway") => gateway(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         _ => Err(USAGE.to_owned()),
@@ -107,6 +112,12 @@ fn test() -> Result<(), String> {
 /// The gateway, after making sure there is a browser for it.
 fn gateway(args: &[String]) -> Result<(), String> {
     browser::ensure()?;
+    // Standard output is the gateway's (an MCP stream); the notice goes to standard error.
+    eprintln!(
+        "xtask: building conch-gateway in release first if it changed (minutes on a fresh clone), then running it. \
+         MCP clients time out on that: install once with `cargo xtask install`, then use `{}`",
+        install::CLIENT_LINE
+    );
     let mut cargo_args = vec![
         "run",
         "--quiet",

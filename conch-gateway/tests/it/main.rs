@@ -17,6 +17,7 @@ mod presence;
 mod revive;
 mod secrecy;
 mod settings;
+mod start;
 mod stdio;
 mod support;
 mod webdriver;

@@ -33,12 +33,107 @@ fn tool_1_golden_definitions() {
     insta::assert_json_snapshot!("tools_list", tools_list());
 }
 
-/// The whole `tools/list` answer stays small: at most 8,000 characters.
-#[test]
-fn tools_list_is_at_most_8000_characters() {
-    let size = tools_list().to_string().chars().count();
+/// The `tools/list` result as the MCP door gives it to a client, as JSON text.
+async fn door_tools_list() -> String {
+    let server = McpServer::new(offline_tools(), Mode::Ask);
+    let session = server.session("size");
+    let init = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }))
+        .await;
+    assert!(init.is_some_and(|i| i.get("result").is_some()));
+    let Some(listed) = session
+        .handle(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }))
+        .await
+    else {
+        panic!("tools/list got no answer");
+    };
+    assert!(listed["result"]["nextCursor"].is_null(), "{listed}");
+    listed["result"].to_string()
+}
+
+/// Issue 31: the whole `tools/list` result, as the JSON text a client receives from the
+/// MCP door, stays at most 5,000 characters: it sits in every conversation's context.
+#[tokio::test]
+async fn issue_31_tools_list_is_at_most_5000_characters() {
+    let size = door_tools_list().await.chars().count();
     println!("tools/list is {size} characters");
-    assert!(size <= 8_000, "tools/list is {size} characters");
+    assert!(size <= 5_000, "tools/list is {size} characters");
+    assert_eq!(tools_list().to_string().chars().count(), size);
+}
+
+/// Issue 31: shortening kept every description saying what the tool gives back.
+#[test]
+fn issue_31_every_description_says_what_the_tool_returns() {
+    for spec in tool_specs() {
+        assert!(
+            spec.description.contains(" Returns "),
+            "{}: {:?} does not say what it returns",
+            spec.name,
+            spec.description
+        );
+    }
+}
+
+/// Issue 31: shortening dropped no argument: every tool keeps the arguments the calls
+/// take (a public contract), and `tools/list` is the same text every time it is built,
+/// tools in the fixed order and properties in a stable one.
+#[tokio::test]
+async fn issue_31_tools_list_keeps_every_argument_in_a_deterministic_order() {
+    let arguments: Vec<(&str, Vec<String>)> = tool_specs()
+        .iter()
+        .map(|s| {
+            let mut names: Vec<String> = s.input_schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            names.sort();
+            (s.name, names)
+        })
+        .collect();
+    let want: [(&str, &[&str]); 15] = [
+        ("browser_open", &["url"]),
+        ("browser_read", &["find", "part"]),
+        ("browser_click", &["how", "ref", "to"]),
+        ("browser_type", &["ref", "text"]),
+        ("browser_press", &["key", "ref"]),
+        ("browser_select", &["ref", "values"]),
+        ("browser_scroll", &["amount", "direction", "ref"]),
+        ("browser_back", &[]),
+        ("browser_screenshot", &[]),
+        ("browser_wait", &["gone", "seconds", "text"]),
+        ("browser_handoff", &["reason"]),
+        ("browser_tabs", &["action", "search", "tab", "url"]),
+        (
+            "browser_click_at",
+            &["description", "how", "text", "to_x", "to_y", "x", "y"],
+        ),
+        ("browser_upload", &["files", "ref"]),
+        ("browser_form", &["fields"]),
+    ];
+    for ((name, got), (want_name, want_args)) in arguments.iter().zip(want) {
+        assert_eq!(*name, want_name);
+        assert_eq!(
+            got,
+            &want_args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            "{name}"
+        );
+    }
+    let items = &tool_specs()[14].input_schema["properties"]["fields"]["items"];
+    assert_eq!(items["required"], json!(["ref", "value"]));
+    let first = door_tools_list().await;
+    for _ in 0..3 {
+        assert_eq!(door_tools_list().await, first);
+    }
+    let listed: Value = serde_json::from_str(&first).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, TOOL_NAMES);
 }
 
 fn lint(schema: &Value, depth: usize, path: &str, problems: &mut Vec<String>) {
