@@ -266,7 +266,6 @@ async fn run(cli: Cli) -> Result<(), RunError> {
     if let Some(path) = &cli.browser {
         config.probe = Arc::new(ChosenBrowser { path: path.clone() });
     }
-    let warm_up = warms_up(&cli, &config);
     // Every connection of every page goes past the guard (NET-*), which never lets a page
     // reach the gateway's own port.
     config.guard = Some(GuardConfig::new(net.clone()));
@@ -289,18 +288,6 @@ async fn run(cli: Cli) -> Result<(), RunError> {
         tokio::spawn(async move {
             if let Err(e) = browser.ensure_running().await {
                 tracing::warn!("your Chrome can't be used: {e}");
-            }
-        });
-    }
-
-    if warm_up {
-        // The installed browser starts while the client's `initialize` is answered, so
-        // the first page is read sooner (issue 31). The first tool call waits for this
-        // launch rather than starting its own; a failed one is tried again by that call.
-        let browser = browser.clone();
-        tokio::spawn(async move {
-            if let Err(e) = browser.ensure_running().await {
-                tracing::warn!("the browser did not start ahead of the first call: {e}");
             }
         });
     }
@@ -440,17 +427,6 @@ async fn run(cli: Cli) -> Result<(), RunError> {
             Ok(())
         }
     }
-}
-
-/// Whether `conch-gateway mcp` starts its browser at once instead of at the first tool
-/// call (issue 31): only a local browser already installed (never a download, never a
-/// remote or cloud session, which the person may pay for or be asked about), and not
-/// with `--errands`, whose conversation gets a browser of its own.
-fn warms_up(cli: &Cli, config: &BrowserConfig) -> bool {
-    cli.command == Command::Mcp
-        && !cli.errands
-        && config.remote.is_none()
-        && conch_browser::discover::find(config.probe.as_ref()).is_some()
 }
 
 /// browser.json's settings (DATA-5): the defaults, with a warning, when they can't be read

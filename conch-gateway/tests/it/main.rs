@@ -17,7 +17,6 @@ mod presence;
 mod revive;
 mod secrecy;
 mod settings;
-mod start;
 mod stdio;
 mod support;
 mod webdriver;
