@@ -462,16 +462,10 @@ impl McpSession {
         params: &Value,
         notify: &(dyn Fn(Value) + Send + Sync),
     ) -> Option<Result<Value, (i64, String)>> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Some(Err((
-                INVALID_PARAMS,
-                "tools/call needs a tool name".to_owned(),
-            )));
+        let (name, args) = match called_tool(params) {
+            Ok(called) => called,
+            Err(e) => return Some(Err(e)),
         };
-        if tool_spec(name).is_none() {
-            return Some(Err((INVALID_PARAMS, format!("Unknown tool: {name}"))));
-        }
-        let args = params.get("arguments").cloned().unwrap_or(Value::Null);
         let token = params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
@@ -549,6 +543,21 @@ fn progress_words(tool: &str, elapsed: Duration, link: Option<&str>) -> String {
 
 fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+/// The tool a `tools/call` names and its arguments, in either era: Invalid params when it
+/// names no tool or one this server does not have.
+pub(crate) fn called_tool(params: &Value) -> Result<(&str, Value), (i64, String)> {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Err((INVALID_PARAMS, "tools/call needs a tool name".to_owned()));
+    };
+    if tool_spec(name).is_none() {
+        return Err((INVALID_PARAMS, format!("Unknown tool: {name}")));
+    }
+    Ok((
+        name,
+        params.get("arguments").cloned().unwrap_or(Value::Null),
+    ))
 }
 
 #[cfg(test)]

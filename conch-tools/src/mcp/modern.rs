@@ -30,7 +30,6 @@ use super::{
 };
 use crate::prompt::BROWSER_HINT;
 use crate::result::ToolResult;
-use crate::spec::tool_spec;
 
 /// The new era's one version.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -325,16 +324,10 @@ pub(super) async fn call(
     params: &Value,
     notify: &(dyn Fn(Value) + Send + Sync),
 ) -> Option<Result<Value, (i64, String)>> {
-    let Some(name) = params.get("name").and_then(Value::as_str) else {
-        return Some(Err((
-            INVALID_PARAMS,
-            "tools/call needs a tool name".to_owned(),
-        )));
+    let (name, args) = match super::called_tool(params) {
+        Ok(called) => called,
+        Err(e) => return Some(Err(e)),
     };
-    if tool_spec(name).is_none() {
-        return Some(Err((INVALID_PARAMS, format!("Unknown tool: {name}"))));
-    }
-    let args = params.get("arguments").cloned().unwrap_or(Value::Null);
     let elicits = client_capabilities(params).get("elicitation").is_some();
     let (mut result, mut asks, task) = match params.get("requestState") {
         Some(state) => {
