@@ -320,6 +320,16 @@ fn id_key(id: &Value) -> String {
 }
 
 impl McpSession {
+    /// Marks the call `id` as running, so `notifications/cancelled` can stop it: its key,
+    /// its serial (a later call reusing the id is another), and the stop it hears.
+    pub(crate) fn start_running(&self, id: &Value) -> (String, u64, oneshot::Receiver<()>) {
+        let key = id_key(id);
+        let serial = self.serial.fetch_add(1, Ordering::SeqCst);
+        let (stop, stopped) = oneshot::channel();
+        lock(&self.running).insert(key.clone(), (serial, stop));
+        (key, serial, stopped)
+    }
+
     /// The session's conversation.
     pub fn chat(&self) -> &Chat {
         &self.chat
@@ -466,15 +476,8 @@ impl McpSession {
             Ok(called) => called,
             Err(e) => return Some(Err(e)),
         };
-        let token = params
-            .get("_meta")
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-            .cloned();
-        let key = id_key(id);
-        let serial = self.serial.fetch_add(1, Ordering::SeqCst);
-        let (stop, mut stopped) = oneshot::channel();
-        lock(&self.running).insert(key.clone(), (serial, stop));
+        let token = progress_token(params);
+        let (key, serial, mut stopped) = self.start_running(id);
         let running = self.chat.call(name, &args);
         tokio::pin!(running);
         let started = tokio::time::Instant::now();
@@ -543,6 +546,16 @@ fn progress_words(tool: &str, elapsed: Duration, link: Option<&str>) -> String {
 
 fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+/// The call's `_meta.progressToken`, when it is one a client may send (a string or an
+/// integer): the client wants `notifications/progress` for it.
+pub(crate) fn progress_token(params: &Value) -> Option<Value> {
+    params
+        .get("_meta")
+        .and_then(|m| m.get("progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned()
 }
 
 /// The tool a `tools/call` names and its arguments, in either era: Invalid params when it

@@ -372,15 +372,8 @@ pub(super) async fn call(
         }
     };
     let mut guard = AbortOnDrop(Some(task.clone()));
-    let token = params
-        .get("_meta")
-        .and_then(|m| m.get("progressToken"))
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-        .cloned();
-    let key = id_key(id);
-    let serial = session.serial.fetch_add(1, Ordering::SeqCst);
-    let (stop, mut stopped) = oneshot::channel();
-    lock(&session.running).insert(key.clone(), (serial, stop));
+    let token = super::progress_token(params);
+    let (key, serial, mut stopped) = session.start_running(id);
     let started = tokio::time::Instant::now();
     let every = session.server.progress_every;
     let mut ticks = tokio::time::interval_at(started + every, every);
