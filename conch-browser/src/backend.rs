@@ -88,6 +88,11 @@ pub(crate) trait Driver: Send + Sync + fmt::Debug {
     /// where the provider takes them at creation (Steel's `sessionContext`): a renewed
     /// session keeps its sign-ins (BE-7). Others ignore them.
     fn carry_cookies(&self, _cookies: Vec<serde_json::Value>) {}
+    /// Sentences connecting left for conversations' next results, by conversation (a
+    /// pool's placement: a wait for a free browser, a move off one that died). Taken once.
+    fn notes(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// What connecting holds on to: the local process, or a remote browser (and its cloud

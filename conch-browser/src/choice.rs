@@ -67,6 +67,15 @@ impl Abilities {
         ..Abilities::LOCAL
     };
 
+    /// A pool of remote browsers (issue 32): each conversation browses in a context of its
+    /// own on one of them, so there is no shared main context whose sign-ins could be
+    /// copied into a task (ERR-3) or lent to it (ERR-4): nothing is seeded or lent.
+    pub const POOL: Abilities = Abilities {
+        may_seed: false,
+        may_lend: false,
+        ..Abilities::REMOTE
+    };
+
     /// The person's own Chrome (BE-10 … BE-16): only the pages Conch made are attached,
     /// by name, and carry the badge; no new contexts (errands run in Conch's own browser,
     /// ERR-6); nothing of the person's is copied out or governed.
@@ -97,6 +106,9 @@ pub enum Backend {
     Steel,
     /// Any browser at a DevTools address.
     Cdp,
+    /// A pool of DevTools addresses, each conversation in a context of its own on the
+    /// least-loaded one (issue 32).
+    Pool,
 }
 
 impl Backend {
@@ -108,6 +120,7 @@ impl Backend {
             Backend::Local => Abilities::LOCAL,
             Backend::Chrome => Abilities::PERSONS_CHROME,
             Backend::Browserbase | Backend::Steel | Backend::Cdp => Abilities::REMOTE,
+            Backend::Pool => Abilities::POOL,
         }
     }
 
@@ -119,6 +132,7 @@ impl Backend {
             Backend::Browserbase => "browserbase",
             Backend::Steel => "steel",
             Backend::Cdp => "cdp",
+            Backend::Pool => "pool",
         }
     }
 }
@@ -135,15 +149,16 @@ impl std::str::FromStr for Backend {
             "browserbase" => Backend::Browserbase,
             "steel" => Backend::Steel,
             "cdp" => Backend::Cdp,
+            "pool" => Backend::Pool,
             "browser-use" | "browseruse" | "browser-use-cloud" => {
                 return Err(
-                    "Browser Use Cloud is not offered as a backend: use local, chrome, browserbase, steel or cdp"
+                    "Browser Use Cloud is not offered as a backend: use local, chrome, browserbase, steel, cdp or pool"
                         .to_owned(),
                 );
             }
             other => {
                 return Err(format!(
-                    "“{other}” is not a backend: use local, chrome, browserbase, steel or cdp"
+                    "“{other}” is not a backend: use local, chrome, browserbase, steel, cdp or pool"
                 ));
             }
         })
@@ -167,7 +182,7 @@ mod tests {
         let e = "browser-use".parse::<Backend>().expect_err("not offered");
         assert!(e.contains("Browser Use Cloud is not offered"), "{e}");
         assert!(serde_json::from_str::<Backend>("\"browser-use\"").is_err());
-        for name in ["local", "chrome", "browserbase", "steel", "cdp"] {
+        for name in ["local", "chrome", "browserbase", "steel", "cdp", "pool"] {
             assert_eq!(name.parse::<Backend>().map(Backend::as_str), Ok(name));
         }
         assert!(
@@ -210,13 +225,16 @@ mod tests {
             Backend::Browserbase,
             Backend::Steel,
             Backend::Cdp,
+            Backend::Pool,
         ] {
             let a = backend.abilities();
             let persons = backend == Backend::Chrome;
+            // A pool has no shared main context to seed from or lend out of (issue 32).
+            let lends = !persons && backend != Backend::Pool;
             assert_eq!(a.persons_browser, persons, "{backend}");
             assert_eq!(a.badge, persons, "{backend}");
-            assert_eq!(a.may_seed, !persons, "{backend}");
-            assert_eq!(a.may_lend, !persons, "{backend}");
+            assert_eq!(a.may_seed, lends, "{backend}");
+            assert_eq!(a.may_lend, lends, "{backend}");
             assert_eq!(a.shares_context_with_person, persons, "{backend}");
             assert_eq!(a.new_contexts, !persons, "{backend}");
             assert_eq!(a.discovers_targets, !persons, "{backend}");

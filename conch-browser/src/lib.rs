@@ -62,6 +62,6 @@ pub use launch::browser_args;
 pub use runtime::{
     AwakeGuard, Browser, BrowserConfig, Conversation, ERRANDS_BESIDE_OWN_CHROME, HealthCheck,
     HealthItem, HealthState, MAX_TABS, MOVED_APART, MOVED_BACK, OwnBrowser, REOPENED, RepairStep,
-    RunState, Status, StepOutcome, TabInfo, errands_run_here,
+    RunState, Status, StepOutcome, TabInfo, errands_run_here, waiting_sentence,
 };
 pub use wheel::Wheel;

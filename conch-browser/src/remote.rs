@@ -80,6 +80,32 @@ pub enum Remote {
     },
     /// The person's own Chrome, through its consented remote-debugging door (BE-10).
     Chrome(OwnChrome),
+    /// A pool of browsers at DevTools addresses (issue 32): each conversation (chat or
+    /// task) browses in a context of its own, over a connection of its own, on the
+    /// least-loaded address, at most `per_endpoint` conversations on each.
+    Pool {
+        /// The DevTools addresses, as [`Remote::Cdp`] takes them (a token may ride in the
+        /// query: they are sealed like any backend address, BE-3).
+        endpoints: Vec<String>,
+        /// The most conversations on one address at once ([`POOL_PER_ENDPOINT`] by
+        /// default).
+        per_endpoint: usize,
+    },
+}
+
+/// How many conversations one address of a pool takes at once, unless the person says
+/// otherwise (issue 32).
+pub const POOL_PER_ENDPOINT: usize = 4;
+
+/// What the person reads about a pool of `endpoints`: how many, and each one's host.
+fn shown_pool(endpoints: &[String]) -> String {
+    let hosts: Vec<String> = endpoints.iter().map(|e| shown(e)).collect();
+    format!(
+        "the pool of {} browser{} ({})",
+        endpoints.len(),
+        if endpoints.len() == 1 { "" } else { "s" },
+        hosts.join(", ")
+    )
 }
 
 impl Remote {
@@ -97,6 +123,7 @@ impl Remote {
                 format!("the steel-browser at {}", shown(base))
             }
             Remote::Chrome(_) => "your Chrome".to_owned(),
+            Remote::Pool { endpoints, .. } => shown_pool(endpoints),
         }
     }
 
@@ -107,6 +134,7 @@ impl Remote {
             Remote::Browserbase { .. } => Backend::Browserbase,
             Remote::Steel { .. } => Backend::Steel,
             Remote::Chrome(_) => Backend::Chrome,
+            Remote::Pool { .. } => Backend::Pool,
         }
     }
 }
@@ -128,6 +156,17 @@ impl std::fmt::Debug for Remote {
                 .field("connect", &connect.as_deref().map(shown))
                 .finish(),
             Remote::Chrome(own) => f.debug_tuple("Chrome").field(own).finish(),
+            Remote::Pool {
+                endpoints,
+                per_endpoint,
+            } => f
+                .debug_struct("Pool")
+                .field(
+                    "endpoints",
+                    &endpoints.iter().map(|e| shown(e)).collect::<Vec<_>>(),
+                )
+                .field("per_endpoint", per_endpoint)
+                .finish(),
         }
     }
 }
@@ -353,6 +392,22 @@ pub(crate) async fn open(
             });
         }
         Remote::Cdp(address) => (socket_address(address).await?, None),
+        // The main browser's own connection on a pool, for its status: the first address
+        // that answers (each conversation's own is made by the runtime's placement).
+        Remote::Pool { endpoints, .. } => {
+            let mut last = RemoteError::Unreachable("the pool names no address".to_owned());
+            let mut found = None;
+            for endpoint in endpoints {
+                match socket_address(endpoint).await {
+                    Ok(socket) => {
+                        found = Some(socket);
+                        break;
+                    }
+                    Err(e) => last = e,
+                }
+            }
+            (found.ok_or(last)?, None)
+        }
         Remote::Browserbase { base, key, project } => {
             let mut body = json!({
                 "browserSettings": { "viewport": { "width": 1280, "height": 800 } },

@@ -51,6 +51,7 @@ mod beside;
 mod lend;
 mod navigate;
 mod own;
+mod pool;
 mod reach;
 mod renew;
 mod repair;
@@ -65,12 +66,16 @@ pub(crate) mod testing;
 
 pub use beside::{ERRANDS_BESIDE_OWN_CHROME, errands_run_here};
 pub use own::{MOVED_APART, MOVED_BACK, OwnBrowser};
+pub use pool::waiting_sentence;
 pub use repair::{RepairStep, StepOutcome};
 pub use state::Conversation;
 use state::{
     Backends, BorrowedContexts, ErrandParts, Inner, Kept, PageRef, Pages, Running, Side, State,
     Talks,
 };
+
+/// A pool's placements, as the state below the pool's layer holds them (issue 32).
+type PoolRef = Arc<pool::Pool>;
 
 /// The most tabs one conversation keeps (TAB-5), as conch-policy decides it.
 pub use conch_policy::MAX_TABS;
@@ -120,6 +125,9 @@ pub struct BrowserConfig {
     /// this computer's total memory (2 to 6). At the cap, the errand used least recently
     /// that nobody drives or watches is set aside to make room (ERR-16).
     pub errand_limit: usize,
+    /// On a pool (issue 32), how long a conversation waits for a free browser when every
+    /// address is at its cap, before it is refused with a sentence: 2 minutes.
+    pub pool_wait: Duration,
     /// Receives `browser.status` while Chromium downloads, with its progress (LAUNCH-4,
     /// PROTO-2), as conversation `""`: the status is the whole browser's. `None` tells
     /// only [`Browser::status`].
@@ -156,6 +164,7 @@ impl BrowserConfig {
             guard: Some(GuardConfig::new(NetSettings::default())),
             remote: None,
             errand_limit: conch_policy::errand_limit(total_memory()),
+            pool_wait: Duration::from_secs(120),
             #[cfg(test)]
             hold_pages: None,
             #[cfg(test)]
@@ -315,6 +324,9 @@ struct ErrandsOf {
     guard: Arc<Mutex<Option<guard::Running>>>,
     guard_log: Arc<GuardLog>,
     borrowed: BorrowedContexts,
+    /// The set-aside errands' sealed file, shared with its other users (a pool's
+    /// conversations, one writer); `None` opens one of its own.
+    aside: Option<Arc<Mutex<Option<Kept>>>>,
 }
 
 impl Browser {
@@ -485,7 +497,12 @@ impl Browser {
                     borrowed: errands.map_or_else(Arc::default, |main| Arc::clone(&main.borrowed)),
                     on_main: std::sync::atomic::AtomicBool::new(false),
                     runs_here: StdMutex::new(None),
-                    aside: Mutex::new(None),
+                    aside: errands.and_then(|e| e.aside.clone()).unwrap_or_default(),
+                    pool: StdMutex::new(if side == Side::Main {
+                        pool::Pool::of(&config)
+                    } else {
+                        None
+                    }),
                     pending: StdMutex::default(),
                     snapshots: StdMutex::default(),
                     snapshot_due: StdMutex::default(),
@@ -551,7 +568,11 @@ impl Browser {
     /// clears by itself, whoever read it.
     pub fn health(&self) -> Vec<HealthItem> {
         let backend = match lock(&self.inner.backend.stand_in).clone() {
-            None => HealthState::Ok,
+            None => match self.pool().and_then(|pool| pool.health()) {
+                // Some of the pool's browsers taken out (issue 32).
+                Some(why) => HealthState::Failing(why),
+                None => HealthState::Ok,
+            },
             Some(why) => HealthState::Failing(why),
         };
         let mut items = vec![HealthItem {
@@ -649,9 +670,21 @@ impl Browser {
         self.end_conversation(id).await;
     }
 
+    /// The pool each conversation is placed on, when the chosen backend is one (issue 32).
+    fn pool(&self) -> Option<Arc<pool::Pool>> {
+        lock(&self.inner.errand.pool).clone()
+    }
+
     /// The errands' browser when conversation `id` is a task (ERR-1), made on first need.
     fn errands_for(&self, id: &str) -> Option<Browser> {
-        if self.inner.side == Side::Errands || !self.browses_apart(id) {
+        if self.inner.side == Side::Errands {
+            return None;
+        }
+        // On a pool every conversation browses in a browser of its own (issue 32).
+        if let Some(pool) = self.pool() {
+            return Some(pool.browser_for(self, id));
+        }
+        if !self.browses_apart(id) {
             return None;
         }
         Some(self.errands())
@@ -679,6 +712,7 @@ impl Browser {
                 guard: Arc::clone(&self.inner.backend.guard),
                 guard_log: Arc::clone(&self.inner.backend.guard_log),
                 borrowed: Arc::clone(&self.inner.errand.borrowed),
+                aside: None,
             }),
         );
         self.aim_errands(&browser);
@@ -729,6 +763,15 @@ impl Browser {
         }
         if self.inner.side == Side::Errands {
             self.set_idle_errands_aside().await;
+        }
+        // On a pool each conversation's browser is set aside and let go when idle, which
+        // frees its place (issue 32); one waiting for a place is not waited for.
+        if let Some(pool) = self.pool() {
+            for browser in pool.browsers() {
+                if browser.inner.state.try_lock().is_ok() {
+                    Box::pin(browser.tick()).await;
+                }
+            }
         }
         let mut state = self.inner.state.lock().await;
         refresh_running(&self.inner, &mut state);
@@ -785,6 +828,9 @@ impl Browser {
             errands.set_every_errand_aside().await;
             Box::pin(errands.shutdown()).await;
         }
+        if let Some(pool) = self.pool() {
+            pool.let_all_go().await;
+        }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
         drop(state);
@@ -813,6 +859,15 @@ impl Browser {
             errands.inner.errand.forget_all();
             storage::forget_all(&errands.inner);
             errands.revoke_aside(&|_| false, &|_| false).await;
+        }
+        // On a pool every conversation's context closes, and what was set aside is wiped.
+        if let Some(pool) = self.pool() {
+            for browser in pool.browsers() {
+                Box::pin(browser.shutdown()).await;
+                browser.inner.errand.forget_all();
+                storage::forget_all(&browser.inner);
+                browser.revoke_aside(&|_| false, &|_| false).await;
+            }
         }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;
@@ -845,6 +900,20 @@ impl Browser {
     /// them and its notes, and lets go of its lock, so nothing of it stays in memory, in
     /// the browser or in tabs.json. A later call with the same id starts afresh.
     pub async fn end_conversation(&self, id: &str) {
+        // On a pool the conversation's context is disposed and its connection closed,
+        // which frees its place (issue 32, ERR-10).
+        if self.inner.side == Side::Main
+            && let Some(pool) = self.pool()
+        {
+            if let Some(browser) = pool.remove(id) {
+                browser.forget_aside(id).await;
+                Box::pin(browser.close_conversation(id)).await;
+                Box::pin(browser.shutdown()).await;
+            }
+            lock(&self.inner.talks.kinds).remove(id);
+            lock(&self.inner.talks.own).remove(id);
+            return;
+        }
         if let Some(errands) = self.errands_for(id) {
             errands.forget_aside(id).await;
             Box::pin(errands.close_conversation(id)).await;
@@ -1124,8 +1193,8 @@ fn whose(
 /// no two runtime files import each other (issue 29); a new file takes its place here.
 #[cfg(test)]
 const LAYERS: &[&str] = &[
-    "state", "storage", "seed", "navigate", "own", "beside", "renew", "targets", "tabs", "aside",
-    "lend", "repair", "revive", "reach", "testing",
+    "state", "storage", "seed", "navigate", "own", "beside", "pool", "renew", "targets", "tabs",
+    "aside", "lend", "repair", "revive", "reach", "testing",
 ];
 
 #[cfg(test)]

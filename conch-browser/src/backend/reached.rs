@@ -31,6 +31,7 @@ pub(crate) fn driver_for(remote: &Remote, probe: Arc<dyn Probe + Send + Sync>) -
         Remote::Browserbase { .. } => Arc::new(ReachedDriver(Backend::Browserbase, reach)),
         Remote::Steel { .. } => Arc::new(ReachedDriver(Backend::Steel, reach)),
         Remote::Cdp(_) => Arc::new(ReachedDriver(Backend::Cdp, reach)),
+        Remote::Pool { .. } => Arc::new(ReachedDriver(Backend::Pool, reach)),
     }
 }
 

@@ -109,7 +109,10 @@ impl Browser {
     /// Whether conversation `id` browses apart from the main context: a task (ERR-1) or
     /// a chat given a browser of its own (LIVE-16). Main side only.
     pub(super) fn browses_apart(&self, id: &str) -> bool {
-        self.kind(id) == ConversationKind::Task || lock(&self.inner.talks.own).contains(id)
+        self.kind(id) == ConversationKind::Task
+            || lock(&self.inner.talks.own).contains(id)
+            // On a pool every conversation browses in a browser of its own (issue 32).
+            || lock(&self.inner.errand.pool).is_some()
     }
 
     /// Conversation `id` just left the main context (a chat became a task): its wheel

@@ -31,7 +31,13 @@ impl Browser {
             return Ok(());
         }
         let (driver, connected) = self.reach().await?;
-        self.install(state, driver.as_ref(), connected).await
+        self.install(state, driver.as_ref(), connected).await?;
+        // What placing it on a pool left for the conversation's next result (issue 32).
+        let chosen = Arc::clone(&lock(&self.inner.backend.chosen));
+        for (id, note) in chosen.notes() {
+            state.notes.entry(id).or_default().push(note);
+        }
+        Ok(())
     }
 
     /// Repairs what the health check found (BE-4): when Conch's own local browser stands
@@ -80,6 +86,10 @@ impl Browser {
             }
         }
         drop(state);
+        // Browsers of the pool taken out are tried again on the next places (issue 32).
+        if let Some(pool) = lock(&self.inner.errand.pool).clone() {
+            pool.take_all_back();
+        }
         // Errands that fell back to Conch's own browser try the chosen one's contexts
         // again on their next call (ERR-21).
         if let Some(errands) = errands
@@ -112,6 +122,16 @@ impl Browser {
         if let Some(errands) = &errands {
             errands.set_every_errand_aside().await;
             Box::pin(errands.shutdown()).await;
+        }
+        // Every conversation on a pool lets go of its place; a new pool starts empty.
+        let old_pool = lock(&self.inner.errand.pool).take();
+        if let Some(pool) = old_pool {
+            pool.let_all_go().await;
+        }
+        if self.inner.side == Side::Main {
+            let mut config = self.inner.config.clone();
+            config.remote = remote.cloned();
+            *lock(&self.inner.errand.pool) = super::pool::Pool::of(&config);
         }
         let mut state = self.inner.state.lock().await;
         shut_down(&self.inner, &mut state).await;

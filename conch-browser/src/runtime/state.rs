@@ -134,7 +134,9 @@ pub(super) struct ErrandParts {
     /// chosen backend's, for Health (ERR-6, ERR-21).
     pub(super) runs_here: StdMutex<Option<String>>,
     /// The set-aside errands, sealed, once opened (ERR-11); errands side only.
-    pub(super) aside: Mutex<Option<Kept>>,
+    pub(super) aside: Arc<Mutex<Option<Kept>>>,
+    /// On a pool, where each conversation is placed (issue 32). Main side only.
+    pub(super) pool: StdMutex<Option<PoolRef>>,
     /// Cookies of errands brought back, waiting for their new context (ERR-11).
     pub(super) pending: StdMutex<HashMap<String, Vec<serde_json::Value>>>,
     /// Each open errand's cookies as of a few seconds after its last page load, and the

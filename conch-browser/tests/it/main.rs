@@ -16,6 +16,7 @@ mod keychain;
 mod many;
 mod own;
 mod own_chrome;
+mod pool;
 mod remote;
 mod revive;
 mod runtime;

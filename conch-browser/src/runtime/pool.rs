@@ -1,0 +1,563 @@
+//! Placement on a pool of remote browsers (issue 32). On a pool every conversation, chat
+//! or task, browses apart from every other, as an errand does (ERR-1): its browser is an
+//! errands' browser of its own (`Side::Errands`, so a context of its own, sealed when set
+//! aside, disposed when it ends, ERR-10, ERR-11, ERR-18), whose driver, [`Placement`],
+//! takes a place on the least-loaded address that answers and opens a connection of its
+//! own there (an address that gives a fresh browser per connection, as browserless does,
+//! gives it one). At most `per_endpoint` conversations share an address; past that a
+//! conversation waits its turn in a first-come queue, told how many are ahead, for at most
+//! [`BrowserConfig::pool_wait`], then refused with a sentence.
+//!
+//! A connection closed by the other side takes its address out of the pool when nothing
+//! answers there any more; the conversation's tabs reopen on another address on its next
+//! call (its browser saw the connection die, ERR-19), and its next result says where.
+//! Letting go (the conversation ended, or sat idle) closes the connection and frees the
+//! place for the next in line.
+//!
+//! Deliberately absent: lending or seeding sign-ins (a pool has no shared main context,
+//! [`Abilities::POOL`]) and the guard's proxy (a remote browser gets the CDP-only guard).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures_util::future::BoxFuture;
+
+use super::*;
+use crate::backend::{Backend, ConnectError, Connected, Facts};
+
+/// What the agent and the person read while every address of the pool is at its cap.
+pub fn waiting_sentence(ahead: usize) -> String {
+    match ahead {
+        0 => "Waiting for a free browser: next in line.".to_owned(),
+        n => format!("Waiting for a free browser: {n} ahead."),
+    }
+}
+
+/// What the agent reads in its next result after waiting for a place.
+fn waited_sentence(ahead: usize) -> String {
+    format!(
+        "Waited for a free browser of the pool: every one was busy, with {ahead} ahead of this conversation."
+    )
+}
+
+/// The refusal after waiting [`BrowserConfig::pool_wait`] in vain.
+fn full_sentence(wait: Duration, endpoints: usize, cap: usize) -> String {
+    format!(
+        "No browser of the pool came free within {} s: all {endpoints} are busy with {cap} conversations each. Try again in a while, or ask the person to raise the cap (conch-gateway backend set pool --per-endpoint N).",
+        wait.as_secs().max(1)
+    )
+}
+
+/// What the agent reads after its conversation moved off an address that died.
+fn moved_sentence(from: &str, to: &str) -> String {
+    format!(
+        "{from} stopped answering and was taken out of the pool, so this conversation moved to {to} and its tabs were reopened there."
+    )
+}
+
+/// The pool's places, under one lock.
+#[derive(Debug, Default)]
+struct Places {
+    /// How many conversations hold a connection on each address.
+    load: Vec<usize>,
+    /// Why each address was taken out, if it was.
+    out: Vec<Option<String>>,
+    /// The tickets waiting, first come first.
+    queue: VecDeque<u64>,
+    next_ticket: u64,
+    /// The address each conversation was last placed on.
+    on: HashMap<String, usize>,
+    /// Sentences for conversations' next results.
+    notes: HashMap<String, Vec<String>>,
+}
+
+impl Places {
+    /// The live address with the fewest conversations below `cap`, the first on a tie.
+    fn least_loaded(&self, cap: usize) -> Option<usize> {
+        (0..self.load.len())
+            .filter(|i| self.out[*i].is_none() && self.load[*i] < cap)
+            .min_by_key(|i| self.load[*i])
+    }
+
+    fn note(&mut self, id: &str, sentence: String) {
+        self.notes.entry(id.to_owned()).or_default().push(sentence);
+    }
+}
+
+/// A pool of DevTools addresses and the conversations placed on them.
+pub(super) struct Pool {
+    /// The addresses (secret: a token may ride in the query, BE-3).
+    endpoints: Vec<String>,
+    per_endpoint: usize,
+    wait: Duration,
+    places: StdMutex<Places>,
+    freed: tokio::sync::Notify,
+    /// Each conversation's own browser.
+    browsers: StdMutex<HashMap<String, Browser>>,
+    probe: Arc<dyn Probe + Send + Sync>,
+    events: Option<Arc<dyn crate::protocol::EventSink>>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field(
+                "endpoints",
+                &self
+                    .endpoints
+                    .iter()
+                    .map(|e| remote::shown(e))
+                    .collect::<Vec<_>>(),
+            )
+            .field("per_endpoint", &self.per_endpoint)
+            .field("places", &self.places)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// The pool `remote` names for a runtime on `config`, if it is one.
+    pub(super) fn of(config: &BrowserConfig) -> Option<Arc<Pool>> {
+        let Some(remote::Remote::Pool {
+            endpoints,
+            per_endpoint,
+        }) = config.remote.as_ref()
+        else {
+            return None;
+        };
+        Some(Arc::new(Pool {
+            places: StdMutex::new(Places {
+                load: vec![0; endpoints.len()],
+                out: vec![None; endpoints.len()],
+                ..Places::default()
+            }),
+            endpoints: endpoints.clone(),
+            per_endpoint: (*per_endpoint).max(1),
+            wait: config.pool_wait,
+            freed: tokio::sync::Notify::new(),
+            browsers: StdMutex::default(),
+            probe: Arc::clone(&config.probe),
+            events: config.events.clone(),
+        }))
+    }
+
+    /// What the person reads about address `index`.
+    fn shown(&self, index: usize) -> String {
+        format!("The browser at {}", remote::shown(&self.endpoints[index]))
+    }
+
+    /// Conversation `id`'s own browser on the pool, made on first need (nothing connects
+    /// until it browses).
+    pub(super) fn browser_for(self: &Arc<Self>, main: &Browser, id: &str) -> Browser {
+        let mut browsers = lock(&self.browsers);
+        if let Some(browser) = browsers.get(id) {
+            return browser.clone();
+        }
+        let mut config = main.inner.config.clone();
+        config.home = Home::new(main.inner.config.home.browser_dir().join("pool"));
+        config.remote = None;
+        let browser = Browser::build(
+            config,
+            Some(&ErrandsOf {
+                main: Arc::downgrade(&main.inner),
+                owner: main.inner.owner.clone(),
+                guard: Arc::clone(&main.inner.backend.guard),
+                guard_log: Arc::clone(&main.inner.backend.guard_log),
+                borrowed: Arc::default(),
+                // One sealed file of set-aside errands, one writer (ERR-11).
+                aside: Some(Arc::clone(&main.inner.errand.aside)),
+            }),
+        );
+        *lock(&browser.inner.backend.chosen) = Arc::new(Placement {
+            pool: Arc::downgrade(self),
+            id: id.to_owned(),
+            shown: main
+                .inner
+                .config
+                .remote
+                .as_ref()
+                .map_or_else(|| "the pool".to_owned(), remote::Remote::shown),
+        });
+        browsers.insert(id.to_owned(), browser.clone());
+        browser
+    }
+
+    /// Every conversation's browser on the pool now.
+    pub(super) fn browsers(&self) -> Vec<Browser> {
+        lock(&self.browsers).values().cloned().collect()
+    }
+
+    /// Takes conversation `id`'s browser off the pool (it ended), if it has one.
+    pub(super) fn remove(&self, id: &str) -> Option<Browser> {
+        lock(&self.places).on.remove(id);
+        lock(&self.browsers).remove(id)
+    }
+
+    /// Lets every conversation's browser go, each errand set aside first (ERR-12).
+    pub(super) async fn let_all_go(&self) {
+        for browser in self.browsers() {
+            browser.set_every_errand_aside().await;
+            Box::pin(browser.shutdown()).await;
+        }
+    }
+
+    /// Takes every address back in (Repair, BE-4): the next places try them again.
+    pub(super) fn take_all_back(&self) {
+        let mut places = lock(&self.places);
+        for out in &mut places.out {
+            *out = None;
+        }
+    }
+
+    /// What Health says of the pool: the addresses taken out, if any.
+    pub(super) fn health(&self) -> Option<String> {
+        let places = lock(&self.places);
+        let out: Vec<String> = (0..self.endpoints.len())
+            .filter(|i| places.out[*i].is_some())
+            .map(|i| remote::shown(&self.endpoints[i]))
+            .collect();
+        (!out.is_empty()).then(|| {
+            format!(
+                "Taken out of the pool because nothing answers there: {}. Repair tries again.",
+                out.join(", ")
+            )
+        })
+    }
+
+    /// Waits, first come first served, for a place on the least-loaded live address, at
+    /// most [`Pool::wait`]; gives the address.
+    async fn take_place(&self, id: &str) -> Result<usize, ConnectError> {
+        let ticket = {
+            let mut places = lock(&self.places);
+            let ticket = places.next_ticket;
+            places.next_ticket += 1;
+            places.queue.push_back(ticket);
+            ticket
+        };
+        let deadline = tokio::time::Instant::now() + self.wait;
+        let mut told: Option<usize> = None;
+        let mut first_ahead: Option<usize> = None;
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut places = lock(&self.places);
+                if places.out.iter().all(Option::is_some) {
+                    places.queue.retain(|t| *t != ticket);
+                    drop(places);
+                    self.freed.notify_waiters();
+                    return Err(ConnectError::Unreachable(self.none_left()));
+                }
+                let ahead = places.queue.iter().position(|t| *t == ticket).unwrap_or(0);
+                if ahead == 0
+                    && let Some(index) = places.least_loaded(self.per_endpoint)
+                {
+                    places.load[index] += 1;
+                    places.queue.pop_front();
+                    if let Some(ahead) = first_ahead {
+                        places.note(id, waited_sentence(ahead));
+                    }
+                    drop(places);
+                    // The next in line looks again.
+                    self.freed.notify_waiters();
+                    return Ok(index);
+                }
+                first_ahead.get_or_insert(ahead);
+                if told != Some(ahead) {
+                    told = Some(ahead);
+                    drop(places);
+                    self.tell(id, &waiting_sentence(ahead));
+                }
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                lock(&self.places).queue.retain(|t| *t != ticket);
+                self.freed.notify_waiters();
+                return Err(ConnectError::Browser(BrowserError::ErrandsBusy(
+                    full_sentence(self.wait, self.endpoints.len(), self.per_endpoint),
+                )));
+            }
+        }
+    }
+
+    /// Tells the person's view of conversation `id` where it stands (its progress).
+    fn tell(&self, id: &str, sentence: &str) {
+        tracing::info!(target: "conch_browser", "{sentence}");
+        if let Some(events) = &self.events {
+            events.send(
+                id,
+                crate::protocol::BrowserEvent::Status(crate::protocol::BrowserStatus {
+                    running: false,
+                    backend: Backend::Pool.as_str().to_owned(),
+                    message: sentence.to_owned(),
+                    open_panel: false,
+                    download: None,
+                }),
+            );
+        }
+    }
+
+    /// The phrase for a pool with no address left.
+    fn none_left(&self) -> String {
+        let places = lock(&self.places);
+        let out: Vec<String> = (0..self.endpoints.len())
+            .map(|i| {
+                format!(
+                    "{}: {}",
+                    remote::shown(&self.endpoints[i]),
+                    places.out[i].as_deref().unwrap_or("busy")
+                )
+            })
+            .collect();
+        format!("no browser of the pool answers ({})", out.join("; "))
+    }
+
+    /// Frees a place on address `index`.
+    fn free(&self, index: usize) {
+        {
+            let mut places = lock(&self.places);
+            places.load[index] = places.load[index].saturating_sub(1);
+        }
+        self.freed.notify_waiters();
+    }
+
+    /// Takes address `index` out of the pool, saying why.
+    fn take_out(&self, index: usize, why: String) {
+        tracing::warn!(target: "conch_browser", address = %remote::shown(&self.endpoints[index]), why = %why, "a browser of the pool is taken out");
+        lock(&self.places).out[index] = Some(why);
+        self.freed.notify_waiters();
+    }
+
+    /// Whether something still listens at address `index`.
+    async fn answers(&self, index: usize) -> bool {
+        let Ok(url) = url::Url::parse(&self.endpoints[index]) else {
+            return false;
+        };
+        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+            return false;
+        };
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        matches!(
+            tokio::time::timeout(
+                Duration::from_secs(2),
+                tokio::net::TcpStream::connect((host.as_str(), port)),
+            )
+            .await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// Opens a connection of its own on address `index` and asks that a browser answers.
+    async fn open(&self, index: usize) -> Result<(Connection, Facts), String> {
+        let address = remote::Remote::Cdp(self.endpoints[index].clone());
+        let opened = remote::open(&address, self.probe.as_ref(), &[])
+            .await
+            .map_err(|e| e.to_string())?;
+        match opened
+            .connection
+            .browser()
+            .call(&conch_cdp::protocol::browser::GetVersion {})
+            .await
+        {
+            Ok(version) => Ok((
+                opened.connection,
+                Facts {
+                    browser: address.shown(),
+                    version: version.product,
+                    executable: None,
+                    user_agent: version.user_agent,
+                    why: None,
+                },
+            )),
+            Err(e) => {
+                opened.connection.close();
+                Err(format!("it did not answer as a browser ({e})"))
+            }
+        }
+    }
+}
+
+/// Watches a conversation's connection on address `index`: when it closes, its place is
+/// freed; closed by the other side with nothing answering there any more, the address is
+/// taken out of the pool first.
+async fn watch(pool: Weak<Pool>, index: usize, connection: Connection, place: Arc<Place>) {
+    connection.closed().await;
+    let Some(pool) = pool.upgrade() else { return };
+    if !place.closing.load(Ordering::SeqCst) && !pool.answers(index).await {
+        pool.take_out(index, "it stopped answering".to_owned());
+    }
+    place.free(&pool, index);
+}
+
+/// One conversation's place on an address: whether Conch closes it, and whether it was
+/// freed (once, by letting go or by the watcher, whichever comes first).
+#[derive(Debug, Default)]
+struct Place {
+    closing: AtomicBool,
+    freed: AtomicBool,
+}
+
+impl Place {
+    fn free(&self, pool: &Pool, index: usize) {
+        if !self.freed.swap(true, Ordering::SeqCst) {
+            pool.free(index);
+        }
+    }
+}
+
+/// One conversation's driver on the pool.
+#[derive(Debug)]
+struct Placement {
+    pool: Weak<Pool>,
+    id: String,
+    shown: String,
+}
+
+impl Driver for Placement {
+    fn backend(&self) -> Backend {
+        Backend::Pool
+    }
+    fn shown(&self) -> String {
+        self.shown.clone()
+    }
+    fn abilities(&self) -> Abilities {
+        Abilities::POOL
+    }
+    fn connect(&self) -> BoxFuture<'_, Result<Connected, ConnectError>> {
+        Box::pin(self.place())
+    }
+    fn notes(&self) -> Vec<(String, String)> {
+        let Some(pool) = self.pool.upgrade() else {
+            return Vec::new();
+        };
+        let notes = lock(&pool.places)
+            .notes
+            .remove(&self.id)
+            .unwrap_or_default();
+        notes.into_iter().map(|n| (self.id.clone(), n)).collect()
+    }
+}
+
+impl Placement {
+    /// Takes a place and opens the conversation's connection there; an address that does
+    /// not open is taken out and the next one tried.
+    async fn place(&self) -> Result<Connected, ConnectError> {
+        let Some(pool) = self.pool.upgrade() else {
+            return Err(ConnectError::Unreachable(
+                "the pool is no longer in use".to_owned(),
+            ));
+        };
+        // Placed before and back for a place: when nothing answers where it was any more,
+        // that address is taken out first, so it is neither chosen again nor left unsaid.
+        let before = {
+            let places = lock(&pool.places);
+            places
+                .on
+                .get(&self.id)
+                .copied()
+                .filter(|i| places.out[*i].is_none())
+        };
+        if let Some(before) = before
+            && !pool.answers(before).await
+        {
+            pool.take_out(before, "it stopped answering".to_owned());
+        }
+        loop {
+            let index = match pool.take_place(&self.id).await {
+                Ok(index) => index,
+                Err(ConnectError::Unreachable(why)) => {
+                    lock(&pool.places).note(
+                        &self.id,
+                        format!("No browser of the pool answers, so this conversation uses Conch's own browser on this computer ({why})."),
+                    );
+                    return Err(ConnectError::Unreachable(why));
+                }
+                Err(e) => return Err(e),
+            };
+            match pool.open(index).await {
+                Ok((connection, facts)) => {
+                    let place = Arc::new(Place::default());
+                    tokio::spawn(watch(
+                        Arc::downgrade(&pool),
+                        index,
+                        connection.clone(),
+                        Arc::clone(&place),
+                    ));
+                    let mut places = lock(&pool.places);
+                    if let Some(before) = places.on.insert(self.id.clone(), index)
+                        && before != index
+                        && places.out[before].is_some()
+                    {
+                        let sentence = moved_sentence(&pool.shown(before), &facts.browser);
+                        places.note(&self.id, sentence);
+                    }
+                    return Ok(Connected {
+                        connection,
+                        facts,
+                        held: Box::new(Placed {
+                            pool: Arc::downgrade(&pool),
+                            index,
+                            place,
+                        }),
+                    });
+                }
+                Err(why) => {
+                    pool.take_out(index, why);
+                    pool.free(index);
+                }
+            }
+        }
+    }
+}
+
+/// A conversation's place on the pool: letting go closes its pages and its connection,
+/// which disposes its context and frees the place.
+#[derive(Debug)]
+struct Placed {
+    pool: Weak<Pool>,
+    index: usize,
+    place: Arc<Place>,
+}
+
+impl Held for Placed {
+    fn let_go(
+        self: Box<Self>,
+        connection: Connection,
+        ours: Vec<TargetId>,
+    ) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            self.place.closing.store(true, Ordering::SeqCst);
+            crate::backend::close_ours(&connection, ours).await;
+            connection.close();
+            // Free at once for the next in line, not when the watcher hears the close.
+            if let Some(pool) = self.pool.upgrade() {
+                self.place.free(&pool, self.index);
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32 (nearest BE-1): the least-loaded live address is chosen, the first on a
+    /// tie, none at the cap, never one taken out.
+    #[test]
+    fn be_1_the_least_loaded_live_address_is_chosen() {
+        let mut places = Places {
+            load: vec![1, 0, 0],
+            out: vec![None, Some("gone".to_owned()), None],
+            ..Places::default()
+        };
+        assert_eq!(places.least_loaded(2), Some(2));
+        places.load = vec![1, 0, 2];
+        assert_eq!(places.least_loaded(2), Some(0));
+        places.load = vec![2, 0, 2];
+        assert_eq!(places.least_loaded(2), None);
+        assert_eq!(waiting_sentence(3), "Waiting for a free browser: 3 ahead.");
+    }
+}

@@ -1,0 +1,400 @@
+//! The pool backend (issue 32): a list of DevTools addresses, each conversation (chat or
+//! task) in a context of its own over a connection of its own on the least-loaded one, a
+//! cap per address and a first-come queue past it, an address that dies taken out with
+//! its conversations reopened elsewhere, and a place let go when its conversation ends or
+//! sits idle.
+//!
+//! The endpoints are plain headless Chromiums with DevTools ports ([`endpoint`]); the same
+//! tests run on real browserless servers by changing that one function.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use conch_browser::protocol::{BrowserEvent, EventSink};
+use conch_browser::remote::Remote;
+use conch_browser::{Browser, BrowserConfig, ConversationKind, HealthCheck, HealthState};
+use conch_fixtures::FixtureServer;
+use conch_fixtures::browser::Standalone;
+use serde_json::json;
+
+use crate::errands::cookies;
+use crate::remote::{cloud_only, core_scenario};
+
+/// One endpoint of the pool, started for the test and ended when dropped.
+pub(crate) struct Endpoint {
+    browser: Option<Standalone>,
+    address: String,
+    port: u16,
+}
+
+impl Endpoint {
+    /// The DevTools address the pool is given.
+    fn address(&self) -> String {
+        self.address.clone()
+    }
+
+    /// Kills it, as a machine of the fleet that dies.
+    fn kill(&mut self) {
+        self.browser = None;
+    }
+}
+
+/// Starts one endpoint: a plain Chromium with a DevTools port on 127.0.0.1.
+async fn endpoint() -> Endpoint {
+    let standalone = Standalone::start().expect("a standalone Chromium");
+    Endpoint {
+        address: standalone.http(),
+        port: standalone.port(),
+        browser: Some(standalone),
+    }
+}
+
+/// A runtime on a pool of `endpoints`, at most `per_endpoint` conversations on each,
+/// waiting at most `wait` for a place; its local browser can't start, so every page is
+/// the pool's. Gives the clock too.
+fn on_pool(
+    dir: &tempfile::TempDir,
+    endpoints: &[&Endpoint],
+    per_endpoint: usize,
+    wait: Duration,
+) -> (BrowserConfig, Arc<conch_browser::ManualClock>) {
+    let (mut config, clock) = cloud_only(
+        dir,
+        Remote::Pool {
+            endpoints: endpoints.iter().map(|e| e.address()).collect(),
+            per_endpoint,
+        },
+    );
+    config.pool_wait = wait;
+    (config, clock)
+}
+
+/// The pages at `url_end` in the browser at DevTools `port`, each with its context.
+async fn pages_at(port: u16, url_end: &str) -> Vec<(String, String)> {
+    let socket = conch_fixtures::browser::devtools_socket(port)
+        .await
+        .expect("the browser's socket");
+    let spy = conch_cdp::Connection::connect(&socket)
+        .await
+        .expect("the test connects");
+    let targets = spy
+        .browser()
+        .call_raw("Target.getTargets", json!({}))
+        .await
+        .expect("targets");
+    spy.close();
+    targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.ends_with(url_end)))
+        .map(|t| {
+            (
+                t["url"].as_str().unwrap_or_default().to_owned(),
+                t["browserContextId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The events a runtime sent, by conversation.
+#[derive(Debug, Default)]
+struct Heard(Mutex<Vec<(String, String)>>);
+
+impl EventSink for Heard {
+    fn send(&self, conversation: &str, event: BrowserEvent) {
+        if let BrowserEvent::Status(status) = event {
+            self.0
+                .lock()
+                .expect("heard")
+                .push((conversation.to_owned(), status.message));
+        }
+    }
+}
+
+impl Heard {
+    fn of(&self, conversation: &str) -> Vec<String> {
+        self.0
+            .lock()
+            .expect("heard")
+            .iter()
+            .filter(|(c, _)| c == conversation)
+            .map(|(_, m)| m.clone())
+            .collect()
+    }
+}
+
+/// Issue 32 (BE-1): the core scenario (open, read, click, type, form, new tab, list,
+/// close) passes on a pool of two browsers; Conch launches none of its own, and letting
+/// go leaves both running.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_1_the_core_scenario_passes_on_a_pool() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let (mut a, mut b) = (endpoint().await, endpoint().await);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = on_pool(&dir, &[&a, &b], 4, Duration::from_secs(30));
+    let browser = Browser::new(config);
+    core_scenario(&browser, &server, "pool").await;
+    assert_eq!(browser.pid().await, None, "Conch launched a browser");
+    assert_eq!(browser.errands_pid().await, None);
+    // The first conversation is on the first address, in a context of its own.
+    let pages = pages_at(a.port, "many.html").await;
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    assert!(!pages[0].1.is_empty(), "{pages:?}");
+    browser.shutdown().await;
+    assert!(pages_at(a.port, "many.html").await.is_empty());
+    assert!(a.browser.as_mut().is_some_and(Standalone::alive));
+    assert!(b.browser.as_mut().is_some_and(Standalone::alive));
+}
+
+/// Issue 32 (ERR-1, ERR-10): two chats and two tasks at once on a pool of two each browse
+/// in a context of their own, spread two and two over both addresses, their cookies
+/// apart; a task that ends closes its context there and frees its place.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_1_two_chats_and_two_tasks_at_once_each_have_a_context_of_their_own_on_the_pool() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let (a, b) = (endpoint().await, endpoint().await);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = on_pool(&dir, &[&a, &b], 4, Duration::from_secs(30));
+    let browser = Browser::new(config);
+    browser.set_kind("t1", ConversationKind::Task);
+    browser.set_kind("t2", ConversationKind::Task);
+    let ids = ["c1", "c2", "t1", "t2"];
+    let url = server.url("basic.html");
+    let opened = futures_util::future::join_all(ids.iter().map(|id| {
+        let conv = browser.conversation(id);
+        let url = url.clone();
+        async move {
+            conv.open(&url).await.expect("opens on the pool");
+            conv.evaluate(&format!("document.cookie = 'who={}; path=/'; 1", conv.id()))
+                .await
+                .expect("a cookie");
+        }
+    }))
+    .await;
+    assert_eq!(opened.len(), 4);
+    for id in ids {
+        assert_eq!(
+            cookies(&browser.conversation(id)).await,
+            [format!("who={id}")],
+            "{id} sees another conversation's cookie"
+        );
+    }
+    let (on_a, on_b) = (
+        pages_at(a.port, "basic.html").await,
+        pages_at(b.port, "basic.html").await,
+    );
+    assert_eq!((on_a.len(), on_b.len()), (2, 2), "{on_a:?} {on_b:?}");
+    let mut contexts: Vec<&String> = on_a.iter().chain(&on_b).map(|(_, c)| c).collect();
+    contexts.sort();
+    contexts.dedup();
+    assert_eq!(contexts.len(), 4, "two conversations share a context");
+    assert_eq!(browser.pid().await, None);
+    assert_eq!(browser.errands_pid().await, None, "a task ran locally");
+
+    // A task that is done lets go of its context and its place (ERR-10).
+    browser
+        .task_changed("t1", conch_browser::TaskState::Done)
+        .await;
+    let left =
+        pages_at(a.port, "basic.html").await.len() + pages_at(b.port, "basic.html").await.len();
+    assert_eq!(left, 3);
+    browser.shutdown().await;
+}
+
+/// Issue 32 (BE-4): an address killed in the middle of a step is taken out of the pool;
+/// the conversation on it comes back on the other with its tabs, and its next result says
+/// so once; Health names the address taken out.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_4_an_address_killed_mid_step_moves_its_conversation_with_its_tabs() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let (mut a, b) = (endpoint().await, endpoint().await);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = on_pool(&dir, &[&a, &b], 4, Duration::from_secs(30));
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.expect("opens");
+    chat.new_tab(&server.url("many.html"))
+        .await
+        .expect("a second tab");
+    assert_eq!(
+        pages_at(a.port, ".html").await.len(),
+        2,
+        "the first address"
+    );
+    let _ = chat.take_notes().await;
+
+    // A step in flight when the address dies.
+    let step = {
+        let chat = chat.clone();
+        tokio::spawn(async move {
+            chat.evaluate("new Promise(r => setTimeout(() => r(1), 3000))")
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.kill();
+    let _ = tokio::time::timeout(Duration::from_secs(20), step)
+        .await
+        .expect("the step in flight ends, it does not hang");
+
+    let tabs = chat.tabs().await.expect("the conversation comes back");
+    let mut urls: Vec<String> = tabs.iter().map(|t| t.url.clone()).collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        [server.url("basic.html"), server.url("many.html")],
+        "{tabs:?}"
+    );
+    assert_eq!(pages_at(b.port, ".html").await.len(), 2, "not on the other");
+    let notes = chat.take_notes().await;
+    let moved: Vec<&String> = notes
+        .iter()
+        .filter(|n| n.contains("stopped answering and was taken out of the pool"))
+        .collect();
+    assert_eq!(moved.len(), 1, "{notes:?}");
+    assert!(moved[0].contains(&b.address()), "{notes:?}");
+    assert!(
+        chat.take_notes()
+            .await
+            .iter()
+            .all(|n| !n.contains("taken out")),
+        "said more than once"
+    );
+    // It still works there, and the next conversation goes to the live one too.
+    assert_eq!(
+        chat.evaluate("1 + 1").await.expect("a step on the other"),
+        2
+    );
+    let other = browser.conversation("c2");
+    other.open(&server.url("basic.html")).await.expect("placed");
+    assert_eq!(pages_at(b.port, "basic.html").await.len(), 2);
+    let health: Vec<String> = browser
+        .health()
+        .into_iter()
+        .filter(|h| h.check == HealthCheck::BrowserBackend)
+        .filter_map(|h| match h.state {
+            HealthState::Failing(why) => Some(why),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        health.iter().any(|h| h.contains(&a.address())),
+        "{health:?}"
+    );
+    browser.shutdown().await;
+}
+
+/// Issue 32 (ERR-15, the cap): with both addresses at their cap, the next conversations
+/// wait in line, first come first served, each told how many are ahead; one is served as
+/// soon as a place frees and its result says it waited; past the wait, a sentence, never
+/// a hang.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_past_the_cap_conversations_wait_in_line_and_are_served_when_one_frees() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let (a, b) = (endpoint().await, endpoint().await);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut config, _) = on_pool(&dir, &[&a, &b], 1, Duration::from_secs(60));
+    let heard = Arc::new(Heard::default());
+    config.events = Some(heard.clone());
+    let browser = Browser::new(config);
+    let url = server.url("basic.html");
+    for id in ["c1", "c2"] {
+        browser.conversation(id).open(&url).await.expect("placed");
+    }
+    let third = {
+        let conv = browser.conversation("c3");
+        let url = url.clone();
+        tokio::spawn(async move { conv.open(&url).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let fourth = {
+        let conv = browser.conversation("c4");
+        let url = url.clone();
+        tokio::spawn(async move { conv.open(&url).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        heard.of("c3"),
+        ["Waiting for a free browser: next in line."]
+    );
+    assert_eq!(heard.of("c4"), ["Waiting for a free browser: 1 ahead."]);
+    assert!(!third.is_finished() && !fourth.is_finished());
+
+    // The first place that frees goes to the first in line.
+    browser.chat_deleted("c1").await;
+    tokio::time::timeout(Duration::from_secs(20), third)
+        .await
+        .expect("served once a place freed")
+        .expect("joined")
+        .expect("opens");
+    assert!(!fourth.is_finished(), "served out of turn");
+    let notes = browser.conversation("c3").take_notes().await;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("Waited for a free browser")),
+        "{notes:?}"
+    );
+    browser.chat_deleted("c2").await;
+    tokio::time::timeout(Duration::from_secs(20), fourth)
+        .await
+        .expect("served")
+        .expect("joined")
+        .expect("opens");
+    browser.shutdown().await;
+
+    // Past the wait: a sentence.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = on_pool(&dir, &[&a, &b], 1, Duration::from_secs(1));
+    let browser = Browser::new(config);
+    for id in ["c1", "c2"] {
+        browser.conversation(id).open(&url).await.expect("placed");
+    }
+    let e = tokio::time::timeout(
+        Duration::from_secs(20),
+        browser.conversation("c3").open(&url),
+    )
+    .await
+    .expect("no hang")
+    .expect_err("refused");
+    assert!(
+        e.to_string()
+            .starts_with("No browser of the pool came free within 1 s"),
+        "{e}"
+    );
+    browser.shutdown().await;
+}
+
+/// Issue 32 (BE-5, ERR-18): a conversation idle for the idle time lets go of its place
+/// (its context set aside, its connection closed), so the next one is placed at once; it
+/// comes back with its tab on its next call.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_5_an_idle_conversation_lets_go_of_its_place_on_the_pool() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let a = endpoint().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, clock) = on_pool(&dir, &[&a], 1, Duration::from_secs(2));
+    let browser = Browser::new(config);
+    let url = server.url("basic.html");
+    let idle = browser.conversation("c1");
+    idle.open(&url).await.expect("placed");
+    clock.advance(Duration::from_secs(11 * 60));
+    browser.tick().await;
+    let next = browser.conversation("c2");
+    tokio::time::timeout(Duration::from_secs(20), next.open(&url))
+        .await
+        .expect("no hang")
+        .expect("placed at once: the idle one let go");
+    let notes = next.take_notes().await;
+    assert!(notes.iter().all(|n| !n.starts_with("Waited")), "{notes:?}");
+    assert_eq!(pages_at(a.port, "basic.html").await.len(), 1);
+    browser.chat_deleted("c2").await;
+    let tabs = idle.tabs().await.expect("comes back");
+    assert_eq!(tabs.len(), 1, "{tabs:?}");
+    assert_eq!(tabs[0].url, url);
+    browser.shutdown().await;
+}
