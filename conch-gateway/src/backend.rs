@@ -24,12 +24,16 @@ use crate::cli::{NoHome, sentence};
 pub(crate) const USAGE: &str = "\
 Usage: conch-gateway backend show [--home DIR]
        conch-gateway backend set local|chrome|browserbase|steel|cdp [options]
+       conch-gateway backend set pool --endpoint URL [--endpoint URL …] [--per-endpoint N]
 
   --url URL        cdp: the DevTools address (http://host:port, ws://… or wss://…);
                    steel: a self-hosted steel-browser's address. Without it, browserbase
                    and steel use the provider's own API and forget an earlier address:
                    a key goes only to the address it was saved with
   --project ID     browserbase: the project id
+  --endpoint URL   pool: one browser's DevTools address (http://host:port, ws://… or
+                   wss://…, a token may ride in its query); give one per browser
+  --per-endpoint N pool: the most conversations on one browser at once (default 4)
   --key-env NAME   read the provider's key from this environment variable
                    (without it, browserbase and steel read one line from standard input,
                    not shown on a terminal)
@@ -45,7 +49,7 @@ Usage: conch-gateway backend show [--home DIR]
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum BackendError {
     /// `backend set` with no backend named.
-    #[error("backend set needs one of local, chrome, browserbase, steel or cdp")]
+    #[error("backend set needs one of local, chrome, browserbase, steel, cdp or pool")]
     NoneNamed,
     /// A name that is not a backend (or Browser Use Cloud, which is not offered).
     #[error("{0}")]
@@ -89,6 +93,17 @@ pub(crate) enum BackendError {
     /// `cdp` with no address.
     #[error("the cdp backend needs its DevTools address (--url on the command line)")]
     NeedsAddress,
+    /// `pool` with no `--endpoint`.
+    #[error(
+        "the pool backend needs at least one DevTools address (--endpoint URL, once per browser)"
+    )]
+    NeedsEndpoints,
+    /// `--per-endpoint` that is not a number from 1 to 64.
+    #[error("--per-endpoint takes a number of conversations from 1 to 64, not “{0}”")]
+    BadCap(String),
+    /// `--endpoint` or `--per-endpoint` for a backend other than pool.
+    #[error("--endpoint and --per-endpoint are for the pool backend only")]
+    NotAPool,
     /// A `cdp` address of another scheme (shown without its query).
     #[error("{0} is not a DevTools address: use http://host:port, ws://… or wss://…")]
     NotDevTools(String),
@@ -149,6 +164,7 @@ pub(crate) fn run(args: &[String]) -> Result<String, BackendError> {
         chosen = Some(name.parse().map_err(BackendError::NotABackend)?);
     }
     let (mut home, mut url, mut project, mut key_env) = (None, None, None, None);
+    let (mut endpoints, mut per_endpoint) = (Vec::new(), None);
     while let Some(arg) = args.next() {
         let mut value =
             |flag: &'static str| args.next().cloned().ok_or(BackendError::NeedsValue(flag));
@@ -157,6 +173,8 @@ pub(crate) fn run(args: &[String]) -> Result<String, BackendError> {
             "--url" => url = Some(value("--url")?),
             "--project" => project = Some(value("--project")?),
             "--key-env" => key_env = Some(value("--key-env")?),
+            "--endpoint" => endpoints.push(value("--endpoint")?),
+            "--per-endpoint" => per_endpoint = Some(value("--per-endpoint")?),
             "-h" | "--help" => return Ok(USAGE.to_owned()),
             other => return Err(BackendError::UnknownOption(other.to_owned())),
         }
@@ -164,6 +182,12 @@ pub(crate) fn run(args: &[String]) -> Result<String, BackendError> {
     let home = crate::cli::home(home.as_deref().map(std::path::Path::new))?;
     match (verb, chosen) {
         (Some("show"), _) => show(&home),
+        (Some("set"), Some(Backend::Pool)) => {
+            save_pool(&home, endpoints, per_endpoint.as_deref()).map(|said| said.join("\n") + "\n")
+        }
+        (Some("set"), Some(_)) if !endpoints.is_empty() || per_endpoint.is_some() => {
+            Err(BackendError::NotAPool)
+        }
         (Some("set"), Some(backend)) => {
             // A key is read only when the backend takes one: never echoed, never printed.
             let takes_key = matches!(backend, Backend::Browserbase | Backend::Steel);
@@ -314,6 +338,8 @@ pub(crate) fn save_choice(
                 );
             }
         }
+        // A pool's addresses come through `save_pool`.
+        Backend::Pool => return Err(BackendError::NeedsEndpoints),
         Backend::Local | Backend::Chrome => {}
     }
     file.save(&sealer)?;
@@ -328,6 +354,107 @@ pub(crate) fn save_choice(
         );
     }
     Ok(said)
+}
+
+/// The name a pool's `n`th address (from 1) is sealed under.
+fn pool_name(n: usize) -> String {
+    format!("pool-{n}")
+}
+
+/// The name a pool's cap per browser is kept under (not secret, kept beside its addresses).
+const POOL_CAP: &str = "pool-cap";
+
+/// Saves a pool of browsers as the person's choice (issue 32, BE-1, BE-2): each DevTools
+/// address sealed in browser.secrets.json (a token may ride in its query, BE-3), the
+/// earlier pool's addresses removed, the cap per browser beside them, and the choice in
+/// browser.json. Gives what was saved, line by line, with hosts only; or the sentence
+/// that says what was wrong, with nothing saved. Used by `backend set pool` and by
+/// `PUT /api/browser/backend`.
+pub(crate) fn save_pool(
+    home: &Home,
+    endpoints: Vec<String>,
+    per_endpoint: Option<&str>,
+) -> Result<Vec<String>, BackendError> {
+    let endpoints: Vec<String> = endpoints
+        .into_iter()
+        .map(|e| e.trim().to_owned())
+        .filter(|e| !e.is_empty())
+        .collect();
+    if endpoints.is_empty() {
+        return Err(BackendError::NeedsEndpoints);
+    }
+    for endpoint in &endpoints {
+        if !(endpoint.starts_with("http://")
+            || endpoint.starts_with("ws://")
+            || endpoint.starts_with("wss://"))
+            || url::Url::parse(endpoint).map_or(true, |u| u.host_str().is_none())
+        {
+            return Err(BackendError::NotDevTools(shown(endpoint)));
+        }
+    }
+    let cap = match per_endpoint {
+        None => conch_browser::remote::POOL_PER_ENDPOINT,
+        Some(text) => match text.trim().parse::<usize>() {
+            Ok(n) if (1..=64).contains(&n) => n,
+            _ => return Err(BackendError::BadCap(text.to_owned())),
+        },
+    };
+    let (sealer, mut file) = sealed(home)?;
+    let old: Vec<String> = file
+        .inventory()
+        .into_iter()
+        .map(|e| e.name)
+        .filter(|n| n.starts_with("pool-"))
+        .collect();
+    for name in old {
+        file.remove(&name);
+    }
+    let mut said = Vec::new();
+    for (n, endpoint) in endpoints.into_iter().enumerate() {
+        let host = shown(&endpoint);
+        file.set(
+            &pool_name(n + 1),
+            "address",
+            &host,
+            SecretText::new(endpoint),
+        );
+        said.push(format!("address saved for {host}"));
+    }
+    file.set(
+        POOL_CAP,
+        "cap",
+        &format!("{cap} per browser"),
+        SecretText::new(cap.to_string()),
+    );
+    file.save(&sealer)?;
+    BrowserSettings::update(home, &SystemClock, |settings| {
+        settings.backend = Backend::Pool;
+        Ok::<_, std::convert::Infallible>(true)
+    })?;
+    said.push(format!("at most {cap} conversations on each browser"));
+    said.push(format!("backend: {}", Backend::Pool));
+    Ok(said)
+}
+
+/// The pool saved in `file`: its addresses in their order, and its cap per browser.
+fn saved_pool(file: &SecretsFile) -> Option<Remote> {
+    let mut numbered: Vec<(usize, String)> = file
+        .inventory()
+        .into_iter()
+        .filter_map(|e| {
+            let n = e.name.strip_prefix("pool-")?.parse::<usize>().ok()?;
+            Some((n, file.get(&e.name)?.expose().to_owned()))
+        })
+        .collect();
+    numbered.sort_by_key(|(n, _)| *n);
+    let per_endpoint = file
+        .get(POOL_CAP)
+        .and_then(|c| c.expose().parse::<usize>().ok())
+        .unwrap_or(conch_browser::remote::POOL_PER_ENDPOINT);
+    (!numbered.is_empty()).then(|| Remote::Pool {
+        endpoints: numbered.into_iter().map(|(_, e)| e).collect(),
+        per_endpoint,
+    })
 }
 
 /// The key from the environment variable `name`, else one line of standard input, read
@@ -461,6 +588,7 @@ pub(crate) fn remote_for(home: &Home) -> (Option<Remote>, Option<String>) {
         }
     }
     let remote = match backend {
+        Backend::Pool => saved_pool(&file),
         Backend::Cdp => value(name).map(|a| Remote::Cdp(a.expose().to_owned())),
         Backend::Browserbase => value(name).map(|key| Remote::Browserbase {
             base: base("https://api.browserbase.com"),
@@ -547,12 +675,12 @@ mod tests {
         assert!(matches!(e, BackendError::NoneNamed), "{e:?}");
         assert_eq!(
             e.to_string(),
-            "backend set needs one of local, chrome, browserbase, steel or cdp"
+            "backend set needs one of local, chrome, browserbase, steel, cdp or pool"
         );
         let cases: [(&[&str], &str); 4] = [
             (
                 &["set", "nope"],
-                "“nope” is not a backend: use local, chrome, browserbase, steel or cdp",
+                "“nope” is not a backend: use local, chrome, browserbase, steel, cdp or pool",
             ),
             (
                 &["show", "--bogus"],

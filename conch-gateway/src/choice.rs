@@ -34,4 +34,14 @@ impl BackendChoice for GatewayBackends {
     fn remote(&self, home: &Home) -> (Option<Remote>, Option<String>) {
         crate::backend::remote_for(home)
     }
+
+    fn save_pool(
+        &self,
+        home: &Home,
+        endpoints: Vec<String>,
+        per_endpoint: Option<String>,
+    ) -> Result<Vec<String>, ChoiceError> {
+        crate::backend::save_pool(home, endpoints, per_endpoint.as_deref())
+            .map_err(|e| ChoiceError(e.to_string()))
+    }
 }

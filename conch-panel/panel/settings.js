@@ -47,12 +47,14 @@ const BACKEND_NAMES = {
   cdp: 'a browser at a DevTools address',
   browserbase: 'Browserbase',
   steel: 'Steel',
+  pool: 'a pool of browsers',
 };
 
 function renderSettings(settings) {
   const backend = settings.backend;
   let now = `Conch drives ${BACKEND_NAMES[backend.kind] || backend.kind}`;
-  if (backend.host) now += ` at ${backend.host}`;
+  if (backend.hosts && backend.hosts.length) now += ` at ${backend.hosts.join(', ')}`;
+  else if (backend.host) now += ` at ${backend.host}`;
   now += '.';
   if (backend.keySaved) now += ' Key saved.';
   byId('backend-now').textContent = now;
@@ -60,6 +62,7 @@ function renderSettings(settings) {
     radio.checked = radio.value === backend.kind;
   }
   byId('own-chrome-risk').textContent = settings.statements.ownChrome;
+  byId('pool-risk').textContent = settings.statements.pool || '';
 
   const sites = byId('sites');
   sites.replaceChildren(...settings.sites.map((site) => el('li', {},
@@ -163,8 +166,14 @@ async function chooseBackend(event) {
   if (url) body.url = url;
   if (key) body.key = key;
   if (project) body.project = project;
+  if (chosen.value === 'pool') {
+    body.endpoints = byId('backend-endpoints').value.split('\n').map((line) => line.trim()).filter(Boolean);
+    body.perEndpoint = byId('backend-per-endpoint').value.trim() || '4';
+    delete body.url;
+  }
   const answer = await api('PUT', '/api/browser/backend', body);
   byId('backend-key').value = '';
+  byId('backend-endpoints').value = '';
   if (answer.ok) {
     const said = [].concat(answer.body.said || []).join('; ');
     say(`Saved: ${said}.` + (answer.body.unusable ? ` ${answer.body.unusable}` : ''));

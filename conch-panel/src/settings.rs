@@ -86,6 +86,21 @@ pub trait BackendChoice: std::fmt::Debug + Send + Sync {
     /// The remote browser the saved choice gives the runtime, if any, and a sentence when
     /// the choice can't be driven.
     fn remote(&self, home: &Home) -> (Option<Remote>, Option<String>);
+
+    /// Saves a pool of browsers (issue 32): each DevTools address sealed, at most
+    /// `per_endpoint` conversations on each (the embedder's default when `None`). Gives
+    /// what was saved, hosts only. An embedder that keeps no pool refuses it.
+    ///
+    /// # Errors
+    /// [`ChoiceError`] with nothing saved, saying what was wrong.
+    fn save_pool(
+        &self,
+        _home: &Home,
+        _endpoints: Vec<String>,
+        _per_endpoint: Option<String>,
+    ) -> Result<Vec<String>, ChoiceError> {
+        Err(ChoiceError("this app keeps no pool of browsers".to_owned()))
+    }
 }
 
 /// How long a sign-in counts as recent for changing the backend (AMB-2).
@@ -133,6 +148,10 @@ pub(crate) const RESIDUAL_RISKS: [&str; 5] = [
     "A vaguely worded question from a page (“Continue?”) on a site you allowed is answered OK.",
     NO_PROXY_RISK,
 ];
+
+/// Issue 32 (AMB-1): what the guard cannot hold on a pool of remote browsers, where no
+/// proxy of Conch's stands in front and only DevTools is in its hands.
+pub(crate) const POOL_RISK: &str = "On a pool of remote browsers, Conch's proxy cannot stand in front of them: Conch judges each request and WebSocket through DevTools alone, and what it cannot enforce there is this: site names are resolved by the remote machines, whose network may answer with an address on their own network; traffic outside what DevTools intercepts (a bare connection opened before Conch refuses it, WebRTC, the browser's own background requests) is not seen; and the machines of the pool, and whoever runs them, see every page each conversation opens.";
 
 /// The settings routes' state: the panel (sign-in, host and origin checks, the tools) and
 /// who judges a recent sign-in. Changes to browser.json go through
@@ -274,9 +293,25 @@ fn backend_view(choice: Option<&dyn BackendChoice>, browser: &Browser, backend: 
         }
         Err(e) => tracing::warn!("the sealed backend file can't be read for the settings: {e}"),
     }
+    // A pool's addresses, each by its host only (issue 32, BE-3).
+    let hosts: Vec<String> = match (backend, choice) {
+        (Backend::Pool, Some(choice)) => choice
+            .saved(&browser.config().home)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| e.name.starts_with("pool-") && e.kind == "address")
+            .map(|e| host_only(&e.host))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if backend == Backend::Pool && !hosts.is_empty() {
+        host = hosts.first().cloned();
+        address_saved = true;
+    }
     json!({
         "kind": name,
         "host": host,
+        "hosts": hosts,
         "keySaved": key_saved,
         "addressSaved": address_saved,
     })
@@ -319,6 +354,7 @@ fn settings_view(
             "hardening": HARDENING,
             "residualRisks": RESIDUAL_RISKS,
             "ownChrome": OWN_CHROME_RISK,
+            "pool": POOL_RISK,
         },
     })
 }
@@ -451,16 +487,18 @@ async fn choose_backend(
     let text = |name: &str| fields.get(name).and_then(Value::as_str).map(str::to_owned);
     let Some(backend) = text("backend").and_then(|b| b.parse::<Backend>().ok()) else {
         return Err(bad_request(
-            "Say which browser with \"backend\": local, chrome, browserbase, steel or cdp; nothing was changed.",
+            "Say which browser with \"backend\": local, chrome, browserbase, steel, cdp or pool; nothing was changed.",
         )
         .into());
     };
-    if let Some(other) = fields
-        .keys()
-        .find(|k| !matches!(k.as_str(), "backend" | "url" | "key" | "project"))
-    {
+    if let Some(other) = fields.keys().find(|k| {
+        !matches!(
+            k.as_str(),
+            "backend" | "url" | "key" | "project" | "endpoints" | "perEndpoint"
+        )
+    }) {
         return Err(bad_request(&format!(
-            "“{other}” is not part of a backend choice (backend, url, key, project); nothing was changed."
+            "“{other}” is not part of a backend choice (backend, url, key, project, endpoints, perEndpoint); nothing was changed."
         ))
         .into());
     }
@@ -486,13 +524,33 @@ async fn choose_backend(
     };
     let browser = tools.browser();
     let home = &browser.config().home;
-    let said = match choice.save(
-        home,
-        backend,
-        text("url"),
-        text("project"),
-        text("key").map(conch_browser::seal::SecretText::new),
-    ) {
+    let saved = if backend == Backend::Pool {
+        // A pool: `endpoints` (a list of addresses) and `perEndpoint` (a number), issue 32.
+        let endpoints: Vec<String> = fields
+            .get("endpoints")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let per_endpoint = fields.get("perEndpoint").map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        choice.save_pool(home, endpoints, per_endpoint)
+    } else {
+        choice.save(
+            home,
+            backend,
+            text("url"),
+            text("project"),
+            text("key").map(conch_browser::seal::SecretText::new),
+        )
+    };
+    let said = match saved {
         Ok(said) => said,
         Err(ChoiceError(sentence)) => {
             return Err(

@@ -644,3 +644,155 @@ pub(crate) fn send_signal(child: &tokio::process::Child, signal: libc::c_int) {
     // SAFETY: kill(2) only sends a signal; `pid` is our own running child's.
     assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "the signal is sent");
 }
+
+/// Issue 32 (BE-3, BE-1): `backend set pool` seals each endpoint, a token in its query
+/// included, and shows and prints hosts only; `show` names the pool and its cap; mistakes
+/// are sentences with nothing saved, and the existing forms refuse the pool's flags.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_3_backend_set_pool_seals_each_endpoint_and_shows_hosts_only() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, _, err) = backend(home.path(), &["set", "pool"], &[]).await;
+    assert!(
+        !ok && err.contains("needs at least one DevTools address"),
+        "{err}"
+    );
+    let (ok, _, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "pool",
+            "--endpoint",
+            "http://127.0.0.1:1",
+            "--per-endpoint",
+            "0",
+        ],
+        &[],
+    )
+    .await;
+    assert!(!ok && err.contains("from 1 to 64"), "{err}");
+    let (ok, _, err) = backend(
+        home.path(),
+        &["set", "pool", "--endpoint", "ftp://127.0.0.1:1"],
+        &[],
+    )
+    .await;
+    assert!(!ok && err.contains("is not a DevTools address"), "{err}");
+    let (ok, _, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "cdp",
+            "--url",
+            "http://127.0.0.1:1",
+            "--endpoint",
+            "http://127.0.0.1:2",
+        ],
+        &[],
+    )
+    .await;
+    assert!(!ok && err.contains("for the pool backend only"), "{err}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(shown.contains("backend: local"), "nothing saved: {shown}");
+
+    let with_token = format!("ws://127.0.0.1:3000/?token={CANARY}");
+    let (ok, out, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "pool",
+            "--endpoint",
+            &with_token,
+            "--endpoint",
+            "http://127.0.0.1:9222",
+            "--per-endpoint",
+            "3",
+        ],
+        &[],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    assert!(
+        out.contains("address saved for ws://127.0.0.1:3000"),
+        "{out}"
+    );
+    assert!(
+        out.contains("at most 3 conversations on each browser"),
+        "{out}"
+    );
+    let (ok, shown, err) = backend(home.path(), &["show"], &[]).await;
+    assert!(ok, "{err}");
+    assert!(shown.contains("backend: pool"), "{shown}");
+    assert!(
+        shown.contains("pool-1 (address) for ws://127.0.0.1:3000"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("pool-2 (address) for http://127.0.0.1:9222"),
+        "{shown}"
+    );
+    assert!(shown.contains("3 per browser"), "{shown}");
+    for text in [&out, &err, &shown] {
+        assert!(!text.contains(CANARY) && !text.contains("token="), "{text}");
+    }
+    for (path, bytes) in everything_in(home.path()) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{} holds the token in plain text",
+            path.display()
+        );
+    }
+    // A new pool replaces the old one's addresses.
+    let (ok, _, err) = backend(
+        home.path(),
+        &["set", "pool", "--endpoint", "http://127.0.0.1:9333"],
+        &[],
+    )
+    .await;
+    assert!(ok, "{err}");
+    let (_, shown, _) = backend(home.path(), &["show"], &[]).await;
+    assert!(
+        shown.contains("pool-1 (address) for http://127.0.0.1:9333")
+            && !shown.contains("pool-2")
+            && shown.contains("4 per browser"),
+        "{shown}"
+    );
+}
+
+/// Issue 32 (BE-1): after `backend set pool`, the next `mcp` browses on the pool: the
+/// page opens in one of its browsers, none of Conch's own.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_1_mcp_browses_on_the_pool_after_backend_set_pool() {
+    let server = FixtureServer::start().await.unwrap();
+    let (a, b) = (
+        Standalone::start().expect("a standalone Chromium"),
+        Standalone::start().expect("a standalone Chromium"),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out, err) = backend(
+        home.path(),
+        &[
+            "set",
+            "pool",
+            "--endpoint",
+            &a.http(),
+            "--endpoint",
+            &b.http(),
+        ],
+        &[],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let mut client = unattended_mcp(home.path()).await;
+    let (page, error) = client
+        .call("browser_open", json!({ "url": server.url("basic.html") }))
+        .await;
+    assert!(!error, "{page}");
+    assert!(page.contains("Hello from the fixtures"), "{page}");
+    let on_a = http_get(a.port(), "/json/list").await;
+    let on_b = http_get(b.port(), "/json/list").await;
+    assert!(
+        on_a.contains(&server.url("basic.html")) || on_b.contains(&server.url("basic.html")),
+        "{on_a} {on_b}"
+    );
+    client.finish().await;
+}

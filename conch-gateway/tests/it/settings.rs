@@ -770,3 +770,59 @@ async fn amb_2_a_new_sign_in_link_is_printed_not_sent() {
     assert_eq!(status, 200);
     watched.client.finish().await;
 }
+
+/// Issue 32 (BE-2, BE-3, AMB-1): a pool is chosen with PUT (`endpoints`, `perEndpoint`),
+/// after a recent sign-in like any remote backend; the settings show each address's host
+/// only, never a token, and state word for word what cannot be enforced on a pool.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_3_a_pool_chosen_with_put_shows_hosts_only_and_its_residual_risk() {
+    const CANARY: &str = "CANARYp00l5e1";
+    const POOL_RISK: &str = "On a pool of remote browsers, Conch's proxy cannot stand in front of them: Conch judges each request and WebSocket through DevTools alone, and what it cannot enforce there is this: site names are resolved by the remote machines, whose network may answer with an address on their own network; traffic outside what DevTools intercepts (a bare connection opened before Conch refuses it, WebRTC, the browser's own background requests) is not seen; and the machines of the pool, and whoever runs them, see every page each conversation opens.";
+    let home = tempfile::tempdir().expect("temp home");
+    let watched = Watched::start(home.path(), &["--unattended"]).await;
+    let mut person = Person::of(&watched).await;
+    let (status, answer) = person
+        .call(
+            "PUT",
+            "/api/browser/backend",
+            json!({
+                "backend": "pool",
+                "endpoints": [format!("ws://127.0.0.1:1/?token={CANARY}"), "http://127.0.0.1:2"],
+                "perEndpoint": 2,
+            }),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["backend"]["kind"], "pool");
+    assert_eq!(
+        answer["backend"]["hosts"],
+        json!(["127.0.0.1:1", "127.0.0.1:2"]),
+        "{answer}"
+    );
+    assert_eq!(answer["statements"]["pool"], POOL_RISK);
+    let (status, read) = person
+        .call("GET", "/api/browser/settings", Value::Null)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(read["statements"]["pool"], POOL_RISK);
+    // No endpoint: a sentence, nothing changed.
+    let (status, refused) = person
+        .call(
+            "PUT",
+            "/api/browser/backend",
+            json!({ "backend": "pool", "endpoints": [] }),
+        )
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    for text in [answer.to_string(), read.to_string(), refused.to_string()] {
+        assert!(!text.contains(CANARY), "{text}");
+    }
+    for (path, bytes) in crate::backend::everything_in(home.path()) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{} holds the token in plain text",
+            path.display()
+        );
+    }
+    watched.client.finish().await;
+}
