@@ -402,8 +402,11 @@ impl Browser {
                 .as_ref(),
             Arc::clone(&guard_log),
         );
+        // On a pool nothing runs here: each conversation's browser is placed on it.
+        let on_pool = side == Side::Main
+            && matches!(config.remote, Some(remote::Remote::Pool { .. }));
         let status = Arc::new(StdMutex::new(Status {
-            backend: "local",
+            backend: if on_pool { "pool" } else { "local" },
             state: RunState::Idle,
             browser: None,
             version: None,

@@ -141,6 +141,9 @@ impl Browser {
             let mut status = lock(&self.inner.backend.status);
             status.why = None;
             status.state = RunState::Idle;
+            if lock(&self.inner.errand.pool).is_some() {
+                status.backend = crate::backend::Backend::Pool.as_str();
+            }
         }
         drop(state);
         if let Some(errands) = &errands {

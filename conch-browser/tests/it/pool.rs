@@ -398,3 +398,121 @@ async fn be_5_an_idle_conversation_lets_go_of_its_place_on_the_pool() {
     assert_eq!(tabs[0].url, url);
     browser.shutdown().await;
 }
+
+/// Issue 32 (ERR-11, ERR-10): a task on the pool that is interrupted is set aside as a
+/// local errand is: its context closes there, its cookie is sealed (in no file in plain
+/// text), and browsing again brings its tab and cookie back on the pool; done forgets it.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_11_a_task_on_the_pool_is_set_aside_sealed_and_comes_back() {
+    const CANARY: &str = "CANARYp00lc00k1e";
+    let server = FixtureServer::start().await.expect("fixture server");
+    let a = endpoint().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = on_pool(&dir, &[&a], 4, Duration::from_secs(30));
+    let browser = Browser::new(config);
+    browser.set_kind("t1", ConversationKind::Task);
+    let task = browser.conversation("t1");
+    task.open(&server.url("basic.html")).await.expect("opens");
+    task.evaluate(&format!("document.cookie = 'who={CANARY}; path=/'; 1"))
+        .await
+        .expect("a cookie");
+    browser
+        .task_changed("t1", conch_browser::TaskState::Interrupted)
+        .await;
+    assert!(
+        pages_at(a.port, "basic.html").await.is_empty(),
+        "its context stayed open"
+    );
+    for entry in walk(dir.path()) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{} holds the cookie in plain text",
+            entry.display()
+        );
+    }
+    let task = browser.conversation("t1");
+    let tabs = task.tabs().await.expect("comes back");
+    assert_eq!(tabs.len(), 1, "{tabs:?}");
+    assert_eq!(cookies(&task).await, [format!("who={CANARY}")]);
+    assert_eq!(
+        pages_at(a.port, "basic.html").await.len(),
+        1,
+        "not on the pool"
+    );
+    assert_eq!(browser.errands_pid().await, None, "a task ran locally");
+    browser
+        .task_changed("t1", conch_browser::TaskState::Done)
+        .await;
+    assert!(pages_at(a.port, "basic.html").await.is_empty());
+    browser.shutdown().await;
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// Issue 32 (AMB-1, BE-8): no proxy stands in front of a pool's browsers, so the CDP-only
+/// guard judges every request there: a page of the allowed app on the pool aims at
+/// another local app and at the gateway, and neither is reached.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_1_the_cdp_only_guard_keeps_a_pools_pages_off_local_apps() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let trap = crate::guard::Listener::start("Trap").await;
+    let gateway = crate::guard::Listener::start("Gateway").await;
+    let (a, b) = (endpoint().await, endpoint().await);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut config, _) = on_pool(&dir, &[&a, &b], 4, Duration::from_secs(30));
+    config.guard = Some(crate::remote::only_the_app(&server, &gateway));
+    let browser = Browser::new(config);
+    for id in ["c1", "c2"] {
+        let conv = browser.conversation(id);
+        conv.open(&server.url("probe-gateway.html"))
+            .await
+            .expect("the allowed app opens");
+        crate::remote::probes_reach_nothing(&conv, &trap, &gateway).await;
+    }
+    assert_eq!(pages_at(b.port, "probe-gateway.html").await.len(), 1);
+    browser.shutdown().await;
+}
+
+/// Issue 32 (BE-4): with every address of the pool dead, the next call says so in one
+/// sentence that names what was tried, and never hangs.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_4_with_no_address_left_the_pool_says_why() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let (mut a, mut b) = (endpoint().await, endpoint().await);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = on_pool(&dir, &[&a, &b], 4, Duration::from_secs(30));
+    let browser = Browser::new(config);
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.expect("opens");
+    assert_eq!(browser.status().await.backend, "pool");
+    a.kill();
+    b.kill();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let e = tokio::time::timeout(Duration::from_secs(30), chat.tabs())
+        .await
+        .expect("no hang")
+        .expect_err("nothing answers");
+    let said = e.to_string();
+    assert!(said.contains("no browser of the pool answers"), "{said}");
+    assert!(
+        said.contains(&a.address()) && said.contains(&b.address()),
+        "{said}"
+    );
+    browser.shutdown().await;
+}
