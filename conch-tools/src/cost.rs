@@ -171,6 +171,13 @@ impl Meter {
         *lock(&self.budget)
     }
 
+    /// Adds `cost` to the total (text an embedder put in a result); gives the new total.
+    pub(crate) fn add(&self, cost: Cost) -> Cost {
+        let mut spent = lock(&self.spent);
+        *spent = spent.plus(cost);
+        *spent
+    }
+
     /// Sets the budget (`None`: none).
     pub(crate) fn set_budget(&self, budget: Option<u64>) {
         *lock(&self.budget) = budget;

@@ -281,6 +281,12 @@ impl Chat {
         self.state.meter.spent()
     }
 
+    /// Counts `text` the embedder added to one of this conversation's results (the
+    /// gateway's conversation handle line) in the running total; gives the new total.
+    pub fn count_added(&self, text: &str) -> Cost {
+        self.state.meter.add(Cost::of_text(text))
+    }
+
     /// Runs one parsed call. Calls of one conversation run one at a time (TOOL-11).
     pub async fn run(&self, call: &ToolCall) -> ToolResult {
         // LAUNCH-12: the browser never idles out under a call, however long it waits for
