@@ -39,6 +39,9 @@ Options:
   --panel-idle HOURS     End a panel sign-in unused this long (default 12; decimals allowed)
   --ask-timeout SECONDS  How long a question waits for the person on the panel before it
                          counts as No (default 300)
+  --budget-chars N       Each conversation's budget in characters of results: the step that
+                         would pass it gets a sentence instead of its page (the panel
+                         sets a conversation's own)
   --notify-command CMD   Also run CMD TITLE TEXT when the agent hands the browser over
                          (CMD split on spaces, no shell; TEXT ends with the take-over link)
   -h, --help             This text
@@ -78,6 +81,8 @@ pub(crate) struct Cli {
     pub(crate) session_idle: Duration,
     /// Every MCP session is a task, in an errand of its own (ERR-1).
     pub(crate) errands: bool,
+    /// Each conversation's budget in characters of results (issue 31).
+    pub(crate) budget_chars: Option<u64>,
 }
 
 /// What parsing gave instead of a command line.
@@ -199,6 +204,7 @@ impl Cli {
             session_idle: crate::http::DEFAULT_SESSION_IDLE,
             panel_idle: crate::panel::DEFAULT_PANEL_IDLE,
             errands: false,
+            budget_chars: None,
         };
         while let Some(arg) = args.next() {
             let (flag, inline) = match arg.split_once('=') {
@@ -260,6 +266,13 @@ impl Cli {
                         return Err(UsageError::NoProgram.into());
                     }
                     cli.notify_command = Some(words);
+                }
+                "--budget-chars" => {
+                    let text = value("--budget-chars")?;
+                    let chars: u64 = text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        UsageError::bad("--budget-chars", "a number of characters above 0", &text)
+                    })?;
+                    cli.budget_chars = Some(chars);
                 }
                 "--ask-timeout" => {
                     let text = value("--ask-timeout")?;
@@ -329,6 +342,26 @@ mod tests {
             parse("serve --session-idle 5").unwrap().session_idle,
             Duration::from_secs(5)
         );
+    }
+
+    /// Issue 31: `--budget-chars` takes a number of characters above 0, on both doors.
+    #[test]
+    fn cost_5_the_budget_flag_is_read_on_both_doors() {
+        assert_eq!(parse("mcp").unwrap().budget_chars, None);
+        assert_eq!(
+            parse("mcp --budget-chars 20000").unwrap().budget_chars,
+            Some(20_000)
+        );
+        assert_eq!(
+            parse("serve --budget-chars=500").unwrap().budget_chars,
+            Some(500)
+        );
+        for bad in ["0", "-5", "lots"] {
+            let Err(CliError::Usage(e)) = parse(&format!("mcp --budget-chars {bad}")) else {
+                panic!("--budget-chars {bad} was taken");
+            };
+            assert!(e.to_string().contains("--budget-chars takes"), "{e}");
+        }
     }
 
     /// LIVE-18: a panel sign-in ends after 12 unused hours unless `--panel-idle` says.

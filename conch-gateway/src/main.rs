@@ -299,6 +299,8 @@ async fn run(cli: Cli) -> Result<(), RunError> {
     tools_config.downloads = Some(home.root().join("work").join("Downloads"));
     tools_config.net = net;
     tools_config.search_url.clone_from(&saved.search_url);
+    // Issue 31: the person's budget for each conversation's results.
+    tools_config.budget_chars = cli.budget_chars;
     // Secret fields are filled from the person's saved passwords, never from the agent's
     // text (SEC-2, issue 16).
     tools_config.secret_filler = Some(Arc::new(passwords::Vault { home: home.clone() }));

@@ -48,6 +48,8 @@ function render(list) {
         { href: link(conversation.id), 'aria-current': conversation.id === chosen ? 'page' : false },
         el('span', { class: 'conversation-id' }, conversation.name || conversation.id),
         el('span', { class: 'conversation-title' }, active?.title || active?.url || 'No page open'),
+        // Issue 31: what the conversation's results cost the agent's context so far.
+        conversation.spent ? el('span', { class: 'conversation-spent' }, `Results so far: ${conversation.spent}`) : null,
         questions > 0
           ? el(
               'span',
@@ -61,7 +63,39 @@ function render(list) {
   });
   byId('conversations').replaceChildren(...items);
   show(byId('conversations-empty'), items.length === 0);
+  const own = list.find((conversation) => conversation.id === chosen && 'budgetChars' in conversation);
+  show(byId('budget'), Boolean(own));
+  const input = byId('budget-chars');
+  if (own && document.activeElement !== input && !input.dataset.edited) {
+    input.value = own.budgetChars === null ? '' : String(own.budgetChars);
+  }
 }
+
+/** Issue 31: the person sets the open conversation's budget (the agent has no door to it). */
+async function setBudget(event) {
+  event.preventDefault();
+  const input = byId('budget-chars');
+  const text = input.value.trim();
+  const said = byId('budget-said');
+  try {
+    const answer = await authorized(`/api/browser/conversations/${encodeURIComponent(chosen)}/budget`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ chars: text === '' ? null : Number(text) }),
+    });
+    said.textContent = answer.ok
+      ? `Budget set. Results so far: ${(await answer.json()).spent}.`
+      : (await answer.text()).trim();
+    delete input.dataset.edited;
+  } catch {
+    said.textContent = 'The gateway did not answer; the budget is unchanged.';
+  }
+}
+
+byId('budget').addEventListener('submit', setBudget);
+byId('budget-chars').addEventListener('input', (event) => {
+  event.target.dataset.edited = '1';
+});
 
 let last = [];
 /** Whether the gateway ever gave the list. */

@@ -24,6 +24,9 @@
 //! - `GET /api/browser/conversations`: the conversations the person can watch, each with
 //!   its name (the MCP client that opened it and its first page's title, issue 28), its
 //!   tabs, watchers and waiting questions (issue 14), for a signed-in person.
+//! - `PUT /api/browser/conversations/{id}/budget` `{"chars": N|null}`: the conversation's
+//!   budget in characters of results (issue 31), the person's only; each listed
+//!   conversation says what it spent (`spent`, one line) and its budget.
 //! - `/passwords` and `/api/browser/passwords`: the Passwords page and its API, in
 //!   [`crate::passwords`] (issue 16).
 //!
@@ -66,6 +69,10 @@ pub(crate) fn routes() -> Router<Panel> {
         .route("/api/browser/signin-code", post(give_signin_link))
         .route("/api/browser/live", get(live))
         .route("/api/browser/conversations", get(conversations))
+        .route(
+            "/api/browser/conversations/{id}/budget",
+            axum::routing::put(set_budget),
+        )
         .route("/api/browser/shots/{file}", get(shot))
 }
 
@@ -104,6 +111,7 @@ async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Respon
     for id in tools.conversations() {
         let tabs = tools.browser().conversation(&id).tabs_now().await;
         let (client, title) = tools.naming(&id);
+        let (spent, budget) = tools.spent(&id).unwrap_or_default();
         list.push(serde_json::json!({
             "id": id,
             "name": display_name(&id, client.as_deref(), title.as_deref()),
@@ -111,12 +119,63 @@ async fn conversations(State(panel): State<Panel>, headers: HeaderMap) -> Respon
             "title": title,
             "watchers": live.watchers(&id),
             "questions": live.board().count_for(&id),
+            "spent": conch_tools::spent_line(spent, budget),
+            "spentChars": spent.chars,
+            "spentTokens": spent.tokens,
+            "budgetChars": budget,
             "tabs": tabs.iter().map(|t| serde_json::json!({
                 "id": t.id, "title": t.title, "url": t.url, "active": t.active,
             })).collect::<Vec<_>>(),
         }));
     }
     json_response(&serde_json::json!({ "conversations": list }))
+}
+
+/// `PUT /api/browser/conversations/{id}/budget` `{"chars": N}` (or `null`: no budget): the
+/// conversation's budget in characters of results, the person's choice (issue 31); the
+/// agent has no door to it. Both factors and the gateway's own `Origin` are needed
+/// (AMB-2). A body without a whole number or null gets 400, an unknown
+/// conversation 404.
+async fn set_budget(
+    State(panel): State<Panel>,
+    headers: HeaderMap,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    if let Some(refused) = panel.refusal(&headers) {
+        return refused;
+    }
+    if !panel.own_origin(&headers) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: only the panel's own pages may set a budget.",
+        );
+    }
+    let chars = match serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.get("chars").cloned())
+    {
+        Some(serde_json::Value::Null) => None,
+        Some(n) if n.as_u64().is_some() => n.as_u64(),
+        _ => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "The budget takes {\"chars\": N} with a whole number of characters, or null for none.",
+            );
+        }
+    };
+    let Some(tools) = panel.inner.tools.get() else {
+        return refuse(StatusCode::NOT_FOUND, "No such conversation.");
+    };
+    if !tools.set_budget(&id, chars) {
+        return refuse(StatusCode::NOT_FOUND, "No such conversation.");
+    }
+    let (spent, budget) = tools.spent(&id).unwrap_or_default();
+    json_response(&serde_json::json!({
+        "id": id,
+        "budgetChars": budget,
+        "spent": conch_tools::spent_line(spent, budget),
+    }))
 }
 
 /// What the panel calls a conversation (issue 28): the client that opened it with its

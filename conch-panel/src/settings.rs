@@ -12,7 +12,8 @@
 //! - `PUT /api/browser/backend`: the only way to change the backend (BE-2). Anything but
 //!   local needs a recent sign-in ([`RecentAuth`]): 403 without.
 //! - `GET /api/browser/status`: what runs and why (LAUNCH-13), the health check, the
-//!   checkup's flagged items, health notes and the backup manifest (PROTO-11).
+//!   checkup's flagged items, health notes, the backup manifest (PROTO-11) and what
+//!   the conversations' results cost so far (`spent`, one line, issue 31).
 //! - `POST /api/browser/repair`: every fix in turn with each step's outcome; the profile
 //!   is wiped as the last step only when the body carries the person's yes,
 //!   `{"wipeProfile": true}` (LAUNCH-14).
@@ -605,8 +606,23 @@ async fn status(State(settings): State<Settings>, headers: HeaderMap) -> Result<
         RunState::Downloading => "downloading",
         RunState::Unavailable => "unavailable",
     };
+    // Issue 31: what the conversations' results cost so far, in one line.
+    let ids = tools.conversations();
+    let spent = ids
+        .iter()
+        .filter_map(|id| tools.spent(id))
+        .fold(conch_tools::Cost::default(), |sum, (cost, _)| {
+            sum.plus(cost)
+        });
+    let spent = format!(
+        "{} conversation{}: {}",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        conch_tools::spent_line(spent, None)
+    );
     let view = json!({
         "gateway": { "version": env!("CARGO_PKG_VERSION") },
+        "spent": spent,
         "chosen": saved.backend.as_str(),
         "backend": status.backend,
         "state": state,

@@ -52,6 +52,10 @@ pub struct ToolsConfig {
     /// The address that opens the chat with the browser in front; a handoff's link adds
     /// `browser=1` and the conversation to it (HAND-7).
     pub panel_link: Option<String>,
+    /// Every conversation's budget in characters of results, until the person sets its
+    /// own ([`crate::Tools::set_budget`]); `None`: no budget (issue 31). The agent never
+    /// reaches it.
+    pub budget_chars: Option<u64>,
 }
 
 impl ToolsConfig {
@@ -80,6 +84,7 @@ impl ToolsConfig {
             notifier: None,
             events: None,
             panel_link: None,
+            budget_chars: None,
         }
     }
 }

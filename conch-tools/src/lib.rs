@@ -22,7 +22,8 @@
 //!   [`bridged_functions`] for API engines (TOOL-1, TOOL-2, TOOL-4, TOOL-5), and
 //!   [`ToolCall`] for a parsed call with its [`ToolCall::caption`] (TOOL-6).
 //! - The calls: [`Tools`] and [`Chat`], giving a [`ToolResult`] (TOOL-10, TOOL-12,
-//!   TOOL-15, TOOL-17).
+//!   TOOL-15, TOOL-17), with what it costs ([`ToolResult::cost`], [`ToolResult::spent`])
+//!   under the conversation's budget ([`Tools::set_budget`], issue 31).
 //! - The person: [`Asker`] (with [`Unattended`] and [`NoOneToAsk`]), [`SecretFiller`],
 //!   [`ChatFiles`], [`AutoPolicy`] — the traits the embedder implements.
 //! - The MCP door: [`McpServer`] and [`McpSession`], transport-agnostic JSON-RPC.
@@ -35,6 +36,7 @@
 mod call;
 mod config;
 mod context;
+mod cost;
 mod embedder;
 mod engine;
 mod error;
@@ -53,6 +55,7 @@ pub use call::{Direction, FormField, How, TabAction, ToolCall};
 pub use conch_policy::{Choice, Mode, Question, QuestionKind};
 pub use config::{DEFAULT_SEARCH_URL, ToolsConfig};
 pub use context::{ConversationKind, TaskEvents, TaskState, ToolContext};
+pub use cost::{COST_META, Cost, Spent, TOKEN_METHOD, spent_line};
 pub use embedder::{
     Answer, AskRequest, Asker, AutoAllows, AutoPolicy, AutoRequest, BoxFuture, ChatFiles,
     ImageDescriber, NoOneToAsk, Notification, Notifier, SecretFiller, SecretRequest, SecretValue,

@@ -12,6 +12,8 @@
 use conch_policy::{PART_CHARS, neutralise, wrap_untrusted};
 use serde_json::{Value, json};
 
+use crate::cost::{COST_META, Cost, Spent};
+
 /// One piece of a result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
@@ -34,6 +36,9 @@ pub struct ToolResult {
     /// Whether the call was refused or failed (its text is then one sentence naming the
     /// next step).
     pub is_error: bool,
+    /// The conversation's running total once this result was counted (issue 31); `None`
+    /// for a result no conversation counted.
+    pub spent: Option<Spent>,
 }
 
 impl ToolResult {
@@ -42,7 +47,14 @@ impl ToolResult {
         ToolResult {
             content: vec![Content::Text(sentence.into())],
             is_error: true,
+            spent: None,
         }
+    }
+
+    /// What this result costs the context: its characters and an estimate of tokens
+    /// ([`crate::cost::TOKEN_METHOD`]); the conversation's total is [`ToolResult::spent`].
+    pub fn cost(&self) -> Cost {
+        Cost::of(&self.content)
     }
 
     /// All the text of the result, joined by blank lines.
@@ -57,7 +69,8 @@ impl ToolResult {
             .join("\n\n")
     }
 
-    /// The result as MCP's `tools/call` answer.
+    /// The result as MCP's `tools/call` answer, in either era: its cost (and the
+    /// conversation's total) in `_meta` under [`crate::cost::COST_META`].
     pub fn to_mcp(&self) -> Value {
         let content: Vec<Value> = self
             .content
@@ -69,7 +82,11 @@ impl ToolResult {
                 }
             })
             .collect();
-        json!({ "content": content, "isError": self.is_error })
+        json!({
+            "content": content,
+            "isError": self.is_error,
+            "_meta": { COST_META: crate::cost::meta(self) },
+        })
     }
 }
 
@@ -178,5 +195,9 @@ pub(crate) fn compose(
             mime_type: "image/png".to_owned(),
         });
     }
-    ToolResult { content, is_error }
+    ToolResult {
+        content,
+        is_error,
+        spent: None,
+    }
 }

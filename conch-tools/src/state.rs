@@ -15,6 +15,7 @@ use conch_browser::{Browser, Conversation, ConversationKind};
 use conch_policy::Size;
 
 use crate::config::ToolsConfig;
+use crate::cost::Meter;
 use crate::engine::Pages;
 use crate::permit::Consent;
 
@@ -61,6 +62,8 @@ pub(crate) struct ChatState {
     /// The commit the person just said Yes to, whose page's own confirmation in the next
     /// act is covered by that Yes (issue 30).
     pub(crate) followup: StdMutex<Option<Followup>>,
+    /// What its results cost so far, and its budget (issue 31).
+    pub(crate) meter: Meter,
 }
 
 /// A commit the person said Yes to (issue 30): on which tab, and the significant word it

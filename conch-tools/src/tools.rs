@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::call::{TabAction, ToolCall};
 use crate::config::ToolsConfig;
 use crate::context::{ConversationKind, TaskEvents, TaskState, ToolContext};
+use crate::cost::{Cost, Meter};
 use crate::engine::Pages;
 use crate::error::ToolError;
 use crate::live::{self, Told, Touch};
@@ -96,6 +97,7 @@ impl Tools {
                     client: StdMutex::new(None),
                     first_title: StdMutex::new(None),
                     followup: StdMutex::new(None),
+                    meter: Meter::new(self.inner.config.budget_chars),
                 })
             }))
         };
@@ -153,6 +155,26 @@ impl Tools {
             lock(&state.client).clone(),
             lock(&state.first_title).clone(),
         )
+    }
+
+    /// What conversation `id`'s results cost so far and its budget in characters
+    /// (issue 31); `None` for a conversation the tools don't hold.
+    pub fn spent(&self, id: &str) -> Option<(Cost, Option<u64>)> {
+        let chats = lock(&self.inner.chats);
+        let state = chats.get(id)?;
+        Some((state.meter.spent(), state.meter.budget()))
+    }
+
+    /// Sets conversation `id`'s budget in characters (`None`: none), the person's choice
+    /// on the panel (issue 31): the next result that would pass it is one sentence
+    /// instead. No tool reaches this. Gives whether the tools hold the conversation.
+    pub fn set_budget(&self, id: &str, budget: Option<u64>) -> bool {
+        let chats = lock(&self.inner.chats);
+        let Some(state) = chats.get(id) else {
+            return false;
+        };
+        state.meter.set_budget(budget);
+        true
     }
 
     /// Forgets conversation `id`'s answers (its tabs stay with the browser).
@@ -247,8 +269,22 @@ impl Chat {
                 );
                 result
             }
-            Err(e) => ToolResult::error(e.to_string()),
+            Err(e) => self
+                .state
+                .meter
+                .account(name, ToolResult::error(e.to_string())),
         }
+    }
+
+    /// What this conversation's results cost so far (issue 31).
+    pub fn spent(&self) -> Cost {
+        self.state.meter.spent()
+    }
+
+    /// Counts `text` the embedder added to one of this conversation's results (the
+    /// gateway's conversation handle line) in the running total; gives the new total.
+    pub fn count_added(&self, text: &str) -> Cost {
+        self.state.meter.add(Cost::of_text(text))
     }
 
     /// Runs one parsed call. Calls of one conversation run one at a time (TOOL-11).
@@ -324,7 +360,9 @@ impl Chat {
             notes.push(BLOCKED_SENTENCE.to_owned());
         }
         let dialogs = self.state.pages.dialog_notes();
-        compose(reply, &notes, &dialogs, &tabs, is_error)
+        // Issue 31: counted, and over the budget the step's text gives way to a sentence.
+        let result = compose(reply, &notes, &dialogs, &tabs, is_error);
+        self.state.meter.account(call.name(), result)
     }
 
     /// Keeps the title of the conversation's first page that has one (issue 28).

@@ -1,7 +1,9 @@
 //! `cargo xtask bench`: Conch measured side by side with its peers, in one run.
 //!
 //! - `mcp` (see `bench_mcp`): Conch's MCP door against Playwright MCP, scenario by
-//!   scenario: wall time, characters, calls, cold start, memory, `tools/list`.
+//!   scenario: wall time, characters, calls, cold start, memory, `tools/list`; it fails
+//!   when a journey of Conch's grows past `xtask/bench/mcp-baseline.json`, which
+//!   `mcp-baseline` (not in the default run) writes anew.
 //! - `snapshot` (see `bench_snapshot`): one whole-page snapshot of the 200-product page,
 //!   Conch's reader against Playwright's AI snapshot.
 //! - `load` (see `bench_load`): 1, 2, 4 and 8 conversations at once over
@@ -53,6 +55,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         match name {
             "cdp" => cdp()?,
             "mcp" => crate::bench_mcp::run()?,
+            "mcp-baseline" => crate::bench_mcp::write_baseline()?,
             "snapshot" => crate::bench_snapshot::run()?,
             "guard" => crate::bench_guard::run()?,
             "load" => crate::bench_load::run()?,
@@ -62,7 +65,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "errands" => crate::bench_errands::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, load, real, backends, live, errands"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, mcp-baseline, load, real, backends, live, errands"
                 ));
             }
         }

@@ -16,6 +16,14 @@
 //! read by the same server outside the scenario's costs. One warm-up run per server comes
 //! first; then runs alternate between the servers, and which of them goes first alternates
 //! from run to run; the figures kept are medians. Ratios are Conch / Playwright.
+//!
+//! The line held (issue 31): the characters of each of Conch's journeys may not grow past
+//! the checked-in baseline, [`BASELINE`] (with [`SLACK`] for the noise of port numbers
+//! and tab ids in results); the bench fails, naming each journey that grew, after its
+//! table and JSON are written. `cargo xtask bench mcp-baseline` plays Conch's journeys
+//! once (characters don't depend on timing; `CONCH_BENCH_GATEWAY` may name a debug build)
+//! and writes the baseline anew, for a change that makes a journey cost more on purpose:
+//! the diff shows it in review.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -30,6 +38,11 @@ use crate::{bench, browser, cmd};
 
 /// The peer, pinned; the report records it.
 pub(crate) const PLAYWRIGHT_MCP: &str = "0.0.83";
+/// Where the journeys' characters are held, from the repository's root.
+const BASELINE: &str = "xtask/bench/mcp-baseline.json";
+/// How much a journey may grow past its baseline before the bench fails: 1% and 40
+/// characters (a result names fixture addresses with their port, and tab ids).
+const SLACK: (f64, f64) = (0.01, 40.0);
 /// Measured runs per server, after one warm-up run each.
 const RUNS: usize = 3;
 /// Spawns per server timed from spawn to the answer to `initialize`, after one warm-up.
@@ -278,7 +291,106 @@ pub(crate) fn run() -> Result<(), String> {
     }
     let conch = runs.remove("conch").unwrap_or_default();
     let peer = runs.remove("playwright").unwrap_or_default();
-    print_and_save(&conch, &peer, initialize, &browser)
+    print_and_save(&conch, &peer, initialize, &browser)?;
+    hold_the_line(&conch)
+}
+
+/// Each journey's characters in a run, by scenario.
+fn journey_chars(runs: &[RunReport]) -> BTreeMap<String, f64> {
+    scenarios()
+        .iter()
+        .map(|s| {
+            let chars = median_of(
+                runs.iter()
+                    .map(|r| r.scenarios.get(s.name).map_or(f64::NAN, |c| c.chars as f64)),
+            );
+            (s.name.to_owned(), chars)
+        })
+        .collect()
+}
+
+/// The checked-in baseline: each journey's characters.
+fn read_baseline() -> Result<BTreeMap<String, f64>, String> {
+    let path = cmd::root().join(BASELINE);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{} can't be read ({e}); write it with `cargo xtask bench mcp-baseline`",
+            path.display()
+        )
+    })?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    value["conch_chars"]
+        .as_object()
+        .ok_or_else(|| format!("{} has no conch_chars", path.display()))?
+        .iter()
+        .map(|(name, n)| {
+            n.as_f64()
+                .map(|n| (name.clone(), n))
+                .ok_or_else(|| format!("{}: {name} is not a number", path.display()))
+        })
+        .collect()
+}
+
+/// The journeys that grew past `baseline` (beyond [`SLACK`]), or that it lacks, each in
+/// one line. Pure, so it is tested below.
+fn grown(baseline: &BTreeMap<String, f64>, now: &BTreeMap<String, f64>) -> Vec<String> {
+    now.iter()
+        .filter_map(|(name, &chars)| match baseline.get(name) {
+            None => Some(format!(
+                "\"{name}\" has no baseline ({chars:.0} characters now): run `cargo xtask bench mcp-baseline` and commit {BASELINE}"
+            )),
+            Some(&held) if chars.is_nan() || chars > held * (1.0 + SLACK.0) + SLACK.1 => Some(format!(
+                "\"{name}\" grew from {held:.0} to {chars:.0} characters"
+            )),
+            Some(_) => None,
+        })
+        .collect()
+}
+
+/// Fails when one of Conch's journeys grew past the checked-in baseline.
+fn hold_the_line(conch: &[RunReport]) -> Result<(), String> {
+    let baseline = read_baseline()?;
+    let grew = grown(&baseline, &journey_chars(conch));
+    if grew.is_empty() {
+        println!("No journey grew past {BASELINE}.");
+        return Ok(());
+    }
+    Err(format!(
+        "bench mcp: {} journey(s) cost more characters than {BASELINE} holds:\n{}\n(if on purpose, run `cargo xtask bench mcp-baseline` and commit the file)",
+        grew.len(),
+        grew.join("\n")
+    ))
+}
+
+/// `cargo xtask bench mcp-baseline`: plays Conch's journeys once and writes [`BASELINE`].
+pub(crate) fn write_baseline() -> Result<(), String> {
+    let browser = browser::ensure()?;
+    crate::bench::release_gateway()?;
+    let pages = Pages::start()?;
+    let report = run_once(Server::Conch, &browser, &pages, Path::new("/nonexistent"))?;
+    if !report.failed.is_empty() {
+        return Err(format!(
+            "bench mcp-baseline: these journeys did not do their work, so nothing was written: {}",
+            report.failed.join(", ")
+        ));
+    }
+    let chars: serde_json::Map<String, Value> = journey_chars(std::slice::from_ref(&report))
+        .into_iter()
+        .map(|(name, n)| (name, json!(n.round() as u64)))
+        .collect();
+    let baseline = json!({
+        "about": "Characters of each of Conch's journeys in `cargo xtask bench mcp` (issue 31): the bench fails when one grows past its figure by more than 1% and 40 characters. Written by `cargo xtask bench mcp-baseline`.",
+        "conch_chars": chars,
+    });
+    let path = cmd::root().join(BASELINE);
+    let text = serde_json::to_string_pretty(&baseline).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(&path, text).map_err(|e| format!("{} can't be written: {e}", path.display()))?;
+    println!("Wrote {BASELINE}:");
+    for (name, n) in baseline["conch_chars"].as_object().into_iter().flatten() {
+        println!("  {name:<34} {n}");
+    }
+    Ok(())
 }
 
 fn print_and_save(
@@ -474,4 +586,47 @@ fn print_and_save(
         "totals_over": both,
     });
     bench::write_report(&cmd::target().join("bench/mcp.json"), &report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journeys(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
+        pairs.iter().map(|(n, c)| ((*n).to_owned(), *c)).collect()
+    }
+
+    /// Issue 31: a journey that grows past its baseline (beyond the slack), or that has
+    /// none, fails the bench; one that stays or shrinks does not.
+    #[test]
+    fn cost_6_the_bench_fails_when_a_journey_grows_past_its_baseline() {
+        let baseline = journeys(&[("open", 1000.0), ("form", 5000.0)]);
+        assert!(grown(&baseline, &journeys(&[("open", 1000.0), ("form", 4000.0)])).is_empty());
+        assert!(
+            grown(&baseline, &journeys(&[("open", 1050.0)])).is_empty(),
+            "within the slack"
+        );
+        let grew = grown(&baseline, &journeys(&[("open", 1051.0), ("form", 5000.0)]));
+        assert_eq!(grew, ["\"open\" grew from 1000 to 1051 characters"]);
+        let new = grown(&baseline, &journeys(&[("drag", 10.0)]));
+        assert!(new[0].contains("has no baseline"), "{new:?}");
+        assert_eq!(
+            grown(&baseline, &journeys(&[("open", f64::NAN)])).len(),
+            1,
+            "no figure"
+        );
+    }
+
+    /// The checked-in baseline names every journey of the bench.
+    #[test]
+    fn cost_6_the_baseline_holds_every_journey() {
+        let baseline = read_baseline().expect("the baseline");
+        for scenario in scenarios() {
+            assert!(
+                baseline.contains_key(scenario.name),
+                "{} has no baseline",
+                scenario.name
+            );
+        }
+    }
 }

@@ -360,7 +360,7 @@ fn stream_call(
         };
         if let Some(mut answer) = session.handle_notifying(&message, &notify).await {
             if let Some(handle) = &minted {
-                name_handle(&mut answer, handle);
+                name_handle(&mut answer, handle, session.chat());
             }
             let _ = tx.send(answer.to_string());
         }
@@ -369,15 +369,35 @@ fn stream_call(
 }
 
 /// Adds the new conversation's handle to a call's result: a sentence for the agent, and
-/// `_meta` for a program.
-fn name_handle(answer: &mut Value, handle: &str) {
+/// `_meta` for a program. The sentence counts in the result's cost and the
+/// conversation's total (issue 31).
+fn name_handle(answer: &mut Value, handle: &str, chat: &conch_tools::Chat) {
     let Some(result) = answer.get_mut("result") else {
         return;
     };
     if let Some(content) = result.get_mut("content").and_then(Value::as_array_mut) {
-        content.push(json!({ "type": "text", "text": format!(
+        let line = format!(
             "Conversation: {handle}. Pass \"{HANDLE_ARG}\": \"{handle}\" in your next Conch calls to stay in this conversation (its tabs and its answers)."
-        ) }));
+        );
+        // Joined to the text before it by a blank line, as a result's text is read.
+        let joined = format!("\n\n{line}");
+        let added = conch_tools::Cost::of_text(&joined);
+        let total = chat.count_added(&joined);
+        content.push(json!({ "type": "text", "text": line }));
+        if let Some(cost) = result
+            .get_mut("_meta")
+            .and_then(|meta| meta.get_mut(conch_tools::COST_META))
+            .and_then(Value::as_object_mut)
+        {
+            for (key, more) in [("chars", added.chars), ("tokens", added.tokens)] {
+                let was = cost.get(key).and_then(Value::as_u64).unwrap_or(0);
+                cost.insert(key.to_owned(), json!(was + more));
+            }
+            cost.insert(
+                "total".to_owned(),
+                json!({ "chars": total.chars, "tokens": total.tokens }),
+            );
+        }
     }
     if let Some(meta) = result
         .as_object_mut()

@@ -946,6 +946,17 @@ async fn issue_31_a_conversation_handle_carries_a_task_across_calls() {
             .collect()
     };
     let mut handles = Vec::new();
+    let mut firsts = Vec::new();
+    // A result's characters as its text is read: its blocks joined by a blank line.
+    let joined_chars = |answer: &Value| -> u64 {
+        let blocks: Vec<&str> = answer["result"]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["text"].as_str())
+            .collect();
+        blocks.join("\n\n").chars().count() as u64
+    };
     for who in ["a", "b"] {
         let call = open(1, server.url(&format!("cookie-jar.html?set={who}")), None);
         let (status, head, answer) =
@@ -962,6 +973,11 @@ async fn issue_31_a_conversation_handle_carries_a_task_across_calls() {
             .unwrap_or_else(|| panic!("no handle: {answer}"))
             .to_owned();
         assert!(text(&answer).contains(&handle));
+        // Issue 31: the handle's sentence counts in the result's cost and the total.
+        let cost = &answer["result"]["_meta"]["dev.conch/cost"];
+        assert_eq!(cost["chars"], joined_chars(&answer), "{answer}");
+        assert_eq!(cost["total"]["chars"], cost["chars"], "{answer}");
+        firsts.push(cost["chars"].as_u64().unwrap_or_default());
         handles.push(handle);
     }
     assert_ne!(handles[0], handles[1]);
@@ -973,6 +989,13 @@ async fn issue_31_a_conversation_handle_carries_a_task_across_calls() {
         let said = text(&answer);
         assert!(said.contains(&format!("jar: [who={who}]")), "{said}");
         assert!(!said.contains("Conversation: cv_"), "named once: {said}");
+        let first = firsts[usize::from(*who == "b")];
+        let cost = &answer["result"]["_meta"]["dev.conch/cost"];
+        assert_eq!(
+            cost["total"]["chars"],
+            first + joined_chars(&answer),
+            "{answer}"
+        );
     }
     let mut forged = handles[0].clone();
     let last = forged.pop().unwrap();

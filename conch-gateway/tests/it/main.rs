@@ -2,6 +2,7 @@
 //! stdio and over HTTP, against fixture pages in a real headless Chromium.
 
 mod backend;
+mod cost;
 mod http;
 mod live;
 mod panel_browser;

@@ -1281,3 +1281,51 @@ async fn err_6_a_tasks_window_beside_your_own_chrome_says_it_is_signed_in_nowher
     )
     .await;
 }
+
+/// Issue 31: the panel's list says in one line what the conversation's results cost so
+/// far; the person sets its budget with the form under the list (by keyboard), and the
+/// agent's next step that would pass it gets the sentence. No axe-core violation.
+#[tokio::test(flavor = "multi_thread")]
+async fn cost_7_the_panel_shows_what_a_conversation_spent_and_sets_its_budget() {
+    let (_pages, mut session, _) = Session::watching("counter.html", &[]).await;
+    let line = session
+        .wait_until(
+            "[...document.querySelectorAll('.conversation-spent')].map((s) => s.textContent).join('|')",
+            "the conversation's running total",
+        )
+        .await;
+    let line = line.as_str().unwrap_or_default();
+    assert!(
+        line.starts_with("Results so far: ") && line.contains(" characters (about "),
+        "{line}"
+    );
+    session
+        .wait_until(
+            "!document.getElementById('budget').hidden",
+            "the budget form",
+        )
+        .await;
+    session
+        .person
+        .assert_accessible("with the budget form")
+        .await;
+    let input = session.element("#budget-chars").await;
+    input.send_keys("10").await.expect("typing the budget");
+    input
+        .send_keys("\u{E007}")
+        .await
+        .expect("Enter submits the form");
+    let said = session
+        .wait_until(
+            "document.getElementById('budget-said').textContent",
+            "the budget's answer",
+        )
+        .await;
+    assert!(
+        said.as_str().unwrap_or_default().starts_with("Budget set."),
+        "{said}"
+    );
+    let (text, error) = session.agent.call("browser_read", json!({})).await;
+    assert!(!error && text.contains("is withheld"), "{text}");
+    session.finish().await;
+}

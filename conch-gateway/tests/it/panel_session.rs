@@ -114,6 +114,11 @@ async fn live_18_a_local_server_the_signed_in_browser_visits_learns_nothing_it_c
                     r#"{"site":"example.com","username":"ada","password":"x"}"#,
                 ),
                 ("GET", "/api/browser/conversations", ""),
+                (
+                    "PUT",
+                    "/api/browser/conversations/mcp-stdio/budget",
+                    r#"{"chars":null}"#,
+                ),
                 ("GET", "/api/browser/shots/x.jpg", ""),
                 ("POST", "/api/browser/sign-in-again", ""),
                 ("DELETE", "/api/browser/session", ""),

@@ -5,6 +5,7 @@ mod agent;
 mod blocked;
 mod calls;
 mod commit;
+mod cost;
 mod embed;
 mod errands;
 mod flow;
