@@ -70,8 +70,8 @@ pub trait AppDoor: fmt::Debug + Send + Sync {
     /// Uses one of the panel's one-time sign-in codes: whether it worked (it is used up).
     fn sign_in(&self, code: &str) -> bool;
     /// The newest look at `conversation`'s view: waits a little for a frame newer than
-    /// frame number `after`. A JSON object (`seq`, `frame` as base64 JPEG or null,
-    /// `cursor`, `status`, `cards`).
+    /// frame number `after`. A JSON object: `seq`, `frame` (base64 JPEG when newer than
+    /// `after`, else null), `cursor`, `caption`, `status`, `cards`.
     fn look<'a>(&'a self, conversation: &'a str, after: u64) -> BoxFuture<'a, Value>;
     /// Runs one live-protocol command of the person's (`takeover`, `handback`,
     /// `pointer`, `key`, `text`, `size`) in `conversation`'s view: the events for the
