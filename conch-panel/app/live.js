@@ -146,7 +146,7 @@
       const error = el('p', { class: 'card-error error', hidden: true });
       const card = el('section', { class: 'card', 'aria-labelledby': `${domId}-title`, 'data-question': q.id },
         el('p', { class: 'card-kind' }, KIND_NAMES[q.kind] || 'A question'),
-        el('h4', { id: `${domId}-title` }, q.text),
+        el('h3', { id: `${domId}-title` }, q.text),
         q.site ? el('p', {}, `Site: ${q.site}`) : null,
         q.words ? el('blockquote', {}, Array.isArray(q.words) ? q.words.join(', ') : String(q.words)) : null,
         el('div', { class: 'choices' }, (Array.isArray(q.choices) ? q.choices : []).map((choice) =>
