@@ -3,6 +3,8 @@
 
 mod backend;
 mod http;
+mod inline_app;
+mod inline_host;
 mod live;
 mod panel_browser;
 mod panel_cards;
