@@ -174,6 +174,16 @@ async fn live_8_the_model_calling_the_app_only_tools_is_refused_and_nothing_acts
     let guessed = call(&model, SIGN_IN, json!({ "code": "not-a-code" })).await;
     assert_eq!(text(&guessed), CODE_REFUSED, "{guessed}");
     assert!(!guessed.to_string().contains("grant\""), "{guessed}");
+    // The new era (2026-07-28, no handshake) refuses the same way.
+    let modern = server.session("c3");
+    let answer = modern
+        .handle(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": TAKE_OVER, "arguments": { "grant": made_up },
+            "_meta": { conch_tools::META_VERSION: conch_tools::MODERN_VERSION,
+                       conch_tools::META_CAPABILITIES: { "extensions": { APPS_EXTENSION: { "mimeTypes": [APP_MIME] } } } } } }))
+        .await
+        .expect("an answer");
+    assert_eq!(text(&answer), REFUSED_WITHOUT_GRANT, "{answer}");
     assert!(door.acts().is_empty(), "something acted: {:?}", door.acts());
 
     // Without the extension the tools don't exist.
