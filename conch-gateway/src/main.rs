@@ -348,8 +348,13 @@ async fn run(cli: Cli) -> Result<(), RunError> {
     }
     let mut server = McpServer::new(tools, cli.mode);
     if let Some(panel) = &panel {
-        // The live view as an MCP App for clients that declare the extension (issue 14).
-        server = server.with_app(live_app(port, &panel.address()));
+        // The live view as an MCP App for clients that declare the extension (issue 14),
+        // and its app-only tools, which only the signed-in person can use (issue 31).
+        server = server
+            .with_app(live_app(&panel.address()))
+            .with_app_door(Arc::new(conch_panel::inline::InlineDoor::new(
+                panel.clone(),
+            )));
     }
 
     match (cli.command, listener) {
@@ -503,16 +508,12 @@ fn announce(panel: &panel::Panel) {
     }
 }
 
-/// The live view's MCP App: a view that opens the panel at `panel` (with the browser in
-/// front), allowed to reach only the gateway's own origin.
-fn live_app(port: u16, panel: &str) -> conch_tools::McpApp {
-    let link = format!("{panel}?browser=1");
+/// The live view's MCP App: the live view itself, drawn in the host's iframe and talking
+/// to the gateway only through the host's tool calls, so it may reach no origin at all.
+fn live_app(panel: &str) -> conch_tools::McpApp {
     conch_tools::McpApp {
-        html: include_str!("live_app.html").replace("{{PANEL}}", &link),
-        connect_domains: vec![
-            format!("http://127.0.0.1:{port}"),
-            format!("ws://127.0.0.1:{port}"),
-        ],
+        html: conch_panel::inline::app_html(panel),
+        connect_domains: Vec::new(),
     }
 }
 

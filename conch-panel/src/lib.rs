@@ -21,6 +21,8 @@
 //!   of browser is kept with a [`BackendChoice`].
 //! - [`passwords`]: the person's saved passwords and [`passwords::Vault`], the
 //!   [`conch_tools::SecretFiller`] that fills them in.
+//! - [`inline`]: the live view inline in the chat (MCP Apps): the app's document and
+//!   the door behind its app-only tools, signed in as the panel is.
 //! - [`notify`]: the desktop notification of a handoff; [`secret`]: the constant-time
 //!   comparison and the random codes the doors use.
 //!
@@ -55,6 +57,7 @@
 pub mod cards;
 mod door;
 pub mod events;
+pub mod inline;
 pub mod live;
 pub mod notify;
 pub mod panel;

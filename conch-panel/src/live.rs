@@ -183,6 +183,11 @@ impl Live {
         &self.board
     }
 
+    /// The live views (the inline view in the chat joins them too, issue 31).
+    pub(crate) fn hub(&self) -> &Hub {
+        &self.hub
+    }
+
     /// How many watch `conversation`.
     pub(crate) fn watchers(&self, conversation: &str) -> usize {
         self.hub.watchers(conversation)

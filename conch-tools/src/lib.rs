@@ -63,6 +63,7 @@ pub use embedder::{
 };
 pub use error::ToolError;
 pub use live::SHOTS_CAP_BYTES;
+pub use mcp::app::{self, AppDoor};
 pub use mcp::{
     APP_MIME, APPS_EXTENSION, HANDLE_ARG, HEADER_MISMATCH, LEGACY_VERSIONS, LIVE_APP_URI,
     META_CAPABILITIES, META_CLIENT, META_SERVER, META_VERSION, MISSING_CLIENT_CAPABILITY,

@@ -30,8 +30,11 @@
 //! Deliberately absent: prompts, sampling, and any server-side method that would let a
 //! client choose a browser or its settings.
 
+pub mod app;
 mod legacy;
 mod modern;
+
+use app::AppDoor;
 
 pub use legacy::LEGACY_VERSIONS;
 pub use modern::{
@@ -107,6 +110,8 @@ pub struct McpServer {
     page_size: usize,
     progress_every: Duration,
     app: Option<Arc<McpApp>>,
+    /// The inline live view's app-only tools, when the embedder gave their door.
+    inline: Option<app::Inline>,
     /// Whether new-era tool schemas carry the conversation handle ([`HANDLE_ARG`]).
     handles: bool,
 }
@@ -120,6 +125,7 @@ impl McpServer {
             page_size: crate::spec::TOOL_NAMES.len(),
             progress_every: PROGRESS_EVERY,
             app: None,
+            inline: None,
             handles: false,
         }
     }
@@ -165,6 +171,13 @@ impl McpServer {
     /// the extension; clients without it see no difference.
     pub fn with_app(mut self, app: McpApp) -> McpServer {
         self.app = Some(Arc::new(app));
+        self
+    }
+
+    /// Gives the live view's app its app-only tools (issue 31), which act through `door`
+    /// for the signed-in person only; listed to clients that declare MCP Apps.
+    pub fn with_app_door(mut self, door: Arc<dyn AppDoor>) -> McpServer {
+        self.inline = Some(app::Inline::new(door));
         self
     }
 
@@ -283,6 +296,10 @@ impl McpServer {
                 tool
             })
             .collect();
+        let mut tools = tools;
+        if end == tool_specs().len() && apps && self.app.is_some() && self.inline.is_some() {
+            tools.extend(app::listed());
+        }
         let mut answer = json!({ "tools": tools });
         if end < tool_specs().len() {
             answer["nextCursor"] = json!(end.to_string());
@@ -472,6 +489,12 @@ impl McpSession {
         params: &Value,
         notify: &(dyn Fn(Value) + Send + Sync),
     ) -> Option<Result<Value, (i64, String)>> {
+        let apps = self.apps.load(Ordering::SeqCst);
+        if let Some(result) =
+            app::call(self.server.inline.as_ref(), apps, self.chat.id(), params).await
+        {
+            return Some(Ok(result));
+        }
         let (name, args) = match called_tool(params) {
             Ok(called) => called,
             Err(e) => return Some(Err(e)),

@@ -34,6 +34,7 @@ mod bench_snapshot;
 mod browser;
 mod cmd;
 mod conformance;
+mod ext_apps;
 mod install;
 mod keychain;
 mod mcp;
@@ -73,6 +74,7 @@ fn test() -> Result<(), String> {
     eprintln!("xtask: tests use {}", browser.display());
     let driver = browser::ensure_driver()?;
     let axe = axe::ensure()?;
+    let ext_apps = ext_apps::ensure()?;
     keychain::ensure()?;
     cmd::cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cmd::cargo(
@@ -91,6 +93,7 @@ fn test() -> Result<(), String> {
         ("CONCH_BROWSER", browser.as_os_str()),
         ("CONCH_CHROMEDRIVER", driver.as_os_str()),
         ("CONCH_AXE", axe.as_os_str()),
+        ("CONCH_EXT_APPS", ext_apps.as_os_str()),
     ];
     if cmd::has_nextest() {
         cmd::cargo(

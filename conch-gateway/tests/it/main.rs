@@ -4,6 +4,8 @@
 mod backend;
 mod cost;
 mod http;
+mod inline_app;
+mod inline_host;
 mod live;
 mod panel_browser;
 mod panel_cards;

@@ -510,8 +510,11 @@ async fn mcp_gateway_logs_to_stderr_and_gateway_log_never_stdout() {
     assert!(!log.contains("conch-gateway started"), "{log}");
 }
 
-/// Issue 14: over stdio, a client that declares MCP Apps can read the live view's app,
-/// whose view opens the panel on the gateway's own port with the browser in front.
+/// Issue 14, issue 31: over stdio, a client that declares MCP Apps can read the live
+/// view's app, which is the live view itself: it speaks the MCP Apps view protocol, may
+/// reach no origin (it talks to the gateway only through the host's tool calls, to
+/// app-only tools listed for the app alone), and offers the full panel with the browser
+/// in front.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_17_the_live_view_is_offered_as_an_mcp_app() {
     let home = tempfile::tempdir().unwrap();
@@ -521,30 +524,36 @@ async fn live_17_the_live_view_is_offered_as_an_mcp_app() {
     )
     .await;
     let tools = client.request("tools/list", json!({})).await;
-    let handoff = tools["result"]["tools"]
-        .as_array()
-        .unwrap()
+    let tools = tools["result"]["tools"].as_array().unwrap();
+    let handoff = tools
         .iter()
         .find(|t| t["name"] == "browser_handoff")
         .unwrap()
         .clone();
     assert_eq!(handoff["_meta"]["ui"]["resourceUri"], "ui://conch/live");
+    let app_only: Vec<&str> = tools
+        .iter()
+        .filter(|t| t["_meta"]["ui"]["visibility"] == json!(["app"]))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(app_only, conch_tools::app::APP_ONLY_TOOLS);
     let read = client
         .request("resources/read", json!({ "uri": "ui://conch/live" }))
         .await;
     let content = &read["result"]["contents"][0];
     assert_eq!(content["mimeType"], "text/html;profile=mcp-app");
     let html = content["text"].as_str().unwrap();
-    let domains = content["_meta"]["ui"]["csp"]["connectDomains"]
-        .as_array()
-        .unwrap();
-    let origin = domains[0].as_str().unwrap();
-    assert!(origin.starts_with("http://127.0.0.1:"), "{origin}");
+    assert_eq!(content["_meta"]["ui"]["csp"]["connectDomains"], json!([]));
     assert!(
-        html.contains(&format!("{origin}/?browser=1")),
-        "the view opens the panel with the browser in front"
+        html.contains("protocolVersion: '2026-01-26'"),
+        "{html:.300}"
     );
-    assert!(!html.contains("{{PANEL}}"));
+    assert!(html.contains("live_look"));
+    assert!(
+        html.contains("http://127.0.0.1:") && html.contains("/?browser=1"),
+        "the view offers the panel with the browser in front"
+    );
+    assert!(!html.contains("{{"), "a placeholder is left");
     client.finish().await;
 }
 

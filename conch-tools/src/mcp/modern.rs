@@ -324,6 +324,17 @@ pub(super) async fn call(
     params: &Value,
     notify: &(dyn Fn(Value) + Send + Sync),
 ) -> Option<Result<Value, (i64, String)>> {
+    let apps = legacy::declares_apps(&client_capabilities(params));
+    if let Some(result) = super::app::call(
+        session.server.inline.as_ref(),
+        apps,
+        session.chat.id(),
+        params,
+    )
+    .await
+    {
+        return Some(Ok(result));
+    }
     let (name, args) = match super::called_tool(params) {
         Ok(called) => called,
         Err(e) => return Some(Err(e)),
@@ -415,7 +426,7 @@ pub(super) async fn call(
 }
 
 /// A `requestState`: 128 random bits as hex, from the system's random source.
-fn random_state() -> String {
+pub(super) fn random_state() -> String {
     let mut bytes = [0u8; 16];
     let read = std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));

@@ -2,6 +2,7 @@
 //! the tools and their rules against a real headless Chromium and fixture pages.
 
 mod agent;
+mod apps;
 mod blocked;
 mod calls;
 mod commit;

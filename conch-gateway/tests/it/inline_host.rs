@@ -1,0 +1,389 @@
+//! The live view inline in the chat in a real browser (issue 31, LIVE-8, LIVE-10, PERM-3):
+//! a host page on 127.0.0.1 built on the official MCP Apps host bridge
+//! (`@modelcontextprotocol/ext-apps`' `AppBridge`, pinned; `cargo xtask test` installs it
+//! and names its `node_modules` in `CONCH_EXT_APPS`) embeds `ui://conch/live` from a real
+//! gateway's `resources/read` in a sandboxed iframe and carries the view's tool calls to
+//! the gateway over stdio, as a chat client's backend would. The person, through
+//! WebDriver, signs in, answers the site question's card, watches frames of a fixture
+//! page, takes over, types, and hands back; axe-core finds nothing in the view.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use conch_fixtures::FixtureServer;
+use fantoccini::Locator;
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Mutex;
+
+use crate::support::{StdioClient, gateway};
+use crate::webdriver::Person;
+
+/// The host page: the bridge from ext-apps' own build, its dependencies by an import map.
+const HOST: &str = r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>A chat host</title>
+<script type="importmap">
+{ "imports": {
+  "@modelcontextprotocol/client": "/m/@modelcontextprotocol/client/dist/index.mjs",
+  "@modelcontextprotocol/client/_shims": "/m/@modelcontextprotocol/client/dist/shimsBrowser.mjs",
+  "@modelcontextprotocol/core": "/m/@modelcontextprotocol/core/dist/index.mjs",
+  "@modelcontextprotocol/core/internal": "/m/@modelcontextprotocol/core/dist/internal.mjs",
+  "zod/v4": "/m/zod/v4/index.js",
+  "zod/v4/core": "/m/zod/v4/core/index.js",
+  "eventsource": "/m/eventsource/dist/index.js",
+  "eventsource-parser": "/m/eventsource-parser/dist/index.js",
+  "eventsource-parser/stream": "/m/eventsource-parser/dist/stream.js",
+  "pkce-challenge": "/m/pkce-challenge/dist/index.browser.js"
+} }
+</script>
+</head>
+<body>
+<main><h1>A chat</h1><div id="slot"></div></main>
+<script type="module">
+  import { AppBridge, PostMessageTransport } from '/m/@modelcontextprotocol/ext-apps/dist/src/app-bridge.js';
+  window.hostLog = [];
+  const rpc = async (method, params) => {
+    const answer = await fetch('/rpc', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method, params }) });
+    const message = await answer.json();
+    if (message.error) throw new Error(message.error.message);
+    return message.result;
+  };
+  try {
+    const read = await rpc('resources/read', { uri: 'ui://conch/live' });
+    const iframe = document.createElement('iframe');
+    iframe.setAttribute('sandbox', 'allow-scripts allow-forms');
+    iframe.title = 'Conch live view';
+    iframe.style.width = '900px';
+    iframe.style.height = '1100px';
+    document.getElementById('slot').append(iframe);
+    const bridge = new AppBridge(null, { name: 'Test host', version: '1' },
+      { serverTools: {}, openLinks: {} },
+      { hostContext: { theme: 'light', displayMode: 'inline', platform: 'web' } });
+    bridge.oncalltool = async (params) => {
+      window.hostLog.push(params.name);
+      return rpc('tools/call', params);
+    };
+    bridge.onopenlink = async () => ({});
+    bridge.oninitialized = () => { window.appInitialized = true; };
+    await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+    window.bridge = bridge;
+    iframe.srcdoc = read.contents[0].text;
+  } catch (e) {
+    window.hostError = String(e && e.stack || e);
+  }
+</script>
+</body>
+</html>
+"#;
+
+/// The host's backend: the MCP client (the gateway over stdio) and the bridge's files.
+#[derive(Clone)]
+struct Host {
+    client: Arc<Mutex<StdioClient>>,
+    modules: PathBuf,
+}
+
+/// One of the installed packages' files, as the page's module loader wants it.
+async fn module(State(host): State<Host>, UrlPath(path): UrlPath<String>) -> Response {
+    let relative = Path::new(&path);
+    if relative
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    match tokio::fs::read(host.modules.join(relative)).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "text/javascript")], bytes).into_response(),
+        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// One request of the host to the MCP server: the whole JSON-RPC answer.
+async fn rpc(State(host): State<Host>, body: String) -> Response {
+    let Ok(request) = serde_json::from_str::<Value>(&body) else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let method = request["method"].as_str().unwrap_or_default().to_owned();
+    let answer = host
+        .client
+        .lock()
+        .await
+        .request(&method, request["params"].clone())
+        .await;
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        answer.to_string(),
+    )
+        .into_response()
+}
+
+/// The installed ext-apps' `node_modules`: `CONCH_EXT_APPS`, else the copy `cargo xtask
+/// test` installs under `target/ext-apps/`.
+fn ext_apps() -> PathBuf {
+    let modules = std::env::var_os("CONCH_EXT_APPS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ext-apps/node_modules"),
+        PathBuf::from,
+    );
+    assert!(
+        modules
+            .join("@modelcontextprotocol/ext-apps/dist/src/app-bridge.js")
+            .is_file(),
+        "@modelcontextprotocol/ext-apps is missing from {}: run cargo xtask test, which installs it, or set CONCH_EXT_APPS.",
+        modules.display()
+    );
+    modules
+}
+
+/// Runs `script` in the current frame until it gives something truthy (within 30 s).
+async fn wait_for(person: &Person, script: &str, what: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let value = person
+            .client
+            .execute(&format!("return ({script});"), vec![])
+            .await
+            .unwrap_or(Value::Null);
+        if !matches!(&value, Value::Null | Value::Bool(false)) && value != json!("") {
+            return value;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let body = person
+                .client
+                .execute("return document.body.innerText", vec![])
+                .await
+                .unwrap_or(Value::Null);
+            panic!("waited 30 s for {what}; the frame says: {body}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Clicks the element at `xpath` in the current frame.
+async fn click(person: &Person, xpath: &str) {
+    person
+        .client
+        .find(Locator::XPath(xpath))
+        .await
+        .unwrap_or_else(|e| panic!("no {xpath}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("{xpath} can't be clicked: {e}"));
+}
+
+/// Types `text` on whatever has the focus, key by key, as the person.
+async fn type_keys(person: &Person, text: &str) {
+    let mut actions = KeyActions::new("keyboard".to_owned());
+    for c in text.chars() {
+        actions = actions
+            .then(KeyAction::Down { value: c })
+            .then(KeyAction::Up { value: c });
+    }
+    person
+        .client
+        .perform_actions(actions)
+        .await
+        .expect("the keys are typed");
+}
+
+/// Issue 31, LIVE-8, LIVE-10, PERM-3: the inline live view in a host built on ext-apps'
+/// AppBridge, connected to a real gateway.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
+    let modules = ext_apps();
+    let fixtures = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut client = StdioClient::start_with(
+        gateway(
+            home.path(),
+            &["mcp", "--panel-port", "0", "--allow-localhost"],
+        ),
+        json!({ "extensions": { "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] } } }),
+    )
+    .await;
+    // The person's sign-in link, from standard error.
+    let stderr = client.child.stderr.take().unwrap();
+    let link = Arc::new(StdMutex::new(None::<String>));
+    let reader = tokio::spawn({
+        let link = Arc::clone(&link);
+        async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some((_, found)) = line.split_once("watch and take over at ") {
+                    link.lock().unwrap().get_or_insert(found.trim().to_owned());
+                }
+            }
+        }
+    });
+    // The agent opens the page and clicks its field: the first act on the site waits
+    // on the site question's card (PERM-3).
+    let page = client.open(&fixtures.url("person-typing.html")).await;
+    let field = crate::support::ref_of(&page, "Password");
+    let open_id = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": field } }),
+        )
+        .await;
+    let client = Arc::new(Mutex::new(client));
+    let host = Host {
+        client: Arc::clone(&client),
+        modules,
+    };
+    let app = Router::new()
+        .route("/host.html", get(|| async { Html(HOST) }))
+        .route("/m/{*path}", get(module))
+        .route("/rpc", post(rpc))
+        .with_state(host);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let served = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let person = Person::start().await;
+    person
+        .client
+        .goto(&format!("http://{address}/host.html"))
+        .await
+        .unwrap();
+    wait_for(
+        &person,
+        "window.hostError || (window.appInitialized && 'ok')",
+        "the bridge and the view to initialize",
+    )
+    .await;
+    let error = person
+        .client
+        .execute("return window.hostError || null", vec![])
+        .await
+        .unwrap();
+    assert_eq!(error, Value::Null, "the host failed: {error}");
+    person
+        .client
+        .enter_frame(0)
+        .await
+        .expect("the view's frame");
+    person.assert_accessible("at the sign-in").await;
+
+    // The person signs in with the link from standard error.
+    let link = link.lock().unwrap().clone().expect("a sign-in link");
+    person
+        .client
+        .find(Locator::Id("code"))
+        .await
+        .unwrap()
+        .send_keys(&link)
+        .await
+        .unwrap();
+    click(&person, "//button[normalize-space()='Sign in']").await;
+    wait_for(
+        &person,
+        "!document.getElementById('live').hidden",
+        "the live view after the sign-in",
+    )
+    .await;
+
+    // The site question's card: answered in the view.
+    wait_for(
+        &person,
+        "document.querySelector('#cards .card button')",
+        "the site question's card",
+    )
+    .await;
+    person.assert_accessible("with a question card").await;
+    click(
+        &person,
+        "//div[@id='cards']//button[normalize-space()='This chat']",
+    )
+    .await;
+    // Frames of the fixture page.
+    wait_for(
+        &person,
+        "document.getElementById('frame').src.startsWith('data:image/jpeg;base64,') && document.getElementById('frame').naturalWidth > 0",
+        "a frame of the page",
+    )
+    .await;
+    let started = Instant::now();
+    while !client
+        .lock()
+        .await
+        .transcript
+        .contains(&format!("\"id\":{open_id},"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the agent's click never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // The person takes over, types into the page's focused field and hands back.
+    click(&person, "//button[normalize-space()='Take over']").await;
+    wait_for(
+        &person,
+        "!document.getElementById('done').hidden && document.activeElement.id === 'keys'",
+        "I'm done, and the keys' field focused",
+    )
+    .await;
+    person.assert_accessible("while the person drives").await;
+    let typed = "hello inline";
+    type_keys(&person, typed).await;
+    // The view sends the person's input in order; wait for it to have gone.
+    wait_for(
+        &person,
+        "document.getElementById('status').textContent.includes('wheel')",
+        "the person's status",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    click(&person, "//button[normalize-space()=\"I'm done\"]").await;
+    wait_for(
+        &person,
+        "!document.getElementById('takeover').hidden",
+        "Take over again after I'm done",
+    )
+    .await;
+    let letters = format!("{} letters typed.", typed.len());
+    let started = Instant::now();
+    loop {
+        let (page, _) = client.lock().await.call("browser_read", json!({})).await;
+        if page.contains(&letters) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the person's typing never reached the page: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    person.client.enter_parent_frame().await.unwrap();
+    let log = person
+        .client
+        .execute("return window.hostLog", vec![])
+        .await
+        .unwrap();
+    for tool in [
+        "live_sign_in",
+        "live_look",
+        "live_answer",
+        "live_take_over",
+        "live_input",
+        "live_hand_back",
+    ] {
+        assert!(
+            log.as_array().unwrap().iter().any(|t| t == tool),
+            "the view never called {tool}: {log}"
+        );
+    }
+    person.finish().await;
+    served.abort();
+    reader.abort();
+}

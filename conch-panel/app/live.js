@@ -1,0 +1,283 @@
+// The inline live view's script (issue 31): an MCP App view (SEP-1865, protocol
+// 2026-01-26) that speaks JSON-RPC with its host over postMessage and reaches the gateway
+// only through the host's `tools/call` of Conch's app-only tools (live_*). It signs the
+// person in with the panel's one-time code, then shows the conversation's frames, the
+// agent's cursor and caption, Take over and I'm done, and the question cards, with the
+// panel's wording. What the person types goes to the page and is never kept here.
+(() => {
+  'use strict';
+  const PANEL = '{{PANEL}}';
+  const byId = (id) => document.getElementById(id);
+  const show = (node, on) => { node.hidden = !on; };
+
+  // The view side of the bridge: requests with ids, answers matched by id.
+  let nextId = 1;
+  const waiting = new Map();
+  const post = (message) => window.parent.postMessage(message, '*');
+  const request = (method, params) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    waiting.set(id, { resolve, reject });
+    post({ jsonrpc: '2.0', id, method, params });
+  });
+  const notify = (method, params) => post({ jsonrpc: '2.0', method, params });
+  let stopped = false;
+  window.addEventListener('message', (event) => {
+    if (event.source !== window.parent) return;
+    const message = event.data;
+    if (!message || message.jsonrpc !== '2.0') return;
+    if (message.method === undefined && waiting.has(message.id)) {
+      const { resolve, reject } = waiting.get(message.id);
+      waiting.delete(message.id);
+      if (message.error) reject(new Error(message.error.message || 'The host refused.'));
+      else resolve(message.result);
+      return;
+    }
+    if (message.method && message.id !== undefined) {
+      // The host's requests: teardown ends the view; ping is answered; nothing else.
+      if (message.method === 'ui/resource-teardown') {
+        stopped = true;
+        post({ jsonrpc: '2.0', id: message.id, result: {} });
+      } else if (message.method === 'ping') {
+        post({ jsonrpc: '2.0', id: message.id, result: {} });
+      } else {
+        post({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } });
+      }
+    }
+    // Notifications (tool-input, tool-result, host-context-changed) need nothing here:
+    // the view follows the conversation of the session that opened it.
+  });
+
+  // Conch's app-only tools, through the host.
+  let grant = null;
+  const call = async (name, args) => {
+    const result = await request('tools/call', { name, arguments: args });
+    if (result && result.isError) {
+      const text = (result.content || []).map((c) => c.text || '').join(' ');
+      throw new Error(text || 'Conch refused.');
+    }
+    return (result && result.structuredContent) || {};
+  };
+  // The person's input goes in order, one call after another.
+  let queue = Promise.resolve();
+  const send = (input) => {
+    queue = queue.then(() => call('live_input', { grant, input })).catch((e) => say(e.message));
+    return queue;
+  };
+  const say = (text) => { byId('status').textContent = text; };
+
+  // Sign-in.
+  byId('signin-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const field = byId('code');
+    const error = byId('signin-error');
+    try {
+      const signed = await call('live_sign_in', { code: field.value });
+      field.value = '';
+      grant = signed.grant;
+      show(error, false);
+      show(byId('signin'), false);
+      show(byId('live'), true);
+      sizeChanged();
+      byId('takeover').focus();
+      watch();
+    } catch (e) {
+      field.value = '';
+      error.textContent = e.message;
+      error.setAttribute('role', 'alert');
+      show(error, true);
+      field.focus();
+    }
+  });
+
+  // What the view shows.
+  let driver = 'agent';
+  let handoff = null;
+  let frameSize = null;
+  const status = (s) => {
+    if (!s) return;
+    driver = s.driver;
+    handoff = s.handoff || null;
+    const person = driver === 'person';
+    show(byId('takeover'), !person);
+    show(byId('done'), person || !!handoff);
+    if (handoff) say(`The agent asks you to take over: ${handoff} Press I'm done when you are.`);
+    else if (person) say('You have the wheel: the agent waits until you press I\'m done.');
+    else say(s.running ? 'The agent is browsing.' : 'The agent is not browsing now.');
+    if (person) show(byId('cursor'), false);
+  };
+  const cursor = (c) => {
+    const img = byId('frame');
+    if (!c || driver === 'person' || !img.naturalWidth) return;
+    const box = img.getBoundingClientRect();
+    const scale = Math.min(box.width / img.naturalWidth, box.height / img.naturalHeight);
+    const left = (box.width - img.naturalWidth * scale) / 2 + c.x * scale;
+    const top = (box.height - img.naturalHeight * scale) / 2 + c.y * scale;
+    const mark = byId('cursor');
+    mark.style.left = `${left}px`;
+    mark.style.top = `${top}px`;
+    show(mark, true);
+  };
+
+  const KIND_NAMES = {
+    site: 'Using a site',
+    ownChrome: 'Your own Chrome',
+    highStakes: 'A significant step',
+    upload: 'Uploading files',
+    download: 'Downloading a file',
+    browserDownload: 'The browser could not be downloaded',
+  };
+  const el = (tag, attrs, ...children) => {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+      else if (value !== false && value !== null && value !== undefined) node.setAttribute(key, value);
+    }
+    for (const child of children.flat()) if (child !== null && child !== undefined) node.append(child);
+    return node;
+  };
+  const cards = (list) => {
+    const box = byId('cards');
+    const open = new Set((list || []).map((q) => q.id));
+    for (const card of [...box.children]) if (!open.has(card.dataset.question)) card.remove();
+    for (const q of list || []) {
+      if (typeof q.id !== 'string' || typeof q.text !== 'string') continue;
+      if ([...box.children].some((c) => c.dataset.question === q.id)) continue;
+      const domId = `question-${q.id.replace(/[^\w-]/g, '_')}`;
+      const error = el('p', { class: 'card-error error', hidden: true });
+      const card = el('section', { class: 'card', 'aria-labelledby': `${domId}-title`, 'data-question': q.id },
+        el('p', { class: 'card-kind' }, KIND_NAMES[q.kind] || 'A question'),
+        el('h3', { id: `${domId}-title` }, q.text),
+        q.site ? el('p', {}, `Site: ${q.site}`) : null,
+        q.words ? el('blockquote', {}, Array.isArray(q.words) ? q.words.join(', ') : String(q.words)) : null,
+        el('div', { class: 'choices' }, (Array.isArray(q.choices) ? q.choices : []).map((choice) =>
+          el('button', {
+            type: 'button',
+            class: choice.id === 'no' ? 'secondary' : null,
+            onclick: async () => {
+              for (const b of card.querySelectorAll('button')) b.disabled = true;
+              try {
+                await call('live_answer', { grant, id: q.id, choice: choice.id });
+                card.remove();
+                byId('cards-announce').textContent = 'Answered.';
+                showNoCards();
+              } catch (e) {
+                for (const b of card.querySelectorAll('button')) b.disabled = false;
+                error.textContent = e.message;
+                error.setAttribute('role', 'alert');
+                show(error, true);
+              }
+            },
+          }, choice.label || choice.id))),
+        error);
+      box.append(card);
+      byId('cards-announce').textContent = `Conch asks: ${q.text}`;
+    }
+    showNoCards();
+  };
+  const showNoCards = () => show(byId('no-cards'), byId('cards').childElementCount === 0);
+
+  // Looks at the view until the host tears it down: each look waits for a newer frame.
+  let seq = 0;
+  const watch = async () => {
+    while (!stopped && grant) {
+      try {
+        const look = await call('live_look', { grant, after: seq });
+        if (look.frame && look.seq !== seq) {
+          byId('frame').src = `data:image/jpeg;base64,${look.frame}`;
+          byId('frame').alt = '';
+          show(byId('no-frame'), false);
+        }
+        seq = look.seq || seq;
+        status(look.status);
+        if (look.caption) byId('caption').textContent = `The agent: ${look.caption}`;
+        cursor(look.cursor);
+        cards(look.cards);
+      } catch (e) {
+        say(e.message);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  };
+
+  // Take over and I'm done.
+  const takeOver = async () => {
+    await call('live_take_over', { grant }).catch((e) => say(e.message));
+    status({ driver: 'person', handoff, running: true });
+    byId('keys').focus({ preventScroll: true });
+  };
+  byId('takeover').addEventListener('click', takeOver);
+  byId('done').addEventListener('click', async () => {
+    await call('live_hand_back', { grant }).catch((e) => say(e.message));
+    status({ driver: 'agent', handoff: null, running: true });
+    byId('takeover').focus();
+  });
+  byId('open-panel').addEventListener('click', () => {
+    request('ui/open-link', { url: PANEL }).catch(() => say(`Open ${PANEL} in your browser.`));
+  });
+
+  // The screen: its size sets the tab's shape (LIVE-4); a press takes over and clicks.
+  const screen = byId('screen');
+  const sizeChanged = () => {
+    const box = screen.getBoundingClientRect();
+    if (grant && box.width > 0 && (!frameSize || frameSize.w !== Math.round(box.width))) {
+      frameSize = { w: Math.round(box.width), h: Math.round(box.height) };
+      send({ type: 'size', width: frameSize.w, height: frameSize.h });
+    }
+    notify('ui/notifications/size-changed', { height: document.documentElement.scrollHeight });
+  };
+  new ResizeObserver(sizeChanged).observe(document.body);
+  const at = (event) => {
+    const box = screen.getBoundingClientRect();
+    return { x: event.clientX - box.left, y: event.clientY - box.top };
+  };
+  screen.addEventListener('pointerdown', async (event) => {
+    if (!grant) return;
+    event.preventDefault();
+    if (driver !== 'person') await takeOver();
+    send({ type: 'pointer', action: 'down', ...at(event), button: 'left' });
+  });
+  screen.addEventListener('pointerup', (event) => {
+    if (!grant) return;
+    send({ type: 'pointer', action: 'up', ...at(event), button: 'left' });
+    byId('keys').focus({ preventScroll: true });
+  });
+  screen.addEventListener('click', (event) => {
+    // From the keyboard (Enter or Space on the screen): take over and type there.
+    if (event.detail === 0 && grant) takeOver();
+  });
+
+  // Keys: named keys go as keys, everything else as text.
+  const NAMED_KEYS = new Set(['Enter', 'Backspace', 'Tab', 'Escape', 'Delete', 'Home', 'End',
+    'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight']);
+  const keys = byId('keys');
+  keys.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && event.shiftKey) {
+      event.preventDefault();
+      byId('done').focus();
+      return;
+    }
+    if (!NAMED_KEYS.has(event.key) || event.isComposing) return;
+    event.preventDefault();
+    send({ type: 'key', action: 'down', key: event.key, modifiers: 0 });
+    send({ type: 'key', action: 'up', key: event.key, modifiers: 0 });
+  });
+  let composing = false;
+  keys.addEventListener('compositionstart', () => { composing = true; });
+  const flush = () => {
+    const text = keys.value;
+    keys.value = '';
+    if (text) send({ type: 'text', text });
+  };
+  keys.addEventListener('compositionend', () => { composing = false; flush(); });
+  keys.addEventListener('input', (event) => { if (!event.isComposing && !composing) flush(); });
+
+  // The handshake.
+  request('ui/initialize', {
+    protocolVersion: '2026-01-26',
+    appCapabilities: { availableDisplayModes: ['inline'] },
+    appInfo: { name: 'Conch live view', version: '1' },
+  }).then(() => {
+    notify('ui/notifications/initialized', {});
+    sizeChanged();
+  }).catch(() => say('The host did not answer.'));
+})();

@@ -1,0 +1,79 @@
+//! The MCP Apps host bridge for the inline live view's browser test (issue 31):
+//! `@modelcontextprotocol/ext-apps`, pinned, installed from npm into `target/ext-apps/`
+//! by `cargo xtask test` before the suite runs, next to axe-core. The test serves its
+//! `node_modules` (named by `CONCH_EXT_APPS`) to a host page that imports `AppBridge`
+//! from `dist/src/app-bridge.js` as a module, with an import map for its dependencies:
+//! no bundler.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cmd;
+
+/// `@modelcontextprotocol/ext-apps`, pinned to one exact version.
+pub(crate) const EXT_APPS: &str = "2.0.4";
+
+/// Its peer dependencies the bridge imports in a page, pinned too.
+const PEERS: [&str; 3] = [
+    "@modelcontextprotocol/client@2.4.0",
+    "@modelcontextprotocol/core@2.4.0",
+    "zod@4.6.7",
+];
+
+/// Makes sure `target/ext-apps/node_modules` holds ext-apps [`EXT_APPS`] with its
+/// peers, installing them with npm when missing or another version; gives that folder.
+pub(crate) fn ensure() -> Result<PathBuf, String> {
+    let prefix = cmd::target().join("ext-apps");
+    let modules = prefix.join("node_modules");
+    if installed(&modules) {
+        return Ok(modules);
+    }
+    if crate::axe::find_on_path("npm").is_none() {
+        return Err(format!(
+            "npm is missing: install Node.js with npm (on Debian: apt-get install npm) so the inline live view's test can get @modelcontextprotocol/ext-apps {EXT_APPS}."
+        ));
+    }
+    eprintln!(
+        "xtask: installing @modelcontextprotocol/ext-apps {EXT_APPS} into {}",
+        prefix.display()
+    );
+    std::fs::create_dir_all(&prefix)
+        .map_err(|e| format!("could not make {}: {e}", prefix.display()))?;
+    cmd::run(
+        Command::new("npm")
+            .args([
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--ignore-scripts",
+                "--prefix",
+            ])
+            .arg(&prefix)
+            .arg(format!("@modelcontextprotocol/ext-apps@{EXT_APPS}"))
+            .args(PEERS)
+            .stdout(std::io::stderr()),
+    )?;
+    if installed(&modules) {
+        Ok(modules)
+    } else {
+        Err(format!(
+            "npm ran, yet {} has no @modelcontextprotocol/ext-apps {EXT_APPS} with its bridge.",
+            modules.display()
+        ))
+    }
+}
+
+/// Whether `modules` holds the pinned ext-apps and its bridge's file.
+fn installed(modules: &Path) -> bool {
+    let package = modules.join("@modelcontextprotocol/ext-apps");
+    package.join("dist/src/app-bridge.js").is_file()
+        && version(&package).as_deref() == Some(EXT_APPS)
+}
+
+/// The `version` in the installed package's `package.json`.
+fn version(package: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(package.join("package.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["version"].as_str().map(str::to_owned)
+}
