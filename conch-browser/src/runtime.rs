@@ -403,8 +403,8 @@ impl Browser {
             Arc::clone(&guard_log),
         );
         // On a pool nothing runs here: each conversation's browser is placed on it.
-        let on_pool = side == Side::Main
-            && matches!(config.remote, Some(remote::Remote::Pool { .. }));
+        let on_pool =
+            side == Side::Main && matches!(config.remote, Some(remote::Remote::Pool { .. }));
         let status = Arc::new(StdMutex::new(Status {
             backend: if on_pool { "pool" } else { "local" },
             state: RunState::Idle,

@@ -30,13 +30,19 @@ struct Recorder {
 
 impl Recorder {
     fn acts(&self) -> Vec<(String, String)> {
-        self.acts.lock().unwrap().clone()
+        self.acts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
 impl AppDoor for Recorder {
     fn sign_in(&self, code: &str) -> bool {
-        let mut used = self.codes_used.lock().unwrap();
+        let mut used = self
+            .codes_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if code == GOOD_CODE && !used.iter().any(|c| c == code) {
             used.push(code.to_owned());
             return true;
@@ -47,30 +53,36 @@ impl AppDoor for Recorder {
     fn look<'a>(&'a self, conversation: &'a str, _after: u64) -> BoxFuture<'a, Value> {
         self.acts
             .lock()
-            .unwrap()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push((conversation.to_owned(), "look".to_owned()));
         Box::pin(async { json!({ "seq": 1, "frame": "AAAA", "cards": [] }) })
     }
 
     fn command<'a>(&'a self, conversation: &'a str, command: Value) -> BoxFuture<'a, Vec<Value>> {
         if command["type"] == "takeover" {
-            *self.drives.lock().unwrap() = true;
+            *self
+                .drives
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
         }
         self.acts
             .lock()
-            .unwrap()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push((conversation.to_owned(), command.to_string()));
         Box::pin(async { Vec::new() })
     }
 
     fn person_drives(&self, _conversation: &str) -> bool {
-        *self.drives.lock().unwrap()
+        *self
+            .drives
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn answer(&self, conversation: &str, id: &str, choice: &str) -> Result<(), String> {
         self.acts
             .lock()
-            .unwrap()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push((conversation.to_owned(), format!("answer {id} {choice}")));
         Ok(())
     }
@@ -194,7 +206,10 @@ async fn live_8_the_model_calling_the_app_only_tools_is_refused_and_nothing_acts
     }
     assert!(door.acts().is_empty(), "{:?}", door.acts());
     assert!(
-        door.codes_used.lock().unwrap().is_empty(),
+        door.codes_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_empty(),
         "a client without the extension used the person's code"
     );
 }
