@@ -177,13 +177,7 @@ pub(crate) fn rss_kib(pid: u32) -> u64 {
 /// The CPU time a process has used, user and system over all its threads, in ms
 /// (`utime` + `stime` of `/proc/PID/stat`); 0 when it can't be read.
 pub(crate) fn cpu_ms(pid: u32) -> f64 {
-    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    let per_second = *TICKS.get_or_init(|| {
-        cmd::output(Command::new("getconf").arg("CLK_TCK"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(100.0)
-    });
+    let per_second = clock_ticks();
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
@@ -196,6 +190,49 @@ pub(crate) fn cpu_ms(pid: u32) -> f64 {
             Some((user + system) * 1000.0 / per_second)
         })
         .unwrap_or(0.0)
+}
+
+/// Clock ticks per second, the unit of `/proc`'s CPU times (`getconf CLK_TCK`).
+pub(crate) fn clock_ticks() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        cmd::output(Command::new("getconf").arg("CLK_TCK"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(100.0)
+    })
+}
+
+/// Every process below `pid`, by the parent field of `/proc/*/stat`.
+pub(crate) fn descendants(pid: u32) -> Vec<u32> {
+    let mut pairs = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The command name is in parentheses and may hold spaces: read after it.
+        if let Some(parent) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok())
+        {
+            pairs.push((child, parent));
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let of = found[i];
+        found.extend(pairs.iter().filter(|(_, p)| *p == of).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// Builds `package`'s example `name` in release and gives the path of its executable.

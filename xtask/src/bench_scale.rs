@@ -15,6 +15,10 @@
 //! --endpoint URL --per-endpoint N`. A gateway that does not know the pool backend says
 //! so, and the pool rows are skipped with one line saying why.
 //!
+//! Where the time goes: each row also names the busiest threads of the gateway and of
+//! the processes below it (the local browser's), as cores used over the level
+//! (`CONCH_BENCH_THREADS=1` prints them under each row).
+//!
 //! Absolute times on a shared machine mean little: read the ratios against one
 //! conversation on the same backend, measured in the same run.
 
@@ -191,6 +195,76 @@ fn pool(browser: &Path, pages: &Pages) -> Result<Option<Backend>, String> {
     }))
 }
 
+/// CPU time of every thread of `root` and of the processes below it, in ms, keyed by
+/// (process, thread), with the process's and the thread's names.
+fn threads_cpu(root: u32) -> std::collections::HashMap<(u32, u32), (String, f64)> {
+    let mut found = std::collections::HashMap::new();
+    let mut pids = vec![root];
+    pids.extend(crate::bench::descendants(root));
+    for pid in pids {
+        let process = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Some(tid) = task
+                .file_name()
+                .to_str()
+                .and_then(|t| t.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            let Some((head, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let name = head.split_once('(').map_or("", |(_, n)| n);
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            found.insert(
+                (pid, tid),
+                (
+                    format!("{}/{name}", process.trim()),
+                    (ticks(11) + ticks(12)) * 1000.0 / crate::bench::clock_ticks(),
+                ),
+            );
+        }
+    }
+    found
+}
+
+/// The threads that used the most CPU between two [`threads_cpu`] readings, as a share of
+/// `wall_s` (1.0 is one core all the time), busiest first, names merged by kind.
+fn busiest(
+    before: &std::collections::HashMap<(u32, u32), (String, f64)>,
+    after: &std::collections::HashMap<(u32, u32), (String, f64)>,
+    wall_s: f64,
+) -> Vec<Value> {
+    let mut by_thread: Vec<(String, f64)> = after
+        .iter()
+        .map(|(key, (name, ms))| {
+            let was = before.get(key).map_or(0.0, |(_, ms)| *ms);
+            (name.clone(), ms - was)
+        })
+        .filter(|(_, ms)| *ms > 0.0)
+        .collect();
+    by_thread.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let total: f64 = by_thread.iter().map(|(_, ms)| ms).sum();
+    let mut out = vec![json!({ "thread": "all", "cores": total / 1000.0 / wall_s })];
+    out.extend(
+        by_thread
+            .iter()
+            .take(8)
+            .map(|(name, ms)| json!({ "thread": name, "cores": ms / 1000.0 / wall_s })),
+    );
+    out
+}
+
 /// Runs every level on `backend`; gives one row per level.
 fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
     let pid = backend.gateway.0.id();
@@ -208,6 +282,7 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
     for level in LEVELS {
         sampler.reset_peak();
         let cpu_before = crate::bench::cpu_ms(pid);
+        let threads_before = threads_cpu(pid);
         let started = Instant::now();
         let barrier = Arc::new(Barrier::new(level));
         let threads: Vec<_> = (0..level)
@@ -224,6 +299,7 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             all.failures.extend(one.failures);
         }
         let wall = started.elapsed().as_secs_f64();
+        let busy = busiest(&threads_before, &threads_cpu(pid), wall);
         all.steps.sort();
         all.clicks.sort();
         let cpu = (crate::bench::cpu_ms(pid) - cpu_before) / all.steps.len().max(1) as f64;
@@ -239,8 +315,18 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             "gateway_rss_mib": crate::bench::rss_kib(pid) as f64 / 1024.0,
             "gateway_rss_peak_mib": sampler.peak_kib() as f64 / 1024.0,
             "gateway_cpu_ms_per_step": cpu,
+            "busiest_threads": busy,
         });
         print_row(&row);
+        if std::env::var_os("CONCH_BENCH_THREADS").is_some() {
+            for thread in row["busiest_threads"].as_array().into_iter().flatten() {
+                println!(
+                    "         {:<40} {:>5.2} cores",
+                    thread["thread"].as_str().unwrap_or("?"),
+                    thread["cores"].as_f64().unwrap_or(f64::NAN)
+                );
+            }
+        }
         for failure in all.failures.iter().take(5) {
             eprintln!("xtask: bench scale: {}: {failure}", backend.name);
         }

@@ -279,7 +279,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         // Puppeteer starts each browser in a process group of its own: find them first.
-        let mut pids = descendants(self.child.id());
+        let mut pids = crate::bench::descendants(self.child.id());
         pids.push(self.child.id());
         for pid in pids {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
@@ -318,40 +318,6 @@ pub(crate) fn environment(
         ("METRICS_JSON_PATH".into(), path(data.join("metrics.json"))),
         ("DEBUG".into(), "browserless*,-**:trace,-**:verbose".into()),
     ]
-}
-
-/// Every process below `pid` (by `/proc/*/stat`'s parent field).
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut parents = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(child) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-            // The command name is in parentheses and may hold spaces: read after it.
-            let parent = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                .and_then(|p| p.parse::<u32>().ok());
-            if let Some(parent) = parent {
-                parents.push((child, parent));
-            }
-        }
-    }
-    let mut found = vec![pid];
-    let mut i = 0;
-    while i < found.len() {
-        let of = found[i];
-        found.extend(parents.iter().filter(|(_, p)| *p == of).map(|(c, _)| *c));
-        i += 1;
-    }
-    found.remove(0);
-    found
 }
 
 /// 32 random hex digits from the kernel.
