@@ -15,6 +15,9 @@
 //! --endpoint URL --per-endpoint N`. A gateway that does not know the pool backend says
 //! so, and the pool rows are skipped with one line saying why.
 //!
+//! `CONCH_BENCH_SCALE_LEVELS=1,4` runs only those levels; with `CONCH_BENCH_STDERR=FILE`
+//! the gateway's log goes to FILE with a line marking where each level starts.
+//!
 //! Where the time goes: each row also names the busiest threads of the gateway and of
 //! the processes below it (the local browser's), as cores used over the level
 //! (`CONCH_BENCH_THREADS=1` prints them under each row).
@@ -195,6 +198,48 @@ fn pool(browser: &Path, pages: &Pages) -> Result<Option<Backend>, String> {
     }))
 }
 
+/// Milliseconds every thread of `root` and of the processes below it has waited, ready to
+/// run, for a core (the second field of `/proc/PID/task/TID/schedstat`): time a step
+/// stretched because the machine's cores were busy, not because Conch was.
+fn threads_waited_ms(root: u32) -> f64 {
+    let mut pids = vec![root];
+    pids.extend(crate::bench::descendants(root));
+    let mut total = 0.0;
+    for pid in pids {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            if let Some(ns) = stat
+                .split_whitespace()
+                .nth(1)
+                .and_then(|n| n.parse::<f64>().ok())
+            {
+                total += ns / 1e6;
+            }
+        }
+    }
+    total
+}
+
+/// The machine's busy and total CPU time from `/proc/stat`'s first line, in ticks.
+fn machine_ticks() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let fields: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let total: f64 = fields.iter().take(8).sum();
+    // idle and iowait are the fourth and fifth.
+    let idle = fields.get(3).copied().unwrap_or(0.0) + fields.get(4).copied().unwrap_or(0.0);
+    (total - idle, total)
+}
+
 /// CPU time of every thread of `root` and of the processes below it, in ms, keyed by
 /// (process, thread), with the process's and the thread's names.
 fn threads_cpu(root: u32) -> std::collections::HashMap<(u32, u32), (String, f64)> {
@@ -265,6 +310,19 @@ fn busiest(
     out
 }
 
+/// [`LEVELS`], or the ones `CONCH_BENCH_SCALE_LEVELS` names (`1,4`).
+fn levels_wanted() -> Vec<usize> {
+    std::env::var("CONCH_BENCH_SCALE_LEVELS")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect::<Vec<usize>>()
+        })
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| LEVELS.to_vec())
+}
+
 /// Runs every level on `backend`; gives one row per level.
 fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
     let pid = backend.gateway.0.id();
@@ -279,10 +337,19 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
     }
     let sampler = Sampler::start(pid);
     let mut rows = Vec::new();
-    for level in LEVELS {
+    for level in levels_wanted() {
+        // A mark in the gateway's log (`CONCH_BENCH_STDERR`), where each level starts.
+        if let Some(path) = std::env::var_os("CONCH_BENCH_STDERR")
+            && let Ok(mut log) = std::fs::OpenOptions::new().append(true).open(path)
+        {
+            use std::io::Write as _;
+            let _ = writeln!(log, "== bench scale: {} {level}", backend.name);
+        }
         sampler.reset_peak();
         let cpu_before = crate::bench::cpu_ms(pid);
         let threads_before = threads_cpu(pid);
+        let waited_before = threads_waited_ms(pid);
+        let machine_before = machine_ticks();
         let started = Instant::now();
         let barrier = Arc::new(Barrier::new(level));
         let threads: Vec<_> = (0..level)
@@ -299,7 +366,17 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             all.failures.extend(one.failures);
         }
         let wall = started.elapsed().as_secs_f64();
-        let busy = busiest(&threads_before, &threads_cpu(pid), wall);
+        let threads_after = threads_cpu(pid);
+        let busy = busiest(&threads_before, &threads_after, wall);
+        let steps = all.steps.len().max(1) as f64;
+        let stack_cpu: f64 = threads_after
+            .iter()
+            .map(|(key, (_, ms))| ms - threads_before.get(key).map_or(0.0, |(_, was)| *was))
+            .sum();
+        let waited = threads_waited_ms(pid) - waited_before;
+        let machine_after = machine_ticks();
+        let machine_busy =
+            (machine_after.0 - machine_before.0) / (machine_after.1 - machine_before.1).max(1.0);
         all.steps.sort();
         all.clicks.sort();
         let cpu = (crate::bench::cpu_ms(pid) - cpu_before) / all.steps.len().max(1) as f64;
@@ -316,8 +393,17 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             "gateway_rss_peak_mib": sampler.peak_kib() as f64 / 1024.0,
             "gateway_cpu_ms_per_step": cpu,
             "busiest_threads": busy,
+            "stack_cpu_ms_per_step": stack_cpu / steps,
+            "stack_waited_for_a_core_ms_per_step": waited / steps,
+            "machine_busy": machine_busy,
         });
         print_row(&row);
+        println!(
+            "         gateway and its browser: {:.1} ms CPU and {:.1} ms waiting for a core per step; machine {:.0}% busy",
+            stack_cpu / steps,
+            waited / steps,
+            machine_busy * 100.0
+        );
         if std::env::var_os("CONCH_BENCH_THREADS").is_some() {
             for thread in row["busiest_threads"].as_array().into_iter().flatten() {
                 println!(
