@@ -463,7 +463,8 @@ pub(crate) fn run() -> Result<(), String> {
     let pages = Pages::start()?;
     let url = pages.url("load.html");
     eprintln!(
-        "xtask: bench scale: {LEVELS:?} conversations at once, each an open and {CLICKS} clicks"
+        "xtask: bench scale: {:?} conversations at once, each an open and {CLICKS} clicks",
+        levels_wanted()
     );
     let mut rows = Vec::new();
     print_header();
