@@ -27,6 +27,10 @@ use crate::transport::{Incoming, Reader, Writer};
 /// The tracing target of every message sent or received (level TRACE, redacted).
 pub(crate) const WIRE: &str = "conch_cdp::wire";
 
+/// The tracing target of each call's round trip (level DEBUG): its method and the time
+/// from its write to its reply, for finding where a step's time goes.
+pub(crate) const TIMING: &str = "conch_cdp::timing";
+
 /// How many queued calls are written before one flush.
 const BATCH: usize = 64;
 
@@ -120,6 +124,8 @@ struct Pending {
     session: Option<SessionId>,
     method: Cow<'static, str>,
     reply: oneshot::Sender<Reply>,
+    /// When it was written (for [`TIMING`]).
+    sent: std::time::Instant,
 }
 
 /// An incoming message, its payloads left raw.
@@ -330,6 +336,7 @@ impl Actor {
                 session,
                 method,
                 reply,
+                sent: std::time::Instant::now(),
             },
         );
         writer.feed(text).await
@@ -437,6 +444,12 @@ impl Actor {
             }
             return;
         };
+        tracing::debug!(
+            target: TIMING,
+            method = &*pending.method,
+            us = u64::try_from(pending.sent.elapsed().as_micros()).unwrap_or(u64::MAX),
+            "reply"
+        );
         let reply = match &envelope.error {
             Some(error) => {
                 trace_incoming("error", Some(id), &pending.method, session, None);

@@ -7,7 +7,12 @@
 //! - `snapshot` (see `bench_snapshot`): one whole-page snapshot of the 200-product page,
 //!   Conch's reader against Playwright's AI snapshot.
 //! - `load` (see `bench_load`): 1, 2, 4 and 8 conversations at once over
-//!   `conch-gateway serve`: failed steps, p95 step time, the gateway's memory.
+//!   `conch-gateway serve`: failed steps, p95 step time, the gateway's memory and CPU
+//!   per step.
+//! - `scale` (see `bench_scale`): 1, 4, 8 and 16 conversations at once, each opening a
+//!   200-item page and clicking 15 times, on the local browser and on a pool of two
+//!   browserless servers: failed steps, p50 and p95 step time, the gateway's memory and
+//!   CPU per step. Not part of the default run: it installs browserless first.
 //! - `real` (see `bench_real`): Conch against Playwright MCP on real web applications
 //!   installed from the registries, journey by journey. Not part of the default run: it
 //!   installs the apps first.
@@ -63,9 +68,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "real" => crate::bench_real::run()?,
             "live" => crate::bench_live::run()?,
             "errands" => crate::bench_errands::run()?,
+            "scale" => crate::bench_scale::run()?,
             other => {
                 return Err(format!(
-                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, mcp-baseline, load, real, backends, live, errands"
+                    "no benchmark named {other}; try: cdp, snapshot, guard, mcp, mcp-baseline, load, scale, real, backends, live, errands"
                 ));
             }
         }
@@ -169,6 +175,67 @@ pub(crate) fn rss_kib(pid: u32) -> u64 {
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// The CPU time a process has used, user and system over all its threads, in ms
+/// (`utime` + `stime` of `/proc/PID/stat`); 0 when it can't be read.
+pub(crate) fn cpu_ms(pid: u32) -> f64 {
+    let per_second = clock_ticks();
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // After the command name (in parentheses): state is the first field, utime
+            // the 12th and stime the 13th.
+            let (_, rest) = stat.rsplit_once(')')?;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let user: f64 = fields.get(11)?.parse().ok()?;
+            let system: f64 = fields.get(12)?.parse().ok()?;
+            Some((user + system) * 1000.0 / per_second)
+        })
+        .unwrap_or(0.0)
+}
+
+/// Clock ticks per second, the unit of `/proc`'s CPU times (`getconf CLK_TCK`).
+pub(crate) fn clock_ticks() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        cmd::output(Command::new("getconf").arg("CLK_TCK"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(100.0)
+    })
+}
+
+/// Every process below `pid`, by the parent field of `/proc/*/stat`.
+pub(crate) fn descendants(pid: u32) -> Vec<u32> {
+    let mut pairs = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The command name is in parentheses and may hold spaces: read after it.
+        if let Some(parent) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok())
+        {
+            pairs.push((child, parent));
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let of = found[i];
+        found.extend(pairs.iter().filter(|(_, p)| *p == of).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
 
 /// Builds `package`'s example `name` in release and gives the path of its executable.

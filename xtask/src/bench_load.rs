@@ -7,7 +7,8 @@
 //! the server flags an error or the page's outcome is wrong (the cart count and the notes
 //! are checked from the last read). The figures per level: failed steps, p50 and p95 step
 //! time, and the gateway's resident memory after the level and at its peak during it
-//! (sampled every 100 ms). The targets: no failed step at any level, p95 at 4
+//! (sampled every 100 ms), and the gateway's CPU time per step (user and system, from
+//! `/proc`). The targets: no failed step at any level, p95 at 4
 //! conversations at most twice the single conversation's, memory flat.
 //!
 //! Deliberately small: a std-only HTTP/1.1 client, one connection per request, JSON
@@ -35,20 +36,20 @@ const LEVELS: [usize; 5] = [1, 2, 4, 8, 8];
 /// How long one HTTP request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// The token the bench gives the gateway (`CONCH_GATEWAY_TOKEN`).
-const TOKEN: &str = "conch-bench-load-token-0123456789";
+pub(crate) const TOKEN: &str = "conch-bench-load-token-0123456789";
 
 /// One MCP session over HTTP.
-struct HttpSession {
+pub(crate) struct HttpSession {
     port: u16,
-    session: String,
+    pub(crate) session: String,
     next_id: u64,
 }
 
 /// A timed `tools/call`.
-struct Called {
-    text: String,
-    is_error: bool,
-    elapsed: Duration,
+pub(crate) struct Called {
+    pub(crate) text: String,
+    pub(crate) is_error: bool,
+    pub(crate) elapsed: Duration,
 }
 
 fn post(port: u16, session: Option<&str>, body: &Value) -> Result<(u16, String, String), String> {
@@ -56,7 +57,7 @@ fn post(port: u16, session: Option<&str>, body: &Value) -> Result<(u16, String, 
 }
 
 /// One HTTP request to `/mcp`; gives the status, the session header and the body.
-fn send(
+pub(crate) fn send(
     method: &str,
     port: u16,
     session: Option<&str>,
@@ -133,7 +134,8 @@ fn answer_of(body: &str) -> Option<Value> {
 }
 
 impl HttpSession {
-    fn start(port: u16) -> Result<HttpSession, String> {
+    /// Initializes a session on the gateway at `port`.
+    pub(crate) fn start(port: u16) -> Result<HttpSession, String> {
         let init = json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {
@@ -155,7 +157,8 @@ impl HttpSession {
         })
     }
 
-    fn call(&mut self, name: &str, arguments: &Value) -> Result<Called, String> {
+    /// One timed `tools/call`.
+    pub(crate) fn call(&mut self, name: &str, arguments: &Value) -> Result<Called, String> {
         let id = self.next_id;
         self.next_id += 1;
         let request = json!({
@@ -192,7 +195,7 @@ impl HttpSession {
 }
 
 /// The ref on the first line that contains `needle`: `- button "Add to cart" [ref=e9]`.
-fn ref_on_line(text: &str, needle: &str) -> Option<String> {
+pub(crate) fn ref_on_line(text: &str, needle: &str) -> Option<String> {
     let line = text.lines().find(|l| l.contains(needle))?;
     let start = line.find("[ref=")? + 5;
     let end = line[start..].find(']')? + start;
@@ -280,7 +283,7 @@ fn cart_has_one(seen: &str) -> bool {
 
 /// Reads a process's resident memory every 100 ms on a thread of its own, keeping the
 /// peak since the last reset and over the whole run.
-struct Sampler {
+pub(crate) struct Sampler {
     stop: Arc<AtomicBool>,
     peak: Arc<AtomicU64>,
     overall: Arc<AtomicU64>,
@@ -288,7 +291,7 @@ struct Sampler {
 }
 
 impl Sampler {
-    fn start(pid: u32) -> Sampler {
+    pub(crate) fn start(pid: u32) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(AtomicU64::new(0));
         let overall = Arc::new(AtomicU64::new(0));
@@ -311,16 +314,16 @@ impl Sampler {
         }
     }
 
-    fn reset_peak(&self) {
+    pub(crate) fn reset_peak(&self) {
         self.peak.store(0, Ordering::Relaxed);
     }
 
-    fn peak_kib(&self) -> u64 {
+    pub(crate) fn peak_kib(&self) -> u64 {
         self.peak.load(Ordering::Relaxed)
     }
 
     /// Stops sampling; the peak over the whole run.
-    fn stop(mut self) -> u64 {
+    pub(crate) fn stop(mut self) -> u64 {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -329,7 +332,7 @@ impl Sampler {
     }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -338,7 +341,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 }
 
 /// The gateway, ended with its browser when dropped.
-struct Gateway(Child);
+pub(crate) struct Gateway(pub(crate) Child);
 
 impl Drop for Gateway {
     fn drop(&mut self) {
@@ -352,7 +355,13 @@ impl Drop for Gateway {
     }
 }
 
-fn start_gateway(browser: &Path, home: &Path, pages: &Pages) -> Result<(Gateway, u16), String> {
+/// Starts `conch-gateway serve` on a free port with Conch's folder `home`, driving
+/// `browser`, the pages' origin allowed; waits until it listens.
+pub(crate) fn start_gateway(
+    browser: &Path,
+    home: &Path,
+    pages: &Pages,
+) -> Result<(Gateway, u16), String> {
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
         listener.local_addr().map_err(|e| e.to_string())?.port()
@@ -371,7 +380,15 @@ fn start_gateway(browser: &Path, home: &Path, pages: &Pages) -> Result<(Gateway,
         .env("CONCH_GATEWAY_TOKEN", TOKEN)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        // `CONCH_BENCH_STDERR=FILE` keeps the gateway's log (as for the stdio benches).
+        .stderr(match std::env::var_os("CONCH_BENCH_STDERR") {
+            Some(path) => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+            None => Stdio::null(),
+        });
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let child = command
         .spawn()
@@ -408,9 +425,12 @@ pub(crate) fn run() -> Result<(), String> {
     // a level that holds memory while it runs shows as its peak.
     let sampler = Sampler::start(gateway.0.id());
     let mut levels = Vec::new();
-    println!("conversations  steps  failed    p50 ms    p95 ms  RSS after  RSS peak MiB");
+    println!(
+        "conversations  steps  failed    p50 ms    p95 ms  RSS after  RSS peak MiB  CPU ms/step"
+    );
     for level in LEVELS {
         let started = Instant::now();
+        let cpu_before = crate::bench::cpu_ms(gateway.0.id());
         sampler.reset_peak();
         let threads: Vec<_> = (0..level)
             .map(|who| {
@@ -429,8 +449,9 @@ pub(crate) fn run() -> Result<(), String> {
         let (p50, p95) = (percentile(&steps, 0.5), percentile(&steps, 0.95));
         let rss = crate::bench::rss_kib(gateway.0.id()) as f64 / 1024.0;
         let peak = sampler.peak_kib() as f64 / 1024.0;
+        let cpu = (crate::bench::cpu_ms(gateway.0.id()) - cpu_before) / steps.len().max(1) as f64;
         println!(
-            "{level:>13}  {:>5}  {:>6}  {p50:>8.1}  {p95:>8.1}  {rss:>9.1}  {peak:>12.1}",
+            "{level:>13}  {:>5}  {:>6}  {p50:>8.1}  {p95:>8.1}  {rss:>9.1}  {peak:>12.1}  {cpu:>11.2}",
             steps.len(),
             failures.len()
         );
@@ -446,6 +467,7 @@ pub(crate) fn run() -> Result<(), String> {
             "wall_s": started.elapsed().as_secs_f64(),
             "gateway_rss_mib": rss,
             "gateway_rss_peak_mib": peak,
+            "gateway_cpu_ms_per_step": cpu,
         }));
     }
     let rss_end = crate::bench::rss_kib(gateway.0.id());

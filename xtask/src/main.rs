@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask test`: finds a browser with the product's own discovery (installing
 //!   Debian's `chromium` when run as root on Debian and none is found) and chromedriver,
-//!   installs the pinned axe-core into `target/axe/`, then runs the whole suite: format
+//!   installs the pinned axe-core into `target/axe/` and the pinned browserless (with the
+//!   Node it needs) into `target/browserless/`, then runs the whole suite: format
 //!   check, clippy with warnings denied, every test, and the conformance run.
 //! - `cargo xtask conformance`: the MCP door through the official MCP Python SDK, its 1.x
 //!   line for the old protocol era and its 2.x line for the new one (2026-07-28), both
@@ -10,12 +11,14 @@
 //! - `cargo xtask install`: the one-time set-up for MCP clients: the browser check, then
 //!   `cargo install --path conch-gateway --locked`, so `conch-gateway mcp` is on the
 //!   `PATH` and answers `initialize` at once ([`install`]).
+//! - `cargo xtask browserless`: installs the pinned browserless and its Node into
+//!   `target/browserless/` (as `cargo xtask test` does) and prints how to start one.
 //! - `cargo xtask gateway ARGS…`: for development: the same browser set-up, then
 //!   `conch-gateway ARGS…` (for example `mcp`), built in release; it says on standard
 //!   error that it builds first. Its standard output is the gateway's alone.
 //! - `cargo xtask demo`: the same browser set-up, then launches the browser through the
 //!   stack and prints its version.
-//! - `cargo xtask bench [cdp | snapshot | mcp | guard | load | backends | live | real]`: benchmarks, side by side
+//! - `cargo xtask bench [cdp | snapshot | mcp | guard | load | scale | backends | live | real]`: benchmarks, side by side
 //!   with the peers.
 //!
 //! Kept to std and serde_json so it builds in seconds.
@@ -30,8 +33,10 @@ mod bench_live;
 mod bench_load;
 mod bench_mcp;
 mod bench_real;
+mod bench_scale;
 mod bench_snapshot;
 mod browser;
+mod browserless;
 mod cmd;
 mod conformance;
 mod ext_apps;
@@ -46,7 +51,7 @@ mod ws;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <install | gateway ARGS… | test | conformance | demo | bench [cdp | snapshot | mcp | guard | load | backends | live | real]...>";
+const USAGE: &str = "usage: cargo xtask <install | browserless | gateway ARGS… | test | conformance | demo | bench [cdp | snapshot | mcp | guard | load | scale | backends | live | real]...>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Some("conformance") => browser::ensure().and_then(|b| conformance::run(&b)),
         Some("demo") => demo(),
         Some("install") => install::run(),
+        Some("browserless") => browserless::install_only(),
         Some("gateway") => gateway(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         _ => Err(USAGE.to_owned()),
@@ -75,6 +81,7 @@ fn test() -> Result<(), String> {
     let driver = browser::ensure_driver()?;
     let axe = axe::ensure()?;
     let ext_apps = ext_apps::ensure()?;
+    let browserless = browserless::ensure(&browser)?;
     keychain::ensure()?;
     cmd::cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cmd::cargo(
@@ -94,6 +101,7 @@ fn test() -> Result<(), String> {
         ("CONCH_CHROMEDRIVER", driver.as_os_str()),
         ("CONCH_AXE", axe.as_os_str()),
         ("CONCH_EXT_APPS", ext_apps.as_os_str()),
+        ("CONCH_BROWSERLESS", browserless.as_os_str()),
     ];
     if cmd::has_nextest() {
         cmd::cargo(

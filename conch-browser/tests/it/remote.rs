@@ -693,3 +693,41 @@ async fn be_7_a_steel_session_in_use_is_renewed_before_its_lifetime_ends_with_it
     )
     .await;
 }
+
+/// BE-8 (issue 32): the `cdp` backend on a real browserless server (the npm package
+/// `@browserless.io/browserless`, pinned, on 127.0.0.1 behind a token, running this
+/// machine's Chromium): the core scenario (open, read, click, type, form, tabs) passes on
+/// the browser browserless starts for Conch's connection, the status names the address
+/// without its token, Conch launches no browser of its own, and letting go leaves the
+/// server running.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_8_a_browserless_server_runs_the_core_scenario() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let mut browserless =
+        conch_fixtures::browserless::Browserless::start().expect("a browserless server");
+    let token = browserless.token().to_owned();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = cloud_only(&dir, Remote::Cdp(browserless.ws_url()));
+    let browser = Browser::new(config);
+    core_scenario(&browser, &server, "browserless").await;
+    let status = browser.status().await;
+    assert_eq!(status.backend, "cdp", "{status:?}");
+    let named = status.browser.clone().unwrap_or_default();
+    assert!(
+        named.starts_with(&format!(
+            "the browser at ws://127.0.0.1:{}",
+            browserless.port()
+        )),
+        "{status:?}"
+    );
+    assert!(
+        !format!("{status:?}").contains(&token),
+        "the status shows browserless's token: {status:?}"
+    );
+    assert_eq!(browser.pid().await, None, "Conch launched a browser");
+    browser.shutdown().await;
+    assert!(
+        browserless.alive(),
+        "letting go stopped the browserless server"
+    );
+}
