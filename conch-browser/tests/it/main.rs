@@ -17,6 +17,7 @@ mod many;
 mod own;
 mod own_chrome;
 mod pool;
+mod pool_browserless;
 mod remote;
 mod revive;
 mod runtime;
