@@ -1858,6 +1858,46 @@ async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (faster on real apps), SNAP-1: an act waits only for the transitions the
+/// snapshot would misread while they run. A content tab's click that turns its labels'
+/// colour, slides the underline indicator (a pseudo-element), starts a ripple (an empty
+/// span) and a focus ring, each for 900 ms, is done without waiting for them (a MkDocs
+/// content tab's click waited 320 ms); a panel that grows open over 900 ms, its button
+/// clipped until then, is still waited for, and its button is in the result.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("paint-transitions.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("Inside the panel"), "{}", snap.text);
+    let el = act::element(&page, &ref_of(&snap.text, "tab \"uv\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited < Duration::from_millis(600),
+        "the click waited {:?} for transitions the snapshot reads the same",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("uv add tides"), "{diff}");
+
+    let el = act::element(&page, &ref_of(&snap.text, "button \"More\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited >= Duration::from_millis(800),
+        "the panel's opening was not waited for: {:?}",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("button \"Inside the panel\" [ref="), "{diff}");
+    lab.browser.shutdown().await;
+}
+
 /// SNAP-1, AMB-22: a read that comes while the document is still being parsed (a click
 /// that navigates, its settle ended by the bound: a slow server, a loaded machine) waits
 /// for the document's body instead of reading the half that has come (the Django admin's
