@@ -2011,6 +2011,37 @@ async fn ges_9_a_searchable_select_picks_by_label_and_by_its_options_refs() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (GES-9): browser_select picks in a searchable select whose options are plain
+/// elements with no role=option: a combobox naming its menu of divs (typing filters it),
+/// and a box that pops up a list of plain list items floating at the end of body, named
+/// by nothing; a value with no such item says which there are, and a link elsewhere on
+/// the page with the same words is never taken for an option.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_9_a_searchable_select_of_plain_elements_picks_by_label() {
+    let lab = lab().await;
+    let page = lab.open("plain-select.html").await;
+    let o = quick();
+    let city = css(&page, "#city").await;
+    let (_, picked) = act::select(&city, &["Porto".to_owned()], &o).await.unwrap();
+    assert_eq!(picked, ["Porto"]);
+    let carrier = css(&page, "#carrier").await;
+    let (_, picked) = act::select(&carrier, &["courier".to_owned()], &o)
+        .await
+        .unwrap();
+    assert_eq!(picked, ["Courier"]);
+    let carrier = css(&page, "#carrier").await;
+    let err = act::select(&carrier, &["Lisbon".to_owned()], &o)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("No option matches “Lisbon”")
+            && err.to_string().contains("“Post”"),
+        "{err}"
+    );
+    assert_eq!(lab.log().await, ["city:por", "carrier:Courier"]);
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30, class 3 (GES-1, SNAP-1): a link on a carousel's visible slide acts, and after
 /// the slide moves (a 300 ms transform) the next slide's link is in the result and acts;
 /// a `#` link whose view a hash router swaps with a fade (out, then in) shows the new view
