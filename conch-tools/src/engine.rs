@@ -375,11 +375,12 @@ pub(crate) async fn target(
     Ok((element, facts))
 }
 
-/// Marks the dialogs open now on the active tab, so the next act can tell a confirmation
-/// opened since (issue 30). A page that can't be marked leaves nothing covered.
-pub(crate) async fn mark_open_dialogs(conv: &Conversation) -> bool {
+/// Marks the dialogs open now on the active tab, and in the frame of `within` (the control
+/// about to act), so the next act can tell a confirmation opened since (issue 30). A page
+/// that can't be marked leaves nothing covered.
+pub(crate) async fn mark_open_dialogs(conv: &Conversation, within: Option<&Element>) -> bool {
     match conv.page().await {
-        Ok(page) => act::mark_open_dialogs(&page).await.is_ok(),
+        Ok(page) => act::mark_open_dialogs(&page, within).await.is_ok(),
         Err(_) => false,
     }
 }
