@@ -1862,8 +1862,9 @@ async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
 /// snapshot would misread while they run. A content tab's click that turns its labels'
 /// colour, slides the underline indicator (a pseudo-element), starts a ripple (an empty
 /// span) and a focus ring, each for 900 ms, is done without waiting for them (a MkDocs
-/// content tab's click waited 320 ms); a panel that grows open over 900 ms, its button
-/// clipped until then, is still waited for, and its button is in the result.
+/// content tab's click waited 320 ms), nor for a menu that fades and scales in, shown from
+/// its first frames; a panel that grows open over 900 ms, its button clipped until then,
+/// and a notice that fades out are still waited for, and the result shows their end.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple() {
     use conch_browser::page::{Reader, read};
@@ -1895,6 +1896,32 @@ async fn snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple() {
     );
     let diff = act_diff(&page, &mut reader).await;
     assert!(diff.contains("button \"Inside the panel\" [ref="), "{diff}");
+
+    // A menu that fades and scales in, shown from its first frames, is read at once.
+    let el = act::element(&page, &ref_of(&snap.text, "button \"Menu\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited < Duration::from_millis(600),
+        "the click waited {:?} for a menu already shown",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("menuitem \"Export\" [ref="), "{diff}");
+
+    // A notice that fades out is waited for: the result no longer shows it.
+    let el = act::element(&page, &ref_of(&snap.text, "button \"Dismiss\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited >= Duration::from_millis(800),
+        "the notice's fading out was not waited for: {:?}",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("- - button \"Dismiss\""), "{diff}");
     lab.browser.shutdown().await;
 }
 

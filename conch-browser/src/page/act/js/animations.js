@@ -5,10 +5,11 @@
 // snapshot would misread while they run count: a box that grows, slides, scales or fades
 // and holds words or controls. Not a colour, a shadow, an outline or a filter (a hover, a
 // focus ring, a tab's label turning dark), not a pseudo-element (a tab's underline
-// indicator), not an empty box (a ripple, a spinner's dot): the snapshot reads them the
-// same mid-way as at their end (a MkDocs content tab's click waited 320 ms for its
-// indicator and its labels' colour). Waits at most `max` ms, and one animation frame more
-// for what their end changes.
+// indicator), not an empty box (a ripple, a spinner's dot), not a slide or fade of a box
+// already shown within the viewport that does not fade out (a menu or a dialog scaling
+// in): the snapshot reads them the same mid-way as at their end (a MkDocs content tab's
+// click waited 320 ms for its indicator and its labels' colour). Waits at most `max` ms,
+// and one animation frame more for what their end changes.
 function(since, max) {
   const now = document.timeline ? document.timeline.currentTime : null;
   if (now === null || document.hidden || !document.getAnimations) return 0;
@@ -32,6 +33,28 @@ function(since, max) {
   const holdsContent = (el) =>
     (el.textContent || '').trim() !== '' ||
     !!el.querySelector('input,select,textarea,button,a[href],img,[role],[tabindex],[aria-label],[contenteditable]');
+  // Properties that move or fade a box without changing the layout around it.
+  const motion = /^(opacity|transform|translate|scale|rotate)$/;
+  // The opacity the animation ends at, when it names one.
+  const endOpacity = (a) => {
+    let frames = [];
+    try { frames = a.effect.getKeyframes(); } catch (e) { frames = []; }
+    const last = frames.length ? frames[frames.length - 1] : null;
+    const value = last && last.opacity !== undefined ? parseFloat(last.opacity) : NaN;
+    return Number.isFinite(value) ? value : null;
+  };
+  // A box the snapshot reads now as it will at the end of a slide or fade in: shown,
+  // of some size, not fading from nothing, and within the viewport's width (a drawer
+  // still sliding in from the side is not).
+  const readableNow = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) return false;
+    if (r.left < -1 || r.right > innerWidth + 1) return false;
+    for (let up = el; up && up.nodeType === 1; up = up.parentElement) {
+      if (parseFloat(getComputedStyle(up).opacity) < 0.05) return false;
+    }
+    return true;
+  };
   const matters = (a) => {
     const effect = a.effect;
     if (!effect || effect.pseudoElement) return false;
@@ -40,7 +63,15 @@ function(since, max) {
     const names = properties(a).map(keyOf);
     // A property the page animates that is not named (a script's own keyframes) counts.
     if (names.length && names.every((name) => paint.test(name))) return false;
-    return holdsContent(target);
+    if (!holdsContent(target)) return false;
+    // A slide or fade of a box already readable, that does not end hidden (a menu or a
+    // dialog scaling and fading in), is read now: only its place and shade change.
+    const moves = names.length && names.every((name) => paint.test(name) || motion.test(name));
+    if (moves) {
+      const end = endOpacity(a);
+      if ((end === null || end >= 0.05) && readableNow(target)) return false;
+    }
+    return true;
   };
   const waiting = document.getAnimations().filter((a) => {
     if (a.playState !== 'running' && !a.pending) return false;
