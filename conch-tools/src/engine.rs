@@ -375,11 +375,12 @@ pub(crate) async fn target(
     Ok((element, facts))
 }
 
-/// Marks the dialogs open now on the active tab, so the next act can tell a confirmation
-/// opened since (issue 30). A page that can't be marked leaves nothing covered.
-pub(crate) async fn mark_open_dialogs(conv: &Conversation) -> bool {
+/// Marks the dialogs open now on the active tab, and in the frame of `within` (the control
+/// about to act), so the next act can tell a confirmation opened since (issue 30). A page
+/// that can't be marked leaves nothing covered.
+pub(crate) async fn mark_open_dialogs(conv: &Conversation, within: Option<&Element>) -> bool {
     match conv.page().await {
-        Ok(page) => act::mark_open_dialogs(&page).await.is_ok(),
+        Ok(page) => act::mark_open_dialogs(&page, within).await.is_ok(),
         Err(_) => false,
     }
 }
@@ -841,7 +842,18 @@ pub(crate) async fn back(conv: &Conversation) -> Result<bool, ToolError> {
 /// same-origin frames' (issue 30: whatever a wait sees, browser_read and find see too).
 const PAGE_TEXT: &str = body(include_str!("engine/page_text.js"));
 
+/// The page's words as they stand in its document, with no layout (a quick look, issue
+/// 30): see `engine/page_words.js`.
+const PAGE_WORDS: &str = body(include_str!("engine/page_words.js"));
+
+/// Every how many looks a wait for words reads the page's rendered text even when the
+/// quick look did not find them (text the quick look can miss: split by a hidden node).
+const FULL_LOOK_EVERY: u32 = 8;
+
 /// Waits until `text` shows and `gone` does not, at most `within`; gives whether it did.
+/// A wait for words that are not in the document yet looks with no layout (issue 30: a
+/// page still building itself, as JupyterLab loading a notebook, was laid out again by
+/// every look, 40 a second, and took seconds longer to show the words).
 pub(crate) async fn wait_for_text(
     conv: &Conversation,
     text: Option<&str>,
@@ -859,9 +871,26 @@ pub(crate) async fn wait_for_text(
             None => "true".to_owned(),
         },
     );
+    // Letters and digits only, lower case: what the rendered text holds of the words
+    // (whitespace collapsed, case transformed by CSS) is in the document's text too.
+    let quick = text.map(|text| {
+        let squeezed: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .collect();
+        format!("{PAGE_WORDS}.includes({})", json!(squeezed))
+    });
     let deadline = tokio::time::Instant::now() + within;
+    let mut looks = 0u32;
     loop {
-        if evaluate(conv, &probe).await? == Value::Bool(true) {
+        let full = looks.is_multiple_of(FULL_LOOK_EVERY);
+        looks += 1;
+        let maybe = match &quick {
+            Some(quick) if !full => evaluate(conv, quick).await? == Value::Bool(true),
+            _ => true,
+        };
+        if maybe && evaluate(conv, &probe).await? == Value::Bool(true) {
             return Ok(true);
         }
         if tokio::time::Instant::now() >= deadline {

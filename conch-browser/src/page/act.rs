@@ -157,16 +157,34 @@ pub struct PointDone {
     pub typed: bool,
 }
 
-/// Marks the dialogs open now on `page`'s top frame, so that a later description of a
-/// control in a dialog opened since says so ([`Commit::dialog_fresh`], issue 30): the
-/// follow-up confirmation an approved act opens is told from one already there.
+/// Marks the dialogs open now on `page`'s top frame, and in the frame of `within` (the
+/// control about to act) when it is another, so that a later description of a control in
+/// a dialog opened since says so ([`Commit::dialog_fresh`], issue 30): the follow-up
+/// confirmation an approved act opens is told from one already there, also when both are
+/// inside a frame (each frame's world keeps its own marks; a frame never marked tells no
+/// dialog as fresh, so its confirmation was asked about again).
 ///
 /// # Errors
 /// A DevTools failure, or the page's script time running out.
-pub async fn mark_open_dialogs(page: &Session) -> Result<(), super::PageError> {
-    super::evaluate_in_world(page, js::MARK_DIALOGS)
+pub async fn mark_open_dialogs(
+    page: &Session,
+    within: Option<&Element>,
+) -> Result<(), super::PageError> {
+    super::evaluate_in_world(page, js::MARK_DIALOGS).await?;
+    if let Some(el) = within {
+        // Called on the control, the script runs in its frame's world, where the
+        // descriptions of that frame's controls look for the marks.
+        call::call_on(
+            &el.frame,
+            &el.object_id,
+            &format!("function() {{ return {}; }}", js::MARK_DIALOGS),
+            &[],
+            &el.reference,
+        )
         .await
-        .map(|_| ())
+        .map_err(|e| super::PageError::Script(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// The centre of `el` in its page's viewport (CSS pixels), for the live view's cursor

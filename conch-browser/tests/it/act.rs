@@ -1858,6 +1858,73 @@ async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (faster on real apps), SNAP-1: an act waits only for the transitions the
+/// snapshot would misread while they run. A content tab's click that turns its labels'
+/// colour, slides the underline indicator (a pseudo-element), starts a ripple (an empty
+/// span) and a focus ring, each for 900 ms, is done without waiting for them (a MkDocs
+/// content tab's click waited 320 ms), nor for a menu that fades and scales in, shown from
+/// its first frames; a panel that grows open over 900 ms, its button clipped until then,
+/// and a notice that fades out are still waited for, and the result shows their end.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("paint-transitions.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("Inside the panel"), "{}", snap.text);
+    let el = act::element(&page, &ref_of(&snap.text, "tab \"uv\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited < Duration::from_millis(600),
+        "the click waited {:?} for transitions the snapshot reads the same",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("uv add tides"), "{diff}");
+
+    let el = act::element(&page, &ref_of(&snap.text, "button \"More\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited >= Duration::from_millis(800),
+        "the panel's opening was not waited for: {:?}",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("button \"Inside the panel\" [ref="), "{diff}");
+
+    // A menu that fades and scales in, shown from its first frames, is read at once.
+    let el = act::element(&page, &ref_of(&snap.text, "button \"Menu\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited < Duration::from_millis(600),
+        "the click waited {:?} for a menu already shown",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("menuitem \"Export\" [ref="), "{diff}");
+
+    // A notice that fades out is waited for: the result no longer shows it.
+    let el = act::element(&page, &ref_of(&snap.text, "button \"Dismiss\""))
+        .await
+        .unwrap();
+    let done = act::click(&el, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited >= Duration::from_millis(800),
+        "the notice's fading out was not waited for: {:?}",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("- - button \"Dismiss\""), "{diff}");
+    lab.browser.shutdown().await;
+}
+
 /// SNAP-1, AMB-22: a read that comes while the document is still being parsed (a click
 /// that navigates, its settle ended by the bound: a slow server, a loaded machine) waits
 /// for the document's body instead of reading the half that has come (the Django admin's
@@ -1968,6 +2035,37 @@ async fn ges_9_a_searchable_select_picks_by_label_and_by_its_options_refs() {
             "flavour:Vanilla"
         ]
     );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30 (GES-9): browser_select picks in a searchable select whose options are plain
+/// elements with no role=option: a combobox naming its menu of divs (typing filters it),
+/// and a box that pops up a list of plain list items floating at the end of body, named
+/// by nothing; a value with no such item says which there are, and a link elsewhere on
+/// the page with the same words is never taken for an option.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_9_a_searchable_select_of_plain_elements_picks_by_label() {
+    let lab = lab().await;
+    let page = lab.open("plain-select.html").await;
+    let o = quick();
+    let city = css(&page, "#city").await;
+    let (_, picked) = act::select(&city, &["Porto".to_owned()], &o).await.unwrap();
+    assert_eq!(picked, ["Porto"]);
+    let carrier = css(&page, "#carrier").await;
+    let (_, picked) = act::select(&carrier, &["courier".to_owned()], &o)
+        .await
+        .unwrap();
+    assert_eq!(picked, ["Courier"]);
+    let carrier = css(&page, "#carrier").await;
+    let err = act::select(&carrier, &["Lisbon".to_owned()], &o)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("No option matches “Lisbon”")
+            && err.to_string().contains("“Post”"),
+        "{err}"
+    );
+    assert_eq!(lab.log().await, ["city:por", "carrier:Courier"]);
     lab.browser.shutdown().await;
 }
 

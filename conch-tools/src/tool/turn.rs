@@ -243,7 +243,7 @@ impl<'a> Turn<'a> {
         if !covered
             && let (Some(pending), Some(tab)) = (pending, tab)
             && self.chat.consent.vouched()
-            && engine::mark_open_dialogs(self.conv()).await
+            && engine::mark_open_dialogs(self.conv(), card).await
         {
             *lock(&self.chat.followup) = Some(Followup {
                 tab,

@@ -220,6 +220,44 @@ async fn hs_1_a_harmless_commit_asks_by_its_dialog_or_form() {
     tools.browser().shutdown().await;
 }
 
+/// HS-1, DLG-7, issue 30 (one question for one irreversible act): inside a frame of another
+/// site too (out of process), Yes to a row's "Delete" covers the frame's own confirmation
+/// "Delete project?" that it opens: one question in all (only the top frame's dialogs
+/// were marked, so the frame's "Yes" was asked about again). A confirmation no Yes opened
+/// still asks.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_1_one_yes_covers_the_confirmation_inside_a_frame() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("framed", Mode::FullTrust);
+    let url = server.url("commit-dialog-frame.html");
+    call(&chat, "browser_open", &json!({ "url": url })).await;
+    // The frame may load after the page's load event.
+    let mut page = read(&chat).await;
+    for _ in 0..30 {
+        if page.contains("Apollo") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        page = read(&chat).await;
+    }
+    click(&chat, &page, "Delete").await;
+    assert_eq!(high_stakes(&asker), 1);
+    let yes = click(&chat, &read(&chat).await, "Yes").await;
+    assert_eq!(high_stakes(&asker), 1, "the confirmation asked again");
+    assert!(!read(&chat).await.contains("Apollo"), "{yes}");
+    click(&chat, &read(&chat).await, "Archive").await;
+    click(&chat, &read(&chat).await, "Yes").await;
+    assert_eq!(
+        high_stakes(&asker),
+        2,
+        "a confirmation no Yes opened was covered"
+    );
+    tools.browser().shutdown().await;
+}
+
 /// HS-1, DLG-7, issue 30 (one question for one irreversible act): Yes to a row's
 /// "Delete" covers the dialog "Delete project?" it opens, in the very next act on the same
 /// tab: one question in all. A dialog that was open before the Yes, a delete after

@@ -669,6 +669,33 @@ async fn issue_30_a_click_on_a_busy_page_says_the_page_keeps_changing() {
     tools.browser().shutdown().await;
 }
 
+/// TOOL-20, issue 30: a wait's quick look for words not in the document yet (no layout)
+/// never keeps it from words the page renders otherwise: words that come late, in
+/// capitals by CSS and split by a hidden node, are found.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_20_a_wait_finds_late_words_the_document_holds_otherwise() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("late", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("late-words.html") }),
+        )
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    let waited = chat
+        .call(
+            "browser_wait",
+            &json!({ "text": "TIDE TABLE READY", "seconds": 5 }),
+        )
+        .await
+        .text();
+    assert!(waited.starts_with("Done waiting"), "{waited}");
+    tools.browser().shutdown().await;
+}
+
 /// Issue 30 (whatever browser_wait can see, browser_read and find can see too): on a page
 /// that keeps changing, words in the places text hides (an open shadow root, a same-origin
 /// frame, a custom element, SVG text and its tspan, a visually hidden label, an open

@@ -158,10 +158,11 @@ async fn from_popup(
                 },
             });
         };
+        // An option's name, else its words (a plain list item has no name of its own).
         let words = describe(&option.frame, &option.object_id, &el.reference)
             .await
-            .map(|d| d.name)
             .ok()
+            .map(|d| if d.name.is_empty() { d.words } else { d.name })
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| value.clone());
         done = Some(click(&option, How::Click, options).await?);

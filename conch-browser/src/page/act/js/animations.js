@@ -1,19 +1,85 @@
 // Called with `since` (ms: how long ago the act began) and `max` (ms). Returns a promise
 // of how many CSS transitions and animations it waited for: those of the document that
 // started since the act (or are about to) and end on their own within `max` (an opening
-// panel's slide or fade, issue 30), never a spinner that runs for ever. Waits at most
-// `max` ms, and one animation frame more for what their end changes.
+// panel's slide or fade, issue 30), never a spinner that runs for ever. Only those the
+// snapshot would misread while they run count: a box that grows, slides, scales or fades
+// and holds words or controls. Not a colour, a shadow, an outline or a filter (a hover, a
+// focus ring, a tab's label turning dark), not a pseudo-element (a tab's underline
+// indicator), not an empty box (a ripple, a spinner's dot), not a slide or fade of a box
+// already shown within the viewport that does not fade out (a menu or a dialog scaling
+// in): the snapshot reads them the same mid-way as at their end (a MkDocs content tab's
+// click waited 320 ms for its indicator and its labels' colour). Waits at most `max` ms,
+// and one animation frame more for what their end changes.
 function(since, max) {
   const now = document.timeline ? document.timeline.currentTime : null;
   if (now === null || document.hidden || !document.getAnimations) return 0;
   const started = now - since - 20;
+  // Properties whose change the snapshot never sees: paint, not box, place or visibility.
+  const paint = /color|shadow|^background|^outline|^filter|^backdropfilter|^fill|^stroke|^textdecoration|^cursor|^borderradius|^mask/;
+  const keyOf = (name) => name.toLowerCase().replace(/[^a-z]/g, '');
+  const properties = (a) => {
+    if (typeof a.transitionProperty === 'string') return [a.transitionProperty];
+    const names = new Set();
+    let frames = [];
+    try { frames = a.effect.getKeyframes(); } catch (e) { frames = []; }
+    for (const frame of frames) {
+      for (const name of Object.keys(frame)) {
+        if (!['offset', 'computedOffset', 'easing', 'composite'].includes(name)) names.add(name);
+      }
+    }
+    return Array.from(names);
+  };
+  // Words or a control inside: what the snapshot shows of a box.
+  const holdsContent = (el) =>
+    (el.textContent || '').trim() !== '' ||
+    !!el.querySelector('input,select,textarea,button,a[href],img,[role],[tabindex],[aria-label],[contenteditable]');
+  // Properties that move or fade a box without changing the layout around it.
+  const motion = /^(opacity|transform|translate|scale|rotate)$/;
+  // The opacity the animation ends at, when it names one.
+  const endOpacity = (a) => {
+    let frames = [];
+    try { frames = a.effect.getKeyframes(); } catch (e) { frames = []; }
+    const last = frames.length ? frames[frames.length - 1] : null;
+    const value = last && last.opacity !== undefined ? parseFloat(last.opacity) : NaN;
+    return Number.isFinite(value) ? value : null;
+  };
+  // A box the snapshot reads now as it will at the end of a slide or fade in: shown,
+  // of some size, not fading from nothing, and within the viewport's width (a drawer
+  // still sliding in from the side is not).
+  const readableNow = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) return false;
+    if (r.left < -1 || r.right > innerWidth + 1) return false;
+    for (let up = el; up && up.nodeType === 1; up = up.parentElement) {
+      if (parseFloat(getComputedStyle(up).opacity) < 0.05) return false;
+    }
+    return true;
+  };
+  const matters = (a) => {
+    const effect = a.effect;
+    if (!effect || effect.pseudoElement) return false;
+    const target = effect.target;
+    if (!target || target.nodeType !== 1) return false;
+    const names = properties(a).map(keyOf);
+    // A property the page animates that is not named (a script's own keyframes) counts.
+    if (names.length && names.every((name) => paint.test(name))) return false;
+    if (!holdsContent(target)) return false;
+    // A slide or fade of a box already readable, that does not end hidden (a menu or a
+    // dialog scaling and fading in), is read now: only its place and shade change.
+    const moves = names.length && names.every((name) => paint.test(name) || motion.test(name));
+    if (moves) {
+      const end = endOpacity(a);
+      if ((end === null || end >= 0.05) && readableNow(target)) return false;
+    }
+    return true;
+  };
   const waiting = document.getAnimations().filter((a) => {
     if (a.playState !== 'running' && !a.pending) return false;
     if (a.startTime !== null && a.startTime < started) return false;
     const timing = a.effect ? a.effect.getComputedTiming() : null;
     if (!timing || !Number.isFinite(timing.endTime)) return false;
     const left = timing.endTime - (timing.localTime || 0);
-    return left > 0 && left <= max;
+    return left > 0 && left <= max && matters(a);
   });
   if (!waiting.length) return 0;
   const ended = Promise.all(waiting.map((a) => a.finished.catch(() => null)));
