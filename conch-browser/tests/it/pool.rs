@@ -127,6 +127,111 @@ impl Heard {
     }
 }
 
+/// Two chats and two tasks open `url` at once on the pool `browser` runs on, each sets a
+/// cookie, and each sees only its own; none runs in a browser Conch launched (ERR-1).
+pub(crate) async fn four_apart(browser: &Browser, url: &str) {
+    browser.set_kind("t1", ConversationKind::Task);
+    browser.set_kind("t2", ConversationKind::Task);
+    let ids = ["c1", "c2", "t1", "t2"];
+    let opened = futures_util::future::join_all(ids.iter().map(|id| {
+        let conv = browser.conversation(id);
+        async move {
+            conv.open(url)
+                .await
+                .unwrap_or_else(|e| panic!("{}: {e}", conv.id()));
+            conv.evaluate(&format!("document.cookie = 'who={}; path=/'; 1", conv.id()))
+                .await
+                .expect("a cookie");
+        }
+    }));
+    tokio::time::timeout(Duration::from_secs(60), opened)
+        .await
+        .expect("all four placed without waiting past the cap");
+    for id in ids {
+        assert_eq!(
+            cookies(&browser.conversation(id)).await,
+            [format!("who={id}")],
+            "{id} sees another conversation's cookie"
+        );
+    }
+    assert_eq!(browser.pid().await, None);
+    assert_eq!(browser.errands_pid().await, None, "a task ran locally");
+}
+
+/// Opens two tabs in `chat`, lets `kill` end its address in the middle of a step, and
+/// checks that the step ends, that the conversation comes back elsewhere with both tabs
+/// and still works, and that its next result says so once (BE-4). Gives that note.
+pub(crate) async fn killed_mid_step(
+    chat: &conch_browser::Conversation,
+    server: &FixtureServer,
+    kill: impl FnOnce(),
+) -> String {
+    chat.open(&server.url("basic.html")).await.expect("opens");
+    chat.new_tab(&server.url("many.html"))
+        .await
+        .expect("a second tab");
+    let _ = chat.take_notes().await;
+    let step = {
+        let chat = chat.clone();
+        tokio::spawn(async move {
+            chat.evaluate("new Promise(r => setTimeout(() => r(1), 3000))")
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    kill();
+    let _ = tokio::time::timeout(Duration::from_secs(30), step)
+        .await
+        .expect("the step in flight ends, it does not hang");
+    let tabs = chat.tabs().await.expect("the conversation comes back");
+    let mut urls: Vec<String> = tabs.iter().map(|t| t.url.clone()).collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        [server.url("basic.html"), server.url("many.html")],
+        "{tabs:?}"
+    );
+    let notes = chat.take_notes().await;
+    let moved: Vec<&String> = notes
+        .iter()
+        .filter(|n| n.contains("stopped answering and was taken out of the pool"))
+        .collect();
+    assert_eq!(moved.len(), 1, "{notes:?}");
+    assert!(
+        chat.take_notes()
+            .await
+            .iter()
+            .all(|n| !n.contains("taken out")),
+        "said more than once"
+    );
+    assert_eq!(
+        chat.evaluate("1 + 1").await.expect("a step on the other"),
+        2
+    );
+    moved[0].clone()
+}
+
+/// With both places of `browser`'s pool (one per address, waiting at most 1 s) taken, the
+/// next conversation is refused with a sentence, never a hang (ERR-15).
+pub(crate) async fn refused_past_the_wait(browser: &Browser, url: &str) {
+    for id in ["c1", "c2"] {
+        browser.conversation(id).open(url).await.expect("placed");
+    }
+    let e = tokio::time::timeout(
+        Duration::from_secs(20),
+        browser.conversation("c3").open(url),
+    )
+    .await
+    .expect("no hang")
+    .expect_err("refused");
+    assert!(
+        e.to_string()
+            .starts_with("No browser of the pool came free within 1 s"),
+        "{e}"
+    );
+    browser.shutdown().await;
+}
+
 /// Issue 32 (BE-1): the core scenario (open, read, click, type, form, new tab, list,
 /// close) passes on a pool of two browsers; Conch launches none of its own, and letting
 /// go leaves both running.
@@ -160,29 +265,7 @@ async fn err_1_two_chats_and_two_tasks_at_once_each_have_a_context_of_their_own_
     let dir = tempfile::tempdir().expect("temp dir");
     let (config, _) = on_pool(&dir, &[&a, &b], 4, Duration::from_secs(30));
     let browser = Browser::new(config);
-    browser.set_kind("t1", ConversationKind::Task);
-    browser.set_kind("t2", ConversationKind::Task);
-    let ids = ["c1", "c2", "t1", "t2"];
-    let url = server.url("basic.html");
-    let opened = futures_util::future::join_all(ids.iter().map(|id| {
-        let conv = browser.conversation(id);
-        let url = url.clone();
-        async move {
-            conv.open(&url).await.expect("opens on the pool");
-            conv.evaluate(&format!("document.cookie = 'who={}; path=/'; 1", conv.id()))
-                .await
-                .expect("a cookie");
-        }
-    }))
-    .await;
-    assert_eq!(opened.len(), 4);
-    for id in ids {
-        assert_eq!(
-            cookies(&browser.conversation(id)).await,
-            [format!("who={id}")],
-            "{id} sees another conversation's cookie"
-        );
-    }
+    four_apart(&browser, &server.url("basic.html")).await;
     let (on_a, on_b) = (
         pages_at(a.port, "basic.html").await,
         pages_at(b.port, "basic.html").await,
@@ -192,8 +275,6 @@ async fn err_1_two_chats_and_two_tasks_at_once_each_have_a_context_of_their_own_
     contexts.sort();
     contexts.dedup();
     assert_eq!(contexts.len(), 4, "two conversations share a context");
-    assert_eq!(browser.pid().await, None);
-    assert_eq!(browser.errands_pid().await, None, "a task ran locally");
 
     // A task that is done lets go of its context and its place (ERR-10).
     browser
@@ -216,59 +297,10 @@ async fn be_4_an_address_killed_mid_step_moves_its_conversation_with_its_tabs() 
     let (config, _) = on_pool(&dir, &[&a, &b], 4, Duration::from_secs(30));
     let browser = Browser::new(config);
     let chat = browser.conversation("c1");
-    chat.open(&server.url("basic.html")).await.expect("opens");
-    chat.new_tab(&server.url("many.html"))
-        .await
-        .expect("a second tab");
-    assert_eq!(
-        pages_at(a.port, ".html").await.len(),
-        2,
-        "the first address"
-    );
-    let _ = chat.take_notes().await;
-
-    // A step in flight when the address dies.
-    let step = {
-        let chat = chat.clone();
-        tokio::spawn(async move {
-            chat.evaluate("new Promise(r => setTimeout(() => r(1), 3000))")
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    a.kill();
-    let _ = tokio::time::timeout(Duration::from_secs(20), step)
-        .await
-        .expect("the step in flight ends, it does not hang");
-
-    let tabs = chat.tabs().await.expect("the conversation comes back");
-    let mut urls: Vec<String> = tabs.iter().map(|t| t.url.clone()).collect();
-    urls.sort();
-    assert_eq!(
-        urls,
-        [server.url("basic.html"), server.url("many.html")],
-        "{tabs:?}"
-    );
+    let moved = killed_mid_step(&chat, &server, || a.kill()).await;
+    assert!(moved.contains(&b.address()), "{moved}");
     assert_eq!(pages_at(b.port, ".html").await.len(), 2, "not on the other");
-    let notes = chat.take_notes().await;
-    let moved: Vec<&String> = notes
-        .iter()
-        .filter(|n| n.contains("stopped answering and was taken out of the pool"))
-        .collect();
-    assert_eq!(moved.len(), 1, "{notes:?}");
-    assert!(moved[0].contains(&b.address()), "{notes:?}");
-    assert!(
-        chat.take_notes()
-            .await
-            .iter()
-            .all(|n| !n.contains("taken out")),
-        "said more than once"
-    );
-    // It still works there, and the next conversation goes to the live one too.
-    assert_eq!(
-        chat.evaluate("1 + 1").await.expect("a step on the other"),
-        2
-    );
+    // The next conversation goes to the live one too.
     let other = browser.conversation("c2");
     other.open(&server.url("basic.html")).await.expect("placed");
     assert_eq!(pages_at(b.port, "basic.html").await.len(), 2);
@@ -351,22 +383,7 @@ async fn err_15_past_the_cap_conversations_wait_in_line_and_are_served_when_one_
     let dir = tempfile::tempdir().expect("temp dir");
     let (config, _) = on_pool(&dir, &[&a, &b], 1, Duration::from_secs(1));
     let browser = Browser::new(config);
-    for id in ["c1", "c2"] {
-        browser.conversation(id).open(&url).await.expect("placed");
-    }
-    let e = tokio::time::timeout(
-        Duration::from_secs(20),
-        browser.conversation("c3").open(&url),
-    )
-    .await
-    .expect("no hang")
-    .expect_err("refused");
-    assert!(
-        e.to_string()
-            .starts_with("No browser of the pool came free within 1 s"),
-        "{e}"
-    );
-    browser.shutdown().await;
+    refused_past_the_wait(&browser, &url).await;
 }
 
 /// Issue 32 (BE-5, ERR-18): a conversation idle for the idle time lets go of its place

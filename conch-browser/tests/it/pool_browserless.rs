@@ -8,11 +8,11 @@
 use std::time::Duration;
 
 use conch_browser::remote::Remote;
-use conch_browser::{Browser, BrowserConfig, ConversationKind};
+use conch_browser::{Browser, BrowserConfig};
 use conch_fixtures::FixtureServer;
 use conch_fixtures::browserless::Browserless;
 
-use crate::errands::cookies;
+use crate::pool::{four_apart, killed_mid_step, refused_past_the_wait};
 use crate::remote::{cloud_only, core_scenario};
 
 /// Starts one browserless server, or fails the test with why.
@@ -62,34 +62,7 @@ async fn err_1_two_chats_and_two_tasks_on_browserless_keep_their_cookies_apart()
     let (a, b) = (server(), server());
     let dir = tempfile::tempdir().expect("temp dir");
     let browser = Browser::new(on_fleet(&dir, &[&a, &b], 2, Duration::from_secs(1)));
-    browser.set_kind("t1", ConversationKind::Task);
-    browser.set_kind("t2", ConversationKind::Task);
-    let ids = ["c1", "c2", "t1", "t2"];
-    let url = pages.url("basic.html");
-    let opened = futures_util::future::join_all(ids.iter().map(|id| {
-        let conv = browser.conversation(id);
-        let url = url.clone();
-        async move {
-            conv.open(&url)
-                .await
-                .unwrap_or_else(|e| panic!("{}: {e}", conv.id()));
-            conv.evaluate(&format!("document.cookie = 'who={}; path=/'; 1", conv.id()))
-                .await
-                .expect("a cookie");
-        }
-    }));
-    tokio::time::timeout(Duration::from_secs(60), opened)
-        .await
-        .expect("all four placed without waiting past the cap");
-    for id in ids {
-        assert_eq!(
-            cookies(&browser.conversation(id)).await,
-            [format!("who={id}")],
-            "{id} sees another conversation's cookie"
-        );
-    }
-    assert_eq!(browser.pid().await, None);
-    assert_eq!(browser.errands_pid().await, None, "a task ran locally");
+    four_apart(&browser, &pages.url("basic.html")).await;
     browser.shutdown().await;
 }
 
@@ -102,39 +75,8 @@ async fn be_4_a_browserless_server_killed_mid_step_moves_its_conversation_with_i
     let dir = tempfile::tempdir().expect("temp dir");
     let browser = Browser::new(on_fleet(&dir, &[&a, &other], 4, Duration::from_secs(30)));
     let chat = browser.conversation("c1");
-    chat.open(&pages.url("basic.html")).await.expect("opens");
-    chat.new_tab(&pages.url("many.html"))
-        .await
-        .expect("a second tab");
-    let _ = chat.take_notes().await;
-    let step = {
-        let chat = chat.clone();
-        tokio::spawn(async move {
-            chat.evaluate("new Promise(r => setTimeout(() => r(1), 3000))")
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
     // The first conversation goes to the first address (the least loaded, first listed).
-    a.kill();
-    let _ = tokio::time::timeout(Duration::from_secs(30), step)
-        .await
-        .expect("the step in flight ends, it does not hang");
-    let tabs = chat.tabs().await.expect("the conversation comes back");
-    let mut urls: Vec<String> = tabs.iter().map(|t| t.url.clone()).collect();
-    urls.sort();
-    assert_eq!(
-        urls,
-        [pages.url("basic.html"), pages.url("many.html")],
-        "{tabs:?}"
-    );
-    let notes = chat.take_notes().await;
-    let moved = notes
-        .iter()
-        .filter(|n| n.contains("stopped answering and was taken out of the pool"))
-        .count();
-    assert_eq!(moved, 1, "{notes:?}");
-    assert_eq!(chat.evaluate("1 + 1").await.expect("a step there"), 2);
+    killed_mid_step(&chat, &pages, || a.kill()).await;
     browser.shutdown().await;
 }
 
@@ -174,20 +116,5 @@ async fn err_15_on_a_full_browserless_fleet_a_conversation_waits_and_is_served()
 
     let dir = tempfile::tempdir().expect("temp dir");
     let browser = Browser::new(on_fleet(&dir, &[&a, &b], 1, Duration::from_secs(1)));
-    for id in ["c1", "c2"] {
-        browser.conversation(id).open(&url).await.expect("placed");
-    }
-    let e = tokio::time::timeout(
-        Duration::from_secs(20),
-        browser.conversation("c3").open(&url),
-    )
-    .await
-    .expect("no hang")
-    .expect_err("refused");
-    assert!(
-        e.to_string()
-            .starts_with("No browser of the pool came free within 1 s"),
-        "{e}"
-    );
-    browser.shutdown().await;
+    refused_past_the_wait(&browser, &url).await;
 }
