@@ -3,7 +3,6 @@
 //! `axe.min.js` from `CONCH_AXE`, which `cargo xtask test` sets to the installed file.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use crate::cmd;
 
@@ -19,33 +18,16 @@ pub(crate) fn ensure() -> Result<PathBuf, String> {
     if script.is_file() && installed_version(&package).as_deref() == Some(AXE_CORE) {
         return Ok(script);
     }
-    if find_on_path("npm").is_none()
-        && !(crate::browser::apt_install(&["npm"], "npm is missing")?
-            && find_on_path("npm").is_some())
-    {
-        return Err(format!(
-            "npm is missing: install Node.js with npm (on Debian: apt-get install npm) so the panel's tests can get axe-core {AXE_CORE}."
-        ));
-    }
     eprintln!(
         "xtask: installing axe-core {AXE_CORE} into {}",
         prefix.display()
     );
-    std::fs::create_dir_all(&prefix)
-        .map_err(|e| format!("could not make {}: {e}", prefix.display()))?;
-    // npm's chatter goes to standard error, like apt's.
-    cmd::run(
-        Command::new("npm")
-            .args([
-                "install",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-            ])
-            .arg(&prefix)
-            .arg(format!("axe-core@{AXE_CORE}"))
-            .stdout(std::io::stderr()),
+    cmd::npm_install(
+        &prefix,
+        &[format!("axe-core@{AXE_CORE}")],
+        &[],
+        &[],
+        &format!("the panel's tests can get axe-core {AXE_CORE}"),
     )?;
     match installed_version(&package) {
         Some(version) if version == AXE_CORE && script.is_file() => Ok(script),

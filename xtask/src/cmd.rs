@@ -86,3 +86,34 @@ pub(crate) fn has_nextest() -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// `npm install`s the pinned `packages` into `prefix` (no save, audit or fund; `flags`
+/// added), npm's chatter to standard error; installs npm itself through apt when it is
+/// missing and this is Debian as root. `what` names what the packages are for, in the
+/// error when npm can't be had.
+pub(crate) fn npm_install(
+    prefix: &std::path::Path,
+    packages: &[String],
+    flags: &[&str],
+    envs: &[(&str, &str)],
+    what: &str,
+) -> Result<(), String> {
+    if crate::axe::find_on_path("npm").is_none()
+        && !(crate::browser::apt_install(&["npm"], "npm is missing")?
+            && crate::axe::find_on_path("npm").is_some())
+    {
+        return Err(format!(
+            "npm is missing: install Node.js with npm (on Debian: apt-get install npm) so {what}."
+        ));
+    }
+    std::fs::create_dir_all(prefix)
+        .map_err(|e| format!("could not make {}: {e}", prefix.display()))?;
+    run(Command::new("npm")
+        .args(["install", "--no-save", "--no-audit", "--no-fund"])
+        .args(flags)
+        .arg("--prefix")
+        .arg(prefix)
+        .args(packages)
+        .envs(envs.iter().copied())
+        .stdout(std::io::stderr()))
+}

@@ -6,7 +6,6 @@
 //! no bundler.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::cmd;
 
@@ -28,31 +27,18 @@ pub(crate) fn ensure() -> Result<PathBuf, String> {
     if installed(&modules) {
         return Ok(modules);
     }
-    if crate::axe::find_on_path("npm").is_none() {
-        return Err(format!(
-            "npm is missing: install Node.js with npm (on Debian: apt-get install npm) so the inline live view's test can get @modelcontextprotocol/ext-apps {EXT_APPS}."
-        ));
-    }
     eprintln!(
         "xtask: installing @modelcontextprotocol/ext-apps {EXT_APPS} into {}",
         prefix.display()
     );
-    std::fs::create_dir_all(&prefix)
-        .map_err(|e| format!("could not make {}: {e}", prefix.display()))?;
-    cmd::run(
-        Command::new("npm")
-            .args([
-                "install",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--ignore-scripts",
-                "--prefix",
-            ])
-            .arg(&prefix)
-            .arg(format!("@modelcontextprotocol/ext-apps@{EXT_APPS}"))
-            .args(PEERS)
-            .stdout(std::io::stderr()),
+    let mut packages = vec![format!("@modelcontextprotocol/ext-apps@{EXT_APPS}")];
+    packages.extend(PEERS.iter().map(|p| (*p).to_owned()));
+    cmd::npm_install(
+        &prefix,
+        &packages,
+        &["--ignore-scripts"],
+        &[],
+        &format!("the inline live view's test can get @modelcontextprotocol/ext-apps {EXT_APPS}"),
     )?;
     if installed(&modules) {
         Ok(modules)
