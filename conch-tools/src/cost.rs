@@ -96,7 +96,7 @@ fn image_tokens(base64: &str) -> u64 {
     let Some(head) = base64.get(..32) else {
         return UNKNOWN;
     };
-    let Some(bytes) = decode_base64(head) else {
+    let Some(bytes) = conch_browser::page::base64::decode(head) else {
         return UNKNOWN;
     };
     if bytes.len() < 24 || &bytes[..8] != b"\x89PNG\r\n\x1a\n" || &bytes[12..16] != b"IHDR" {
@@ -109,29 +109,6 @@ fn image_tokens(base64: &str) -> u64 {
         bytes[20], bytes[21], bytes[22], bytes[23],
     ]));
     (width.saturating_mul(height) / 750).max(1)
-}
-
-/// Standard base64 without padding, for a whole number of 4-character groups.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    for group in text.as_bytes().chunks_exact(4) {
-        let mut n = 0u32;
-        for c in group {
-            n = (n << 6) | value(*c)?;
-        }
-        out.extend_from_slice(&n.to_be_bytes()[1..]);
-    }
-    Some(out)
 }
 
 /// The conversation's running total once a result is counted, as the result carries it.
@@ -308,22 +285,8 @@ mod tests {
         let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
         png.extend_from_slice(&750u32.to_be_bytes());
         png.extend_from_slice(&100u32.to_be_bytes());
-        let data = encode(&png);
+        let data = conch_browser::page::base64::encode(&png);
         assert_eq!(image_tokens(&data), 100);
         assert_eq!(image_tokens("not a picture"), 1600);
-    }
-
-    fn encode(bytes: &[u8]) -> String {
-        const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let mut n = [0u8; 3];
-            n[..chunk.len()].copy_from_slice(chunk);
-            let v = (u32::from(n[0]) << 16) | (u32::from(n[1]) << 8) | u32::from(n[2]);
-            for i in 0..4 {
-                out.push(ABC[((v >> (18 - 6 * i)) & 63) as usize] as char);
-            }
-        }
-        out
     }
 }

@@ -46,24 +46,11 @@ fn task(browser: &Browser, id: &str) -> conch_browser::Conversation {
 /// The browser contexts of the pages at `url_end` in the browser at DevTools `port`, seen
 /// from a connection of the test's own.
 async fn contexts_of_pages(port: u16, url_end: &str) -> Vec<String> {
-    let socket = conch_fixtures::browser::devtools_socket(port)
+    let mut contexts: Vec<String> = crate::pool::pages_at(port, url_end)
         .await
-        .expect("the browser's socket");
-    let spy = conch_cdp::Connection::connect(&socket)
-        .await
-        .expect("the test connects");
-    let targets = spy
-        .browser()
-        .call_raw("Target.getTargets", json!({}))
-        .await
-        .expect("targets");
-    spy.close();
-    let mut contexts: Vec<String> = targets["targetInfos"]
-        .as_array()
         .into_iter()
-        .flatten()
-        .filter(|t| t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.ends_with(url_end)))
-        .filter_map(|t| t["browserContextId"].as_str().map(str::to_owned))
+        .map(|(_, context)| context)
+        .filter(|context| !context.is_empty())
         .collect();
     contexts.sort();
     contexts

@@ -70,7 +70,7 @@ fn on_pool(
 }
 
 /// The pages at `url_end` in the browser at DevTools `port`, each with its context.
-async fn pages_at(port: u16, url_end: &str) -> Vec<(String, String)> {
+pub(crate) async fn pages_at(port: u16, url_end: &str) -> Vec<(String, String)> {
     let socket = conch_fixtures::browser::devtools_socket(port)
         .await
         .expect("the browser's socket");
