@@ -366,3 +366,33 @@ async fn issue_31_app_only_tools_are_listed_only_to_apps_clients_and_only_for_th
         "the model's list is {model_chars} characters"
     );
 }
+
+/// Issue 31, LIVE-8 with the budget at once (the seam of the inline view and the
+/// conversation's meter): the person's inline view fetching frames through its app-only
+/// tools is never withheld by the agent's budget and spends none of it; what the agent
+/// reads is all the budget counts.
+#[tokio::test]
+async fn live_8_the_inline_views_looks_spend_none_of_the_agents_budget() {
+    let door = Arc::new(Recorder::default());
+    let tools = offline_tools();
+    let server = McpServer::new(tools.clone(), Mode::Ask)
+        .with_app(McpApp {
+            html: "<!doctype html><title>Conch</title>".to_owned(),
+            connect_domains: Vec::new(),
+        })
+        .with_app_door(Arc::clone(&door) as Arc<dyn AppDoor>);
+    let view = session(&server, "c1", true).await;
+    let grant = sign_in(&view).await;
+    assert!(tools.set_budget("c1", Some(1)), "the conversation is held");
+    for _ in 0..10 {
+        let look = call(&view, LOOK, json!({ "grant": grant })).await;
+        assert_eq!(look["result"]["isError"], false, "{look}");
+        assert_eq!(
+            look["result"]["structuredContent"]["frame"], "AAAA",
+            "the view's frame was withheld: {look}"
+        );
+    }
+    let (spent, budget) = tools.spent("c1").expect("the conversation");
+    assert_eq!(budget, Some(1));
+    assert_eq!(spent.chars, 0, "the view's looks were counted: {spent:?}");
+}
