@@ -566,3 +566,106 @@ async fn issue_31_the_inline_view_works_over_new_era_http_with_its_conversations
         assert!(!text.contains(canary), "the canary is in {what}");
     }
 }
+
+/// SEC-7, LIVE-8 (issue 31), the seam of the inline view and another watcher of the same
+/// conversation: while the panel watches in a second window, the person takes over
+/// inline and types a canary, which reaches the page; the panel's socket hears the
+/// takeover and the hand back (it is listening), but never the canary, in no event.
+#[tokio::test(flavor = "multi_thread")]
+async fn sec_7_a_canary_typed_inline_is_in_no_event_of_another_watcher() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let canary = "CanaryInlineWatcher5d7b";
+    let server = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (mut client, link, _said, reader) = start_inline(home.path(), &["--trust", "full"]).await;
+    let port: u16 = link
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("a loopback link: {link}"));
+    let page = client.open(&server.url("person-typing.html")).await;
+    let field = crate::support::ref_of(&page, "Password");
+    client
+        .call_ok("browser_click", json!({ "ref": field }))
+        .await;
+
+    // The panel's window watches the conversation, keeping every text message it hears.
+    let window = crate::live::signed_in(port, &crate::live::fresh_code(home.path()).await).await;
+    let mut socket = crate::live::join(port, &window, "mcp-stdio").await;
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let listening = tokio::spawn({
+        let heard = Arc::clone(&heard);
+        async move {
+            while let Some(Ok(message)) = socket.next().await {
+                if let Message::Text(text) = message {
+                    heard
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(text.to_string());
+                }
+            }
+        }
+    });
+
+    let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
+    let grant = signed["structuredContent"]["grant"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a grant: {signed}"))
+        .to_owned();
+    let took = call(&mut client, "live_take_over", json!({ "grant": grant })).await;
+    assert_eq!(took["isError"], false, "{took}");
+    let typed = call(
+        &mut client,
+        "live_input",
+        json!({ "grant": grant, "input": { "type": "text", "text": canary } }),
+    )
+    .await;
+    assert_eq!(typed["isError"], false, "{typed}");
+    look_until(&mut client, &grant, |s| s["status"]["driver"] == "person").await;
+    let back = call(&mut client, "live_hand_back", json!({ "grant": grant })).await;
+    assert_eq!(back["isError"], false, "{back}");
+    let letters = format!("{} letters typed.", canary.len());
+    let started = Instant::now();
+    loop {
+        let (page, _) = client.call("browser_read", json!({})).await;
+        if page.contains(&letters) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the person's typing never reached the page: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The window heard the wheel go to the person and back.
+    let started = Instant::now();
+    loop {
+        let drivers: Vec<String> = heard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(|text| serde_json::from_str::<Value>(text).ok())
+            .filter(|event| event["type"] == "status")
+            .filter_map(|event| event["driver"].as_str().map(str::to_owned))
+            .collect();
+        let person = drivers.iter().position(|d| d == "person");
+        if person.is_some_and(|at| drivers[at..].iter().any(|d| d == "agent")) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the window never heard the takeover and the hand back: {drivers:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    listening.abort();
+    let heard = heard.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    assert!(!heard.is_empty());
+    for text in &heard {
+        assert!(!text.contains(canary), "the canary is in an event: {text}");
+    }
+    client.finish().await;
+    reader.abort();
+}

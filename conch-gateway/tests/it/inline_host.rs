@@ -18,7 +18,9 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use conch_fixtures::FixtureServer;
 use fantoccini::Locator;
-use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::actions::{
+    InputSource, KeyAction, KeyActions, MOUSE_BUTTON_LEFT, MouseActions, PointerAction,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Mutex;
@@ -195,8 +197,9 @@ async fn type_keys(person: &Person, text: &str) {
         .expect("the keys are typed");
 }
 
-/// Issue 31, LIVE-8, LIVE-10, PERM-3: the inline live view in a host built on ext-apps'
-/// AppBridge, connected to a real gateway.
+/// Issue 31, LIVE-8, LIVE-9, LIVE-10, PERM-3: the inline live view in a host built on
+/// ext-apps' AppBridge, connected to a real gateway; a press on its screen lands on the
+/// page where the screen showed it.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
     let modules = ext_apps();
@@ -364,6 +367,105 @@ async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+
+    // LIVE-9: a press on the inline screen takes over and lands on the page where it
+    // shows. The agent opens a page that says where it was pressed; the person presses
+    // the screen off its centre.
+    person
+        .client
+        .execute(
+            "window.frameBefore = document.getElementById('frame').src; return true;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    client
+        .lock()
+        .await
+        .open(&fixtures.url("pressed-at.html"))
+        .await;
+    wait_for(
+        &person,
+        "document.getElementById('frame').src !== window.frameBefore && document.getElementById('frame').naturalWidth > 0",
+        "a frame of the new page",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Where the press lands in the picture as drawn (whole, centred in the frame's box),
+    // as the view itself sees it.
+    person
+        .client
+        .execute(
+            "window.pressedAt = null; \
+             document.getElementById('screen').addEventListener('pointerdown', (e) => { \
+               const f = document.getElementById('frame'); const r = f.getBoundingClientRect(); \
+               const s = Math.min(r.width / f.naturalWidth, r.height / f.naturalHeight); \
+               const w = f.naturalWidth * s; const h = f.naturalHeight * s; \
+               window.pressedAt = [(e.clientX - r.left - (r.width - w) / 2) / w, \
+                                   (e.clientY - r.top - (r.height - h) / 2) / h]; \
+             }, { capture: true, once: true }); return true;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let frame = person.client.find(Locator::Id("frame")).await.unwrap();
+    let press = MouseActions::new("mouse".to_owned())
+        .then(PointerAction::MoveToElement {
+            element: frame,
+            duration: None,
+            x: 120.0,
+            y: 60.0,
+        })
+        .then(PointerAction::Down {
+            button: MOUSE_BUTTON_LEFT,
+        })
+        .then(PointerAction::Up {
+            button: MOUSE_BUTTON_LEFT,
+        });
+    person.client.perform_actions(press).await.unwrap();
+    let pressed = wait_for(&person, "window.pressedAt", "the view's press").await;
+    let (fx, fy) = (
+        pressed[0].as_f64().unwrap_or(-1.0),
+        pressed[1].as_f64().unwrap_or(-1.0),
+    );
+    assert!(
+        (0.05..0.95).contains(&fx) && (0.05..0.95).contains(&fy),
+        "{pressed}"
+    );
+    wait_for(
+        &person,
+        "!document.getElementById('done').hidden",
+        "I'm done after the press took over",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    click(&person, "//button[normalize-space()=\"I'm done\"]").await;
+    let started = Instant::now();
+    let (x, y, page_width, page_height) = loop {
+        let (page, _) = client.lock().await.call("browser_read", json!({})).await;
+        let numbers: Option<Vec<f64>> = page
+            .split("Pressed at ")
+            .nth(1)
+            .and_then(|rest| rest.split('.').next())
+            .map(|said| {
+                said.split([',', ' ', 'x'])
+                    .filter_map(|n| n.parse().ok())
+                    .collect()
+            });
+        if let Some(numbers) = numbers.filter(|n| n.len() == 4) {
+            break (numbers[0], numbers[1], numbers[2], numbers[3]);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the press never reached the page: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let (want_x, want_y) = (fx * page_width, fy * page_height);
+    assert!(
+        (x - want_x).abs() <= 4.0 && (y - want_y).abs() <= 4.0,
+        "pressed at {x},{y} of {page_width}x{page_height}; the screen showed {want_x:.1},{want_y:.1}"
+    );
     person.client.enter_parent_frame().await.unwrap();
     let log = person
         .client
