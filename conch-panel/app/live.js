@@ -4,6 +4,9 @@
 // person in with the panel's one-time code, then shows the conversation's frames, the
 // agent's cursor and caption, Take over and I'm done, and the question cards, with the
 // panel's wording. What the person types goes to the page and is never kept here.
+// Over new-era HTTP a conversation is a handle: the view learns it from the result that
+// opened it (its `_meta`, or the arguments the agent passed) and passes it with every
+// call. A sign-in ends with the panel's sign-out or idle time: the view asks again.
 (() => {
   'use strict';
   const PANEL = '{{PANEL}}';
@@ -43,27 +46,60 @@
         post({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } });
       }
     }
-    // Notifications (tool-input, tool-result, host-context-changed) need nothing here:
-    // the view follows the conversation of the session that opened it.
+    // The result (or the call) that opened the view names its conversation's handle
+    // when the connection has no session of its own (new-era HTTP); else the view
+    // follows the session that opened it. Other notifications need nothing here.
+    if (message.method && message.id === undefined && !handle) {
+      const params = message.params || {};
+      const named = message.method === 'ui/notifications/tool-result'
+        ? params._meta && params._meta['dev.conch/conversation']
+        : message.method === 'ui/notifications/tool-input'
+          ? params.arguments && params.arguments.conversation
+          : null;
+      if (typeof named === 'string' && named) handle = named;
+    }
   });
 
-  // Conch's app-only tools, through the host.
+  // Conch's app-only tools, through the host, in the conversation of `handle` when
+  // there is one.
   let grant = null;
+  let handle = null;
   const call = async (name, args) => {
-    const result = await request('tools/call', { name, arguments: args });
+    const result = await request('tools/call', {
+      name,
+      arguments: handle ? { ...args, conversation: handle } : args,
+    });
     if (result && result.isError) {
       const text = (result.content || []).map((c) => c.text || '').join(' ');
-      throw new Error(text || 'Conch refused.');
+      const error = new Error(text || 'Conch refused.');
+      error.signedOut = !!(result.structuredContent && result.structuredContent.signedOut);
+      throw error;
     }
     return (result && result.structuredContent) || {};
+  };
+  const say = (text) => { byId('status').textContent = text; };
+  // A refusal: said; a sign-in that ended (the panel's sign-out or idle time) goes back
+  // to the sign-in, and nothing more is sent.
+  const refused = (e) => {
+    if (!e.signedOut) {
+      say(e.message);
+      return;
+    }
+    grant = null;
+    show(byId('live'), false);
+    show(byId('signin'), true);
+    const error = byId('signin-error');
+    error.textContent = e.message;
+    error.setAttribute('role', 'alert');
+    show(error, true);
+    byId('code').focus();
   };
   // The person's input goes in order, one call after another.
   let queue = Promise.resolve();
   const send = (input) => {
-    queue = queue.then(() => call('live_input', { grant, input })).catch((e) => say(e.message));
+    queue = queue.then(() => (grant ? call('live_input', { grant, input }) : null)).catch(refused);
     return queue;
   };
-  const say = (text) => { byId('status').textContent = text; };
 
   // Sign-in.
   byId('signin-form').addEventListener('submit', async (event) => {
@@ -193,21 +229,23 @@
         cursor(look.cursor);
         cards(look.cards);
       } catch (e) {
-        say(e.message);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        refused(e);
+        if (grant) await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     }
   };
 
   // Take over and I'm done.
   const takeOver = async () => {
-    await call('live_take_over', { grant }).catch((e) => say(e.message));
+    await call('live_take_over', { grant }).catch(refused);
+    if (!grant) return;
     status({ driver: 'person', handoff, running: true });
     byId('keys').focus({ preventScroll: true });
   };
   byId('takeover').addEventListener('click', takeOver);
   byId('done').addEventListener('click', async () => {
-    await call('live_hand_back', { grant }).catch((e) => say(e.message));
+    await call('live_hand_back', { grant }).catch(refused);
+    if (!grant) return;
     status({ driver: 'agent', handoff: null, running: true });
     byId('takeover').focus();
   });
@@ -217,8 +255,9 @@
 
   // The screen: its size sets the tab's shape (LIVE-4); a press takes over and clicks.
   const screen = byId('screen');
+  // The screen's inside (its border left out) is the size the page is shaped to.
   const sizeChanged = () => {
-    const box = screen.getBoundingClientRect();
+    const box = { width: screen.clientWidth, height: screen.clientHeight };
     if (grant && box.width > 0 && (!frameSize || frameSize.w !== Math.round(box.width))) {
       frameSize = { w: Math.round(box.width), h: Math.round(box.height) };
       send({ type: 'size', width: frameSize.w, height: frameSize.h });
@@ -226,14 +265,31 @@
     notify('ui/notifications/size-changed', { height: document.documentElement.scrollHeight });
   };
   new ResizeObserver(sizeChanged).observe(document.body);
+  // A point of the screen in the size sent: through the frame's own picture, drawn
+  // whole and centred, so a press lands where it shows even before the page's shape
+  // follows the screen's.
   const at = (event) => {
     const box = screen.getBoundingClientRect();
-    return { x: event.clientX - box.left, y: event.clientY - box.top };
+    const w = screen.clientWidth;
+    const h = screen.clientHeight;
+    let x = event.clientX - box.left - screen.clientLeft;
+    let y = event.clientY - box.top - screen.clientTop;
+    const img = byId('frame');
+    if (img.naturalWidth > 0 && img.naturalHeight > 0 && w > 0 && h > 0) {
+      const scale = Math.min(w / img.naturalWidth, h / img.naturalHeight);
+      const pw = img.naturalWidth * scale;
+      const ph = img.naturalHeight * scale;
+      x = ((x - (w - pw) / 2) * w) / pw;
+      y = ((y - (h - ph) / 2) * h) / ph;
+    }
+    return { x: Math.round(x), y: Math.round(y) };
   };
-  screen.addEventListener('pointerdown', async (event) => {
+  screen.addEventListener('pointerdown', (event) => {
     if (!grant) return;
     event.preventDefault();
-    if (driver !== 'person') await takeOver();
+    // Taking over goes in the input's queue, so the press and its release keep their
+    // order behind it.
+    if (driver !== 'person') queue = queue.then(takeOver);
     send({ type: 'pointer', action: 'down', ...at(event), button: 'left' });
   });
   screen.addEventListener('pointerup', (event) => {

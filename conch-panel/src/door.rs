@@ -1,6 +1,7 @@
 //! What every page of the person's door shares (issue 28): the door's state and its
 //! sessions ([`Panel`]: the one-time sign-in codes, the two-factor sessions that end when
-//! idle or signed out), the checks of the gateway's own `Host` and `Origin`
+//! idle or signed out, and the inline live view's sign-ins, which end by the same rule and
+//! with any sign-out of the panel), the checks of the gateway's own `Host` and `Origin`
 //! ([`Panel::own_host`], [`Panel::own_origin`], [`Panel::refusal`]) and the answers (a
 //! refusal as one sentence of plain text, [`refuse`]; JSON no cache keeps, [`answer`]).
 //!
@@ -64,11 +65,23 @@ impl std::fmt::Debug for Panel {
 }
 
 /// One signed-in browser: its token (the header's), its cookie, when it signed in and
-/// when it was last used.
+/// when it was last used; or, with `inline`, the sign-in of a conversation's inline live
+/// view in the chat (issue 31), which has no browser of its own: its token and cookie are
+/// never sent anywhere, and it opens no page of the panel.
 struct Session {
     cookie: String,
     signed_in: Instant,
     used: Instant,
+    /// The conversation whose inline live view signed in, for an inline sign-in.
+    inline: Option<String>,
+}
+
+impl Session {
+    /// Whether a session last used at `self.used` is still live at `now`: the one rule
+    /// of the panel's idle time, for the panel's sessions and the inline view's alike.
+    fn live_at(&self, now: Instant, idle: Duration) -> bool {
+        now.saturating_duration_since(self.used) < idle
+    }
 }
 
 pub(crate) struct Inner {
@@ -217,6 +230,57 @@ impl Panel {
     /// Uses a sign-in code: a new session when `given` is an unused code made less than
     /// [`CODE_LIFETIME`] ago.
     pub(crate) fn sign_in(&self, given: &str) -> Option<SignedIn> {
+        self.sign_in_as(given, None)
+    }
+
+    /// Uses a sign-in code for the inline live view of `conversation` (issue 31): the
+    /// new sign-in's id, which only the inline view's grant keeps, when `given` works as
+    /// [`Panel::sign_in`] takes it. The sign-in ends as a panel session does: unused for
+    /// the idle time, or when the person signs out of the panel in any browser.
+    pub(crate) fn sign_in_inline(&self, given: &str, conversation: &str) -> Option<String> {
+        self.sign_in_as(given, Some(conversation))
+            .map(|signed| signed.token)
+    }
+
+    /// Whether the inline sign-in `id` is still live (not signed out, not idle past the
+    /// panel's idle time, by the same rule as [`Panel::session`]); a live one is marked
+    /// used now. A session past its idle time ends here too.
+    pub(crate) fn use_inline(&self, id: &str) -> bool {
+        let now = self.now();
+        let idle = self.inner.idle;
+        let mut sessions = self.sessions();
+        let before = sessions.len();
+        sessions.retain(|_, s| s.live_at(now, idle));
+        let expired = sessions.len() != before;
+        let found = sessions
+            .iter_mut()
+            .find(|(own, s)| s.inline.is_some() && constant_time_eq(own.as_bytes(), id.as_bytes()))
+            .map(|(_, session)| session.used = now)
+            .is_some();
+        drop(sessions);
+        if expired {
+            self.inner.ended.send_modify(|n| *n += 1);
+        }
+        found
+    }
+
+    /// Whether some inline sign-in of `conversation`'s view is still live (without
+    /// marking it used).
+    pub(crate) fn inline_signed_in(&self, conversation: &str) -> bool {
+        let now = self.now();
+        let idle = self.inner.idle;
+        self.sessions()
+            .values()
+            .any(|s| s.inline.as_deref() == Some(conversation) && s.live_at(now, idle))
+    }
+
+    /// A subscription to the sessions ending (a sign-out, or one found idle too long).
+    pub(crate) fn endings(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.ended.subscribe()
+    }
+
+    /// Uses a sign-in code: a new session (of the inline view of `inline`, when given).
+    fn sign_in_as(&self, given: &str, inline: Option<&str>) -> Option<SignedIn> {
         let now = self.now();
         {
             let mut codes = self.codes();
@@ -236,6 +300,7 @@ impl Panel {
                 cookie: signed.cookie.clone(),
                 signed_in: now,
                 used: now,
+                inline: inline.map(str::to_owned),
             },
         );
         Some(signed)
@@ -250,11 +315,13 @@ impl Panel {
         let name = self.cookie_name();
         let mut sessions = self.sessions();
         let before = sessions.len();
-        sessions.retain(|_, s| now.saturating_duration_since(s.used) < idle);
+        sessions.retain(|_, s| s.live_at(now, idle));
         let expired = sessions.len() != before;
         let found = sessions
             .iter_mut()
-            .find(|(own, _)| constant_time_eq(own.as_bytes(), token.as_bytes()))
+            .find(|(own, s)| {
+                s.inline.is_none() && constant_time_eq(own.as_bytes(), token.as_bytes())
+            })
             .map(|(_, session)| session)
             .filter(|session| {
                 cookies(headers, &name)
@@ -292,14 +359,18 @@ impl Panel {
         let sessions = self.sessions();
         cookies(headers, &name).any(|value| {
             sessions.values().any(|session| {
-                now.saturating_duration_since(session.used) < idle
+                session.inline.is_none()
+                    && session.live_at(now, idle)
                     && constant_time_eq(value.as_bytes(), session.cookie.as_bytes())
             })
         })
     }
 
     /// Ends the session of a signed-in request ("Sign out"); its live sockets close.
-    /// Whether there was one.
+    /// Every inline live view's sign-in ends with it (issue 31): the inline views in the
+    /// chat were signed in with codes of their own, so no sign-out of the panel can be
+    /// told to be theirs, and a person who signs out means to stop acting through any of
+    /// them. The panel's other browsers stay signed in. Whether there was a session.
     pub(crate) fn sign_out(&self, headers: &HeaderMap) -> bool {
         if self.signed_in_at(headers).is_none() {
             return false;
@@ -307,7 +378,14 @@ impl Panel {
         let Some(token) = header_token(headers) else {
             return false;
         };
-        let ended = self.sessions().remove(token).is_some();
+        let ended = {
+            let mut sessions = self.sessions();
+            let ended = sessions.remove(token).is_some();
+            if ended {
+                sessions.retain(|_, s| s.inline.is_none());
+            }
+            ended
+        };
         if ended {
             self.inner.ended.send_modify(|n| *n += 1);
         }
@@ -319,7 +397,7 @@ impl Panel {
         let now = self.now();
         self.sessions()
             .get(token)
-            .is_some_and(|s| now.saturating_duration_since(s.used) < self.inner.idle)
+            .is_some_and(|s| s.inline.is_none() && s.live_at(now, self.inner.idle))
     }
 
     /// The tools, once made.

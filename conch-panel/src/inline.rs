@@ -12,6 +12,12 @@
 //! screencast stops after the last watcher (LIVE-2) and a plain takeover goes back to the
 //! agent after conch-live's grace (LIVE-8).
 //!
+//! Each inline sign-in is a sign-in of the panel's ([`Panel`]'s sessions): it ends by the
+//! panel's idle rule, and with any sign-out of the panel. When the last sign-in of a
+//! conversation's inline view ends, the view leaves at once, as a signed-out panel's
+//! live socket closes: a plain takeover it held goes back to the agent after conch-live's
+//! grace, and a handoff waits on for I'm done (HAND-5).
+//!
 //! Deliberately absent: any check of who calls (conch-tools' grant does that), find,
 //! tabs, the page's dialogs and Stop (the full panel's).
 
@@ -103,6 +109,8 @@ impl InlineDoor {
         watches.insert(conversation.to_owned(), Arc::clone(&made));
         let watches = Arc::clone(&self.watches);
         let conversation = conversation.to_owned();
+        let panel = self.panel.clone();
+        let mut endings = panel.endings();
         tokio::spawn(async move {
             tracing::info!(conversation, "an inline live view joined");
             loop {
@@ -113,6 +121,13 @@ impl InlineDoor {
                 let out = tokio::select! {
                     out = feed.next() => out,
                     () = tokio::time::sleep(idle) => continue,
+                    changed = endings.changed() => {
+                        // A sign-in ended: the view leaves when none of its own holds.
+                        if changed.is_err() || !panel.inline_signed_in(&conversation) {
+                            break;
+                        }
+                        continue;
+                    }
                 };
                 let Some(out) = out else { break };
                 tell.send_modify(|seen| match out {
@@ -136,8 +151,17 @@ impl InlineDoor {
                 });
             }
             // Leaving: the feed and the seat go, so the cast stops after the last
-            // watcher (LIVE-2).
-            lock(&watches).remove(&conversation);
+            // watcher (LIVE-2), and a takeover nobody else drives goes back to the agent
+            // after conch-live's grace.
+            {
+                let mut watches = lock(&watches);
+                if watches
+                    .get(&conversation)
+                    .is_some_and(|w| Arc::ptr_eq(&w.used, &used))
+                {
+                    watches.remove(&conversation);
+                }
+            }
             drop(feed);
             tracing::info!(conversation, "an inline live view left");
         });
@@ -146,8 +170,12 @@ impl InlineDoor {
 }
 
 impl conch_tools::AppDoor for InlineDoor {
-    fn sign_in(&self, code: &str) -> bool {
-        self.panel.sign_in(code).is_some()
+    fn sign_in(&self, conversation: &str, code: &str) -> Option<String> {
+        self.panel.sign_in_inline(code, conversation)
+    }
+
+    fn still_signed_in(&self, id: &str) -> bool {
+        self.panel.use_inline(id)
     }
 
     fn look<'a>(&'a self, conversation: &'a str, after: u64) -> BoxFuture<'a, Value> {
@@ -197,5 +225,185 @@ impl conch_tools::AppDoor for InlineDoor {
             .answer(conversation, id, choice)
             .map(|_| ())
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use axum::http::{HeaderMap, HeaderValue, header};
+    use conch_tools::app::{ANSWER, REFUSED_SIGNED_OUT, SIGN_IN};
+    use conch_tools::{APP_MIME, APPS_EXTENSION, McpApp, McpServer, McpSession, Mode};
+    use serde_json::{Value, json};
+
+    use super::InlineDoor;
+    use crate::Panel;
+    use crate::live::Live;
+
+    /// The panel's idle time in these tests.
+    const IDLE: Duration = Duration::from_secs(60 * 60);
+
+    /// A panel on a clock the test moves, its inline view's MCP server, and the clock.
+    fn panel() -> (Panel, McpServer, Arc<Mutex<Instant>>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = conch_browser::BrowserConfig::new(conch_browser::Home::new(dir.path()));
+        config.download = None;
+        let browser = conch_browser::Browser::new(config);
+        let board = crate::cards::Board::new(Duration::from_secs(60));
+        let now = Arc::new(Mutex::new(Instant::now()));
+        let clock = {
+            let now = Arc::clone(&now);
+            Arc::new(move || *now.lock().unwrap())
+        };
+        let panel = Panel::with_clock(1, Live::new(browser.clone(), board), IDLE, clock);
+        let tools = conch_tools::Tools::new(
+            browser,
+            conch_tools::ToolsConfig::new(Arc::new(conch_tools::NoOneToAsk)),
+        );
+        let server = McpServer::new(tools, Mode::Ask)
+            .with_app(McpApp {
+                html: "<!doctype html><title>Conch</title>".to_owned(),
+                connect_domains: Vec::new(),
+            })
+            .with_app_door(Arc::new(InlineDoor::new(panel.clone())));
+        (panel, server, now, dir)
+    }
+
+    /// A session of `conversation` whose client declares MCP Apps.
+    async fn view(server: &McpServer, conversation: &str) -> McpSession {
+        let session = server.session(conversation);
+        session
+            .handle(
+                &json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": { "extensions": { APPS_EXTENSION: { "mimeTypes": [APP_MIME] } } },
+                "clientInfo": { "name": "t", "version": "1" } } }),
+            )
+            .await
+            .unwrap();
+        session
+    }
+
+    /// The result of the tool call `name` with `arguments`.
+    async fn call(session: &McpSession, name: &str, arguments: Value) -> Value {
+        let answer = session
+            .handle(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": { "name": name, "arguments": arguments } }))
+            .await
+            .unwrap();
+        answer["result"].clone()
+    }
+
+    fn text(result: &Value) -> &str {
+        result["content"][0]["text"].as_str().unwrap_or_default()
+    }
+
+    /// Signs `session` in with a fresh code of `panel`: the grant.
+    async fn sign_in(panel: &Panel, session: &McpSession) -> String {
+        let link = panel.renew_signin();
+        let signed = call(session, SIGN_IN, json!({ "code": link })).await;
+        assert_eq!(signed["isError"], false, "{signed}");
+        signed["structuredContent"]["grant"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// A browser's panel session: its headers (both factors, on the door's own host).
+    fn browser(panel: &Panel) -> HeaderMap {
+        let link = panel.renew_signin();
+        let code = link.split("code=").nth(1).unwrap();
+        let signed = panel.sign_in(code).unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:1"));
+        let cookie = format!("{}={}", panel.cookie_name(), signed.cookie);
+        headers.insert(header::COOKIE, HeaderValue::from_str(&cookie).unwrap());
+        headers.insert(
+            crate::door::SESSION_HEADER,
+            HeaderValue::from_str(&signed.token).unwrap(),
+        );
+        headers
+    }
+
+    /// A call the grant lets through: a card that isn't there (the board's own refusal,
+    /// not the sign-in's).
+    async fn used(session: &McpSession, grant: &str) -> Value {
+        call(
+            session,
+            ANSWER,
+            json!({ "grant": grant, "id": "no-such-card", "choice": "no" }),
+        )
+        .await
+    }
+
+    /// LIVE-18, issue 31: an inline grant ends by the panel's own idle rule, on the
+    /// panel's clock: each use counts from then, and unused for the panel's idle time it
+    /// is refused with a sentence, as a panel browser's session used at the same moments
+    /// ends at the same moment.
+    #[tokio::test]
+    async fn live_18_an_inline_grant_ends_after_the_panels_idle_time() {
+        let (panel, server, now, _dir) = panel();
+        let session = view(&server, "c1").await;
+        let grant = sign_in(&panel, &session).await;
+        let window = browser(&panel);
+        let almost = IDLE - Duration::from_secs(1);
+        for _ in 0..2 {
+            *now.lock().unwrap() += almost;
+            let answer = used(&session, &grant).await;
+            assert_ne!(
+                text(&answer),
+                REFUSED_SIGNED_OUT,
+                "used within the idle time"
+            );
+            assert!(panel.signed_in(&window), "the panel's session too");
+        }
+        *now.lock().unwrap() += IDLE;
+        let answer = used(&session, &grant).await;
+        assert_eq!(answer["isError"], true, "{answer}");
+        assert_eq!(text(&answer), REFUSED_SIGNED_OUT, "{answer}");
+        assert_eq!(answer["structuredContent"]["signedOut"], true, "{answer}");
+        assert!(!panel.signed_in(&window), "the panel's session ended alike");
+        // A new code signs the view in again.
+        let again = sign_in(&panel, &session).await;
+        let answer = used(&session, &again).await;
+        assert_ne!(text(&answer), REFUSED_SIGNED_OUT, "{answer}");
+    }
+
+    /// LIVE-18, issue 31: signing out of the panel in any browser ends every inline
+    /// grant, in every conversation, at once (an inline view's sign-in is never the
+    /// browser's own); the panel's other browser stays signed in.
+    #[tokio::test]
+    async fn live_18_a_panel_sign_out_ends_every_inline_grant() {
+        let (panel, server, _now, _dir) = panel();
+        let one = view(&server, "c1").await;
+        let two = view(&server, "c2").await;
+        let first = sign_in(&panel, &one).await;
+        let second = sign_in(&panel, &two).await;
+        let leaving = browser(&panel);
+        let staying = browser(&panel);
+        assert!(panel.inline_signed_in("c1") && panel.inline_signed_in("c2"));
+        let endings = panel.endings();
+        assert!(panel.sign_out(&leaving));
+        assert!(endings.has_changed().unwrap(), "the live views are told");
+        for (session, grant) in [(&one, &first), (&two, &second)] {
+            let answer = used(session, grant).await;
+            assert_eq!(text(&answer), REFUSED_SIGNED_OUT, "{answer}");
+        }
+        assert!(!panel.inline_signed_in("c1") && !panel.inline_signed_in("c2"));
+        assert!(panel.signed_in(&staying), "the other browser stays");
+        // An inline sign-in's id is never a panel session.
+        let link = panel.renew_signin();
+        let code = link.split("code=").nth(1).unwrap();
+        let id = panel.sign_in_inline(code, "c1").unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:1"));
+        headers.insert(
+            crate::door::SESSION_HEADER,
+            HeaderValue::from_str(&id).unwrap(),
+        );
+        assert!(!panel.signed_in(&headers));
+        assert!(!panel.alive(&id));
     }
 }

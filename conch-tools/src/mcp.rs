@@ -298,7 +298,7 @@ impl McpServer {
             .collect();
         let mut tools = tools;
         if end == tool_specs().len() && apps && self.app.is_some() && self.inline.is_some() {
-            tools.extend(app::listed());
+            tools.extend(app::listed(handles));
         }
         let mut answer = json!({ "tools": tools });
         if end < tool_specs().len() {

@@ -93,21 +93,28 @@ pub(super) async fn post(
     {
         arguments.remove(HANDLE_ARG);
     }
-    let (session, key, minted) = match given {
+    let (session, key, handle) = match given {
         Some(Value::String(given)) => {
             let found = handle::verify(&door.token, &given)
                 .map(|id| format!("handle:{id}"))
                 .and_then(|key| door.take(&key).map(|(session, _)| (session, key)));
             match found {
-                Some((session, key)) => (session, key, None),
+                Some((session, key)) => (session, key, Handle::Given(given)),
                 None => return json_answer(Some(unknown_handle(&id))),
             }
         }
         Some(_) => return json_answer(Some(unknown_handle(&id))),
+        // The inline live view's tools act only in the conversation that opened it.
+        None if message
+            .get("params")
+            .is_some_and(conch_tools::app::calls_app_only) =>
+        {
+            return json_answer(Some(needs_handle(&id)));
+        }
         // A retried call (MRTR) whose first round started its conversation.
         None if let Some(found) = waiting(&door, &message) => found,
         None => match start(&door, &headers, kind) {
-            Ok((session, key, handle)) => (session, key, Some(handle)),
+            Ok((session, key, handle)) => (session, key, Handle::Minted(handle)),
             Err(refused) => return *refused,
         },
     };
@@ -115,13 +122,20 @@ pub(super) async fn post(
         door: door.clone(),
         id: key,
     };
-    stream_call(session, message, busy, minted).into_response()
+    stream_call(session, message, busy, handle).into_response()
+}
+
+/// A call's conversation handle: the one it passed, or one minted as it started the
+/// conversation (which its result names in a sentence too).
+enum Handle {
+    Given(String),
+    Minted(String),
 }
 
 /// The conversation whose call waits for this retried request's `requestState`, when
 /// the first round came with no handle (it started the conversation), and its handle,
 /// which the final result names.
-fn waiting(door: &Door, message: &Value) -> Option<(McpSession, String, Option<String>)> {
+fn waiting(door: &Door, message: &Value) -> Option<(McpSession, String, Handle)> {
     let state = message.get("params")?.get("requestState")?.as_str()?;
     let key = door
         .sessions
@@ -132,7 +146,7 @@ fn waiting(door: &Door, message: &Value) -> Option<(McpSession, String, Option<S
         .map(|(key, _)| key.clone())?;
     let handle = handle::of(&door.token, key.strip_prefix("handle:")?);
     door.take(&key)
-        .map(|(session, _)| (session, key, Some(handle)))
+        .map(|(session, _)| (session, key, Handle::Minted(handle)))
 }
 
 /// Starts a conversation for a call with no handle: a chat, or a task's (named by
@@ -174,6 +188,16 @@ fn start(
         },
     );
     Ok((session, key, minted))
+}
+
+/// The tool result for an app-only tool of the inline live view called without a
+/// handle: nothing starts and nothing acts.
+fn needs_handle(id: &Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": {
+        "resultType": "complete",
+        "isError": true,
+        "content": [{ "type": "text", "text": conch_tools::app::NEEDS_HANDLE }],
+    } })
 }
 
 /// The tool result for a handle this gateway did not mint, or whose conversation ended.
@@ -343,14 +367,10 @@ fn json_answer(answer: Option<Value>) -> Response {
 }
 
 /// A call on its own event stream: its progress, then its response (naming the handle
-/// when the call started the conversation). The call runs while the stream is open:
-/// the client closing it cancels the call, and nothing else.
-fn stream_call(
-    session: McpSession,
-    message: Value,
-    busy: Busy,
-    minted: Option<String>,
-) -> Response {
+/// in a sentence when the call started the conversation, and in `_meta` always, so an
+/// inline live view opened by any result learns it). The call runs while the stream is
+/// open: the client closing it cancels the call, and nothing else.
+fn stream_call(session: McpSession, message: Value, busy: Busy, handle: Handle) -> Response {
     let (tx, rx) = mpsc::unbounded_channel::<String>();
     let running = tokio::spawn(async move {
         let _busy = busy;
@@ -359,8 +379,9 @@ fn stream_call(
             let _ = notes.send(note.to_string());
         };
         if let Some(mut answer) = session.handle_notifying(&message, &notify).await {
-            if let Some(handle) = &minted {
-                name_handle(&mut answer, handle, session.chat());
+            match &handle {
+                Handle::Minted(handle) => name_handle(&mut answer, handle, session.chat()),
+                Handle::Given(handle) => meta_handle(&mut answer, handle),
             }
             let _ = tx.send(answer.to_string());
         }
@@ -399,8 +420,15 @@ fn name_handle(answer: &mut Value, handle: &str, chat: &conch_tools::Chat) {
             );
         }
     }
-    if let Some(meta) = result
-        .as_object_mut()
+    meta_handle(answer, handle);
+}
+
+/// Names the conversation's handle in a call's result's `_meta`, for a program (an
+/// inline live view learns its conversation there, issue 31); the model reads none of it.
+fn meta_handle(answer: &mut Value, handle: &str) {
+    if let Some(meta) = answer
+        .get_mut("result")
+        .and_then(Value::as_object_mut)
         .map(|r| r.entry("_meta").or_insert_with(|| json!({})))
         .and_then(Value::as_object_mut)
     {

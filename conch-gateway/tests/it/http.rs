@@ -21,7 +21,7 @@ async fn post_raw(port: u16, headers: &[(&str, &str)], body: &str) -> (u16, Stri
 }
 
 /// One HTTP/1.1 POST to `path` with `body` as it is; gives (status, lowercased head, body).
-async fn post_to(
+pub(crate) async fn post_to(
     port: u16,
     path: &str,
     headers: &[(&str, &str)],
@@ -54,15 +54,15 @@ async fn post_to(
 }
 
 /// A running `conch-gateway serve`: the child, its port and its token.
-struct Served {
+pub(crate) struct Served {
     child: tokio::process::Child,
-    port: u16,
+    pub(crate) port: u16,
     token: String,
 }
 
 impl Served {
     /// Starts `serve` on a free port with `args`, and reads the port and the token.
-    async fn start(home: &std::path::Path, args: &[&str]) -> Served {
+    pub(crate) async fn start(home: &std::path::Path, args: &[&str]) -> Served {
         let mut all = vec!["serve", "--port", "0"];
         all.extend_from_slice(args);
         let mut child = gateway(home, &all).spawn().expect("the gateway starts");
@@ -89,7 +89,7 @@ impl Served {
         Served { child, port, token }
     }
 
-    fn bearer(&self) -> String {
+    pub(crate) fn bearer(&self) -> String {
         format!("Bearer {}", self.token)
     }
 
@@ -756,7 +756,7 @@ fn modern(id: i64, method: &str, mut params: Value) -> Value {
 }
 
 /// The headers a new-era POST carries for `message`, and the token.
-fn modern_headers(served: &Served, message: &Value) -> Vec<(String, String)> {
+pub(crate) fn modern_headers(served: &Served, message: &Value) -> Vec<(String, String)> {
     let mut headers = vec![
         ("Authorization".to_owned(), served.bearer()),
         ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
@@ -773,7 +773,7 @@ fn modern_headers(served: &Served, message: &Value) -> Vec<(String, String)> {
 
 /// Posts a new-era `message` to `path` with `headers`; gives (status, head, the
 /// response: the JSON body, or the event stream's message with an id).
-async fn post_modern(
+pub(crate) async fn post_modern(
     served: &Served,
     path: &str,
     headers: &[(String, String)],

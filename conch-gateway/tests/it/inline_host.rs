@@ -18,7 +18,9 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use conch_fixtures::FixtureServer;
 use fantoccini::Locator;
-use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::actions::{
+    InputSource, KeyAction, KeyActions, MOUSE_BUTTON_LEFT, MouseActions, PointerAction,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Mutex;
@@ -52,6 +54,7 @@ const HOST: &str = r#"<!doctype html>
 <script type="module">
   import { AppBridge, PostMessageTransport } from '/m/@modelcontextprotocol/ext-apps/dist/src/app-bridge.js';
   window.hostLog = [];
+  window.hostHandles = [];
   const rpc = async (method, params) => {
     const answer = await fetch('/rpc', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method, params }) });
     const message = await answer.json();
@@ -71,10 +74,16 @@ const HOST: &str = r#"<!doctype html>
       { hostContext: { theme: 'light', displayMode: 'inline', platform: 'web' } });
     bridge.oncalltool = async (params) => {
       window.hostLog.push(params.name);
+      window.hostHandles.push((params.arguments && params.arguments.conversation) || null);
       return rpc('tools/call', params);
     };
     bridge.onopenlink = async () => ({});
-    bridge.oninitialized = () => { window.appInitialized = true; };
+    bridge.oninitialized = async () => {
+      // As a chat host does: the view gets the result of the call that opened it.
+      const opened = await (await fetch('/opened')).json();
+      if (opened) await bridge.sendToolResult(opened);
+      window.appInitialized = true;
+    };
     await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
     window.bridge = bridge;
     iframe.srcdoc = read.contents[0].text;
@@ -86,11 +95,53 @@ const HOST: &str = r#"<!doctype html>
 </html>
 "#;
 
-/// The host's backend: the MCP client (the gateway over stdio) and the bridge's files.
+/// How the host's backend reaches the gateway, as a chat client does.
+#[derive(Clone)]
+enum Backend {
+    /// Over stdio, in the old era (one conversation per process).
+    Stdio(Arc<Mutex<StdioClient>>),
+    /// Over streamable HTTP in the new era (2026-07-28): no session; the view's calls
+    /// carry their conversation's handle themselves.
+    Http(Arc<crate::http::Served>),
+}
+
+impl Backend {
+    /// One request to the MCP server: the whole JSON-RPC answer.
+    async fn request(&self, method: &str, params: Value) -> Value {
+        match self {
+            Backend::Stdio(client) => client.lock().await.request(method, params).await,
+            Backend::Http(served) => {
+                let mut params = params;
+                params["_meta"] = json!({
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": apps(),
+                });
+                let message =
+                    json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+                let mut headers = crate::http::modern_headers(served, &message);
+                if let Some(uri) = message["params"]["uri"].as_str() {
+                    headers.push(("Mcp-Name".to_owned(), uri.to_owned()));
+                }
+                let (_, _, answer) =
+                    crate::http::post_modern(served, "/mcp", &headers, &message).await;
+                answer
+            }
+        }
+    }
+}
+
+/// The MCP Apps extension in a client's capabilities.
+fn apps() -> Value {
+    json!({ "extensions": { "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] } } })
+}
+
+/// The host's backend: the MCP client, the bridge's files, and the result of the
+/// agent's call that opened the view (given to the view as its tool result).
 #[derive(Clone)]
 struct Host {
-    client: Arc<Mutex<StdioClient>>,
+    backend: Backend,
     modules: PathBuf,
+    opened: Value,
 }
 
 /// One of the installed packages' files, as the page's module loader wants it.
@@ -115,9 +166,7 @@ async fn rpc(State(host): State<Host>, body: String) -> Response {
     };
     let method = request["method"].as_str().unwrap_or_default().to_owned();
     let answer = host
-        .client
-        .lock()
-        .await
+        .backend
         .request(&method, request["params"].clone())
         .await;
     (
@@ -125,6 +174,82 @@ async fn rpc(State(host): State<Host>, body: String) -> Response {
         answer.to_string(),
     )
         .into_response()
+}
+
+/// Serves the host page for `host` on 127.0.0.1; gives its address and the server's task.
+async fn serve_host(
+    host: Host,
+) -> (
+    std::net::SocketAddr,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let opened = host.opened.clone();
+    let app = Router::new()
+        .route("/host.html", get(|| async { Html(HOST) }))
+        .route("/m/{*path}", get(module))
+        .route("/rpc", post(rpc))
+        .route(
+            "/opened",
+            get(move || async move {
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    opened.to_string(),
+                )
+            }),
+        )
+        .with_state(host);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let address = listener.local_addr().expect("an address");
+    let served = tokio::spawn(async move { axum::serve(listener, app).await });
+    (address, served)
+}
+
+/// The person opens the host page at `address` and enters the view's frame once the
+/// bridge and the view initialized.
+async fn enter_view(person: &Person, address: std::net::SocketAddr) {
+    person
+        .client
+        .goto(&format!("http://{address}/host.html"))
+        .await
+        .expect("the host page opens");
+    wait_for(
+        person,
+        "window.hostError || (window.appInitialized && 'ok')",
+        "the bridge and the view to initialize",
+    )
+    .await;
+    let error = person
+        .client
+        .execute("return window.hostError || null", vec![])
+        .await
+        .expect("a script runs");
+    assert_eq!(error, Value::Null, "the host failed: {error}");
+    person
+        .client
+        .enter_frame(0)
+        .await
+        .expect("the view's frame");
+}
+
+/// The person signs in to the view with `link`.
+async fn sign_in(person: &Person, link: &str) {
+    person
+        .client
+        .find(Locator::Id("code"))
+        .await
+        .expect("the code's field")
+        .send_keys(link)
+        .await
+        .expect("the link is typed");
+    click(person, "//button[normalize-space()='Sign in']").await;
+    wait_for(
+        person,
+        "!document.getElementById('live').hidden",
+        "the live view after the sign-in",
+    )
+    .await;
 }
 
 /// The installed ext-apps' `node_modules`: `CONCH_EXT_APPS`, else the copy `cargo xtask
@@ -195,8 +320,9 @@ async fn type_keys(person: &Person, text: &str) {
         .expect("the keys are typed");
 }
 
-/// Issue 31, LIVE-8, LIVE-10, PERM-3: the inline live view in a host built on ext-apps'
-/// AppBridge, connected to a real gateway.
+/// Issue 31, LIVE-8, LIVE-9, LIVE-10, PERM-3: the inline live view in a host built on
+/// ext-apps' AppBridge, connected to a real gateway; a press on its screen lands on the
+/// page where the screen showed it.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
     let modules = ext_apps();
@@ -207,7 +333,7 @@ async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
             home.path(),
             &["mcp", "--panel-port", "0", "--allow-localhost"],
         ),
-        json!({ "extensions": { "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] } } }),
+        apps(),
     )
     .await;
     // The person's sign-in link, from standard error.
@@ -226,7 +352,16 @@ async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
     });
     // The agent opens the page and clicks its field: the first act on the site waits
     // on the site question's card (PERM-3).
-    let page = client.open(&fixtures.url("person-typing.html")).await;
+    let opened = client
+        .request(
+            "tools/call",
+            json!({ "name": "browser_open", "arguments": { "url": fixtures.url("person-typing.html") } }),
+        )
+        .await;
+    let page = opened["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let field = crate::support::ref_of(&page, "Password");
     let open_id = client
         .send_request(
@@ -236,60 +371,19 @@ async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
         .await;
     let client = Arc::new(Mutex::new(client));
     let host = Host {
-        client: Arc::clone(&client),
+        backend: Backend::Stdio(Arc::clone(&client)),
         modules,
+        opened: opened["result"].clone(),
     };
-    let app = Router::new()
-        .route("/host.html", get(|| async { Html(HOST) }))
-        .route("/m/{*path}", get(module))
-        .route("/rpc", post(rpc))
-        .with_state(host);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let served = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (address, served) = serve_host(host).await;
 
     let person = Person::start().await;
-    person
-        .client
-        .goto(&format!("http://{address}/host.html"))
-        .await
-        .unwrap();
-    wait_for(
-        &person,
-        "window.hostError || (window.appInitialized && 'ok')",
-        "the bridge and the view to initialize",
-    )
-    .await;
-    let error = person
-        .client
-        .execute("return window.hostError || null", vec![])
-        .await
-        .unwrap();
-    assert_eq!(error, Value::Null, "the host failed: {error}");
-    person
-        .client
-        .enter_frame(0)
-        .await
-        .expect("the view's frame");
+    enter_view(&person, address).await;
     person.assert_accessible("at the sign-in").await;
 
     // The person signs in with the link from standard error.
     let link = link.lock().unwrap().clone().expect("a sign-in link");
-    person
-        .client
-        .find(Locator::Id("code"))
-        .await
-        .unwrap()
-        .send_keys(&link)
-        .await
-        .unwrap();
-    click(&person, "//button[normalize-space()='Sign in']").await;
-    wait_for(
-        &person,
-        "!document.getElementById('live').hidden",
-        "the live view after the sign-in",
-    )
-    .await;
+    sign_in(&person, &link).await;
 
     // The site question's card: answered in the view.
     wait_for(
@@ -364,6 +458,105 @@ async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+
+    // LIVE-9: a press on the inline screen takes over and lands on the page where it
+    // shows. The agent opens a page that says where it was pressed; the person presses
+    // the screen off its centre.
+    person
+        .client
+        .execute(
+            "window.frameBefore = document.getElementById('frame').src; return true;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    client
+        .lock()
+        .await
+        .open(&fixtures.url("pressed-at.html"))
+        .await;
+    wait_for(
+        &person,
+        "document.getElementById('frame').src !== window.frameBefore && document.getElementById('frame').naturalWidth > 0",
+        "a frame of the new page",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Where the press lands in the picture as drawn (whole, centred in the frame's box),
+    // as the view itself sees it.
+    person
+        .client
+        .execute(
+            "window.pressedAt = null; \
+             document.getElementById('screen').addEventListener('pointerdown', (e) => { \
+               const f = document.getElementById('frame'); const r = f.getBoundingClientRect(); \
+               const s = Math.min(r.width / f.naturalWidth, r.height / f.naturalHeight); \
+               const w = f.naturalWidth * s; const h = f.naturalHeight * s; \
+               window.pressedAt = [(e.clientX - r.left - (r.width - w) / 2) / w, \
+                                   (e.clientY - r.top - (r.height - h) / 2) / h]; \
+             }, { capture: true, once: true }); return true;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let frame = person.client.find(Locator::Id("frame")).await.unwrap();
+    let press = MouseActions::new("mouse".to_owned())
+        .then(PointerAction::MoveToElement {
+            element: frame,
+            duration: None,
+            x: 120.0,
+            y: 60.0,
+        })
+        .then(PointerAction::Down {
+            button: MOUSE_BUTTON_LEFT,
+        })
+        .then(PointerAction::Up {
+            button: MOUSE_BUTTON_LEFT,
+        });
+    person.client.perform_actions(press).await.unwrap();
+    let pressed = wait_for(&person, "window.pressedAt", "the view's press").await;
+    let (fx, fy) = (
+        pressed[0].as_f64().unwrap_or(-1.0),
+        pressed[1].as_f64().unwrap_or(-1.0),
+    );
+    assert!(
+        (0.05..0.95).contains(&fx) && (0.05..0.95).contains(&fy),
+        "{pressed}"
+    );
+    wait_for(
+        &person,
+        "!document.getElementById('done').hidden",
+        "I'm done after the press took over",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    click(&person, "//button[normalize-space()=\"I'm done\"]").await;
+    let started = Instant::now();
+    let (x, y, page_width, page_height) = loop {
+        let (page, _) = client.lock().await.call("browser_read", json!({})).await;
+        let numbers: Option<Vec<f64>> = page
+            .split("Pressed at ")
+            .nth(1)
+            .and_then(|rest| rest.split('.').next())
+            .map(|said| {
+                said.split([',', ' ', 'x'])
+                    .filter_map(|n| n.parse().ok())
+                    .collect()
+            });
+        if let Some(numbers) = numbers.filter(|n| n.len() == 4) {
+            break (numbers[0], numbers[1], numbers[2], numbers[3]);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the press never reached the page: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let (want_x, want_y) = (fx * page_width, fy * page_height);
+    assert!(
+        (x - want_x).abs() <= 4.0 && (y - want_y).abs() <= 4.0,
+        "pressed at {x},{y} of {page_width}x{page_height}; the screen showed {want_x:.1},{want_y:.1}"
+    );
     person.client.enter_parent_frame().await.unwrap();
     let log = person
         .client
@@ -386,4 +579,121 @@ async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
     person.finish().await;
     served.abort();
     reader.abort();
+}
+
+/// Issue 31, LIVE-8, LIVE-15: the inline view in the same ext-apps host, its backend a
+/// new-era (2026-07-28) HTTP client with no protocol session: the view learns its
+/// conversation's handle from the tool result the host gives it (the agent's first call,
+/// which started the conversation) and passes it with every call, so it signs in,
+/// shows frames, takes over, types and hands back in its own conversation, and never
+/// in another conversation open on the same page.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_31_the_inline_view_works_in_an_ext_apps_host_over_new_era_http() {
+    let modules = ext_apps();
+    let fixtures = FixtureServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let served = Arc::new(
+        crate::http::Served::start(home.path(), &["--allow-localhost", "--trust", "full"]).await,
+    );
+    let backend = Backend::Http(Arc::clone(&served));
+    let open = json!({ "name": "browser_open", "arguments": { "url": fixtures.url("person-typing.html") } });
+    let handle_of = |answer: &Value| -> String {
+        answer["result"]["_meta"]["dev.conch/conversation"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no handle: {answer}"))
+            .to_owned()
+    };
+    // Another conversation on the same page: the view must never act there.
+    let other = handle_of(&backend.request("tools/call", open.clone()).await);
+    // The agent's own: its first call opens the page, and the view with it.
+    let opened = backend.request("tools/call", open).await;
+    let mine = handle_of(&opened);
+    let page = opened["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let field = crate::support::ref_of(&page, "Password");
+    let clicked = backend
+        .request(
+            "tools/call",
+            json!({ "name": "browser_click", "arguments": { "ref": field, "conversation": mine } }),
+        )
+        .await;
+    assert_eq!(clicked["result"]["isError"], false, "{clicked}");
+    let host = Host {
+        backend: backend.clone(),
+        modules,
+        opened: opened["result"].clone(),
+    };
+    let (address, server) = serve_host(host).await;
+
+    let person = Person::start().await;
+    enter_view(&person, address).await;
+    sign_in(&person, &crate::live::fresh_code(home.path()).await).await;
+    wait_for(
+        &person,
+        "document.getElementById('frame').src.startsWith('data:image/jpeg;base64,') && document.getElementById('frame').naturalWidth > 0",
+        "a frame of the page",
+    )
+    .await;
+    click(&person, "//button[normalize-space()='Take over']").await;
+    wait_for(
+        &person,
+        "!document.getElementById('done').hidden && document.activeElement.id === 'keys'",
+        "I'm done, and the keys' field focused",
+    )
+    .await;
+    let typed = "hello new era";
+    type_keys(&person, typed).await;
+    wait_for(
+        &person,
+        "document.getElementById('status').textContent.includes('wheel')",
+        "the person's status",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    click(&person, "//button[normalize-space()=\"I'm done\"]").await;
+    wait_for(
+        &person,
+        "!document.getElementById('takeover').hidden",
+        "Take over again after I'm done",
+    )
+    .await;
+    let read = |conversation: &str| json!({ "name": "browser_read", "arguments": { "conversation": conversation } });
+    let letters = format!("{} letters typed.", typed.len());
+    let started = Instant::now();
+    loop {
+        let answer = backend.request("tools/call", read(&mine)).await;
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if text.contains(&letters) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the person's typing never reached the page: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let untouched = backend.request("tools/call", read(&other)).await;
+    assert!(
+        untouched.to_string().contains("0 letters typed."),
+        "the other conversation's page was typed into: {untouched}"
+    );
+    person.client.enter_parent_frame().await.unwrap();
+    let handles = person
+        .client
+        .execute("return window.hostHandles", vec![])
+        .await
+        .unwrap();
+    let handles = handles.as_array().cloned().unwrap_or_default();
+    assert!(handles.len() > 3, "{handles:?}");
+    assert!(
+        handles.iter().all(|h| h == mine.as_str()),
+        "a view call without its handle: {handles:?}"
+    );
+    person.finish().await;
+    server.abort();
 }

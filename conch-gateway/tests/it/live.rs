@@ -1134,7 +1134,7 @@ async fn live_18_sign_out_closes_that_sessions_live_socket_only() {
 }
 
 /// A fresh sign-in code of the gateway running on `home`, from `conch-gateway signin`.
-async fn fresh_code(home: &Path) -> String {
+pub(crate) async fn fresh_code(home: &Path) -> String {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_conch-gateway"))
         .args(["signin", "--home"])
         .arg(home)

@@ -14,6 +14,16 @@
 //! is refused, and nothing acts. What the person types goes to the page and never into a
 //! result, a log or an event (SEC-7).
 //!
+//! A grant lives as long as the panel sign-in its code made ([`AppDoor::still_signed_in`]
+//! on every use): it ends when the person signs out of the panel, and when it went unused
+//! for the panel's idle time (the panel's rule and duration, not one of its own); then
+//! every tool answers [`REFUSED_SIGNED_OUT`], and the view asks for a new code.
+//!
+//! Over new-era HTTP (MCP 2026-07-28), a conversation is a handle passed as an argument:
+//! the view learns it from the result that opened it (`_meta["dev.conch/conversation"]`)
+//! and passes it with every call, so each tool's schema takes it too (the HTTP door reads
+//! it; a grant of one handle's conversation used with another's is refused).
+//!
 //! The embedder says what the tools do with an [`AppDoor`] (conch-panel's bridges them to
 //! the live view and the question cards the panel shows).
 //!
@@ -54,6 +64,14 @@ pub const REFUSED_WITHOUT_GRANT: &str = "Refused: this tool is the live view's, 
 /// What a grant of another conversation's view answers.
 pub const REFUSED_OTHER_CONVERSATION: &str = "Refused: this sign-in belongs to another conversation's live view, and nothing was done. Sign in again in this conversation's view.";
 
+/// What a grant whose sign-in ended answers: the person signed out of the panel, or the
+/// view went unused for the panel's idle time.
+pub const REFUSED_SIGNED_OUT: &str = "Refused: the person signed out of Conch's panel, or this live view went unused past the panel's idle time, and nothing was done. Sign in here again with a new link from `conch-gateway signin`.";
+
+/// What an app-only tool called over new-era HTTP without its conversation's handle
+/// answers (the door starts no conversation for it, and the code is not used up).
+pub const NEEDS_HANDLE: &str = "Refused: here the live view needs its conversation's handle (the conversation the result that opened it names), and nothing was done. Open the view again from one of the agent's results.";
+
 /// What a sign-in with a code that doesn't work answers.
 pub const CODE_REFUSED: &str = "That sign-in code doesn't work: it was used already or is older than 10 minutes. Run `conch-gateway signin` for a new link and paste it here.";
 
@@ -67,8 +85,12 @@ const GRANTS_KEPT: usize = 64;
 /// What the inline live view does, the embedder's: the panel's sign-in, its live view and
 /// its question cards for one conversation at a time.
 pub trait AppDoor: fmt::Debug + Send + Sync {
-    /// Uses one of the panel's one-time sign-in codes: whether it worked (it is used up).
-    fn sign_in(&self, code: &str) -> bool;
+    /// Uses one of the panel's one-time sign-in codes for `conversation`'s view: the new
+    /// sign-in's id when it worked (the code is used up), which only the grant keeps.
+    fn sign_in(&self, conversation: &str, code: &str) -> Option<String>;
+    /// Whether the sign-in `id` still holds (the person has not signed out of the panel,
+    /// and it was used within the panel's idle time), marking it used now.
+    fn still_signed_in(&self, id: &str) -> bool;
     /// The newest look at `conversation`'s view: waits a little for a frame newer than
     /// frame number `after`. A JSON object: `seq`, `frame` (base64 JPEG when newer than
     /// `after`, else null), `cursor`, `caption`, `status`, `cards`.
@@ -83,12 +105,21 @@ pub trait AppDoor: fmt::Debug + Send + Sync {
     fn answer(&self, conversation: &str, id: &str, choice: &str) -> Result<(), String>;
 }
 
+/// One grant the person got: its secret, its conversation, the door's sign-in that made
+/// it, and whether that sign-in ended (kept, so the view keeps hearing why).
+struct Grant {
+    secret: String,
+    conversation: String,
+    sign_in: String,
+    ended: bool,
+}
+
 /// The inline view's door and the grants the person got. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Inline {
     door: Arc<dyn AppDoor>,
-    /// The conversation of each grant, oldest first.
-    grants: Arc<StdMutex<Vec<(String, String)>>>,
+    /// The grants, oldest first.
+    grants: Arc<StdMutex<Vec<Grant>>>,
 }
 
 impl fmt::Debug for Inline {
@@ -108,21 +139,28 @@ impl Inline {
         }
     }
 
-    /// A new grant for `conversation`.
-    fn grant(&self, conversation: &str) -> String {
+    /// A new grant for `conversation`, made by the door's sign-in `sign_in`.
+    fn grant(&self, conversation: &str, sign_in: String) -> String {
         let grant = format!(
             "{}{}",
             super::modern::random_state(),
             super::modern::random_state()
         );
         let mut grants = lock(&self.grants);
-        grants.push((grant.clone(), conversation.to_owned()));
+        grants.push(Grant {
+            secret: grant.clone(),
+            conversation: conversation.to_owned(),
+            sign_in,
+            ended: false,
+        });
         let extra = grants.len().saturating_sub(GRANTS_KEPT);
         grants.drain(..extra);
         grant
     }
 
-    /// Whether `args` carry a grant for `conversation`: the refusal's sentence if not.
+    /// Whether `args` carry a live grant for `conversation`: the refusal's sentence if
+    /// not. A grant whose sign-in ended stays ended, with every other grant of that
+    /// sign-in.
     fn check(&self, conversation: &str, args: &Value) -> Result<(), &'static str> {
         let given = args
             .get("grant")
@@ -131,32 +169,54 @@ impl Inline {
         if given.is_empty() {
             return Err(REFUSED_WITHOUT_GRANT);
         }
-        let grants = lock(&self.grants);
-        let found = grants
-            .iter()
-            .find(|(grant, _)| same(grant.as_bytes(), given.as_bytes()));
-        match found {
-            Some((_, whose)) if whose == conversation => Ok(()),
-            Some(_) => Err(REFUSED_OTHER_CONVERSATION),
-            None => Err(REFUSED_WITHOUT_GRANT),
+        let sign_in = {
+            let grants = lock(&self.grants);
+            let found = grants
+                .iter()
+                .find(|grant| same(grant.secret.as_bytes(), given.as_bytes()));
+            match found {
+                Some(grant) if grant.conversation != conversation => {
+                    return Err(REFUSED_OTHER_CONVERSATION);
+                }
+                Some(grant) if grant.ended => return Err(REFUSED_SIGNED_OUT),
+                Some(grant) => grant.sign_in.clone(),
+                None => return Err(REFUSED_WITHOUT_GRANT),
+            }
+        };
+        if self.door.still_signed_in(&sign_in) {
+            return Ok(());
         }
+        for grant in lock(&self.grants).iter_mut() {
+            if grant.sign_in == sign_in {
+                grant.ended = true;
+            }
+        }
+        Err(REFUSED_SIGNED_OUT)
     }
 
     /// The tool `name`'s call with `args` in `conversation`: a `CallToolResult`.
     async fn run(&self, conversation: &str, name: &str, args: &Value) -> Value {
         if name == SIGN_IN {
             let code = code_of(args.get("code").and_then(Value::as_str).unwrap_or_default());
-            if code.is_empty() || !self.door.sign_in(code) {
+            let signed = (!code.is_empty())
+                .then(|| self.door.sign_in(conversation, code))
+                .flatten();
+            let Some(sign_in) = signed else {
                 tracing::info!(target: "conch_tools", conversation, "an inline live view's sign-in was refused");
                 return refused(CODE_REFUSED);
-            }
+            };
             tracing::info!(target: "conch_tools", conversation, "the person signed in to the inline live view");
-            let grant = self.grant(conversation);
+            let grant = self.grant(conversation, sign_in);
             return done("Signed in to the live view.", json!({ "grant": grant }));
         }
         if let Err(sentence) = self.check(conversation, args) {
-            tracing::info!(target: "conch_tools", conversation, tool = name, "an app-only tool was refused: no grant of this conversation's");
-            return refused(sentence);
+            tracing::info!(target: "conch_tools", conversation, tool = name, "an app-only tool was refused: no live grant of this conversation's");
+            let mut answer = refused(sentence);
+            if sentence == REFUSED_SIGNED_OUT {
+                // For the view: back to its sign-in.
+                answer["structuredContent"] = json!({ "signedOut": true });
+            }
+            return answer;
         }
         match name {
             LOOK => {
@@ -236,10 +296,18 @@ fn refused(sentence: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": sentence }], "isError": true })
 }
 
-/// The app-only tools as `tools/list` gives them to a client with the extension.
-pub(super) fn listed() -> Vec<Value> {
+/// The app-only tools as `tools/list` gives them to a client with the extension; with
+/// `handles` (new-era HTTP), each also takes the conversation handle of the result that
+/// opened the view (an addition: the arguments before it are unchanged).
+pub(super) fn listed(handles: bool) -> Vec<Value> {
     let grant = json!({ "type": "string", "description": "The grant the sign-in gave." });
-    let tool = |name: &str, description: &str, properties: Value, required: Value| {
+    let tool = |name: &str, description: &str, mut properties: Value, required: Value| {
+        if handles && let Some(properties) = properties.as_object_mut() {
+            properties.insert(
+                super::HANDLE_ARG.to_owned(),
+                json!({ "type": "string", "description": "The conversation handle of the result that opened the view." }),
+            );
+        }
         json!({
             "name": name,
             "description": description,
@@ -305,4 +373,15 @@ pub(super) async fn call(
 /// Whether `name` is an app-only tool.
 pub fn is_app_only(name: &str) -> bool {
     APP_ONLY_TOOLS.contains(&name)
+}
+
+/// Whether the new-era `tools/call` with `params` calls an app-only tool from a client
+/// that declared the MCP Apps extension (for an HTTP door, which must then find its
+/// conversation by handle, never start one).
+pub fn calls_app_only(params: &Value) -> bool {
+    params
+        .get("name")
+        .and_then(Value::as_str)
+        .is_some_and(is_app_only)
+        && super::legacy::declares_apps(&super::modern::client_capabilities(params))
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use conch_tools::app::{
     ANSWER, APP_ONLY_TOOLS, CODE_REFUSED, HAND_BACK, INPUT, LOOK, REFUSED_OTHER_CONVERSATION,
-    REFUSED_WITHOUT_GRANT, SIGN_IN, TAKE_OVER,
+    REFUSED_SIGNED_OUT, REFUSED_WITHOUT_GRANT, SIGN_IN, TAKE_OVER,
 };
 use conch_tools::{
     APP_MIME, APPS_EXTENSION, AppDoor, BoxFuture, McpApp, McpServer, McpSession, NoOneToAsk, Tools,
@@ -26,6 +26,8 @@ struct Recorder {
     acts: Mutex<Vec<(String, String)>>,
     drives: Mutex<bool>,
     codes_used: Mutex<Vec<String>>,
+    /// The sign-ins ended (the person signed out of the panel).
+    ended: Mutex<bool>,
 }
 
 impl Recorder {
@@ -38,16 +40,23 @@ impl Recorder {
 }
 
 impl AppDoor for Recorder {
-    fn sign_in(&self, code: &str) -> bool {
+    fn sign_in(&self, _conversation: &str, code: &str) -> Option<String> {
         let mut used = self
             .codes_used
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if code == GOOD_CODE && !used.iter().any(|c| c == code) {
             used.push(code.to_owned());
-            return true;
+            return Some(format!("sign-in-{}", used.len()));
         }
-        false
+        None
+    }
+
+    fn still_signed_in(&self, _id: &str) -> bool {
+        !*self
+            .ended
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn look<'a>(&'a self, conversation: &'a str, _after: u64) -> BoxFuture<'a, Value> {
@@ -395,4 +404,104 @@ async fn live_8_the_inline_views_looks_spend_none_of_the_agents_budget() {
     let (spent, budget) = tools.spent("c1").expect("the conversation");
     assert_eq!(budget, Some(1));
     assert_eq!(spent.chars, 0, "the view's looks were counted: {spent:?}");
+}
+
+/// Issue 31, LIVE-18: a grant lives only as long as the panel sign-in its code made: once
+/// the door says that sign-in ended (the person signed out of the panel, or it sat idle
+/// past the panel's idle time), every tool is refused with a sentence that says so and
+/// tells the view to sign in again, and nothing reaches the door; a new code signs in
+/// again.
+#[tokio::test]
+async fn live_18_a_grant_ends_when_its_panel_sign_in_ends() {
+    let door = Arc::new(Recorder::default());
+    let server = server(&door);
+    let view = session(&server, "c1", true).await;
+    let grant = sign_in(&view).await;
+    let took = call(&view, TAKE_OVER, json!({ "grant": grant })).await;
+    assert_eq!(took["result"]["isError"], false, "{took}");
+    let acted = door.acts().len();
+    *door
+        .ended
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+    for name in [LOOK, TAKE_OVER, INPUT, HAND_BACK, ANSWER] {
+        let answer = call(
+            &view,
+            name,
+            json!({ "grant": grant, "input": { "type": "text", "text": "after" }, "id": "q1", "choice": "always" }),
+        )
+        .await;
+        assert_eq!(answer["result"]["isError"], true, "{name}: {answer}");
+        assert_eq!(text(&answer), REFUSED_SIGNED_OUT, "{name}");
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            json!({ "signedOut": true }),
+            "the view is told to sign in again: {answer}"
+        );
+    }
+    assert_eq!(door.acts().len(), acted, "acted after: {:?}", door.acts());
+}
+
+/// Issue 31: over new-era HTTP (a server with handles) each app-only tool also takes the
+/// conversation handle, added beside its arguments (which stay as they were); the model's
+/// part of the list is the plain client's, handle and all.
+#[tokio::test]
+async fn issue_31_app_only_tools_take_the_conversation_handle_where_handles_are() {
+    let door = Arc::new(Recorder::default());
+    let with = server(&door).with_handles();
+    let without = server(&door);
+    let list = |server: &McpServer, apps: bool| {
+        let session = server.session("c1");
+        let mut capabilities = json!({});
+        if apps {
+            capabilities = json!({ "extensions": { APPS_EXTENSION: { "mimeTypes": [APP_MIME] } } });
+        }
+        async move {
+            let answer = session
+                .handle(
+                    &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {
+                    "_meta": { conch_tools::META_VERSION: conch_tools::MODERN_VERSION,
+                               conch_tools::META_CAPABILITIES: capabilities } } }),
+                )
+                .await;
+            answer
+                .map(|a| a["result"]["tools"].clone())
+                .unwrap_or_default()
+        }
+    };
+    let handled = list(&with, true).await;
+    let plain = list(&without, true).await;
+    let model_only = list(&with, false).await;
+    let tools = |list: &Value| list.as_array().cloned().unwrap_or_default();
+    for (tool, before) in tools(&handled).iter().zip(tools(&plain)) {
+        if !app::is_app_only(tool["name"].as_str().unwrap_or_default()) {
+            continue;
+        }
+        let properties = &tool["inputSchema"]["properties"];
+        assert_eq!(properties["conversation"]["type"], "string", "{tool}");
+        let mut others = properties.clone();
+        if let Some(o) = others.as_object_mut() {
+            o.remove("conversation");
+        }
+        assert_eq!(others, before["inputSchema"]["properties"], "{tool}");
+        assert_eq!(
+            tool["inputSchema"]["required"],
+            before["inputSchema"]["required"]
+        );
+    }
+    assert_eq!(
+        tools(&handled)
+            .iter()
+            .filter(|t| app::is_app_only(t["name"].as_str().unwrap_or_default()))
+            .count(),
+        APP_ONLY_TOOLS.len()
+    );
+    // The model's tools: the same names and arguments as a plain client's.
+    let schemas = |list: Vec<Value>| -> Vec<(Value, Value)> {
+        list.into_iter()
+            .filter(|t| !app::is_app_only(t["name"].as_str().unwrap_or_default()))
+            .map(|t| (t["name"].clone(), t["inputSchema"].clone()))
+            .collect()
+    };
+    assert_eq!(schemas(tools(&handled)), schemas(tools(&model_only)));
 }
