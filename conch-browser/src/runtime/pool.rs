@@ -48,6 +48,24 @@ fn full_sentence(wait: Duration, endpoints: usize, cap: usize) -> String {
     )
 }
 
+/// What the person's live view says over the stale frame when the address of its
+/// conversation stopped answering: the tabs are being reopened elsewhere, and what the
+/// person typed there and had not sent is gone with it (BE-4).
+fn lost_sentence(from: &str) -> String {
+    format!(
+        "{from} stopped answering, so Conch is reopening this conversation's tabs on another browser of the pool; anything typed there and not sent is lost."
+    )
+}
+
+/// What the person's live view says when the connection of its conversation dropped
+/// while its address still answers: the tabs reopen there.
+fn dropped_sentence(from: &str) -> String {
+    format!(
+        "The connection to {} dropped, so Conch is reopening this conversation's tabs; anything typed there and not sent is lost.",
+        from.trim_start_matches("The browser at ")
+    )
+}
+
 /// What the agent reads after its conversation moved off an address that died.
 fn moved_sentence(from: &str, to: &str) -> String {
     format!(
@@ -267,7 +285,7 @@ impl Pool {
                 if told != Some(ahead) {
                     told = Some(ahead);
                     drop(places);
-                    self.tell(id, &waiting_sentence(ahead));
+                    self.tell(id, false, &waiting_sentence(ahead));
                 }
             }
             if tokio::time::timeout_at(deadline, freed).await.is_err() {
@@ -280,14 +298,15 @@ impl Pool {
         }
     }
 
-    /// Tells the person's view of conversation `id` where it stands (its progress).
-    fn tell(&self, id: &str, sentence: &str) {
+    /// Tells the person's view of conversation `id` where it stands (its progress, or
+    /// its browser lost and reopened), with whether its browser runs.
+    fn tell(&self, id: &str, running: bool, sentence: &str) {
         tracing::info!(target: "conch_browser", "{sentence}");
         if let Some(events) = &self.events {
             events.send(
                 id,
                 crate::protocol::BrowserEvent::Status(crate::protocol::BrowserStatus {
-                    running: false,
+                    running,
                     backend: Backend::Pool.as_str().to_owned(),
                     message: sentence.to_owned(),
                     open_panel: false,
@@ -382,20 +401,27 @@ impl Pool {
 
 /// Watches a conversation's connection on address `index`: when it closes, its place is
 /// freed; closed by the other side with nothing answering there any more, the address is
-/// taken out of the pool first.
+/// taken out of the pool first. Closed by the other side, the person's view of the
+/// conversation is told at once (a `browser.status` shown over the stale frame, BE-4).
 async fn watch(pool: Weak<Pool>, index: usize, connection: Connection, place: Arc<Place>) {
     connection.closed().await;
     let Some(pool) = pool.upgrade() else { return };
-    if !place.closing.load(Ordering::SeqCst) && !pool.answers(index).await {
-        pool.take_out(index, "it stopped answering".to_owned());
+    if !place.closing.load(Ordering::SeqCst) {
+        if pool.answers(index).await {
+            pool.tell(&place.id, false, &dropped_sentence(&pool.shown(index)));
+        } else {
+            pool.take_out(index, "it stopped answering".to_owned());
+            pool.tell(&place.id, false, &lost_sentence(&pool.shown(index)));
+        }
     }
     place.free(&pool, index);
 }
 
-/// One conversation's place on an address: whether Conch closes it, and whether it was
-/// freed (once, by letting go or by the watcher, whichever comes first).
+/// One conversation's place on an address: whose it is, whether Conch closes it, and
+/// whether it was freed (once, by letting go or by the watcher, whichever comes first).
 #[derive(Debug, Default)]
 struct Place {
+    id: String,
     closing: AtomicBool,
     freed: AtomicBool,
 }
@@ -479,7 +505,10 @@ impl Placement {
             };
             match pool.open(index).await {
                 Ok((connection, facts)) => {
-                    let place = Arc::new(Place::default());
+                    let place = Arc::new(Place {
+                        id: self.id.clone(),
+                        ..Place::default()
+                    });
                     tokio::spawn(watch(
                         Arc::downgrade(&pool),
                         index,
@@ -492,7 +521,9 @@ impl Placement {
                         && places.out[before].is_some()
                     {
                         let sentence = moved_sentence(&pool.shown(before), &facts.browser);
-                        places.note(&self.id, sentence);
+                        places.note(&self.id, sentence.clone());
+                        drop(places);
+                        pool.tell(&self.id, true, &sentence);
                     }
                     return Ok(Connected {
                         connection,
