@@ -114,6 +114,9 @@ pub(super) struct Pool {
     browsers: StdMutex<HashMap<String, Browser>>,
     probe: Arc<dyn Probe + Send + Sync>,
     events: Option<Arc<dyn crate::protocol::EventSink>>,
+    /// Each conversation's place in line while it waits (the waiting sentence), `None`
+    /// once placed or refused: what the agent's door sends as progress (issue 32).
+    waits: StdMutex<HashMap<String, tokio::sync::watch::Sender<Option<String>>>>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -156,6 +159,7 @@ impl Pool {
             browsers: StdMutex::default(),
             probe: Arc::clone(&config.probe),
             events: config.events.clone(),
+            waits: StdMutex::default(),
         }))
     }
 
@@ -205,8 +209,30 @@ impl Pool {
         lock(&self.browsers).values().cloned().collect()
     }
 
+    /// Conversation `id`'s place in line: the waiting sentence while it waits for a
+    /// place, `None` otherwise.
+    pub(super) fn waits(&self, id: &str) -> tokio::sync::watch::Receiver<Option<String>> {
+        lock(&self.waits)
+            .entry(id.to_owned())
+            .or_insert_with(|| tokio::sync::watch::Sender::new(None))
+            .subscribe()
+    }
+
+    /// Says where conversation `id` stands in line (`None`: no longer waiting) to
+    /// whoever follows it.
+    fn in_line(&self, id: &str, sentence: Option<String>) {
+        if let Some(waits) = lock(&self.waits).get(id) {
+            waits.send_if_modified(|now| {
+                let changed = *now != sentence;
+                now.clone_from(&sentence);
+                changed
+            });
+        }
+    }
+
     /// Takes conversation `id`'s browser off the pool (it ended), if it has one.
     pub(super) fn remove(&self, id: &str) -> Option<Browser> {
+        lock(&self.waits).remove(id);
         lock(&self.places).on.remove(id);
         lock(&self.browsers).remove(id)
     }
@@ -243,8 +269,15 @@ impl Pool {
     }
 
     /// Waits, first come first served, for a place on the least-loaded live address, at
-    /// most [`Pool::wait`]; gives the address.
+    /// most [`Pool::wait`]; gives the address. Says where it stands in line meanwhile
+    /// ([`Pool::waits`]).
     async fn take_place(&self, id: &str) -> Result<usize, ConnectError> {
+        let taken = self.wait_in_line(id).await;
+        self.in_line(id, None);
+        taken
+    }
+
+    async fn wait_in_line(&self, id: &str) -> Result<usize, ConnectError> {
         let ticket = {
             let mut places = lock(&self.places);
             let ticket = places.next_ticket;
@@ -285,7 +318,9 @@ impl Pool {
                 if told != Some(ahead) {
                     told = Some(ahead);
                     drop(places);
-                    self.tell(id, false, &waiting_sentence(ahead));
+                    let sentence = waiting_sentence(ahead);
+                    self.in_line(id, Some(sentence.clone()));
+                    self.tell(id, false, &sentence);
                 }
             }
             if tokio::time::timeout_at(deadline, freed).await.is_err() {

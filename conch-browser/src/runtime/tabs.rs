@@ -528,6 +528,13 @@ impl Conversation {
             .shares_context_with_person
     }
 
+    /// Whether the browser this conversation browses in runs now (a task's, or on a pool
+    /// the conversation's own, not only the main one): its tabs and notes can be read
+    /// without starting anything.
+    pub async fn browser_runs(&self) -> bool {
+        self.browser.status().await.state == RunState::Running
+    }
+
     /// How many times this conversation's browser has launched (a watch set on one launch
     /// is gone with it).
     pub async fn launches(&self) -> u32 {
