@@ -5,17 +5,39 @@
 //! takes a place on the least-loaded address that answers and opens a connection of its
 //! own there (an address that gives a fresh browser per connection, as browserless does,
 //! gives it one). At most `per_endpoint` conversations share an address; past that a
-//! conversation waits its turn in a first-come queue, told how many are ahead, for at most
+//! conversation waits its turn in a first-come queue, told how many are ahead (on the
+//! person's view as `browser.status`, and to the agent's door through
+//! [`Pool::waits`], which sends it as MCP progress), for at most
 //! [`BrowserConfig::pool_wait`], then refused with a sentence.
 //!
 //! A connection closed by the other side takes its address out of the pool when nothing
-//! answers there any more; the conversation's tabs reopen on another address on its next
-//! call (its browser saw the connection die, ERR-19), and its next result says where.
-//! Letting go (the conversation ended, or sat idle) closes the connection and frees the
-//! place for the next in line.
+//! answers there any more, and the person's view of the conversation is told at once over
+//! the stale frame; the conversation's tabs reopen on another address on its next call,
+//! or at once when someone watches it or holds its wheel (its browser saw the connection
+//! die, ERR-19), and its next result says where. The person who held the wheel keeps it
+//! on the reopened tabs (what they had typed and not sent is lost, and they are told);
+//! when nothing is left to reopen them on, the wheel goes back to the agent, whose
+//! waiting call hears why. Letting go (the conversation ended, or sat idle: nobody at
+//! its wheel, watching it, or waiting in a handoff, a question or a call of its agent,
+//! for the idle time since that ended) closes the connection and frees the place for the
+//! next in line.
 //!
-//! Deliberately absent: lending or seeding sign-ins (a pool has no shared main context,
-//! [`Abilities::POOL`]) and the guard's proxy (a remote browser gets the CDP-only guard).
+//! Deliberately absent: the guard's proxy (a remote browser gets the CDP-only guard), and
+//! seeding or lending sign-ins ([`Abilities::POOL`], ERR-3, ERR-4). Elsewhere the source
+//! of a lend is the main context: one persistent jar the person signs in to, shared by
+//! every chat (ERR-2) and outliving every conversation, from which a site's cookies are
+//! copied on the person's Allow and taken back on revoking (ERR-8). A pool has no such
+//! jar: every chat has a context of its own, disposed when it ends and set aside when
+//! idle. Lending from a chat's context was weighed and left out: several chats may be
+//! signed in to the same site as different accounts while the Allow card names a site,
+//! not a chat, so which sign-in went would be Conch's guess, not the person's choice; the
+//! source comes and goes (ended, or sealed aside), so the same Allow would lend or not by
+//! timing; and it would share one chat's sign-in further than the rules ever share a
+//! chat's (chats on a pool see none of each other's). Lending from Conch's own local
+//! profile was left out too: on a pool nothing runs on this computer, reading its
+//! cookies means launching it, and a lend would copy the person's local sign-ins onto
+//! machines that whoever runs the fleet can read. A task on a pool starts signed out and
+//! signs in through a handoff or Passwords, as under Auto and Full trust (ERR-5).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
