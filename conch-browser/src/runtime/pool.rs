@@ -242,11 +242,11 @@ impl Pool {
 
     /// Says where conversation `id` stands in line (`None`: no longer waiting) to
     /// whoever follows it.
-    fn in_line(&self, id: &str, sentence: Option<String>) {
+    fn in_line(&self, id: &str, sentence: Option<&str>) {
         if let Some(waits) = lock(&self.waits).get(id) {
             waits.send_if_modified(|now| {
-                let changed = *now != sentence;
-                now.clone_from(&sentence);
+                let changed = now.as_deref() != sentence;
+                *now = sentence.map(str::to_owned);
                 changed
             });
         }
@@ -341,7 +341,7 @@ impl Pool {
                     told = Some(ahead);
                     drop(places);
                     let sentence = waiting_sentence(ahead);
-                    self.in_line(id, Some(sentence.clone()));
+                    self.in_line(id, Some(&sentence));
                     self.tell(id, false, &sentence);
                 }
             }
