@@ -219,7 +219,9 @@ async fn be_4_an_address_dying_under_the_persons_hands_is_told_and_reopened_else
         heard
             .of("d")
             .iter()
-            .any(|(running, m)| !running && m.contains("stopped answering"))
+            // "stopped answering", or "dropped" when the dying browser's port still
+            // took a connection as it went: the person is told either way.
+            .any(|(running, m)| !running && m.contains("reopening this conversation's tabs"))
     })
     .await;
     assert!(told, "the person was not told: {:?}", heard.of("d"));
@@ -322,5 +324,54 @@ async fn be_4_with_no_address_left_under_the_persons_hands_the_wheel_goes_back_t
         e.to_string().contains("no browser of the pool answers"),
         "{e}"
     );
+    lab.browser.shutdown().await;
+}
+
+/// Issue 32 (BE-4, HAND-1, ERR-19): a handoff waits for a person who has not opened the
+/// panel yet when the conversation's address dies: its tabs reopen on the other address
+/// at once, not on the agent's next call (the agent waits in the handoff), so the person
+/// who comes finds the page and ends the handoff there.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_4_a_waiting_handoff_whose_address_dies_is_reopened_elsewhere_at_once() {
+    let a = Standalone::start().expect("a standalone Chromium");
+    let b = Standalone::start().expect("a standalone Chromium");
+    let (lab, _, _) = pool_lab(&[&a, &b]).await;
+    let chat = lab.open("w", "basic-form.html").await;
+    let handoff = tokio::spawn({
+        let chat = chat.clone();
+        async move { hand_off(&chat, "Type the note", Duration::from_millis(250)).await }
+    });
+    let opened = eventually(Duration::from_secs(5), || async {
+        chat.wheel().state().handoff.is_some()
+    })
+    .await;
+    assert!(opened, "the handoff never opened");
+    drop(a);
+    let back = eventually(Duration::from_secs(30), || async {
+        chat.pages_now().await.len() == 1
+    })
+    .await;
+    assert!(back, "the tab waited for the agent's next call");
+    let (_feed, control) = lab.hub.join("w");
+    eval(
+        &chat,
+        "const e = document.getElementById('email'); e.value = ''; e.focus(); true",
+    )
+    .await;
+    control
+        .command(&cmd(&json!({"type": "text", "text": "ada@example.org"})))
+        .await;
+    let typed = eventually(Duration::from_secs(5), || async {
+        eval(&chat, "document.getElementById('email').value").await == json!("ada@example.org")
+    })
+    .await;
+    assert!(typed, "the person's typing never reached the reopened page");
+    control.command(&cmd(&json!({"type": "handback"}))).await;
+    let handed = tokio::time::timeout(Duration::from_secs(10), handoff)
+        .await
+        .expect("I'm done ends the handoff")
+        .expect("joined")
+        .expect("handed");
+    assert_eq!(handed.end, HandoffEnd::Done);
     lab.browser.shutdown().await;
 }
