@@ -8,7 +8,9 @@
 //! conversation waits its turn in a first-come queue, told how many are ahead (on the
 //! person's view as `browser.status`, and to the agent's door through
 //! [`Pool::waits`], which sends it as MCP progress), for at most
-//! [`BrowserConfig::pool_wait`], then refused with a sentence.
+//! [`BrowserConfig::pool_wait`], then refused with a sentence. A call that stops while
+//! it waits or while its connection opens (the person's Stop, the client's cancel)
+//! leaves the line and frees what it took.
 //!
 //! A connection closed by the other side takes its address out of the pool when nothing
 //! answers there any more, and the person's view of the conversation is told at once over
@@ -294,12 +296,6 @@ impl Pool {
     /// most [`Pool::wait`]; gives the address. Says where it stands in line meanwhile
     /// ([`Pool::waits`]).
     async fn take_place(&self, id: &str) -> Result<usize, ConnectError> {
-        let taken = self.wait_in_line(id).await;
-        self.in_line(id, None);
-        taken
-    }
-
-    async fn wait_in_line(&self, id: &str) -> Result<usize, ConnectError> {
         let ticket = {
             let mut places = lock(&self.places);
             let ticket = places.next_ticket;
@@ -307,6 +303,17 @@ impl Pool {
             places.queue.push_back(ticket);
             ticket
         };
+        // However the wait ends (placed, refused, or its call stopped or cancelled and
+        // this future dropped), the ticket leaves the line and the next one looks again.
+        let _in_line = InLine {
+            pool: self,
+            id,
+            ticket,
+        };
+        self.wait_in_line(id, ticket).await
+    }
+
+    async fn wait_in_line(&self, id: &str, ticket: u64) -> Result<usize, ConnectError> {
         let deadline = tokio::time::Instant::now() + self.wait;
         let mut told: Option<usize> = None;
         let mut first_ahead: Option<usize> = None;
@@ -456,6 +463,44 @@ impl Pool {
     }
 }
 
+/// A place taken on address `index` whose connection is still opening: freed when
+/// dropped while it still holds it (the call stopped meanwhile).
+struct Taken<'a> {
+    pool: &'a Pool,
+    index: usize,
+    held: bool,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            self.pool.free(self.index);
+        }
+    }
+}
+
+/// A conversation's ticket in the pool's line, taken out of it when dropped.
+struct InLine<'a> {
+    pool: &'a Pool,
+    id: &'a str,
+    ticket: u64,
+}
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        let left = {
+            let mut places = lock(&self.pool.places);
+            let before = places.queue.len();
+            places.queue.retain(|t| *t != self.ticket);
+            places.queue.len() != before
+        };
+        self.pool.in_line(self.id, None);
+        if left {
+            self.pool.freed.notify_waiters();
+        }
+    }
+}
+
 /// Watches a conversation's connection on address `index`: when it closes, its place is
 /// freed; closed by the other side with nothing answering there any more, the address is
 /// taken out of the pool first. Closed by the other side, the person's view of the
@@ -560,7 +605,15 @@ impl Placement {
                 }
                 Err(e) => return Err(e),
             };
-            match pool.open(index).await {
+            // Freed again if this call stops while the connection opens.
+            let mut taken = Taken {
+                pool: &pool,
+                index,
+                held: true,
+            };
+            let opened = pool.open(index).await;
+            taken.held = false;
+            match opened {
                 Ok((connection, facts)) => {
                     let place = Arc::new(Place {
                         id: self.id.clone(),
