@@ -678,6 +678,17 @@ impl Browser {
         lock(&self.inner.errand.pool).clone()
     }
 
+    /// Where conversation `id` stands while it waits for a free browser of a pool (issue
+    /// 32, ERR-15): the waiting sentence ("Waiting for a free browser: 2 ahead.") while
+    /// it waits, `None` when it does not; the agent's door sends each change as
+    /// progress. `None` altogether when the backend is not a pool.
+    pub fn waits_for_place(
+        &self,
+        id: &str,
+    ) -> Option<tokio::sync::watch::Receiver<Option<String>>> {
+        self.pool().map(|pool| pool.waits(id))
+    }
+
     /// The errands' browser when conversation `id` is a task (ERR-1), made on first need.
     fn errands_for(&self, id: &str) -> Option<Browser> {
         if self.inner.side == Side::Errands {

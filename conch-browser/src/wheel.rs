@@ -196,6 +196,22 @@ impl Wheel {
         lock(&self.notes).left = true;
     }
 
+    /// The page under the person's hands is gone and could not be reopened anywhere (its
+    /// browser died and none stands in, BE-4): the wheel goes back to the agent's side,
+    /// so the agent's waiting call goes on and hears why, never a "person has the wheel"
+    /// over no page. A waiting handoff stays open: only the person ends it (HAND-5).
+    /// Gives whether the person had the wheel.
+    pub fn page_gone(&self) -> bool {
+        let mut had = false;
+        self.state.send_modify(|s| {
+            had = s.person_drives && s.handoff.is_none();
+            if had {
+                s.person_drives = false;
+            }
+        });
+        had
+    }
+
     /// The person pressed Stop: a waiting handoff ends "stopped" (HAND-9) and the wheel
     /// goes back to the agent's side, whose turn the embedder interrupts (LIVE-14).
     pub fn stop(&self) {

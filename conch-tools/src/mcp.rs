@@ -500,6 +500,8 @@ impl McpSession {
             Err(e) => return Some(Err(e)),
         };
         let token = progress_token(params);
+        // Issue 32: where the call stands in a pool's line goes out as progress at once.
+        let mut line = token.as_ref().and(self.chat.waits_for_place());
         let (key, serial, mut stopped) = self.start_running(id);
         let running = self.chat.call(name, &args);
         tokio::pin!(running);
@@ -513,7 +515,11 @@ impl McpSession {
                 _ = &mut stopped => break None,
                 _ = ticks.tick(), if token.is_some() => {
                     sent += 1;
-                    notify(progress_note(&token, sent, name, started, self));
+                    notify(progress_note(&token, sent, name, started, self, line.as_ref()));
+                }
+                sentence = next_in_line(&mut line) => {
+                    sent += 1;
+                    notify(line_note(&token, sent, &sentence));
                 }
             }
         };
@@ -528,14 +534,19 @@ impl McpSession {
 }
 
 /// The `sent`th progress notification for `tool`'s call in `session`, started at
-/// `started`, with the client's `token`.
+/// `started`, with the client's `token`: while the call waits in a pool's `line`, the
+/// waiting sentence (issue 32).
 fn progress_note(
     token: &Option<Value>,
     sent: u64,
     tool: &str,
     started: tokio::time::Instant,
     session: &McpSession,
+    line: Option<&Line>,
 ) -> Value {
+    if let Some(sentence) = line.and_then(|l| l.borrow().clone()) {
+        return line_note(token, sent, &sentence);
+    }
     json!({
         "jsonrpc": "2.0",
         "method": "notifications/progress",
@@ -545,6 +556,39 @@ fn progress_note(
             "message": progress_words(tool, started.elapsed(), session.chat.panel_link().as_deref()),
         },
     })
+}
+
+/// Where a call stands in a pool's line (issue 32): the waiting sentence while it waits.
+pub(crate) type Line = tokio::sync::watch::Receiver<Option<String>>;
+
+/// The `sent`th progress notification with the client's `token`, saying `sentence`.
+pub(crate) fn line_note(token: &Option<Value>, sent: u64, sentence: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {
+            "progressToken": token,
+            "progress": sent,
+            "message": sentence,
+        },
+    })
+}
+
+/// The next waiting sentence of `line` (a call's place in a pool's line); pending forever
+/// without a line, once its sender is gone, and while the line only clears.
+pub(crate) async fn next_in_line(line: &mut Option<Line>) -> String {
+    loop {
+        let Some(waits) = line.as_mut() else {
+            return std::future::pending().await;
+        };
+        if waits.changed().await.is_err() {
+            *line = None;
+            continue;
+        }
+        if let Some(sentence) = waits.borrow_and_update().clone() {
+            return sentence;
+        }
+    }
 }
 
 /// What a progress notification says while `tool` has run for `elapsed`; a handoff's

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 
 use conch_browser::guard::BLOCKED_SENTENCE;
-use conch_browser::{Browser, BrowserError, Conversation, RunState};
+use conch_browser::{Browser, BrowserError, Conversation};
 use conch_policy::{ActClass, Choice, Mode, Point, Question, Refusal, RefusalCode};
 use serde_json::Value;
 
@@ -245,6 +245,14 @@ impl Chat {
         self.tools.inner.config.panel_link_for(self.id())
     }
 
+    /// Where this conversation stands while it waits for a free browser of a pool (issue
+    /// 32): the waiting sentence while it waits, `None` when it does not; `None`
+    /// altogether when the backend is not a pool. The MCP door sends each change as
+    /// progress to a call that asked for it.
+    pub fn waits_for_place(&self) -> Option<tokio::sync::watch::Receiver<Option<String>>> {
+        self.tools.inner.browser.waits_for_place(self.id())
+    }
+
     /// The runtime's view of this conversation, where it browses now (in a browser of
     /// its own after the person gave it one, LIVE-16).
     pub fn conversation(&self) -> Conversation {
@@ -377,9 +385,10 @@ impl Chat {
         }
     }
 
-    /// The runtime's notes and the tab list, when the browser runs.
+    /// The runtime's notes and the tab list, when the conversation's browser runs (a
+    /// task's, or its own on a pool, issue 32: not only the main one).
     async fn footer(&self, conv: &Conversation) -> (Vec<String>, Vec<TabLine>) {
-        if self.tools.inner.browser.status().await.state != RunState::Running {
+        if !conv.browser_runs().await {
             return (Vec::new(), Vec::new());
         }
         let mut notes = conv.wheel().take_notes();

@@ -340,23 +340,28 @@ impl Browser {
     }
 
     /// Sets aside every open errand nobody drove or watched for the idle time (ERR-18,
-    /// AMB-26: 10 minutes by default, [`BrowserConfig::idle_after`]).
+    /// AMB-26: 10 minutes by default, [`BrowserConfig::idle_after`]). An errand found
+    /// busy (the person at its wheel or watching it, a handoff or a call of its agent in
+    /// flight) counts as used now: its idle time starts again when that ends, never
+    /// from the agent's last step before it (LAUNCH-12, BE-5).
     pub(super) async fn set_idle_errands_aside(&self) {
-        let idle: Vec<String> = {
-            let state = self.inner.state.lock().await;
-            let now = self.inner.config.clock.now();
-            state
-                .contexts
-                .keys()
-                .filter(|id| {
-                    state.errand_used_at.get(*id).is_none_or(|at| {
-                        now.duration_since(*at).unwrap_or(Duration::ZERO)
-                            >= self.inner.config.idle_after
-                    })
-                })
-                .cloned()
-                .collect()
-        };
+        let mut state = self.inner.state.lock().await;
+        let now = self.inner.config.clock.now();
+        let open: Vec<String> = state.contexts.keys().cloned().collect();
+        let mut idle = Vec::new();
+        for id in open {
+            if self.errand_busy(&id) {
+                state.errand_used_at.insert(id, now);
+                continue;
+            }
+            let unused = state.errand_used_at.get(&id).is_none_or(|at| {
+                now.duration_since(*at).unwrap_or(Duration::ZERO) >= self.inner.config.idle_after
+            });
+            if unused {
+                idle.push(id);
+            }
+        }
+        drop(state);
         for id in idle {
             if !self.errand_busy(&id) {
                 tracing::info!(target: "conch_browser", "an idle errand is set aside");
@@ -395,7 +400,17 @@ impl Browser {
             .get(id)
             .is_some_and(|turn| turn.try_lock().is_err());
         let wheel = lock(&self.inner.talks.wheels).get(id).cloned();
-        calling || wheel.is_some_and(|w| w.watched() || w.state().person_drives || w.agent_busy())
+        calling
+            || wheel.is_some_and(|w| {
+                let state = w.state();
+                // A handoff or a question waits for the person inside a call of its
+                // agent (calls): the person may answer at any time.
+                w.watched()
+                    || state.person_drives
+                    || state.handoff.is_some()
+                    || state.calls > 0
+                    || w.agent_busy()
+            })
     }
 
     /// Keeps only the cookies `keeps` accepts, and the local storage of the origins

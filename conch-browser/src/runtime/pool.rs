@@ -5,17 +5,41 @@
 //! takes a place on the least-loaded address that answers and opens a connection of its
 //! own there (an address that gives a fresh browser per connection, as browserless does,
 //! gives it one). At most `per_endpoint` conversations share an address; past that a
-//! conversation waits its turn in a first-come queue, told how many are ahead, for at most
-//! [`BrowserConfig::pool_wait`], then refused with a sentence.
+//! conversation waits its turn in a first-come queue, told how many are ahead (on the
+//! person's view as `browser.status`, and to the agent's door through
+//! [`Pool::waits`], which sends it as MCP progress), for at most
+//! [`BrowserConfig::pool_wait`], then refused with a sentence. A call that stops while
+//! it waits or while its connection opens (the person's Stop, the client's cancel)
+//! leaves the line and frees what it took.
 //!
 //! A connection closed by the other side takes its address out of the pool when nothing
-//! answers there any more; the conversation's tabs reopen on another address on its next
-//! call (its browser saw the connection die, ERR-19), and its next result says where.
-//! Letting go (the conversation ended, or sat idle) closes the connection and frees the
-//! place for the next in line.
+//! answers there any more, and the person's view of the conversation is told at once over
+//! the stale frame; the conversation's tabs reopen on another address on its next call,
+//! or at once when someone watches it or holds its wheel (its browser saw the connection
+//! die, ERR-19), and its next result says where. The person who held the wheel keeps it
+//! on the reopened tabs (what they had typed and not sent is lost, and they are told);
+//! when nothing is left to reopen them on, the wheel goes back to the agent, whose
+//! waiting call hears why. Letting go (the conversation ended, or sat idle: nobody at
+//! its wheel, watching it, or waiting in a handoff, a question or a call of its agent,
+//! for the idle time since that ended) closes the connection and frees the place for the
+//! next in line.
 //!
-//! Deliberately absent: lending or seeding sign-ins (a pool has no shared main context,
-//! [`Abilities::POOL`]) and the guard's proxy (a remote browser gets the CDP-only guard).
+//! Deliberately absent: the guard's proxy (a remote browser gets the CDP-only guard), and
+//! seeding or lending sign-ins ([`Abilities::POOL`], ERR-3, ERR-4). Elsewhere the source
+//! of a lend is the main context: one persistent jar the person signs in to, shared by
+//! every chat (ERR-2) and outliving every conversation, from which a site's cookies are
+//! copied on the person's Allow and taken back on revoking (ERR-8). A pool has no such
+//! jar: every chat has a context of its own, disposed when it ends and set aside when
+//! idle. Lending from a chat's context was weighed and left out: several chats may be
+//! signed in to the same site as different accounts while the Allow card names a site,
+//! not a chat, so which sign-in went would be Conch's guess, not the person's choice; the
+//! source comes and goes (ended, or sealed aside), so the same Allow would lend or not by
+//! timing; and it would share one chat's sign-in further than the rules ever share a
+//! chat's (chats on a pool see none of each other's). Lending from Conch's own local
+//! profile was left out too: on a pool nothing runs on this computer, reading its
+//! cookies means launching it, and a lend would copy the person's local sign-ins onto
+//! machines that whoever runs the fleet can read. A task on a pool starts signed out and
+//! signs in through a handoff or Passwords, as under Auto and Full trust (ERR-5).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,6 +69,24 @@ fn full_sentence(wait: Duration, endpoints: usize, cap: usize) -> String {
     format!(
         "No browser of the pool came free within {} s: all {endpoints} are busy with {cap} conversations each. Try again in a while, or ask the person to raise the cap (conch-gateway backend set pool --per-endpoint N).",
         wait.as_secs().max(1)
+    )
+}
+
+/// What the person's live view says over the stale frame when the address of its
+/// conversation stopped answering: the tabs are being reopened elsewhere, and what the
+/// person typed there and had not sent is gone with it (BE-4).
+fn lost_sentence(from: &str) -> String {
+    format!(
+        "{from} stopped answering, so Conch is reopening this conversation's tabs on another browser of the pool; anything typed there and not sent is lost."
+    )
+}
+
+/// What the person's live view says when the connection of its conversation dropped
+/// while its address still answers: the tabs reopen there.
+fn dropped_sentence(from: &str) -> String {
+    format!(
+        "The connection to {} dropped, so Conch is reopening this conversation's tabs; anything typed there and not sent is lost.",
+        from.trim_start_matches("The browser at ")
     )
 }
 
@@ -96,6 +138,9 @@ pub(super) struct Pool {
     browsers: StdMutex<HashMap<String, Browser>>,
     probe: Arc<dyn Probe + Send + Sync>,
     events: Option<Arc<dyn crate::protocol::EventSink>>,
+    /// Each conversation's place in line while it waits (the waiting sentence), `None`
+    /// once placed or refused: what the agent's door sends as progress (issue 32).
+    waits: StdMutex<HashMap<String, tokio::sync::watch::Sender<Option<String>>>>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -138,6 +183,7 @@ impl Pool {
             browsers: StdMutex::default(),
             probe: Arc::clone(&config.probe),
             events: config.events.clone(),
+            waits: StdMutex::default(),
         }))
     }
 
@@ -187,8 +233,30 @@ impl Pool {
         lock(&self.browsers).values().cloned().collect()
     }
 
+    /// Conversation `id`'s place in line: the waiting sentence while it waits for a
+    /// place, `None` otherwise.
+    pub(super) fn waits(&self, id: &str) -> tokio::sync::watch::Receiver<Option<String>> {
+        lock(&self.waits)
+            .entry(id.to_owned())
+            .or_insert_with(|| tokio::sync::watch::Sender::new(None))
+            .subscribe()
+    }
+
+    /// Says where conversation `id` stands in line (`None`: no longer waiting) to
+    /// whoever follows it.
+    fn in_line(&self, id: &str, sentence: Option<&str>) {
+        if let Some(waits) = lock(&self.waits).get(id) {
+            waits.send_if_modified(|now| {
+                let changed = now.as_deref() != sentence;
+                *now = sentence.map(str::to_owned);
+                changed
+            });
+        }
+    }
+
     /// Takes conversation `id`'s browser off the pool (it ended), if it has one.
     pub(super) fn remove(&self, id: &str) -> Option<Browser> {
+        lock(&self.waits).remove(id);
         lock(&self.places).on.remove(id);
         lock(&self.browsers).remove(id)
     }
@@ -225,7 +293,8 @@ impl Pool {
     }
 
     /// Waits, first come first served, for a place on the least-loaded live address, at
-    /// most [`Pool::wait`]; gives the address.
+    /// most [`Pool::wait`]; gives the address. Says where it stands in line meanwhile
+    /// ([`Pool::waits`]).
     async fn take_place(&self, id: &str) -> Result<usize, ConnectError> {
         let ticket = {
             let mut places = lock(&self.places);
@@ -234,6 +303,17 @@ impl Pool {
             places.queue.push_back(ticket);
             ticket
         };
+        // However the wait ends (placed, refused, or its call stopped or cancelled and
+        // this future dropped), the ticket leaves the line and the next one looks again.
+        let _in_line = InLine {
+            pool: self,
+            id,
+            ticket,
+        };
+        self.wait_in_line(id, ticket).await
+    }
+
+    async fn wait_in_line(&self, id: &str, ticket: u64) -> Result<usize, ConnectError> {
         let deadline = tokio::time::Instant::now() + self.wait;
         let mut told: Option<usize> = None;
         let mut first_ahead: Option<usize> = None;
@@ -267,7 +347,9 @@ impl Pool {
                 if told != Some(ahead) {
                     told = Some(ahead);
                     drop(places);
-                    self.tell(id, &waiting_sentence(ahead));
+                    let sentence = waiting_sentence(ahead);
+                    self.in_line(id, Some(&sentence));
+                    self.tell(id, false, &sentence);
                 }
             }
             if tokio::time::timeout_at(deadline, freed).await.is_err() {
@@ -280,14 +362,15 @@ impl Pool {
         }
     }
 
-    /// Tells the person's view of conversation `id` where it stands (its progress).
-    fn tell(&self, id: &str, sentence: &str) {
+    /// Tells the person's view of conversation `id` where it stands (its progress, or
+    /// its browser lost and reopened), with whether its browser runs.
+    fn tell(&self, id: &str, running: bool, sentence: &str) {
         tracing::info!(target: "conch_browser", "{sentence}");
         if let Some(events) = &self.events {
             events.send(
                 id,
                 crate::protocol::BrowserEvent::Status(crate::protocol::BrowserStatus {
-                    running: false,
+                    running,
                     backend: Backend::Pool.as_str().to_owned(),
                     message: sentence.to_owned(),
                     open_panel: false,
@@ -380,22 +463,67 @@ impl Pool {
     }
 }
 
+/// A place taken on address `index` whose connection is still opening: freed when
+/// dropped while it still holds it (the call stopped meanwhile).
+struct Taken<'a> {
+    pool: &'a Pool,
+    index: usize,
+    held: bool,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            self.pool.free(self.index);
+        }
+    }
+}
+
+/// A conversation's ticket in the pool's line, taken out of it when dropped.
+struct InLine<'a> {
+    pool: &'a Pool,
+    id: &'a str,
+    ticket: u64,
+}
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        let left = {
+            let mut places = lock(&self.pool.places);
+            let before = places.queue.len();
+            places.queue.retain(|t| *t != self.ticket);
+            places.queue.len() != before
+        };
+        self.pool.in_line(self.id, None);
+        if left {
+            self.pool.freed.notify_waiters();
+        }
+    }
+}
+
 /// Watches a conversation's connection on address `index`: when it closes, its place is
 /// freed; closed by the other side with nothing answering there any more, the address is
-/// taken out of the pool first.
+/// taken out of the pool first. Closed by the other side, the person's view of the
+/// conversation is told at once (a `browser.status` shown over the stale frame, BE-4).
 async fn watch(pool: Weak<Pool>, index: usize, connection: Connection, place: Arc<Place>) {
     connection.closed().await;
     let Some(pool) = pool.upgrade() else { return };
-    if !place.closing.load(Ordering::SeqCst) && !pool.answers(index).await {
-        pool.take_out(index, "it stopped answering".to_owned());
+    if !place.closing.load(Ordering::SeqCst) {
+        if pool.answers(index).await {
+            pool.tell(&place.id, false, &dropped_sentence(&pool.shown(index)));
+        } else {
+            pool.take_out(index, "it stopped answering".to_owned());
+            pool.tell(&place.id, false, &lost_sentence(&pool.shown(index)));
+        }
     }
     place.free(&pool, index);
 }
 
-/// One conversation's place on an address: whether Conch closes it, and whether it was
-/// freed (once, by letting go or by the watcher, whichever comes first).
+/// One conversation's place on an address: whose it is, whether Conch closes it, and
+/// whether it was freed (once, by letting go or by the watcher, whichever comes first).
 #[derive(Debug, Default)]
 struct Place {
+    id: String,
     closing: AtomicBool,
     freed: AtomicBool,
 }
@@ -477,9 +605,20 @@ impl Placement {
                 }
                 Err(e) => return Err(e),
             };
-            match pool.open(index).await {
+            // Freed again if this call stops while the connection opens.
+            let mut taken = Taken {
+                pool: &pool,
+                index,
+                held: true,
+            };
+            let opened = pool.open(index).await;
+            taken.held = false;
+            match opened {
                 Ok((connection, facts)) => {
-                    let place = Arc::new(Place::default());
+                    let place = Arc::new(Place {
+                        id: self.id.clone(),
+                        ..Place::default()
+                    });
                     tokio::spawn(watch(
                         Arc::downgrade(&pool),
                         index,
@@ -492,7 +631,9 @@ impl Placement {
                         && places.out[before].is_some()
                     {
                         let sentence = moved_sentence(&pool.shown(before), &facts.browser);
-                        places.note(&self.id, sentence);
+                        places.note(&self.id, sentence.clone());
+                        drop(places);
+                        pool.tell(&self.id, true, &sentence);
                     }
                     return Ok(Connected {
                         connection,

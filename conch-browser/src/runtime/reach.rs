@@ -312,8 +312,9 @@ impl Browser {
 }
 
 /// When the errands' browser of `generation` crashes, reopens at once every errand someone
-/// watches, as it was (ERR-19): the others come back on their next call. A browser shut
-/// down on purpose is not reopened.
+/// watches or whose wheel the person holds (a takeover, a handoff waiting), as it was
+/// (ERR-19; on a pool, on another address, BE-4): the others come back on their next
+/// call. A browser shut down on purpose is not reopened.
 async fn heal_when_watched(inner: Weak<Inner>, connection: Connection, generation: u64) {
     connection.closed().await;
     let Some(inner) = inner.upgrade() else { return };
@@ -329,7 +330,12 @@ async fn heal_when_watched(inner: Weak<Inner>, connection: Connection, generatio
         refresh_running(&browser.inner, &mut state);
         let wheels = lock(&browser.inner.talks.wheels);
         open.into_iter()
-            .filter(|id| wheels.get(id).is_some_and(|w| w.watched()))
+            .filter(|id| {
+                wheels.get(id).is_some_and(|w| {
+                    let wheel = w.state();
+                    w.watched() || wheel.person_drives || wheel.handoff.is_some()
+                })
+            })
             .collect()
     };
     for id in watched {

@@ -528,6 +528,13 @@ impl Conversation {
             .shares_context_with_person
     }
 
+    /// Whether the browser this conversation browses in runs now (a task's, or on a pool
+    /// the conversation's own, not only the main one): its tabs and notes can be read
+    /// without starting anything.
+    pub async fn browser_runs(&self) -> bool {
+        self.browser.status().await.state == RunState::Running
+    }
+
     /// How many times this conversation's browser has launched (a watch set on one launch
     /// is gone with it).
     pub async fn launches(&self) -> u32 {
@@ -742,6 +749,29 @@ pub(super) fn reopen(conv: Conversation) -> futures_util::future::BoxFuture<'sta
     Box::pin(async move {
         if let Err(e) = conv.tabs().await {
             tracing::warn!(target: "conch_browser", error = %e, "a watched errand could not be reopened");
+            // Nothing to hold: the wheel goes back to the agent, whose waiting call hears
+            // the same (BE-4), and the person is told over the stale frame.
+            let gave_back = conv.wheel().page_gone();
+            if let Some(events) = conv.browser.inner.config.events.as_ref() {
+                let backend = lock(&conv.browser.inner.backend.status).backend.to_owned();
+                let wheel = if gave_back {
+                    " The wheel is back with the agent."
+                } else {
+                    ""
+                };
+                events.send(
+                    &conv.id,
+                    crate::protocol::BrowserEvent::Status(crate::protocol::BrowserStatus {
+                        running: false,
+                        backend,
+                        message: format!(
+                            "This conversation's tabs could not be reopened: {e}{wheel}"
+                        ),
+                        open_panel: false,
+                        download: None,
+                    }),
+                );
+            }
         }
     })
 }

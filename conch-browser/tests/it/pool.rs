@@ -533,3 +533,50 @@ async fn be_4_with_no_address_left_the_pool_says_why() {
     );
     browser.shutdown().await;
 }
+
+/// Issue 32 (ERR-15, LIVE-14): a call that stops waiting in line (the person pressed
+/// Stop, or the client cancelled it) leaves the line: the one behind it moves up and is
+/// served as soon as a place frees, not left behind a ticket nobody holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_a_call_cancelled_while_in_line_leaves_the_line() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let a = endpoint().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut config, _) = on_pool(&dir, &[&a], 1, Duration::from_secs(60));
+    let heard = Arc::new(Heard::default());
+    config.events = Some(heard.clone());
+    let browser = Browser::new(config);
+    let url = server.url("basic.html");
+    browser.conversation("c1").open(&url).await.expect("placed");
+    let second = {
+        let conv = browser.conversation("c2");
+        let url = url.clone();
+        tokio::spawn(async move { conv.open(&url).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        heard.of("c2"),
+        ["Waiting for a free browser: next in line."]
+    );
+    // Stopped while it waits: its call's future is dropped.
+    second.abort();
+    let _ = second.await;
+    let third = {
+        let conv = browser.conversation("c3");
+        let url = url.clone();
+        tokio::spawn(async move { conv.open(&url).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        heard.of("c3"),
+        ["Waiting for a free browser: next in line."],
+        "the stopped call still holds its place in line"
+    );
+    browser.chat_deleted("c1").await;
+    tokio::time::timeout(Duration::from_secs(20), third)
+        .await
+        .expect("served once the place freed")
+        .expect("joined")
+        .expect("opens");
+    browser.shutdown().await;
+}

@@ -1012,3 +1012,104 @@ async fn issue_31_a_conversation_handle_carries_a_task_across_calls() {
         );
     }
 }
+
+/// Ends MCP session `session` (DELETE `/mcp`); gives the answer's status line.
+async fn delete_session(served: &Served, session: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", served.port))
+        .await
+        .expect("the gateway listens");
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n",
+        served.port,
+        served.bearer()
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Issue 32 (ERR-15, TOOL-11): on a pool at its cap, a call that carries a progressToken
+/// hears where it stands in line ("Waiting for a free browser: next in line.") on the MCP
+/// progress channel at once, not only a generic note seconds later; once a place frees
+/// the call goes on and its result says it waited.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_a_call_waiting_for_a_pool_place_hears_the_waiting_sentence_as_progress() {
+    let server = FixtureServer::start().await.unwrap();
+    let a = conch_fixtures::browser::Standalone::start().expect("a standalone Chromium");
+    let home = tempfile::tempdir().unwrap();
+    let address = a.http();
+    let set = [
+        "set",
+        "pool",
+        "--endpoint",
+        address.as_str(),
+        "--per-endpoint",
+        "1",
+    ];
+    let (ok, out, err) = crate::backend::backend(home.path(), &set, &[]).await;
+    assert!(ok, "{out} {err}");
+    let served = Served::start(home.path(), &["--allow-localhost"]).await;
+    let url = server.url("basic.html");
+    let first = served.initialize("2025-06-18").await;
+    let open = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": url } } });
+    let (status, _, body) = served.send(&first, &[], &open).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Hello from the fixtures"), "{body}");
+
+    let second = served.initialize("2025-06-18").await;
+    let (status, mut events) = open_stream(&served, &second).await;
+    assert_eq!(status, 200);
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "browser_open", "arguments": { "url": url }, "_meta": { "progressToken": "place-1" } } });
+    let (port, bearer, id) = (served.port, served.bearer(), second.clone());
+    let waiting = tokio::spawn(async move {
+        post(
+            port,
+            &[("Authorization", &bearer), ("Mcp-Session-Id", &id)],
+            &call,
+        )
+        .await
+    });
+    let progress = tokio::time::timeout(Duration::from_millis(2500), async {
+        loop {
+            match events.recv().await {
+                Some(message) if message["method"] == "notifications/progress" => {
+                    return Some(message);
+                }
+                Some(_) => {}
+                None => return None,
+            }
+        }
+    })
+    .await
+    .ok()
+    .flatten();
+    let progress = progress.expect("no progress within 2.5 s");
+    assert_eq!(progress["params"]["progressToken"], "place-1", "{progress}");
+    assert_eq!(
+        progress["params"]["message"], "Waiting for a free browser: next in line.",
+        "{progress}"
+    );
+    assert!(!waiting.is_finished(), "it did not wait for a place");
+
+    // The first conversation ends: its place goes to the one in line.
+    assert!(delete_session(&served, &first).await.contains("204"));
+    let (status, _, body) = tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("served once the place freed")
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    let text: String = answer["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    assert!(text.contains("Waited for a free browser"), "{text}");
+}

@@ -5,4 +5,5 @@
 mod live;
 mod own;
 mod person;
+mod pool;
 mod support;

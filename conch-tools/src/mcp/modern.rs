@@ -384,6 +384,8 @@ pub(super) async fn call(
     };
     let mut guard = AbortOnDrop(Some(task.clone()));
     let token = super::progress_token(params);
+    // Issue 32: where the call stands in a pool's line goes out as progress at once.
+    let mut line = token.as_ref().and(session.chat.waits_for_place());
     let (key, serial, mut stopped) = session.start_running(id);
     let started = tokio::time::Instant::now();
     let every = session.server.progress_every;
@@ -414,7 +416,11 @@ pub(super) async fn call(
             }
             _ = ticks.tick(), if token.is_some() => {
                 sent += 1;
-                notify(super::progress_note(&token, sent, name, started, session));
+                notify(super::progress_note(&token, sent, name, started, session, line.as_ref()));
+            }
+            sentence = super::next_in_line(&mut line) => {
+                sent += 1;
+                notify(super::line_note(&token, sent, &sentence));
             }
         }
     };

@@ -12,6 +12,7 @@ mod errands;
 mod flow;
 mod handoff;
 mod many;
+mod pool;
 mod rules;
 mod schemas;
 mod support;
