@@ -7,6 +7,7 @@
 pub mod act;
 pub mod base64;
 pub mod botcheck;
+pub mod cast;
 pub mod consent;
 pub mod dialog;
 pub mod download;
@@ -35,5 +36,6 @@ pub use read::{
 };
 pub use resolve::resolve;
 pub use screenshot::{
-    MASK_COLOUR, SecretBox, THUMBNAIL_SCALE, screenshot_for_model, secret_fields, thumbnail,
+    MASK_COLOUR, SecretBox, THUMBNAIL_MAX, THUMBNAIL_SCALE, screenshot_for_model, secret_fields,
+    thumbnail,
 };
