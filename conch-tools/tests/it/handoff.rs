@@ -343,9 +343,13 @@ async fn live_6_three_actions_produce_three_steps_each_with_a_thumbnail() {
 async fn centre_pixel(chat: &conch_tools::Chat, jpeg: &[u8]) -> (u64, u64, [u8; 3]) {
     let script =
         conch_fixtures::pictures::centre_pixel_script(&conch_browser::page::base64::encode(jpeg));
-    let got = chat.conversation().evaluate(&script).await.unwrap();
+    let got = chat
+        .conversation()
+        .evaluate(&script)
+        .await
+        .expect("the page decodes the picture");
     let n = |i: usize| got[i].as_u64().unwrap_or_else(|| panic!("{got}"));
-    let colour = |i: usize| u8::try_from(n(i)).unwrap();
+    let colour = |i: usize| u8::try_from(n(i)).expect("a colour");
     (n(0), n(1), [colour(2), colour(3), colour(4)])
 }
 
