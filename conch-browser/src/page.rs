@@ -36,6 +36,5 @@ pub use read::{
 };
 pub use resolve::resolve;
 pub use screenshot::{
-    MASK_COLOUR, SecretBox, THUMBNAIL_MAX, THUMBNAIL_SCALE, screenshot_for_model, secret_fields,
-    thumbnail,
+    MASK_COLOUR, SecretBox, THUMBNAIL_SCALE, screenshot_for_model, secret_fields, thumbnail,
 };

@@ -1,22 +1,20 @@
-//! One screencast per page at a time, shared by the live view and the steps' thumbnails
-//! (LIVE-2, LIVE-6).
+//! Who may shoot a page while the live view casts it (LIVE-2, LIVE-6).
 //!
-//! A page's screencast is one per DevTools session: a second `Page.startScreencast` would
-//! change the first's size and a `Page.stopScreencast` would end it. The live view
-//! (conch-live) casts the page while someone watches; a step's thumbnail
-//! ([`thumbnail`](super::thumbnail)) takes one small frame of a cast of its own when
-//! nobody does, which costs the browser about half of a `Page.captureScreenshot` with a
-//! clip (that one lays the page out at the clip's scale and back, on the page's own main
-//! thread, issue 32). While the live view casts, the thumbnail is captured as before.
+//! A step's thumbnail ([`thumbnail`](super::thumbnail)) is a `Page.captureScreenshot`
+//! scaled with a clip when nobody watches: the browser lays the page out at the clip's
+//! scale for it and back, which stalls a screencast running on the page at that moment
+//! (the live view then sends no frame more, issue 32). So while the live view casts a
+//! page, its thumbnails are captured whole and unscaled; and the live view starts its
+//! cast only once a scaled capture in progress is done.
 //!
 //! [`LiveCast::begin`] makes the live view the page's caster until the [`LiveCast`] is
-//! dropped, once a thumbnail's frame in progress is taken; a thumbnail casts only a page
-//! nobody casts, so neither ever stops or reshapes the other's cast.
+//! dropped; a scaled capture holds the page's [`Cast`] for its one call.
 //!
 //! Deliberately absent: the live view's own cast loop, its frames and its watchers
-//! (conch-live). The live view's frames are not reused for thumbnails: the newest one
-//! when a step settles may be from before the step's change (a loaded machine's frames
-//! lag a frame or more behind the page), which a thumbnail must never show.
+//! (conch-live); a screencast of a thumbnail's own (none runs without a watcher,
+//! LIVE-2). The live view's frames are not reused for thumbnails: the newest one when a
+//! step settles may be from before the step's change (a loaded machine's frames lag a
+//! frame or more behind the page), which a thumbnail must never show.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,8 +28,8 @@ use crate::sync::lock;
 /// Who casts one page.
 #[derive(Debug, Default)]
 pub(crate) struct Cast {
-    /// Held by whoever runs a screencast on the page: the live view for as long as it
-    /// casts it, a thumbnail for its one frame.
+    /// Held by the live view for as long as it casts the page, and by a scaled
+    /// thumbnail's capture for its one call.
     owner: Arc<tokio::sync::Mutex<()>>,
     /// Whether the live view casts the page now.
     live: AtomicBool,
@@ -67,14 +65,14 @@ impl Cast {
         self.live.load(Ordering::SeqCst)
     }
 
-    /// The page's screencast for one frame, when nobody runs one now.
+    /// The page for one scaled capture, when nobody casts it or shoots it now.
     pub(crate) fn try_own(&self) -> Option<OwnedMutexGuard<()>> {
         Arc::clone(&self.owner).try_lock_owned().ok()
     }
 }
 
 /// The live view's screencast of one page (LIVE-2): while it lives, the page's steps'
-/// thumbnails never cast the page themselves.
+/// thumbnails are captured unscaled.
 #[derive(Debug)]
 pub struct LiveCast {
     cast: Arc<Cast>,
@@ -82,7 +80,7 @@ pub struct LiveCast {
 }
 
 impl LiveCast {
-    /// Makes the live view `page`'s caster, once a thumbnail's frame in progress is taken
+    /// Makes the live view `page`'s caster, once a scaled capture in progress is done
     /// (a few tens of milliseconds). Call it before `Page.startScreencast`, and drop it
     /// after `Page.stopScreencast`.
     pub async fn begin(page: &Session) -> LiveCast {

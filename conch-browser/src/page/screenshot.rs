@@ -12,14 +12,11 @@
 
 use std::collections::HashMap;
 use std::io::Cursor;
-use std::time::Duration;
 
 use conch_cdp::Session;
 use conch_policy::{FieldFacts, classify_field};
-use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
 use super::cast::Cast;
 use super::error::PageError;
@@ -190,119 +187,54 @@ pub async fn screenshot_for_model(
     Ok(out.into_inner())
 }
 
-/// How much a step's thumbnail shrinks a 1280×800 tab (to 320×200, [`THUMBNAIL_MAX`]).
+/// How much a step's thumbnail shrinks a 1280×800 tab (to 320×200).
 pub const THUMBNAIL_SCALE: f64 = 0.25;
-
-/// The most a step's thumbnail made by its own cast measures on either side, in pixels:
-/// a 1280×800 tab gives 320×200.
-pub const THUMBNAIL_MAX: u32 = 320;
-
-/// How long a thumbnail's own cast waits for its one frame before it captures the page
-/// instead (a tab the browser does not draw, such as one hidden in the person's Chrome).
-const FRAME_WITHIN: Duration = Duration::from_secs(2);
-
-/// How long a thumbnail waits for the page's screencast while it is another step's
-/// thumbnail's for a moment.
-const OWNER_WITHIN: Duration = Duration::from_secs(2);
 
 /// A small JPEG of the tab's viewport for a step's card (LIVE-6, DATA-8), as it stands
 /// once the step has settled. It is for the person, who sees the page anyway: password
 /// fields show as the page draws them (dots).
 ///
-/// When nobody casts the page, it is one frame of a screencast of its own, at most
-/// [`THUMBNAIL_MAX`] pixels a side, which the browser scales as it copies the frame, once
-/// the page has drawn what it shows now (two animation frames): about half the browser's
-/// work of a scaled capture, and little of it on the page's main thread (issue 32). While
-/// the live view casts the page, or when no frame comes, it is a capture of the whole
-/// viewport, unscaled: a scaled one would stall the live view's cast.
+/// When nobody casts the page, it is a capture scaled to [`THUMBNAIL_SCALE`] (no
+/// screencast is ever started for it: the screencast runs only while someone watches,
+/// LIVE-2). While the live view casts the page, it is a capture of the whole viewport,
+/// unscaled: a scaled one lays the page out at the clip's scale and back, which stalls
+/// the live view's cast (issue 32). The live view and a scaled capture never overlap on
+/// one page ([`Cast`]).
 ///
 /// # Errors
 /// [`PageError::Cdp`], [`PageError::Image`].
 pub async fn thumbnail(page: &Session) -> Result<Vec<u8>, PageError> {
     let cast = Cast::of(page);
     if !cast.live() {
-        // A cast's frame is the view as last drawn, which may be from before the step's
-        // last change: the page draws it first.
-        drawn(page).await;
-    }
-    let asked = Instant::now();
-    while !cast.live() {
+        // Held for the capture, so the live view starts its cast only after it.
         if let Some(owner) = cast.try_own() {
-            let frame = one_frame(page).await;
+            let shot = scaled(page).await;
             drop(owner);
-            match frame {
-                Ok(Some(jpeg)) => return Ok(jpeg),
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::debug!(target: "conch_browser", error = %e, "a thumbnail's cast failed; capturing instead");
-                    break;
-                }
-            }
+            return shot;
         }
-        if asked.elapsed() >= OWNER_WITHIN {
-            break;
-        }
-        // Another step's thumbnail casts the page for a frame, or the live view starts.
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     captured(page).await
 }
 
-/// How long the page may take to draw what it shows now before its thumbnail is taken
-/// anyway (a page busy with a script of its own, a tab the browser does not draw).
-const DRAWN_WITHIN: Duration = Duration::from_millis(500);
-
-/// Waits until the page has drawn what it shows now: two animation frames, in Conch's
-/// world, where the page cannot redefine `requestAnimationFrame`. Not asked of a page
-/// frozen by its dialog (DLG-14), which draws nothing more until it is answered.
-async fn drawn(page: &Session) {
-    if super::dialog::watching(page).is_some_and(|w| w.is_pending()) {
-        return;
-    }
-    let Ok(top) = Frame::top(page).await else {
-        return;
-    };
-    let _ = top
-        .evaluate_awaiting(
-            "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))",
-            DRAWN_WITHIN,
+/// The viewport captured at [`THUMBNAIL_SCALE`].
+async fn scaled(page: &Session) -> Result<Vec<u8>, PageError> {
+    let size = page.call_raw("Page.getLayoutMetrics", json!({})).await?;
+    let view = &size["cssVisualViewport"];
+    let width = view["clientWidth"].as_f64().unwrap_or(1280.0);
+    let height = view["clientHeight"].as_f64().unwrap_or(800.0);
+    let shot = page
+        .call_raw(
+            "Page.captureScreenshot",
+            json!({
+                "format": "jpeg",
+                "quality": 50,
+                "clip": { "x": view["pageX"].as_f64().unwrap_or(0.0),
+                          "y": view["pageY"].as_f64().unwrap_or(0.0),
+                          "width": width, "height": height, "scale": THUMBNAIL_SCALE },
+            }),
         )
-        .await;
-}
-
-#[derive(Deserialize)]
-struct CastFrame {
-    data: String,
-}
-
-/// One frame of a screencast of the page's viewport, at most [`THUMBNAIL_MAX`] a side;
-/// `None` when none came within [`FRAME_WITHIN`]. The browser sends a cast's first frame
-/// at once, changed or not.
-async fn one_frame(page: &Session) -> Result<Option<Vec<u8>>, PageError> {
-    let mut frames = page.events("Page.screencastFrame");
-    page.call_raw(
-        "Page.startScreencast",
-        json!({
-            "format": "jpeg",
-            "quality": 50,
-            "maxWidth": THUMBNAIL_MAX,
-            "maxHeight": THUMBNAIL_MAX,
-        }),
-    )
-    .await?;
-    let frame = tokio::time::timeout(FRAME_WITHIN, frames.next()).await;
-    // Unacknowledged, the cast sends no second frame; stopped, it sends none at all.
-    let stopped = page.call_raw("Page.stopScreencast", json!({})).await;
-    let Ok(Some(event)) = frame else {
-        return Ok(None);
-    };
-    stopped?;
-    let frame: CastFrame = event
-        .parse()
-        .map_err(|e| PageError::Image(format!("the frame did not fit: {e}")))?;
-    super::base64::decode(&frame.data)
-        .map(Some)
-        .ok_or_else(|| PageError::Image("bad base64".to_owned()))
+        .await?;
+    decoded(&shot)
 }
 
 /// The viewport captured whole, unscaled. Never with a clip: the browser lays the page
@@ -315,6 +247,11 @@ async fn captured(page: &Session) -> Result<Vec<u8>, PageError> {
             json!({ "format": "jpeg", "quality": 50, "optimizeForSpeed": true }),
         )
         .await?;
+    decoded(&shot)
+}
+
+/// The picture of a `Page.captureScreenshot` answer.
+fn decoded(shot: &Value) -> Result<Vec<u8>, PageError> {
     let data = shot["data"]
         .as_str()
         .ok_or_else(|| PageError::Image("no image data".to_owned()))?;

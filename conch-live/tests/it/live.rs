@@ -347,14 +347,16 @@ async fn paint_and_shoot(chat: &conch_browser::Conversation, colour: [u8; 3]) ->
 
 /// LIVE-6, LIVE-15 (issue 32): two conversations step at once while one is watched live:
 /// each step's thumbnail is its own page as the step left it, never the other's. The
-/// unwatched one's is a frame of a cast of its own (a card's size); the watched one's is
-/// captured whole beside the live view's cast, which keeps casting through both (a scaled
-/// capture stalled it).
+/// unwatched one's is a scaled capture (a card's size) that starts no screencast (LIVE-2);
+/// the watched one's is captured whole beside the live view's cast, which keeps casting
+/// through both (a scaled capture stalled it).
 #[tokio::test(flavor = "multi_thread")]
 async fn live_6_two_conversations_stepping_at_once_each_get_their_own_thumbnails() {
     let lab = lab().await;
     let a = lab.open("a", "paint.html").await;
     let b = lab.open("b", "paint.html").await;
+    // Nobody watches B: its thumbnails start no screencast (LIVE-2).
+    let b_casts = FrameSpy::on(&page_of(&b).await);
     let (mut feed, _control) = lab.hub.join("a");
     assert!(
         next_frame(&mut feed, Duration::from_secs(10))
@@ -391,6 +393,11 @@ async fn live_6_two_conversations_stepping_at_once_each_get_their_own_thumbnails
             "round {round}: B's thumbnail is a card's size: {width_b}×{height_b}"
         );
     }
+    assert_eq!(
+        b_casts.count(),
+        0,
+        "an unwatched conversation's thumbnails started a screencast"
+    );
     // A's live view still casts: a change after the thumbnails reaches its watcher.
     while next_frame(&mut feed, Duration::from_millis(300))
         .await
