@@ -7,6 +7,7 @@
 pub mod act;
 pub mod base64;
 pub mod botcheck;
+pub mod cast;
 pub mod consent;
 pub mod dialog;
 pub mod download;

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use conch_browser::page::cast::LiveCast;
 use conch_browser::page::dialog;
 use conch_browser::protocol::{BrowserPageDialog, BrowserTab, BrowserTabSummary};
 use conch_browser::wheel::{Activity, WheelState};
@@ -436,6 +437,9 @@ async fn cast(view: Arc<View>) {
             continue;
         };
         shape(&view, &page).await;
+        // The page's steps never cast it for their thumbnails meanwhile (LIVE-6); the
+        // cast starts once a thumbnail's own frame in progress is taken.
+        let _live = LiveCast::begin(&page).await;
         let mut frames = page.events("Page.screencastFrame");
         let viewport = view.wheel.viewport();
         let started = page

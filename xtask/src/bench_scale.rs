@@ -15,7 +15,8 @@
 //! --endpoint URL --per-endpoint N`. A gateway that does not know the pool backend says
 //! so, and the pool rows are skipped with one line saying why.
 //!
-//! `CONCH_BENCH_SCALE_LEVELS=1,4` runs only those levels; with `CONCH_BENCH_STDERR=FILE`
+//! `CONCH_BENCH_SCALE_LEVELS=1,4` runs only those levels, `CONCH_BENCH_SCALE_BACKENDS=local`
+//! only the local rows (no browserless servers started); with `CONCH_BENCH_STDERR=FILE`
 //! the gateway's log goes to FILE with a line marking where each level starts.
 //!
 //! Where the time goes: each row also names the busiest threads of the gateway and of
@@ -323,6 +324,15 @@ fn levels_wanted() -> Vec<usize> {
         .unwrap_or_else(|| LEVELS.to_vec())
 }
 
+/// Whether `CONCH_BENCH_SCALE_BACKENDS` (`local`, `pool` or `local,pool`; both when unset)
+/// names `backend`.
+fn backend_wanted(backend: &str) -> bool {
+    std::env::var("CONCH_BENCH_SCALE_BACKENDS")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .is_none_or(|v| v.split(',').any(|b| b.trim() == backend))
+}
+
 /// Runs every level on `backend`; gives one row per level.
 fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
     let pid = backend.gateway.0.id();
@@ -468,16 +478,22 @@ pub(crate) fn run() -> Result<(), String> {
     );
     let mut rows = Vec::new();
     print_header();
-    {
+    let local_ran = backend_wanted("local");
+    if local_ran {
         let backend = local(&browser, &pages)?;
         rows.extend(levels(&backend, &url)?);
     }
-    let pool_ran = match pool(&browser, &pages)? {
-        Some(backend) => {
-            rows.extend(levels(&backend, &url)?);
-            true
+    let pool_ran = if backend_wanted("pool") {
+        match pool(&browser, &pages)? {
+            Some(backend) => {
+                rows.extend(levels(&backend, &url)?);
+                true
+            }
+            None => false,
         }
-        None => false,
+    } else {
+        println!("bench scale: the pool rows are skipped (CONCH_BENCH_SCALE_BACKENDS).");
+        false
     };
     let failed: u64 = rows.iter().filter_map(|r| r["failed"].as_u64()).sum();
     println!();
@@ -486,7 +502,7 @@ pub(crate) fn run() -> Result<(), String> {
     let mut ratios = json!({});
     for backend in ["local", "pool"]
         .into_iter()
-        .filter(|b| *b == "local" || pool_ran)
+        .filter(|b| (*b == "local" && local_ran) || (*b == "pool" && pool_ran))
     {
         for n in [4, 8, 16] {
             let r = ratio(&rows, backend, n, "p95_ms");
@@ -503,8 +519,10 @@ pub(crate) fn run() -> Result<(), String> {
         "clicks_per_conversation": CLICKS,
         "pool": if pool_ran {
             json!({ "servers": 2, "per_endpoint": PER_ENDPOINT, "browserless": crate::browserless::BROWSERLESS })
-        } else {
+        } else if backend_wanted("pool") {
             json!("skipped: the gateway does not take `backend set pool`")
+        } else {
+            json!("skipped: CONCH_BENCH_SCALE_BACKENDS")
         },
         "levels": rows,
         "ratios": ratios,

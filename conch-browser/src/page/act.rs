@@ -53,6 +53,10 @@ pub use submit::{focused_submitter, submitter};
 /// The script that picks a select's options (shared with form filling).
 pub(crate) const SELECT_SCRIPT: &str = js::SELECT;
 
+/// The script that waits for the transitions an act started (shared with settling, which
+/// runs it in its own wait, issue 32).
+pub(crate) const ANIMATIONS_SCRIPT: &str = js::ANIMATIONS;
+
 /// Bounds of one act.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ActOptions {

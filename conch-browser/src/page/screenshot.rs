@@ -6,6 +6,9 @@
 //! both are painted, so a field that moves in between is still covered. The badge Conch
 //! shows on its pages in the person's own Chrome is hidden for the capture. Deliberately
 //! absent: the person's live view, which is never masked.
+//!
+//! Also the steps' thumbnails for the person's transcript (LIVE-6, DATA-8), made as
+//! cheaply as the browser allows: one frame of a screencast of the page ([`super::cast`]).
 
 use std::collections::HashMap;
 use std::io::Cursor;
@@ -15,6 +18,7 @@ use conch_policy::{FieldFacts, classify_field};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::cast::Cast;
 use super::error::PageError;
 use super::read::Reader;
 use super::world::Frame;
@@ -183,15 +187,37 @@ pub async fn screenshot_for_model(
     Ok(out.into_inner())
 }
 
-/// How much a step's thumbnail shrinks the viewport (a 1280×800 tab gives 320×200).
+/// How much a step's thumbnail shrinks a 1280×800 tab (to 320×200).
 pub const THUMBNAIL_SCALE: f64 = 0.25;
 
-/// A small JPEG of the tab's viewport for a step's card (LIVE-6, DATA-8). It is for the
-/// person, who sees the page anyway: password fields show as the page draws them (dots).
+/// A small JPEG of the tab's viewport for a step's card (LIVE-6, DATA-8), as it stands
+/// once the step has settled. It is for the person, who sees the page anyway: password
+/// fields show as the page draws them (dots).
+///
+/// When nobody casts the page, it is a capture scaled to [`THUMBNAIL_SCALE`] (no
+/// screencast is ever started for it: the screencast runs only while someone watches,
+/// LIVE-2). While the live view casts the page, it is a capture of the whole viewport,
+/// unscaled: a scaled one lays the page out at the clip's scale and back, which stalls
+/// the live view's cast (issue 32). The live view and a scaled capture never overlap on
+/// one page ([`Cast`]).
 ///
 /// # Errors
 /// [`PageError::Cdp`], [`PageError::Image`].
 pub async fn thumbnail(page: &Session) -> Result<Vec<u8>, PageError> {
+    let cast = Cast::of(page);
+    if !cast.live() {
+        // Held for the capture, so the live view starts its cast only after it.
+        if let Some(owner) = cast.try_own() {
+            let shot = scaled(page).await;
+            drop(owner);
+            return shot;
+        }
+    }
+    captured(page).await
+}
+
+/// The viewport captured at [`THUMBNAIL_SCALE`].
+async fn scaled(page: &Session) -> Result<Vec<u8>, PageError> {
     let size = page.call_raw("Page.getLayoutMetrics", json!({})).await?;
     let view = &size["cssVisualViewport"];
     let width = view["clientWidth"].as_f64().unwrap_or(1280.0);
@@ -208,6 +234,24 @@ pub async fn thumbnail(page: &Session) -> Result<Vec<u8>, PageError> {
             }),
         )
         .await?;
+    decoded(&shot)
+}
+
+/// The viewport captured whole, unscaled. Never with a clip: the browser lays the page
+/// out at a clip's scale for it and back, which stalls a screencast running on the page
+/// (the live view's would send no frame more).
+async fn captured(page: &Session) -> Result<Vec<u8>, PageError> {
+    let shot = page
+        .call_raw(
+            "Page.captureScreenshot",
+            json!({ "format": "jpeg", "quality": 50, "optimizeForSpeed": true }),
+        )
+        .await?;
+    decoded(&shot)
+}
+
+/// The picture of a `Page.captureScreenshot` answer.
+fn decoded(shot: &Value) -> Result<Vec<u8>, PageError> {
     let data = shot["data"]
         .as_str()
         .ok_or_else(|| PageError::Image("no image data".to_owned()))?;

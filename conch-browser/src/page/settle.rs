@@ -99,6 +99,11 @@ pub struct Settle {
     /// its install was not answered in time. While one runs, the churn learner counts no
     /// change as the page's own, so it is stopped when the wait ends.
     abandoned: bool,
+    /// When the act began, and the most its transitions are waited for: the in-page wait
+    /// that finds the DOM quiet then waits for them too ([`Settle::finish_animated`]).
+    animations: Option<(Instant, Duration)>,
+    /// Whether the act's transitions were waited for in the page already.
+    animated: bool,
 }
 
 /// Where the top document's load stands since the act.
@@ -192,6 +197,11 @@ const HOLD_JS: &str = script::body(include_str!("settle/hold.js"));
 /// `quiet` from now.
 const QUIET_JS: &str = script::body(include_str!("settle/quiet.js"));
 
+/// The in-page wait for a quiet DOM followed, once quiet, by the wait for the act's
+/// transitions: a function of (the wait, the transitions' function, ms since the act
+/// began, their bound), resolving with the wait's answer and `animated`.
+const ANIMATED_JS: &str = script::body(include_str!("settle/animated.js"));
+
 /// How long after the act began a page that changed nothing is judged quiet.
 const FIRST: Duration = Duration::from_millis(30);
 /// The least a wait lasts after the act's answer came back.
@@ -223,11 +233,21 @@ impl Settle {
         let failed = page.events("Network.loadingFailed");
         let loaded = page.events("Page.loadEventFired");
         // Best effort: without it, settling still waits for a quiet DOM. Asked together
-        // with the observer's install, which does not depend on it.
-        let (_, held) = tokio::join!(
-            page.call_raw("Network.enable", serde_json::json!({})),
-            hold(page, SettleOptions::default().max),
-        );
+        // with the observer's install, which does not depend on it; once per page, as
+        // the domain stays on for the session's life (issue 32).
+        let network = async {
+            if super::world::network_on(page) {
+                return;
+            }
+            if page
+                .call_raw("Network.enable", serde_json::json!({}))
+                .await
+                .is_ok()
+            {
+                super::world::network_enabled(page);
+            }
+        };
+        let ((), held) = tokio::join!(network, hold(page, SettleOptions::default().max));
         Settle {
             page: page.clone(),
             sent,
@@ -242,7 +262,24 @@ impl Settle {
             begun: wall_now(),
             last_end: None,
             churned: false,
+            animations: None,
+            animated: false,
         }
+    }
+
+    /// As [`Settle::finish`], then waits until the CSS transitions and animations the act
+    /// started (since `began`, at most `within`) have ended (`animations.js` of the act's
+    /// scripts). They are waited for by the same in-page wait that finds the DOM quiet,
+    /// one round trip less per act (issue 32); gives whether they were, so the caller
+    /// waits for them itself when not (a new document, a page still busy at the bound).
+    pub(crate) async fn finish_animated(
+        mut self,
+        options: SettleOptions,
+        began: Instant,
+        within: Duration,
+    ) -> (Settled, bool) {
+        self.animations = Some((began, within));
+        self.finished(options).await
     }
 
     /// Whether a request that changes the page is the act's own (issue 30): it started
@@ -321,22 +358,27 @@ impl Settle {
     /// waited out: the outcome says it is still `changing` (issue 30), and so does
     /// [`still_changing`] for the page until asked.
     pub async fn finish(self, options: SettleOptions) -> Settled {
+        self.finished(options).await.0
+    }
+
+    /// [`Settle::finish`], and whether the act's transitions were waited for.
+    async fn finished(self, options: SettleOptions) -> (Settled, bool) {
         let page = self.page.clone();
         // Boxed: every act awaits this, and its state inside theirs overflowed a test's
         // stack (conch-tools' reading tools).
-        let (settled, abandoned) = Box::pin(self.wait(options)).await;
+        let (settled, abandoned, animated) = Box::pin(self.wait(options)).await;
         if abandoned && !dialog::watching(&page).is_some_and(|w| w.is_pending()) {
             release(&page).await;
         }
         if !options.max.is_zero() {
             note(&page, settled.changing);
         }
-        settled
+        (settled, animated)
     }
 
-    async fn wait(mut self, options: SettleOptions) -> (Settled, bool) {
+    async fn wait(mut self, options: SettleOptions) -> (Settled, bool, bool) {
         let settled = self.waiting(options).await;
-        (settled, self.abandoned)
+        (settled, self.abandoned, self.animated)
     }
 
     async fn waiting(&mut self, options: SettleOptions) -> Settled {
@@ -376,8 +418,9 @@ impl Settle {
                 // load, not by how long its scripts keep changing it.
                 let loaded = &mut self.loaded;
                 let held = self.held.take();
+                let animations = self.animations;
                 tokio::select! {
-                    dom = dom_quiet(&self.page, options.quiet, left, held) => dom,
+                    dom = dom_quiet(&self.page, options.quiet, left, held, animations) => dom,
                     Some(_) = loaded.next() => {
                         self.load_fired();
                         self.abandoned = true;
@@ -385,9 +428,11 @@ impl Settle {
                     }
                 }
             } else {
-                dom_quiet(&self.page, options.quiet, left, self.held.take()).await
+                let held = self.held.take();
+                dom_quiet(&self.page, options.quiet, left, held, self.animations).await
             };
             self.churned |= dom.is_some_and(|d| d.churned);
+            self.animated = dom.is_some_and(|d| d.animated);
             self.drain();
             if self.in_flight.is_empty() && dom.is_some_and(|d| d.quiet) {
                 return self.settled(start, true);
@@ -428,6 +473,9 @@ struct Dom {
     quiet: bool,
     /// Whether it kept changing on its own meanwhile.
     churned: bool,
+    /// Whether the act's transitions were waited for after the DOM went quiet.
+    #[serde(default)]
+    animated: bool,
 }
 
 /// Whether each page was still changing when its last act's wait ended, by session, until
@@ -498,25 +546,42 @@ async fn hold(page: &Session, max: Duration) -> Option<u64> {
 /// Runs the in-page wait in Conch's isolated world, where the page cannot redefine
 /// `MutationObserver`, `performance.now` or `setTimeout` to look quiet or busy; `None`
 /// when the page could not run it (navigating). `held` is the key of the watch
-/// installed before the act, if any.
+/// installed before the act, if any. With `animations` (when the act began, the most to
+/// wait), a DOM found quiet then waits for the transitions the act started.
 async fn dom_quiet(
     page: &Session,
     quiet: Duration,
     left: Duration,
     held: Option<u64>,
+    animations: Option<(Instant, Duration)>,
 ) -> Option<Dom> {
     let quiet_ms = quiet.as_millis();
     let first_ms = FIRST.min(quiet).as_millis();
     let after_ms = AFTER.min(quiet).as_millis();
     let max_ms = left.as_millis();
     let key = held.unwrap_or(0);
-    let expression = format!(
+    let wait = format!(
         "({QUIET_JS})({}, {quiet_ms}, {first_ms}, {after_ms}, {max_ms}, {key})",
         watch()
     );
+    let (expression, animations_max) = match animations {
+        Some((began, within)) => (
+            format!(
+                "({ANIMATED_JS})(() => {wait}, {}, {}, {})",
+                crate::page::act::ANIMATIONS_SCRIPT,
+                began.elapsed().as_millis(),
+                within.as_millis()
+            ),
+            within,
+        ),
+        None => (wait, Duration::ZERO),
+    };
     let top = Frame::top(page).await.ok()?;
     match top
-        .evaluate_awaiting(&expression, left + Duration::from_millis(500))
+        .evaluate_awaiting(
+            &expression,
+            left + animations_max + Duration::from_millis(500),
+        )
         .await
     {
         Ok(answer) => answer
@@ -542,6 +607,11 @@ mod tests {
         for expression in [
             format!("({HOLD_JS})({}, 1, 2)", watch()),
             format!("({QUIET_JS})({}, 1, 2, 3, 4, 5)", watch()),
+            format!(
+                "({ANIMATED_JS})(() => ({QUIET_JS})({}, 1, 2, 3, 4, 5), {}, 6, 7)",
+                watch(),
+                crate::page::act::ANIMATIONS_SCRIPT
+            ),
             format!("({LEARN_JS})()"),
         ] {
             well_formed(&expression).unwrap_or_else(|e| panic!("{e}:\n{expression}"));

@@ -18,7 +18,7 @@
 //! it closes, and a whole browser's when it shuts down or dies (issue 12). Deliberately absent: listening to execution-context events
 //! (`Runtime.enable`); the navigations are read lazily instead, by the calls themselves.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -163,6 +163,8 @@ struct Tables {
     /// Frame target id -> the session the browser auto-attached to it under one of
     /// Conch's pages, from the target watcher (until it detaches).
     attached_frames: HashMap<String, Session>,
+    /// The sessions whose `Network` domain settling enabled (issue 32: once, not per act).
+    network_on: HashSet<String>,
 }
 
 impl Tables {
@@ -189,6 +191,7 @@ impl Tables {
         self.worlds
             .retain(|(session, _), _| !gone.contains(session));
         self.top_frames.retain(|session, _| !gone.contains(session));
+        self.network_on.retain(|session| !gone.contains(session));
         self.navigations
             .retain(|session, _| !gone.contains(session));
     }
@@ -295,6 +298,17 @@ pub(crate) fn frame_detached(target_id: &str, ended: &Session) {
         tables.frame_sessions.remove(target_id);
     }
     tables.forget(&ended);
+}
+
+/// Whether `session`'s `Network` domain was enabled for settling already
+/// ([`network_enabled`]); forgotten with the session.
+pub(crate) fn network_on(session: &Session) -> bool {
+    tables().network_on.contains(&session_key(session))
+}
+
+/// `session`'s `Network` domain is enabled: settling asks no more (issue 32).
+pub(crate) fn network_enabled(session: &Session) {
+    tables().network_on.insert(session_key(session));
 }
 
 fn tables() -> std::sync::MutexGuard<'static, Tables> {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use conch_fixtures::pictures::near;
 use conch_live::{Event, Outgoing};
 use serde_json::json;
 
@@ -319,4 +320,133 @@ async fn launch_12_a_watcher_keeps_the_browser_and_idle_counts_from_its_leaving(
     clock.advance(Duration::from_secs(2));
     assert!(lab.browser.tick().await, "then the idle browser shuts down");
     assert_eq!(lab.browser.status().await.state, RunState::Idle);
+}
+
+/// The size and centre colour of `jpeg`, decoded by `chat`'s own page.
+async fn centre_pixel(chat: &conch_browser::Conversation, jpeg: &[u8]) -> (u64, u64, [u8; 3]) {
+    let script =
+        conch_fixtures::pictures::centre_pixel_script(&conch_browser::page::base64::encode(jpeg));
+    let got = eval(chat, &script).await;
+    let n = |i: usize| got[i].as_u64().unwrap_or_else(|| panic!("{got}"));
+    let colour = |i: usize| u8::try_from(n(i)).expect("a colour");
+    (n(0), n(1), [colour(2), colour(3), colour(4)])
+}
+
+/// Paints `chat`'s page `colour` (a step's act), then takes the step's thumbnail.
+async fn paint_and_shoot(chat: &conch_browser::Conversation, colour: [u8; 3]) -> Vec<u8> {
+    let [r, g, b] = colour;
+    eval(
+        chat,
+        &format!("document.body.style.background = 'rgb({r}, {g}, {b})'; true"),
+    )
+    .await;
+    conch_browser::page::thumbnail(&page_of(chat).await)
+        .await
+        .expect("a thumbnail")
+}
+
+/// LIVE-6, LIVE-15 (issue 32): two conversations step at once while one is watched live:
+/// each step's thumbnail is its own page as the step left it, never the other's. The
+/// unwatched one's is a scaled capture (a card's size) that starts no screencast (LIVE-2);
+/// the watched one's is captured whole beside the live view's cast, which keeps casting
+/// through both (a scaled capture stalled it).
+#[tokio::test(flavor = "multi_thread")]
+async fn live_6_two_conversations_stepping_at_once_each_get_their_own_thumbnails() {
+    let lab = lab().await;
+    let a = lab.open("a", "paint.html").await;
+    let b = lab.open("b", "paint.html").await;
+    // Nobody watches B: its thumbnails start no screencast (LIVE-2).
+    let b_casts = FrameSpy::on(&page_of(&b).await);
+    let (mut feed, _control) = lab.hub.join("a");
+    assert!(
+        next_frame(&mut feed, Duration::from_secs(10))
+            .await
+            .is_some()
+    );
+    let colours: [[u8; 3]; 6] = [
+        [255, 0, 0],
+        [0, 192, 0],
+        [0, 0, 255],
+        [255, 255, 0],
+        [0, 255, 255],
+        [255, 0, 255],
+    ];
+    for round in 0..colours.len() {
+        let (for_a, for_b) = (colours[round], colours[(round + 3) % colours.len()]);
+        let (shot_a, shot_b) = tokio::join!(paint_and_shoot(&a, for_a), paint_and_shoot(&b, for_b));
+        let (width_a, height_a, got_a) = centre_pixel(&a, &shot_a).await;
+        let (width_b, height_b, got_b) = centre_pixel(&b, &shot_b).await;
+        assert!(
+            near(got_a, for_a),
+            "round {round}: A's thumbnail is {got_a:?}; A painted {for_a:?}, B {for_b:?}"
+        );
+        assert!(
+            near(got_b, for_b),
+            "round {round}: B's thumbnail is {got_b:?}; B painted {for_b:?}, A {for_a:?}"
+        );
+        assert!(
+            width_a > 320 && height_a > 320,
+            "round {round}: A's thumbnail is captured whole: {width_a}×{height_a}"
+        );
+        assert!(
+            width_b <= 320 && height_b <= 320,
+            "round {round}: B's thumbnail is a card's size: {width_b}×{height_b}"
+        );
+    }
+    assert_eq!(
+        b_casts.count(),
+        0,
+        "an unwatched conversation's thumbnails started a screencast"
+    );
+    // A's live view still casts: a change after the thumbnails reaches its watcher.
+    while next_frame(&mut feed, Duration::from_millis(300))
+        .await
+        .is_some()
+    {}
+    eval(&a, "document.body.style.background = 'rgb(0, 0, 0)'; true").await;
+    let frame = next_frame(&mut feed, Duration::from_secs(3))
+        .await
+        .expect("the live view still casts A");
+    let (_, _, got) = centre_pixel(&a, &frame).await;
+    assert!(near(got, [0, 0, 0]), "the live frame is {got:?}");
+}
+
+/// LIVE-2, LIVE-6 (issue 32): a watcher who joins while a step's thumbnail takes its one
+/// frame gets the live view all the same: the thumbnail's cast ends before the live view's
+/// starts, never in the middle of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_2_a_watcher_joining_mid_thumbnail_gets_the_live_view() {
+    let lab = lab().await;
+    let chat = lab.open("joining", "paint.html").await;
+    let colours: [[u8; 3]; 4] = [[0, 192, 0], [0, 0, 255], [255, 255, 0], [255, 0, 255]];
+    for (round, colour) in colours.into_iter().enumerate() {
+        let shooting = tokio::spawn({
+            let chat = chat.clone();
+            async move { paint_and_shoot(&chat, [255, 0, 0]).await }
+        });
+        tokio::time::sleep(Duration::from_millis(10 * round as u64)).await;
+        let (mut feed, _control) = lab.hub.join("joining");
+        let _ = shooting.await.expect("the thumbnail");
+        let [r, g, b] = colour;
+        eval(
+            &chat,
+            &format!("document.body.style.background = 'rgb({r}, {g}, {b})'; true"),
+        )
+        .await;
+        let mut seen = None;
+        while let Some(frame) = next_frame(&mut feed, Duration::from_secs(3)).await {
+            let (_, _, got) = centre_pixel(&chat, &frame).await;
+            seen = Some(got);
+            if near(got, colour) {
+                break;
+            }
+        }
+        assert!(
+            seen.is_some_and(|got| near(got, colour)),
+            "round {round}: the watcher's last frame is {seen:?}, the page is {colour:?}"
+        );
+        drop(feed);
+        // The cast stops at its next turn once nobody watches.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
 }

@@ -10,6 +10,7 @@ use conch_browser::protocol::{
 };
 use conch_browser::wheel::Activity;
 use conch_fixtures::FixtureServer;
+use conch_fixtures::pictures::near;
 use conch_tools::{Choice, Mode, Notification, Notifier, Tools, ToolsConfig};
 use serde_json::json;
 
@@ -212,7 +213,7 @@ fn tools_with_sink(setup: &crate::support::Setup, sink: Arc<Sink>) -> Tools {
 /// A fixture server, a toolbox that answers This chat and records events in `sink`, and
 /// conversation `id` with `page` open.
 struct Lab {
-    _server: FixtureServer,
+    server: FixtureServer,
     _setup: crate::support::Setup,
     tools: Tools,
     chat: conch_tools::Chat,
@@ -232,7 +233,7 @@ impl Lab {
             .call("browser_open", &json!({ "url": server.url(page) }))
             .await;
         Lab {
-            _server: server,
+            server,
             _setup: setup,
             tools,
             chat,
@@ -335,6 +336,84 @@ async fn live_6_three_actions_produce_three_steps_each_with_a_thumbnail() {
         "only the first step opens the panel"
     );
     assert_eq!(steps[1].caption, "Clicking “Add”");
+    tools.browser().shutdown().await;
+}
+
+/// The size and centre colour of `jpeg`, decoded by the conversation's own page.
+async fn centre_pixel(chat: &conch_tools::Chat, jpeg: &[u8]) -> (u64, u64, [u8; 3]) {
+    let script =
+        conch_fixtures::pictures::centre_pixel_script(&conch_browser::page::base64::encode(jpeg));
+    let got = chat
+        .conversation()
+        .evaluate(&script)
+        .await
+        .expect("the page decodes the picture");
+    let n = |i: usize| got[i].as_u64().unwrap_or_else(|| panic!("{got}"));
+    let colour = |i: usize| u8::try_from(n(i)).expect("a colour");
+    (n(0), n(1), [colour(2), colour(3), colour(4)])
+}
+
+/// LIVE-6, DATA-8 (issue 32): a step's thumbnail is its own tab as the act left it, as
+/// small as a card needs: a click that paints the page green shows green, neither the page
+/// before the click (red) nor the conversation's other tab (blue).
+#[tokio::test(flavor = "multi_thread")]
+async fn live_6_a_steps_thumbnail_shows_its_own_tab_after_the_act() {
+    let lab = Lab::open("painted", "paint.html?c=0000ff").await;
+    let (tools, chat, sink) = (&lab.tools, &lab.chat, &lab.sink);
+    let second = chat
+        .call(
+            "browser_tabs",
+            &json!({ "action": "open", "url": lab.server.url("paint.html") }),
+        )
+        .await;
+    assert!(!second.is_error, "{}", second.text());
+    let read = chat.call("browser_read", &json!({})).await;
+    let paint = crate::support::ref_of(&read.text(), "button \"Paint it green\"");
+    let clicked = chat.call("browser_click", &json!({ "ref": paint })).await;
+    assert!(!clicked.is_error, "{}", clicked.text());
+    let mut steps = Vec::new();
+    for _ in 0..100 {
+        steps = sink.steps();
+        if steps.len() >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let kinds: Vec<_> = steps.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            BrowserActionKind::Navigate,
+            BrowserActionKind::Tab,
+            BrowserActionKind::Read,
+            BrowserActionKind::Click
+        ]
+    );
+    let home = &tools.browser().config().home;
+    let picture = |i: usize| {
+        let name = steps[i].thumbnail.as_deref().expect("a thumbnail");
+        std::fs::read(home.root().join(name)).expect("the thumbnail file")
+    };
+    let (width, height, first) = centre_pixel(chat, &picture(0)).await;
+    assert!(
+        near(first, [0, 0, 255]),
+        "the first tab's open shows it blue: {first:?}"
+    );
+    assert!(
+        width <= 320 && height <= 320 && width >= 160,
+        "a card's size: {width}×{height}"
+    );
+    let (_, _, before) = centre_pixel(chat, &picture(2)).await;
+    assert!(
+        near(before, [255, 0, 0]),
+        "the second tab, read before the click, is red: {before:?}"
+    );
+    let (_, _, after) = centre_pixel(chat, &picture(3)).await;
+    assert!(
+        near(after, [0, 192, 0]),
+        "the click's thumbnail shows its tab painted green (red: taken before the act; blue: the other tab): {after:?}"
+    );
+    assert_eq!(steps[3].tab, "t2");
     tools.browser().shutdown().await;
 }
 

@@ -338,8 +338,14 @@ where
     let began = Instant::now();
     let settle = Settle::begin(page).await;
     let through_dialog = through_dialogs(page, act).await?;
-    let mut settled = settle.finish(options.settle).await;
-    settled.waited += animations_ended(page, began).await;
+    // The transitions are waited for by the settle's own wait when it found the DOM
+    // quiet (issue 32: one round trip less); else here, as before.
+    let (mut settled, animated) = settle
+        .finish_animated(options.settle, began, ANIMATIONS_WITHIN)
+        .await;
+    if !animated {
+        settled.waited += animations_ended(page, began).await;
+    }
     Ok(Done {
         settled,
         through_dialog,
