@@ -25,7 +25,7 @@ pub mod settle;
 pub mod upload;
 mod world;
 
-pub use world::{call_in_world, evaluate_in_world, listener_lookups, page_address};
+pub use world::{call_in_world, evaluate_in_world, listened_marks, listener_lookups, page_address};
 pub(crate) use world::{forget_browser, forget_session, frame_attached, frame_detached};
 
 pub use element::Element;

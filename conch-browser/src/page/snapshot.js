@@ -8,10 +8,10 @@
   const refOfEl = new WeakMap();
   // Elements with a click listener of the page's own, as DevTools told (issue 30): the
   // listeners on the document, <html> and <body> are a framework's delegation, not theirs.
-  let listened = new WeakSet();
+  // Each read tells only the elements not told before: the marks add up.
+  const listened = new WeakSet();
   const LISTENED_MOST_INSIDE = 40;
   const listen = (els) => {
-    listened = new WeakSet();
     for (const el of els) {
       if (el && el.nodeType === 1 && el !== document.documentElement && el !== document.body) listened.add(el);
     }

@@ -165,6 +165,20 @@ struct Tables {
     attached_frames: HashMap<String, Session>,
     /// The sessions whose `Network` domain settling enabled (issue 32: once, not per act).
     network_on: HashSet<String>,
+    /// (session id, frame id) -> the elements already marked as listened on in the
+    /// frame's world, so a read marks only the new ones (issue 30).
+    marked: HashMap<(String, String), Marked>,
+}
+
+/// The elements marked as listened on in one world (issue 30).
+#[derive(Debug, Default)]
+struct Marked {
+    /// The world's execution context: a new one starts with no marks.
+    context: i64,
+    /// The backend node ids of the elements marked.
+    nodes: HashSet<i64>,
+    /// The highest backend node id the last lookup told of: a higher one is new since.
+    highest: i64,
 }
 
 impl Tables {
@@ -189,6 +203,8 @@ impl Tables {
             }
         }
         self.worlds
+            .retain(|(session, _), _| !gone.contains(session));
+        self.marked
             .retain(|(session, _), _| !gone.contains(session));
         self.top_frames.retain(|session, _| !gone.contains(session));
         self.network_on.retain(|session| !gone.contains(session));
@@ -353,6 +369,16 @@ static LISTENER_LOOKUPS: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomi
 /// many): for tests and benches to see that an unchanged page is not asked again.
 pub fn listener_lookups() -> u64 {
     LISTENER_LOOKUPS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// How many elements reads resolved in Conch's world to mark them as listened on.
+static LISTENED_MARKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many elements, since the process started, reads resolved in Conch's world to mark
+/// them as listened on (one `DOM.resolveNode` each, issue 30): for tests and benches to see
+/// that a read marks only the elements no earlier read of the document marked.
+pub fn listened_marks() -> u64 {
+    LISTENED_MARKS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A frame as the reader knows it: the session that holds its document and its id.
@@ -521,7 +547,8 @@ impl Frame {
     /// cannot see the page's listeners from its world; DevTools can, in one call for the
     /// whole document. Listeners on the document, `<html>` or `<body>` (a framework's
     /// delegation) say nothing about one element and are left out, and past
-    /// [`MOST_LISTENED`] elements the rest are too. The listeners are asked of the
+    /// [`MOST_LISTENED`] new elements in one read (the newest first) the rest wait for a
+    /// later read. The listeners are asked of the
     /// page's own `document` (asked through Conch's world, the handler handles made there
     /// crashed the renderer on a page with a thousand listeners); the elements are then
     /// resolved in Conch's world. Best effort: a failure marks nothing. Measured (shared
@@ -532,7 +559,9 @@ impl Frame {
     /// The marks are kept for the document: DevTools is asked again only once an element
     /// was added to it since (the watch of `world/added.js`), so a second read of an
     /// unchanged page makes no such call. A listener added later to an element already
-    /// there is not seen until an element is added.
+    /// there is not seen until an element is added. An element, once marked, stays marked
+    /// for its document (only new ones are resolved and sent to the reader), also when the
+    /// page takes its listener off again.
     pub(crate) async fn mark_listened(&self) {
         let Ok(context) = self.context(false).await else {
             return;
@@ -557,10 +586,14 @@ impl Frame {
     }
 
     async fn mark_listened_in(&self, context: i64) -> Result<(), PageError> {
+        // Asked with no object group: DevTools then makes no handle for each listener's
+        // function (two per listener, each described by its source), which on JupyterLab
+        // (7,000 listeners) was three quarters of the call's time and 4.6 MB of its answer
+        // (issue 30). The document's own handle is released by its id.
         let document = page_call(
             &self.session,
             "Runtime.evaluate",
-            json!({ "expression": "document", "objectGroup": LISTENED_GROUP, "silent": true }),
+            json!({ "expression": "document", "silent": true }),
         )
         .await?;
         let Some(document) = document["result"]["objectId"].as_str() else {
@@ -572,23 +605,57 @@ impl Frame {
             "DOMDebugger.getEventListeners",
             json!({ "objectId": document, "depth": -1, "pierce": true }),
         )
-        .await?;
-        let mut nodes: Vec<i64> = Vec::new();
-        for listener in found["listeners"].as_array().into_iter().flatten() {
-            let kind = listener["type"].as_str().unwrap_or("");
-            if !CLICK_TYPES.contains(&kind) {
-                continue;
+        .await;
+        let _ = page_call(
+            &self.session,
+            "Runtime.releaseObject",
+            json!({ "objectId": document }),
+        )
+        .await;
+        let found = found?;
+        // Only the elements not marked in this world yet are resolved and marked: an
+        // element keeps its mark for its document's life (issue 30: JupyterLab's 200
+        // were resolved again after every act). In document order, but what the page
+        // added since the last lookup first: DevTools numbers a node when it first tells
+        // of it, so an act's new controls are not left past the bound behind old ones.
+        let key = self.key();
+        let nodes: Vec<i64> = {
+            let mut tables = tables();
+            let marked = tables.marked.entry(key.clone()).or_default();
+            if marked.context != context {
+                *marked = Marked {
+                    context,
+                    ..Marked::default()
+                };
             }
-            if let Some(node) = listener["backendNodeId"].as_i64()
-                && !nodes.contains(&node)
-                && nodes.len() < MOST_LISTENED
-            {
-                nodes.push(node);
+            let mut fresh: Vec<i64> = Vec::new();
+            let mut older: Vec<i64> = Vec::new();
+            let mut seen = HashSet::new();
+            let mut highest = marked.highest;
+            for listener in found["listeners"].as_array().into_iter().flatten() {
+                let Some(node) = listener["backendNodeId"].as_i64() else {
+                    continue;
+                };
+                highest = highest.max(node);
+                let kind = listener["type"].as_str().unwrap_or("");
+                if CLICK_TYPES.contains(&kind) && !marked.nodes.contains(&node) && seen.insert(node)
+                {
+                    if node > marked.highest {
+                        fresh.push(node);
+                    } else {
+                        older.push(node);
+                    }
+                }
             }
-        }
+            marked.highest = highest;
+            fresh.extend(older);
+            fresh.truncate(MOST_LISTENED);
+            fresh
+        };
         if nodes.is_empty() {
             return Ok(());
         }
+        LISTENED_MARKS.fetch_add(nodes.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let resolved = futures_util::future::join_all(nodes.iter().map(|node| {
             page_call(
                 &self.session,
@@ -617,6 +684,11 @@ impl Frame {
             }),
         )
         .await?;
+        if let Some(marked) = tables().marked.get_mut(&key)
+            && marked.context == context
+        {
+            marked.nodes.extend(nodes);
+        }
         Ok(())
     }
 

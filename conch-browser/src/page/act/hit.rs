@@ -263,10 +263,15 @@ pub(crate) async fn hit_scrolled(
         frame.resolve_node(backend),
         session.call_raw("DOM.describeNode", json!({ "backendNodeId": backend })),
     );
-    let Some(object_id) = object_id? else {
+    let Some(mut object_id) = object_id? else {
         return Ok(None);
     };
     let node = node?;
+    if node.pointer("/node/pseudoType").is_some() {
+        // A `::before` or `::after` (an icon font's glyph): newer browsers hit the pseudo
+        // element itself, which is no element of the page; the one it belongs to is.
+        object_id = originating(session, &object_id).await?;
+    }
     let owns = node
         .pointer("/node/frameId")
         .and_then(Value::as_str)
@@ -276,6 +281,24 @@ pub(crate) async fn hit_scrolled(
         object_id,
         owns,
     }))
+}
+
+/// The element a pseudo element (`object_id`) belongs to, as an object of the same world.
+async fn originating(session: &Session, object_id: &str) -> Result<String, ActError> {
+    let answer = session
+        .call_raw(
+            "Runtime.callFunctionOn",
+            json!({
+                "functionDeclaration": "function() { return this.element || this.parentElement || this; }",
+                "objectId": object_id,
+                "silent": true,
+            }),
+        )
+        .await?;
+    Ok(answer
+        .pointer("/result/objectId")
+        .and_then(Value::as_str)
+        .map_or_else(|| object_id.to_owned(), str::to_owned))
 }
 
 /// Whether `hit` is `el`, inside it (shadow trees included) or inside one of its labels,
