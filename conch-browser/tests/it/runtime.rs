@@ -220,6 +220,56 @@ async fn amb_11_tabs_restored_after_a_crash_are_desktop_sized() {
     browser.shutdown().await;
 }
 
+/// AMB-11, NET-2, LAUNCH-19 (issue 31): all of a new tab's setup is in before the page's
+/// very first script runs (a guard for any reordering of that setup). A tab the
+/// page opens itself (a target=_blank link: created held, with its address, no navigation
+/// of Conch's in between) records in its first inline script what it sees: the desktop
+/// viewport at scale 1 although the browser draws at scale 2, emulated focus, and the
+/// rules' script that makes service worker registration fail.
+#[tokio::test(flavor = "multi_thread")]
+async fn amb_11_net_2_a_new_tabs_first_script_already_sees_its_setup() {
+    let server = FixtureServer::start().await.unwrap();
+    let mut s = setup();
+    // Without the emulation in place, the page's first script would see scale 2.
+    s.config
+        .extra_args
+        .push("--force-device-scale-factor=2".to_owned());
+    let browser = Browser::new(s.config.clone());
+    let chat = browser.conversation("c1");
+    chat.open(&server.url("basic.html")).await.unwrap();
+    let click = format!(
+        "{{ const a = document.createElement('a'); a.href = '{}'; a.target = '_blank'; \
+         a.textContent = 'first'; document.body.append(a); a.click(); }}",
+        server.url("first-script.html")
+    );
+    chat.evaluate(&click).await.unwrap();
+    assert!(
+        wait_until(async || chat.tabs().await.unwrap().len() == 2).await,
+        "the new tab did not appear"
+    );
+    let seen = async || chat.evaluate("window.firstSeen || null").await.unwrap();
+    assert!(
+        wait_until(async || seen().await["worker"]
+            .as_str()
+            .is_some_and(|w| w != "pending"))
+        .await,
+        "the first script did not run: {}",
+        seen().await
+    );
+    let seen = seen().await;
+    assert_eq!(
+        seen["shape"],
+        serde_json::json!([1280, 800, 1, true]),
+        "{seen}"
+    );
+    assert_eq!(seen["focused"], true, "{seen}");
+    assert_eq!(
+        seen["worker"], "Service workers are blocked on pages Conch opens.",
+        "{seen}"
+    );
+    browser.shutdown().await;
+}
+
 /// TAB-3, TAB-6: a target=_blank link and a popup become tabs by themselves and are made
 /// active, with a note; a popup that closes itself gives the front back to its opener.
 #[tokio::test(flavor = "multi_thread")]
