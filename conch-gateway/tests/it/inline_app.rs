@@ -168,31 +168,7 @@ async fn live_8_the_inline_view_signs_in_answers_shows_frames_takes_over_and_typ
     }
 
     // The person takes over and types into the focused field; the agent waits.
-    let took = call(&mut client, "live_take_over", json!({ "grant": grant })).await;
-    assert_eq!(took["isError"], false, "{took}");
-    let typed = call(
-        &mut client,
-        "live_input",
-        json!({ "grant": grant, "input": { "type": "text", "text": canary } }),
-    )
-    .await;
-    assert_eq!(typed["isError"], false, "{typed}");
-    look_until(&mut client, &grant, |s| s["status"]["driver"] == "person").await;
-    let back = call(&mut client, "live_hand_back", json!({ "grant": grant })).await;
-    assert_eq!(back["isError"], false, "{back}");
-    let letters = format!("{} letters typed.", canary.len());
-    let started = Instant::now();
-    loop {
-        let (page, _) = client.call("browser_read", json!({})).await;
-        if page.contains(&letters) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the person's typing never reached the page: {page}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    person_types(&mut client, &grant, canary).await;
 
     let transcript = client.transcript.clone();
     client.finish().await;
@@ -210,6 +186,36 @@ async fn live_8_the_inline_view_signs_in_answers_shows_frames_takes_over_and_typ
         log.contains("inline live view"),
         "the log says nothing of it"
     );
+}
+
+/// The person takes over through the inline view, types `canary` into the focused field
+/// and hands back; the agent's next reads see every letter on the page.
+async fn person_types(client: &mut StdioClient, grant: &str, canary: &str) {
+    let took = call(client, "live_take_over", json!({ "grant": grant })).await;
+    assert_eq!(took["isError"], false, "{took}");
+    let typed = call(
+        client,
+        "live_input",
+        json!({ "grant": grant, "input": { "type": "text", "text": canary } }),
+    )
+    .await;
+    assert_eq!(typed["isError"], false, "{typed}");
+    look_until(client, grant, |s| s["status"]["driver"] == "person").await;
+    let back = call(client, "live_hand_back", json!({ "grant": grant })).await;
+    assert_eq!(back["isError"], false, "{back}");
+    let letters = format!("{} letters typed.", canary.len());
+    let started = Instant::now();
+    loop {
+        let (page, _) = client.call("browser_read", json!({})).await;
+        if page.contains(&letters) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the person's typing never reached the page: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// The response to request `id`: read already (into the transcript), or the next one.
@@ -614,31 +620,7 @@ async fn sec_7_a_canary_typed_inline_is_in_no_event_of_another_watcher() {
         .as_str()
         .unwrap_or_else(|| panic!("a grant: {signed}"))
         .to_owned();
-    let took = call(&mut client, "live_take_over", json!({ "grant": grant })).await;
-    assert_eq!(took["isError"], false, "{took}");
-    let typed = call(
-        &mut client,
-        "live_input",
-        json!({ "grant": grant, "input": { "type": "text", "text": canary } }),
-    )
-    .await;
-    assert_eq!(typed["isError"], false, "{typed}");
-    look_until(&mut client, &grant, |s| s["status"]["driver"] == "person").await;
-    let back = call(&mut client, "live_hand_back", json!({ "grant": grant })).await;
-    assert_eq!(back["isError"], false, "{back}");
-    let letters = format!("{} letters typed.", canary.len());
-    let started = Instant::now();
-    loop {
-        let (page, _) = client.call("browser_read", json!({})).await;
-        if page.contains(&letters) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the person's typing never reached the page: {page}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    person_types(&mut client, &grant, canary).await;
     // The window heard the wheel go to the person and back.
     let started = Instant::now();
     loop {

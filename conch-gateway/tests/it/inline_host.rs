@@ -320,6 +320,26 @@ async fn type_keys(person: &Person, text: &str) {
         .expect("the keys are typed");
 }
 
+/// The person, holding the wheel in the inline view, types `typed`, waits for the view
+/// to have sent it (it sends the person's input in order), and presses I'm done.
+async fn types_and_hands_back(person: &Person, typed: &str) {
+    type_keys(person, typed).await;
+    wait_for(
+        person,
+        "document.getElementById('status').textContent.includes('wheel')",
+        "the person's status",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    click(person, "//button[normalize-space()=\"I'm done\"]").await;
+    wait_for(
+        person,
+        "!document.getElementById('takeover').hidden",
+        "Take over again after I'm done",
+    )
+    .await;
+}
+
 /// Issue 31, LIVE-8, LIVE-9, LIVE-10, PERM-3: the inline live view in a host built on
 /// ext-apps' AppBridge, connected to a real gateway; a press on its screen lands on the
 /// page where the screen showed it.
@@ -429,22 +449,7 @@ async fn live_10_the_inline_view_works_in_an_ext_apps_host() {
     .await;
     person.assert_accessible("while the person drives").await;
     let typed = "hello inline";
-    type_keys(&person, typed).await;
-    // The view sends the person's input in order; wait for it to have gone.
-    wait_for(
-        &person,
-        "document.getElementById('status').textContent.includes('wheel')",
-        "the person's status",
-    )
-    .await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    click(&person, "//button[normalize-space()=\"I'm done\"]").await;
-    wait_for(
-        &person,
-        "!document.getElementById('takeover').hidden",
-        "Take over again after I'm done",
-    )
-    .await;
+    types_and_hands_back(&person, typed).await;
     let letters = format!("{} letters typed.", typed.len());
     let started = Instant::now();
     loop {
@@ -644,21 +649,7 @@ async fn issue_31_the_inline_view_works_in_an_ext_apps_host_over_new_era_http() 
     )
     .await;
     let typed = "hello new era";
-    type_keys(&person, typed).await;
-    wait_for(
-        &person,
-        "document.getElementById('status').textContent.includes('wheel')",
-        "the person's status",
-    )
-    .await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    click(&person, "//button[normalize-space()=\"I'm done\"]").await;
-    wait_for(
-        &person,
-        "!document.getElementById('takeover').hidden",
-        "Take over again after I'm done",
-    )
-    .await;
+    types_and_hands_back(&person, typed).await;
     let read = |conversation: &str| json!({ "name": "browser_read", "arguments": { "conversation": conversation } });
     let letters = format!("{} letters typed.", typed.len());
     let started = Instant::now();
