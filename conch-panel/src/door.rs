@@ -246,17 +246,27 @@ impl Panel {
     /// panel's idle time, by the same rule as [`Panel::session`]); a live one is marked
     /// used now. A session past its idle time ends here too.
     pub(crate) fn use_inline(&self, id: &str) -> bool {
+        self.among_live(|sessions, now| {
+            sessions
+                .iter_mut()
+                .find(|(own, s)| {
+                    s.inline.is_some() && constant_time_eq(own.as_bytes(), id.as_bytes())
+                })
+                .map(|(_, session)| session.used = now)
+                .is_some()
+        })
+    }
+
+    /// Ends every session unused for longer than the idle time (telling the panel's
+    /// sockets), then lets `pick` look among the live ones at this moment.
+    fn among_live<T>(&self, pick: impl FnOnce(&mut HashMap<String, Session>, Instant) -> T) -> T {
         let now = self.now();
         let idle = self.inner.idle;
         let mut sessions = self.sessions();
         let before = sessions.len();
         sessions.retain(|_, s| s.live_at(now, idle));
         let expired = sessions.len() != before;
-        let found = sessions
-            .iter_mut()
-            .find(|(own, s)| s.inline.is_some() && constant_time_eq(own.as_bytes(), id.as_bytes()))
-            .map(|(_, session)| session.used = now)
-            .is_some();
+        let found = pick(&mut sessions, now);
         drop(sessions);
         if expired {
             self.inner.ended.send_modify(|n| *n += 1);
@@ -310,32 +320,23 @@ impl Panel {
     /// carries, marked used now; ends a session unused for longer than the idle time.
     pub(crate) fn session(&self, headers: &HeaderMap, token: Option<&str>) -> Option<Instant> {
         let token = token?;
-        let now = self.now();
-        let idle = self.inner.idle;
         let name = self.cookie_name();
-        let mut sessions = self.sessions();
-        let before = sessions.len();
-        sessions.retain(|_, s| s.live_at(now, idle));
-        let expired = sessions.len() != before;
-        let found = sessions
-            .iter_mut()
-            .find(|(own, s)| {
-                s.inline.is_none() && constant_time_eq(own.as_bytes(), token.as_bytes())
-            })
-            .map(|(_, session)| session)
-            .filter(|session| {
-                cookies(headers, &name)
-                    .any(|value| constant_time_eq(value.as_bytes(), session.cookie.as_bytes()))
-            })
-            .map(|session| {
-                session.used = now;
-                session.signed_in
-            });
-        drop(sessions);
-        if expired {
-            self.inner.ended.send_modify(|n| *n += 1);
-        }
-        found
+        self.among_live(|sessions, now| {
+            sessions
+                .iter_mut()
+                .find(|(own, s)| {
+                    s.inline.is_none() && constant_time_eq(own.as_bytes(), token.as_bytes())
+                })
+                .map(|(_, session)| session)
+                .filter(|session| {
+                    cookies(headers, &name)
+                        .any(|value| constant_time_eq(value.as_bytes(), session.cookie.as_bytes()))
+                })
+                .map(|session| {
+                    session.used = now;
+                    session.signed_in
+                })
+        })
     }
 
     /// Whether the request carries both factors of a live session: the token in
