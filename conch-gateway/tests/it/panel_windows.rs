@@ -105,8 +105,10 @@ async fn live_9_two_real_windows_of_different_sizes_each_click_where_the_person_
         .switch_to_window(large)
         .await
         .expect("the large window again");
+    session.wait_for_frame().await;
     session.click_at_fraction(0.75, 0.75).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // On a loaded machine the second click's events may still be on their way.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     session.click("#handback").await;
 
     let (read, error) = session.agent.call("browser_read", json!({})).await;
