@@ -547,15 +547,12 @@ fn progress_note(
     if let Some(sentence) = line.and_then(|l| l.borrow().clone()) {
         return line_note(token, sent, &sentence);
     }
-    json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/progress",
-        "params": {
-            "progressToken": token,
-            "progress": sent,
-            "message": progress_words(tool, started.elapsed(), session.chat.panel_link().as_deref()),
-        },
-    })
+    let words = progress_words(
+        tool,
+        started.elapsed(),
+        session.chat.panel_link().as_deref(),
+    );
+    line_note(token, sent, &words)
 }
 
 /// Where a call stands in a pool's line (issue 32): the waiting sentence while it waits.
