@@ -111,6 +111,13 @@ pub(crate) trait Held: Send + fmt::Debug {
     fn lifetime(&self) -> Option<std::time::Duration> {
         None
     }
+    /// Whether, when this browser goes away, connecting again tells the conversations on
+    /// it where their tabs were reopened (a pool's placement, issue 32): then ERR-19's
+    /// "Reopened a task's browser as it was." is not said besides, so one reopening is
+    /// told once.
+    fn tells_reopening(&self) -> bool {
+        false
+    }
     /// Lets go: ends the local process, or closes only `ours` (Conch's tabs), disconnects
     /// and releases the cloud session (BE-5, BE-15).
     fn let_go(

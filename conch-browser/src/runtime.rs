@@ -1080,7 +1080,11 @@ fn refresh_running(inner: &Inner, state: &mut State) {
     if dead {
         // Found dead, not shut down on purpose: held awake, it comes back at once (LAUNCH-8).
         inner.revival.died(state.generation);
+        // Whether connecting again tells where the tabs went (a pool's move, issue 32),
+        // instead of ERR-19's note: one reopening is told once.
+        let mut told_elsewhere = false;
         if let Some(running) = state.running.take() {
+            told_elsewhere = running.held.tells_reopening();
             running.watcher.abort();
             running.connection.close();
             forget_pages(inner, &running);
@@ -1093,11 +1097,13 @@ fn refresh_running(inner: &Inner, state: &mut State) {
                 if let Some(cookies) = snapshots.get(id) {
                     pending.entry(id.clone()).or_insert_with(|| cookies.clone());
                 }
-                state
-                    .notes
-                    .entry(id.clone())
-                    .or_default()
-                    .push(REOPENED.to_owned());
+                if !told_elsewhere {
+                    state
+                        .notes
+                        .entry(id.clone())
+                        .or_default()
+                        .push(REOPENED.to_owned());
+                }
             }
             storage::crashed(inner, state.contexts.keys());
         }

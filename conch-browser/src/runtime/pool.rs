@@ -97,6 +97,21 @@ fn moved_sentence(from: &str, to: &str) -> String {
     )
 }
 
+/// What the agent reads after its connection dropped while its address still answered:
+/// it moved to another address of the pool when one had room (`to`), or came back where
+/// it was.
+fn dropped_moved_sentence(from: &str, to: Option<&str>) -> String {
+    let from = from.trim_start_matches("The browser at ");
+    match to {
+        Some(to) => format!(
+            "The connection to {from} dropped, so this conversation moved to {to} and its tabs were reopened there."
+        ),
+        None => format!(
+            "The connection to {from} dropped, so this conversation's tabs were reopened there."
+        ),
+    }
+}
+
 /// The pool's places, under one lock.
 #[derive(Debug, Default)]
 struct Places {
@@ -107,18 +122,17 @@ struct Places {
     /// The tickets waiting, first come first.
     queue: VecDeque<u64>,
     next_ticket: u64,
-    /// The address each conversation was last placed on.
-    on: HashMap<String, usize>,
     /// Sentences for conversations' next results.
     notes: HashMap<String, Vec<String>>,
 }
 
 impl Places {
-    /// The live address with the fewest conversations below `cap`, the first on a tie.
-    fn least_loaded(&self, cap: usize) -> Option<usize> {
+    /// The live address with the fewest conversations below `cap`, the first on a tie;
+    /// `avoid` (the address whose connection just dropped) only when no other has room.
+    fn least_loaded(&self, cap: usize, avoid: Option<usize>) -> Option<usize> {
         (0..self.load.len())
             .filter(|i| self.out[*i].is_none() && self.load[*i] < cap)
-            .min_by_key(|i| self.load[*i])
+            .min_by_key(|i| (Some(*i) == avoid, self.load[*i]))
     }
 
     fn note(&mut self, id: &str, sentence: String) {
@@ -223,6 +237,7 @@ impl Pool {
                 .remote
                 .as_ref()
                 .map_or_else(|| "the pool".to_owned(), remote::Remote::shown),
+            last: StdMutex::new(None),
         });
         browsers.insert(id.to_owned(), browser.clone());
         browser
@@ -257,7 +272,6 @@ impl Pool {
     /// Takes conversation `id`'s browser off the pool (it ended), if it has one.
     pub(super) fn remove(&self, id: &str) -> Option<Browser> {
         lock(&self.waits).remove(id);
-        lock(&self.places).on.remove(id);
         lock(&self.browsers).remove(id)
     }
 
@@ -292,10 +306,14 @@ impl Pool {
         })
     }
 
-    /// Waits, first come first served, for a place on the least-loaded live address, at
-    /// most [`Pool::wait`]; gives the address. Says where it stands in line meanwhile
-    /// ([`Pool::waits`]).
-    async fn take_place(&self, id: &str) -> Result<usize, ConnectError> {
+    /// Waits, first come first served, for a place on the least-loaded live address
+    /// (`avoid` only when no other has room), at most [`Pool::wait`]; gives the place,
+    /// freed when dropped. Says where it stands in line meanwhile ([`Pool::waits`]).
+    async fn take_place(
+        self: &Arc<Self>,
+        id: &str,
+        avoid: Option<usize>,
+    ) -> Result<Slot, ConnectError> {
         let ticket = {
             let mut places = lock(&self.places);
             let ticket = places.next_ticket;
@@ -310,10 +328,20 @@ impl Pool {
             id,
             ticket,
         };
-        self.wait_in_line(id, ticket).await
+        let index = self.wait_in_line(id, ticket, avoid).await?;
+        Ok(Slot {
+            pool: Arc::downgrade(self),
+            index,
+            freed: AtomicBool::new(false),
+        })
     }
 
-    async fn wait_in_line(&self, id: &str, ticket: u64) -> Result<usize, ConnectError> {
+    async fn wait_in_line(
+        &self,
+        id: &str,
+        ticket: u64,
+        avoid: Option<usize>,
+    ) -> Result<usize, ConnectError> {
         let deadline = tokio::time::Instant::now() + self.wait;
         let mut told: Option<usize> = None;
         let mut first_ahead: Option<usize> = None;
@@ -331,7 +359,7 @@ impl Pool {
                 }
                 let ahead = places.queue.iter().position(|t| *t == ticket).unwrap_or(0);
                 if ahead == 0
-                    && let Some(index) = places.least_loaded(self.per_endpoint)
+                    && let Some(index) = places.least_loaded(self.per_endpoint, avoid)
                 {
                     places.load[index] += 1;
                     places.queue.pop_front();
@@ -463,19 +491,30 @@ impl Pool {
     }
 }
 
-/// A place taken on address `index` whose connection is still opening: freed when
-/// dropped while it still holds it (the call stopped meanwhile).
-struct Taken<'a> {
-    pool: &'a Pool,
+/// A place taken on address `index`: freed once, by [`Slot::free`] or when dropped, so
+/// a call that stops anywhere between taking it and letting its connection go (while the
+/// connection opens, while the browser on it is set up, or a browser dropped without
+/// letting go) never leaves it counted as load.
+#[derive(Debug)]
+struct Slot {
+    pool: Weak<Pool>,
     index: usize,
-    held: bool,
+    freed: AtomicBool,
 }
 
-impl Drop for Taken<'_> {
-    fn drop(&mut self) {
-        if self.held {
-            self.pool.free(self.index);
+impl Slot {
+    fn free(&self) {
+        if !self.freed.swap(true, Ordering::SeqCst)
+            && let Some(pool) = self.pool.upgrade()
+        {
+            pool.free(self.index);
         }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.free();
     }
 }
 
@@ -501,39 +540,55 @@ impl Drop for InLine<'_> {
     }
 }
 
-/// Watches a conversation's connection on address `index`: when it closes, its place is
-/// freed; closed by the other side with nothing answering there any more, the address is
-/// taken out of the pool first. Closed by the other side, the person's view of the
-/// conversation is told at once (a `browser.status` shown over the stale frame, BE-4).
-async fn watch(pool: Weak<Pool>, index: usize, connection: Connection, place: Arc<Place>) {
+/// Watches a conversation's connection on its place: when it closes, the place is freed;
+/// closed by the other side, the loss is decided at once ([`Pool::lose`]: the address
+/// taken out when nothing answers there any more, the person's view told).
+async fn watch(pool: Weak<Pool>, connection: Connection, place: Arc<Place>) {
     connection.closed().await;
     let Some(pool) = pool.upgrade() else { return };
     if !place.closing.load(Ordering::SeqCst) {
-        if pool.answers(index).await {
-            pool.tell(&place.id, false, &dropped_sentence(&pool.shown(index)));
-        } else {
-            pool.take_out(index, "it stopped answering".to_owned());
-            pool.tell(&place.id, false, &lost_sentence(&pool.shown(index)));
-        }
+        pool.lose(&place).await;
     }
-    place.free(&pool, index);
+    place.slot.free();
+}
+
+impl Pool {
+    /// Conversation `place.id` lost its connection on its place, closed by the other
+    /// side: decided once, by whichever comes first (the connection's watcher, or the
+    /// conversation's next placement), so the move is decided when the connection drops,
+    /// not by how a later connect fares. When nothing answers at the address any more it
+    /// is taken out of the pool; either way the person's view of the conversation is told
+    /// at once (a `browser.status` shown over the stale frame, BE-4). Gives whether the
+    /// address was taken out.
+    async fn lose(&self, place: &Place) -> bool {
+        let index = place.slot.index;
+        let out = *place
+            .lost
+            .get_or_init(|| async {
+                if self.answers(index).await {
+                    self.tell(&place.id, false, &dropped_sentence(&self.shown(index)));
+                    false
+                } else {
+                    self.take_out(index, "it stopped answering".to_owned());
+                    self.tell(&place.id, false, &lost_sentence(&self.shown(index)));
+                    true
+                }
+            })
+            .await;
+        place.slot.free();
+        out
+    }
 }
 
 /// One conversation's place on an address: whose it is, whether Conch closes it, and
-/// whether it was freed (once, by letting go or by the watcher, whichever comes first).
-#[derive(Debug, Default)]
+/// what was decided when the other side closed it ([`Pool::lose`]).
+#[derive(Debug)]
 struct Place {
     id: String,
+    slot: Slot,
     closing: AtomicBool,
-    freed: AtomicBool,
-}
-
-impl Place {
-    fn free(&self, pool: &Pool, index: usize) {
-        if !self.freed.swap(true, Ordering::SeqCst) {
-            pool.free(index);
-        }
-    }
+    /// Once its connection was lost: whether its address was taken out then.
+    lost: tokio::sync::OnceCell<bool>,
 }
 
 /// One conversation's driver on the pool.
@@ -542,6 +597,8 @@ struct Placement {
     pool: Weak<Pool>,
     id: String,
     shown: String,
+    /// The conversation's latest place: where it was, and whether it was lost or let go.
+    last: StdMutex<Option<Arc<Place>>>,
 }
 
 impl Driver for Placement {
@@ -571,31 +628,40 @@ impl Driver for Placement {
 
 impl Placement {
     /// Takes a place and opens the conversation's connection there; an address that does
-    /// not open is taken out and the next one tried.
+    /// not open is taken out and the next one tried. After its connection was lost, the
+    /// conversation moves to another address when one has room, and its next result says
+    /// where, once: this note stands for ERR-19's reopening note, which a pool's browser
+    /// does not add ([`Held::tells_reopening`]).
     async fn place(&self) -> Result<Connected, ConnectError> {
         let Some(pool) = self.pool.upgrade() else {
             return Err(ConnectError::Unreachable(
                 "the pool is no longer in use".to_owned(),
             ));
         };
-        // Placed before and back for a place: when nothing answers where it was any more,
-        // that address is taken out first, so it is neither chosen again nor left unsaid.
-        let before = {
-            let places = lock(&pool.places);
-            places
-                .on
-                .get(&self.id)
-                .copied()
-                .filter(|i| places.out[*i].is_none())
+        let last = lock(&self.last).clone();
+        // Lost (closed by the other side, not let go): moved off where it was.
+        let lost = match &last {
+            Some(place) if !place.closing.load(Ordering::SeqCst) => {
+                Some((place.slot.index, pool.lose(place).await))
+            }
+            _ => None,
         };
-        if let Some(before) = before
-            && !pool.answers(before).await
-        {
-            pool.take_out(before, "it stopped answering".to_owned());
-        }
+        // Let go before and back for a place: when nothing answers where it was any more,
+        // that address is taken out first, so it is neither chosen again nor left unsaid.
+        let before = match (&last, lost) {
+            (Some(place), None) => {
+                let index = place.slot.index;
+                let live = lock(&pool.places).out[index].is_none();
+                if live && !pool.answers(index).await {
+                    pool.take_out(index, "it stopped answering".to_owned());
+                }
+                Some(index)
+            }
+            _ => None,
+        };
         loop {
-            let index = match pool.take_place(&self.id).await {
-                Ok(index) => index,
+            let slot = match pool.take_place(&self.id, lost.map(|(from, _)| from)).await {
+                Ok(slot) => slot,
                 Err(ConnectError::Unreachable(why)) => {
                     lock(&pool.places).note(
                         &self.id,
@@ -605,65 +671,71 @@ impl Placement {
                 }
                 Err(e) => return Err(e),
             };
-            // Freed again if this call stops while the connection opens.
-            let mut taken = Taken {
-                pool: &pool,
-                index,
-                held: true,
-            };
-            let opened = pool.open(index).await;
-            taken.held = false;
-            match opened {
-                Ok((connection, facts)) => {
-                    let place = Arc::new(Place {
-                        id: self.id.clone(),
-                        ..Place::default()
-                    });
-                    tokio::spawn(watch(
-                        Arc::downgrade(&pool),
-                        index,
-                        connection.clone(),
-                        Arc::clone(&place),
-                    ));
-                    let mut places = lock(&pool.places);
-                    if let Some(before) = places.on.insert(self.id.clone(), index)
-                        && before != index
-                        && places.out[before].is_some()
-                    {
-                        let sentence = moved_sentence(&pool.shown(before), &facts.browser);
-                        places.note(&self.id, sentence.clone());
-                        drop(places);
-                        pool.tell(&self.id, true, &sentence);
-                    }
-                    return Ok(Connected {
-                        connection,
-                        facts,
-                        held: Box::new(Placed {
-                            pool: Arc::downgrade(&pool),
-                            index,
-                            place,
-                        }),
-                    });
-                }
+            let index = slot.index;
+            // Dropped with the slot (freed) if this call stops while the connection opens.
+            let (connection, facts) = match pool.open(index).await {
+                Ok(opened) => opened,
                 Err(why) => {
                     pool.take_out(index, why);
-                    pool.free(index);
+                    continue;
                 }
+            };
+            let place = Arc::new(Place {
+                id: self.id.clone(),
+                slot,
+                closing: AtomicBool::new(false),
+                lost: tokio::sync::OnceCell::new(),
+            });
+            tokio::spawn(watch(
+                Arc::downgrade(&pool),
+                connection.clone(),
+                Arc::clone(&place),
+            ));
+            *lock(&self.last) = Some(Arc::clone(&place));
+            let out = |i: usize| lock(&pool.places).out[i].is_some();
+            let sentence = match (lost, before) {
+                (Some((from, true)), _) if from != index => {
+                    Some(moved_sentence(&pool.shown(from), &facts.browser))
+                }
+                (Some((from, _)), _) => Some(dropped_moved_sentence(
+                    &pool.shown(from),
+                    (from != index).then_some(facts.browser.as_str()),
+                )),
+                (None, Some(before)) if before != index && out(before) => {
+                    Some(moved_sentence(&pool.shown(before), &facts.browser))
+                }
+                _ => None,
+            };
+            if let Some(sentence) = sentence {
+                lock(&pool.places).note(&self.id, sentence.clone());
+                pool.tell(&self.id, true, &sentence);
             }
+            return Ok(Connected {
+                held: Box::new(Placed {
+                    connection: connection.clone(),
+                    place,
+                }),
+                connection,
+                facts,
+            });
         }
     }
 }
 
 /// A conversation's place on the pool: letting go closes its pages and its connection,
-/// which disposes its context and frees the place.
+/// which disposes its context and frees the place. Dropped without letting go (the call
+/// that connected it stopped before the browser was set up, or the browser was dropped),
+/// it closes the connection and frees the place all the same.
 #[derive(Debug)]
 struct Placed {
-    pool: Weak<Pool>,
-    index: usize,
+    connection: Connection,
     place: Arc<Place>,
 }
 
 impl Held for Placed {
+    fn tells_reopening(&self) -> bool {
+        true
+    }
     fn let_go(
         self: Box<Self>,
         connection: Connection,
@@ -672,12 +744,24 @@ impl Held for Placed {
         Box::pin(async move {
             self.place.closing.store(true, Ordering::SeqCst);
             crate::backend::close_ours(&connection, ours).await;
-            connection.close();
-            // Free at once for the next in line, not when the watcher hears the close.
-            if let Some(pool) = self.pool.upgrade() {
-                self.place.free(&pool, self.index);
-            }
+            // Closed and freed at once for the next in line (by dropping `self`), not
+            // when the watcher hears the close.
+            drop(self);
         })
+    }
+}
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        // Closed by the other side, the loss is the watcher's and the next placement's
+        // to decide; otherwise Conch closes it.
+        if !self.connection.is_closed() {
+            self.place.closing.store(true, Ordering::SeqCst);
+            self.connection.close();
+        }
+        if self.place.closing.load(Ordering::SeqCst) {
+            self.place.slot.free();
+        }
     }
 }
 
@@ -686,7 +770,8 @@ mod tests {
     use super::*;
 
     /// Issue 32 (nearest BE-1): the least-loaded live address is chosen, the first on a
-    /// tie, none at the cap, never one taken out.
+    /// tie, none at the cap, never one taken out, and one to avoid only when no other has
+    /// room.
     #[test]
     fn be_1_the_least_loaded_live_address_is_chosen() {
         let mut places = Places {
@@ -694,11 +779,16 @@ mod tests {
             out: vec![None, Some("gone".to_owned()), None],
             ..Places::default()
         };
-        assert_eq!(places.least_loaded(2), Some(2));
+        assert_eq!(places.least_loaded(2, None), Some(2));
         places.load = vec![1, 0, 2];
-        assert_eq!(places.least_loaded(2), Some(0));
+        assert_eq!(places.least_loaded(2, None), Some(0));
         places.load = vec![2, 0, 2];
-        assert_eq!(places.least_loaded(2), None);
+        assert_eq!(places.least_loaded(2, None), None);
+        // The address whose connection dropped only when no other has room.
+        places.load = vec![0, 0, 1];
+        assert_eq!(places.least_loaded(2, Some(0)), Some(2));
+        places.load = vec![0, 0, 2];
+        assert_eq!(places.least_loaded(2, Some(0)), Some(0));
         assert_eq!(waiting_sentence(3), "Waiting for a free browser: 3 ahead.");
     }
 }

@@ -160,7 +160,8 @@ pub(crate) async fn four_apart(browser: &Browser, url: &str) {
 
 /// Opens two tabs in `chat`, lets `kill` end its address in the middle of a step, and
 /// checks that the step ends, that the conversation comes back elsewhere with both tabs
-/// and still works, and that its next result says so once (BE-4). Gives that note.
+/// and still works, and that its next result says so once, in one note, not ERR-19's
+/// besides (BE-4). Gives that note.
 pub(crate) async fn killed_mid_step(
     chat: &conch_browser::Conversation,
     server: &FixtureServer,
@@ -191,17 +192,23 @@ pub(crate) async fn killed_mid_step(
         [server.url("basic.html"), server.url("many.html")],
         "{tabs:?}"
     );
+    // Told once: the pool's move names where the tabs went, and ERR-19's "Reopened a
+    // task's browser as it was." is not said besides.
     let notes = chat.take_notes().await;
     let moved: Vec<&String> = notes
         .iter()
-        .filter(|n| n.contains("stopped answering and was taken out of the pool"))
+        .filter(|n| n.contains("reopened") || n.contains("Reopened"))
         .collect();
     assert_eq!(moved.len(), 1, "{notes:?}");
+    assert!(
+        moved[0].contains("so this conversation moved to"),
+        "{notes:?}"
+    );
     assert!(
         chat.take_notes()
             .await
             .iter()
-            .all(|n| !n.contains("taken out")),
+            .all(|n| !n.contains("reopened") && !n.contains("Reopened")),
         "said more than once"
     );
     assert_eq!(
@@ -579,4 +586,87 @@ async fn err_15_a_call_cancelled_while_in_line_leaves_the_line() {
         .expect("joined")
         .expect("opens");
     browser.shutdown().await;
+}
+
+/// Waits up to `within` for `check` to hold.
+async fn until(within: Duration, check: impl Fn() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    check()
+}
+
+/// Issue 32 (ERR-15, LIVE-14): a call that stops after it took a place, while its
+/// connection there opens (the address's browser does not answer yet) or while the
+/// browser it reached is being set up, frees the place and closes what it opened: with
+/// one place per address, the next conversation takes the place at once instead of
+/// waiting in line behind a place nobody holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_a_call_cancelled_while_it_connects_frees_its_place() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let url = server.url("basic.html");
+    // Held while the connection opens, then while the reached browser is set up.
+    for held in ["Browser.getVersion", "Target.setAutoAttach"] {
+        let fake = conch_fixtures::fake_cdp::FakeCdp::start_holding(held)
+            .await
+            .expect("a DevTools address that answers slowly");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (mut config, _) = cloud_only(
+            &dir,
+            Remote::Pool {
+                endpoints: vec![fake.ws_url()],
+                per_endpoint: 1,
+            },
+        );
+        config.pool_wait = Duration::from_secs(60);
+        let heard = Arc::new(Heard::default());
+        config.events = Some(heard.clone());
+        let browser = Browser::new(config);
+        let first = {
+            let conv = browser.conversation("c1");
+            let url = url.clone();
+            tokio::spawn(async move { conv.open(&url).await })
+        };
+        if !until(Duration::from_secs(10), || fake.handshakes() == 1).await {
+            let finished = first.is_finished();
+            first.abort();
+            panic!(
+                "{held}: the first call never connected ({} connected, finished {finished}): {:?}",
+                fake.handshakes(),
+                first.await
+            );
+        }
+        // Its call is held there; then it is stopped: its future is dropped.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!first.is_finished(), "{held}: {:?}", first.await);
+        first.abort();
+        let _ = first.await;
+        let second = {
+            let conv = browser.conversation("c2");
+            let url = url.clone();
+            tokio::spawn(async move { conv.open(&url).await })
+        };
+        assert!(
+            until(Duration::from_secs(5), || fake.handshakes() == 2).await,
+            "{held}: the next conversation did not get the place: {:?}",
+            heard.of("c2")
+        );
+        assert!(
+            heard.of("c2").iter().all(|m| !m.starts_with("Waiting")),
+            "{held}: {:?}",
+            heard.of("c2")
+        );
+        assert!(
+            until(Duration::from_secs(5), || fake.connections() == 1).await,
+            "{held}: the stopped call's connection stayed open ({} open)",
+            fake.connections()
+        );
+        second.abort();
+        let _ = second.await;
+        browser.shutdown().await;
+    }
 }
