@@ -8,15 +8,19 @@
 //! conversation waits its turn in a first-come queue, told how many are ahead (on the
 //! person's view as `browser.status`, and to the agent's door through
 //! [`Pool::waits`], which sends it as MCP progress), for at most
-//! [`BrowserConfig::pool_wait`], then refused with a sentence. A call that stops while
-//! it waits or while its connection opens (the person's Stop, the client's cancel)
-//! leaves the line and frees what it took.
+//! [`BrowserConfig::pool_wait`], then refused with a sentence. A call that stops (the
+//! person's Stop, the client's cancel) while it waits, while its connection opens or
+//! while the browser it reached is set up leaves the line and frees what it took: a place
+//! is a guard, freed however its holder goes, and a browser dropped without letting go
+//! closes its connection.
 //!
-//! A connection closed by the other side takes its address out of the pool when nothing
-//! answers there any more, and the person's view of the conversation is told at once over
-//! the stale frame; the conversation's tabs reopen on another address on its next call,
-//! or at once when someone watches it or holds its wheel (its browser saw the connection
-//! die, ERR-19), and its next result says where. The person who held the wheel keeps it
+//! A connection closed by the other side is decided on once, when it drops: its address
+//! is taken out of the pool when nothing answers there any more, and the person's view
+//! of the conversation is told at once over the stale frame. The conversation moves off
+//! that address (to another with room, else back where it was), its tabs reopening on
+//! its next call, or at once when someone watches it or holds its wheel (its browser saw
+//! the connection die, ERR-19), and its next result says where in one note, which stands
+//! for ERR-19's "Reopened a task's browser as it was." rather than adding to it. The person who held the wheel keeps it
 //! on the reopened tabs (what they had typed and not sent is lost, and they are told);
 //! when nothing is left to reopen them on, the wheel goes back to the agent, whose
 //! waiting call hears why. Letting go (the conversation ended, or sat idle: nobody at
