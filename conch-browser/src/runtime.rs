@@ -664,6 +664,11 @@ impl Browser {
             self.end_conversation(id).await;
         } else if matches!(state, TaskState::Interrupted | TaskState::Failed) {
             errands.set_errand_aside(id).await;
+            // On a pool its browser is its own: letting go gives its place back now, not
+            // after the idle time (issue 32, ERR-15); it is placed again when next used.
+            if self.pool().is_some() {
+                Box::pin(errands.shutdown()).await;
+            }
         }
     }
 

@@ -76,6 +76,9 @@ fn full_sentence(wait: Duration, endpoints: usize, cap: usize) -> String {
     )
 }
 
+/// What a call that waited for a place hears when its conversation ended meanwhile.
+const ENDED: &str = "This conversation ended while it waited for a free browser of the pool.";
+
 /// What the person's live view says over the stale frame when the address of its
 /// conversation stopped answering: the tabs are being reopened elsewhere, and what the
 /// person typed there and had not sent is gone with it (BE-4).
@@ -154,6 +157,9 @@ pub(super) struct Pool {
     freed: tokio::sync::Notify,
     /// Each conversation's own browser.
     browsers: StdMutex<HashMap<String, Browser>>,
+    /// Whether each conversation's browser was taken off the pool (it ended): a call of
+    /// it still waiting or connecting then gives up, and takes no place.
+    ended: StdMutex<HashMap<String, Arc<AtomicBool>>>,
     probe: Arc<dyn Probe + Send + Sync>,
     events: Option<Arc<dyn crate::protocol::EventSink>>,
     /// Each conversation's place in line while it waits (the waiting sentence), `None`
@@ -199,6 +205,7 @@ impl Pool {
             wait: config.pool_wait,
             freed: tokio::sync::Notify::new(),
             browsers: StdMutex::default(),
+            ended: StdMutex::default(),
             probe: Arc::clone(&config.probe),
             events: config.events.clone(),
             waits: StdMutex::default(),
@@ -232,9 +239,12 @@ impl Pool {
                 aside: Some(Arc::clone(&main.inner.errand.aside)),
             }),
         );
+        let ended = Arc::new(AtomicBool::new(false));
+        lock(&self.ended).insert(id.to_owned(), Arc::clone(&ended));
         *lock(&browser.inner.backend.chosen) = Arc::new(Placement {
             pool: Arc::downgrade(self),
             id: id.to_owned(),
+            ended,
             shown: main
                 .inner
                 .config
@@ -273,9 +283,15 @@ impl Pool {
         }
     }
 
-    /// Takes conversation `id`'s browser off the pool (it ended), if it has one.
+    /// Takes conversation `id`'s browser off the pool (it ended), if it has one. A call of
+    /// it still waiting in line or connecting gives up at once, taking no place.
     pub(super) fn remove(&self, id: &str) -> Option<Browser> {
         lock(&self.waits).remove(id);
+        lock(&self.places).notes.remove(id);
+        if let Some(ended) = lock(&self.ended).remove(id) {
+            ended.store(true, Ordering::SeqCst);
+            self.freed.notify_waiters();
+        }
         lock(&self.browsers).remove(id)
     }
 
@@ -317,6 +333,7 @@ impl Pool {
         self: &Arc<Self>,
         id: &str,
         avoid: Option<usize>,
+        ended: &AtomicBool,
     ) -> Result<Slot, ConnectError> {
         let ticket = {
             let mut places = lock(&self.places);
@@ -332,7 +349,7 @@ impl Pool {
             id,
             ticket,
         };
-        let index = self.wait_in_line(id, ticket, avoid).await?;
+        let index = self.wait_in_line(id, ticket, avoid, ended).await?;
         Ok(Slot {
             pool: Arc::downgrade(self),
             index,
@@ -345,6 +362,7 @@ impl Pool {
         id: &str,
         ticket: u64,
         avoid: Option<usize>,
+        ended: &AtomicBool,
     ) -> Result<usize, ConnectError> {
         let deadline = tokio::time::Instant::now() + self.wait;
         let mut told: Option<usize> = None;
@@ -353,6 +371,10 @@ impl Pool {
             let freed = self.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
+            if ended.load(Ordering::SeqCst) {
+                // Its ticket leaves the line as the guard drops.
+                return Err(ended_error());
+            }
             {
                 let mut places = lock(&self.places);
                 if places.out.iter().all(Option::is_some) {
@@ -495,6 +517,11 @@ impl Pool {
     }
 }
 
+/// The refusal of a call whose conversation ended while it waited or connected.
+fn ended_error() -> ConnectError {
+    ConnectError::Browser(BrowserError::ErrandsBusy(ENDED.to_owned()))
+}
+
 /// A place taken on address `index`: freed once, by [`Slot::free`] or when dropped, so
 /// a call that stops anywhere between taking it and letting its connection go (while the
 /// connection opens, while the browser on it is set up, or a browser dropped without
@@ -601,6 +628,8 @@ struct Placement {
     pool: Weak<Pool>,
     id: String,
     shown: String,
+    /// Set when the conversation ended ([`Pool::remove`]).
+    ended: Arc<AtomicBool>,
     /// The conversation's latest place: where it was, and whether it was lost or let go.
     last: StdMutex<Option<Arc<Place>>>,
 }
@@ -642,6 +671,9 @@ impl Placement {
                 "the pool is no longer in use".to_owned(),
             ));
         };
+        if self.ended.load(Ordering::SeqCst) {
+            return Err(ended_error());
+        }
         let last = lock(&self.last).clone();
         // Lost (closed by the other side, not let go): moved off where it was.
         let lost = match &last {
@@ -664,7 +696,8 @@ impl Placement {
             _ => None,
         };
         loop {
-            let slot = match pool.take_place(&self.id, lost.map(|(from, _)| from)).await {
+            let avoid = lost.map(|(from, _)| from);
+            let slot = match pool.take_place(&self.id, avoid, &self.ended).await {
                 Ok(slot) => slot,
                 Err(ConnectError::Unreachable(why)) => {
                     lock(&pool.places).note(
@@ -684,6 +717,11 @@ impl Placement {
                     continue;
                 }
             };
+            if self.ended.load(Ordering::SeqCst) {
+                // Ended while it connected: the slot frees as it drops.
+                connection.close();
+                return Err(ended_error());
+            }
             let place = Arc::new(Place {
                 id: self.id.clone(),
                 slot,

@@ -670,3 +670,94 @@ async fn err_15_a_call_cancelled_while_it_connects_frees_its_place() {
         browser.shutdown().await;
     }
 }
+
+/// Issue 32 (ERR-15, ERR-10): a conversation that ends while its call waits in line
+/// (its chat deleted, or its task stopped) leaves the line at once: ending it does not
+/// wait for a place, its call never takes one, and the next conversation is placed as
+/// soon as the place frees.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_a_conversation_that_ends_while_in_line_leaves_it_without_a_place() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let a = endpoint().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut config, _) = on_pool(&dir, &[&a], 1, Duration::from_secs(60));
+    let heard = Arc::new(Heard::default());
+    config.events = Some(heard.clone());
+    let browser = Browser::new(config);
+    browser.set_kind("t2", ConversationKind::Task);
+    let url = server.url("basic.html");
+    browser.conversation("c1").open(&url).await.expect("placed");
+    for (id, end) in [("c2", "deleted"), ("t2", "stopped")] {
+        let waiting = {
+            let conv = browser.conversation(id);
+            let url = url.clone();
+            tokio::spawn(async move { conv.open(&url).await })
+        };
+        let queued = until(Duration::from_secs(5), || {
+            heard
+                .of(id)
+                .iter()
+                .any(|m| m.starts_with("Waiting for a free browser"))
+        })
+        .await;
+        assert!(queued, "{id}: {:?}", heard.of(id));
+        let ended = async {
+            if end == "deleted" {
+                browser.chat_deleted(id).await;
+            } else {
+                browser
+                    .task_changed(id, conch_browser::TaskState::Stopped)
+                    .await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), ended)
+            .await
+            .unwrap_or_else(|_| panic!("{id}: ending it waited for a place"));
+        let call = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .unwrap_or_else(|_| panic!("{id}: its call still waits"))
+            .expect("joined");
+        assert!(call.is_err(), "{id}: {call:?}");
+    }
+    // The place is still c1's alone: the next conversation is placed once it frees.
+    let next = {
+        let conv = browser.conversation("c3");
+        let url = url.clone();
+        tokio::spawn(async move { conv.open(&url).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    browser.chat_deleted("c1").await;
+    tokio::time::timeout(Duration::from_secs(20), next)
+        .await
+        .expect("placed once the place freed")
+        .expect("joined")
+        .expect("opens");
+    assert_eq!(pages_at(a.port, "basic.html").await.len(), 1);
+    browser.shutdown().await;
+}
+
+/// Issue 32 (ERR-11, ERR-15): a task on the pool that is interrupted is set aside and
+/// gives its place back at once: with one place per address, the next conversation is
+/// placed without waiting for the task's idle time.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_a_task_set_aside_on_the_pool_gives_its_place_back() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let a = endpoint().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (config, _) = on_pool(&dir, &[&a], 1, Duration::from_secs(60));
+    let browser = Browser::new(config);
+    browser.set_kind("t1", ConversationKind::Task);
+    let url = server.url("basic.html");
+    browser.conversation("t1").open(&url).await.expect("placed");
+    browser
+        .task_changed("t1", conch_browser::TaskState::Interrupted)
+        .await;
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        browser.conversation("c2").open(&url),
+    )
+    .await
+    .expect("the set-aside task still holds its place")
+    .expect("opens");
+    browser.shutdown().await;
+}
