@@ -761,3 +761,53 @@ async fn err_15_a_task_set_aside_on_the_pool_gives_its_place_back() {
     .expect("opens");
     browser.shutdown().await;
 }
+
+/// Issue 32 (ERR-10, ERR-15, BE-4): a task whose address died while someone watched it
+/// reopens at once, and waits in line when the other address is full; stopped then, it
+/// gives up at once: stopping it does not wait for a place, it takes none, and the
+/// conversation next in line is placed as soon as the place frees.
+#[tokio::test(flavor = "multi_thread")]
+async fn err_15_a_task_stopped_while_its_browser_reopens_takes_no_place() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let (mut a, b) = (endpoint().await, endpoint().await);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut config, _) = on_pool(&dir, &[&a, &b], 1, Duration::from_secs(60));
+    let heard = Arc::new(Heard::default());
+    config.events = Some(heard.clone());
+    let browser = Browser::new(config);
+    browser.set_kind("t1", ConversationKind::Task);
+    let url = server.url("basic.html");
+    let task = browser.conversation("t1");
+    task.open(&url).await.expect("placed on the first address");
+    browser.conversation("c2").open(&url).await.expect("placed");
+    let _watching = task.wheel().activity();
+    a.kill();
+    let reopening = until(Duration::from_secs(20), || {
+        heard
+            .of("t1")
+            .iter()
+            .any(|m| m.starts_with("Waiting for a free browser"))
+    })
+    .await;
+    assert!(reopening, "{:?}", heard.of("t1"));
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        browser.task_changed("t1", conch_browser::TaskState::Stopped),
+    )
+    .await
+    .expect("stopping the task waited for a place");
+    let next = {
+        let conv = browser.conversation("c3");
+        let url = url.clone();
+        tokio::spawn(async move { conv.open(&url).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    browser.chat_deleted("c2").await;
+    tokio::time::timeout(Duration::from_secs(20), next)
+        .await
+        .expect("placed once the place freed")
+        .expect("joined")
+        .expect("opens");
+    assert_eq!(pages_at(b.port, "basic.html").await.len(), 1);
+    browser.shutdown().await;
+}
