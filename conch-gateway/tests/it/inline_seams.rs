@@ -576,3 +576,92 @@ async fn live_8_a_takeover_in_the_panel_shows_in_the_inline_view_and_either_ends
     client.finish().await;
     reader.abort();
 }
+
+/// Issue 32, BE-4, issue 31: the only address of the pool dies while the person holds
+/// the wheel through the inline view: with no address left, Conch falls back to its own
+/// local browser (BE-4) and reopens the tabs there. The view is told with the panel's
+/// sentence, shows the reopened page, and the wheel and the grant still hold: the person
+/// types there and hands back, and the agent's waiting read goes on, on that page.
+#[tokio::test(flavor = "multi_thread")]
+async fn be_4_with_no_address_left_the_inline_view_goes_on_on_the_local_browser() {
+    let pages = FixtureServer::start().await.unwrap();
+    let only = Standalone::start().expect("a standalone Chromium");
+    let home = tempfile::tempdir().unwrap();
+    let address = only.http();
+    let (ok, out, err) = crate::backend::backend(
+        home.path(),
+        &["set", "pool", "--endpoint", address.as_str()],
+        &[],
+    )
+    .await;
+    assert!(ok, "{out} {err}");
+    let (mut client, link, _said, reader) = start_inline(home.path(), &["--trust", "full"]).await;
+    client.open(&pages.url("person-typing.html")).await;
+    let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
+    let grant = signed["structuredContent"]["grant"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a grant: {signed}"))
+        .to_owned();
+    look_until(&mut client, &grant, |s| {
+        s["frame"].as_str().is_some_and(|f| f.len() > 1000)
+    })
+    .await;
+    let took = call(&mut client, "live_take_over", json!({ "grant": grant })).await;
+    assert_eq!(took["isError"], false, "{took}");
+    look_until(&mut client, &grant, |s| s["status"]["driver"] == "person").await;
+    let read = client
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_read", "arguments": {} }),
+        )
+        .await;
+
+    drop(only);
+    let told = look_until(&mut client, &grant, |s| s["browser"]["running"] == false).await;
+    assert!(
+        told["browser"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("reopening this conversation's tabs")),
+        "{}",
+        without_frame(&told)
+    );
+    let back = look_until(&mut client, &grant, |s| {
+        s["browser"]["away"] == false && s["frame"].as_str().is_some_and(|f| f.len() > 1000)
+    })
+    .await;
+    assert_eq!(
+        back["status"]["driver"],
+        "person",
+        "{}",
+        without_frame(&back)
+    );
+    assert!(
+        !answered(&client, read),
+        "the agent acted while the person drove"
+    );
+    let typed = call(
+        &mut client,
+        "live_input",
+        json!({ "grant": grant, "input": { "type": "text", "text": "local" } }),
+    )
+    .await;
+    assert_eq!(typed["isError"], false, "{typed}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let handed = call(&mut client, "live_hand_back", json!({ "grant": grant })).await;
+    assert_eq!(handed["isError"], false, "{handed}");
+    let answer = tokio::time::timeout(Duration::from_secs(30), answer_of(&mut client, read))
+        .await
+        .expect("the agent's read goes on after the hand back");
+    let mut said = said_by(&answer["result"]);
+    let started = Instant::now();
+    while !said.contains("5 letters typed.") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the person's typing never reached the reopened page: {said}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        said.push_str(&client.call("browser_read", json!({})).await.0);
+    }
+    client.finish().await;
+    reader.abort();
+}
