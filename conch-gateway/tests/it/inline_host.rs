@@ -704,8 +704,8 @@ async fn view_beside_the_panel(
     Vec<tokio::task::JoinHandle<()>>,
 ) {
     let modules = ext_apps();
-    let fixtures = FixtureServer::start().await.unwrap();
-    let home = tempfile::tempdir().unwrap();
+    let fixtures = FixtureServer::start().await.expect("the fixtures serve");
+    let home = tempfile::tempdir().expect("a temp home");
     let (mut client, link, _said, reader) =
         crate::inline_app::start_inline(home.path(), &["--trust", "full"]).await;
     let port: u16 = link
