@@ -391,7 +391,11 @@ async fn be_4_an_address_dying_under_the_inline_views_hands_is_told_there_and_re
     // The address dies under the person's hands.
     drop(endpoints[on].take());
     let told = look_until(&mut client, &grant, |s| s["browser"]["running"] == false).await;
-    assert_eq!(told["browser"]["told"], 1, "{}", without_frame(&told));
+    assert!(
+        told["browser"]["told"].as_u64().is_some_and(|n| n >= 1),
+        "{}",
+        without_frame(&told)
+    );
     let sentence = told["browser"]["message"]
         .as_str()
         .unwrap_or_default()
@@ -401,10 +405,16 @@ async fn be_4_an_address_dying_under_the_inline_views_hands_is_told_there_and_re
         "{}",
         without_frame(&told)
     );
-    let heard = tokio::time::timeout(Duration::from_secs(30), next_away(&mut socket))
-        .await
-        .expect("the panel heard the browser go away");
-    assert_eq!(heard["message"], sentence.as_str(), "{heard}");
+    // The panel heard the same sentence (among what it was told of the browser).
+    let heard = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if next_away(&mut socket).await["message"] == sentence.as_str() {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(heard.is_ok(), "the panel never heard: {sentence}");
 
     // The view comes back on the other address; the wheel and the grant still hold.
     let back = look_until(&mut client, &grant, |s| {
