@@ -212,6 +212,24 @@
   };
   const showNoCards = () => show(byId('no-cards'), byId('cards').childElementCount === 0);
 
+  // The browser away (an address of the pool died and the tabs reopen elsewhere, or it
+  // is started again), as the panel says it: each sentence is said once, in a status
+  // region, and stays while the frame is the stale one from before it, and a while after
+  // (the tabs may be back in a moment); the stale frame is not shown.
+  let told = 0;
+  let toldAt = 0;
+  const away = (browser) => {
+    const waiting = byId('waiting');
+    if (browser && browser.told !== told) {
+      told = browser.told;
+      toldAt = Date.now();
+      waiting.textContent = browser.message || 'Waiting for the browser…';
+    }
+    const gone = !!browser && browser.away;
+    show(waiting, gone || (!!browser && Date.now() - toldAt < 10000));
+    byId('frame').hidden = gone;
+  };
+
   // Looks at the view until the host tears it down: each look waits for a newer frame.
   let seq = 0;
   const watch = async () => {
@@ -224,6 +242,7 @@
           show(byId('no-frame'), false);
         }
         seq = look.seq || seq;
+        away(look.browser);
         status(look.status);
         if (look.caption) byId('caption').textContent = `The agent: ${look.caption}`;
         cursor(look.cursor);

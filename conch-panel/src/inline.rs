@@ -6,8 +6,10 @@
 //! with its host and reaches the gateway only through the host's `tools/call`. The door
 //! signs the person in with the panel's own one-time codes ([`Panel`]'s sign-in), and
 //! bridges the tools to what the panel's live socket reaches: the conversation's view on
-//! conch-live's hub (frames, cursor, caption, status; takeover, input, hand back) and the
-//! question cards of the board. A conversation's inline view is one watcher of the hub
+//! conch-live's hub (frames, cursor, caption, status; takeover, input, hand back), the
+//! browser's own `browser.status` while it is away (a pool's address died and the tabs
+//! reopen elsewhere, BE-4; a relaunch, LAUNCH-8), told as the panel's socket is told, and
+//! the question cards of the board. A conversation's inline view is one watcher of the hub
 //! while the app looks at it; when no look came for [`IDLE`], it leaves, so the
 //! screencast stops after the last watcher (LIVE-2) and a plain takeover goes back to the
 //! agent after conch-live's grace (LIVE-8).
@@ -30,9 +32,10 @@ use conch_browser::sync::lock;
 use conch_live::{Control, Event, Outgoing};
 use conch_tools::BoxFuture;
 use serde_json::{Value, json};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use crate::Panel;
+use crate::cards::CardEvent;
 
 /// How long a conversation's inline view stays a watcher with no look from its app.
 pub const IDLE: Duration = Duration::from_secs(20);
@@ -59,6 +62,15 @@ struct Seen {
     cursor: Option<Value>,
     caption: Option<String>,
     status: Option<Value>,
+    /// The browser's newest `browser.status` that said it is away (an address of the
+    /// pool died and the tabs reopen elsewhere, BE-4; the browser relaunches, LAUNCH-8),
+    /// as the panel's live socket hears it, with the frame number it came at while it is
+    /// away (`None` once a status says it runs again). Kept after: the tabs may be back
+    /// in a moment, between two looks, and the view must still hear why.
+    browser: Option<(Value, Option<u64>)>,
+    /// How many `browser.status` said the browser is away: a look waiting for a frame
+    /// returns at a new one.
+    told: u64,
 }
 
 /// One conversation's inline view: a watcher of its live view.
@@ -111,6 +123,9 @@ impl InlineDoor {
         let conversation = conversation.to_owned();
         let panel = self.panel.clone();
         let mut endings = panel.endings();
+        // The browser's own events beside the cards (PROTO-2), as the panel's socket
+        // hears them: subscribed at join, as a socket is.
+        let mut browser_events = Some(panel.inner.live.board().subscribe());
         tokio::spawn(async move {
             tracing::info!(conversation, "an inline live view joined");
             loop {
@@ -125,6 +140,24 @@ impl InlineDoor {
                         // A sign-in ended: the view leaves when none of its own holds.
                         if changed.is_err() || !panel.inline_signed_in(&conversation) {
                             break;
+                        }
+                        continue;
+                    }
+                    event = next_browser_event(&mut browser_events) => {
+                        match event {
+                            Some((whose, value)) if whose == conversation || whose.is_empty() => {
+                                tell.send_modify(|seen| {
+                                    if value["running"] == true {
+                                        if let Some((_, at)) = &mut seen.browser {
+                                            *at = None;
+                                        }
+                                    } else {
+                                        seen.told += 1;
+                                        seen.browser = Some((value, Some(seen.seq)));
+                                    }
+                                });
+                            }
+                            _ => {}
                         }
                         continue;
                     }
@@ -169,6 +202,26 @@ impl InlineDoor {
     }
 }
 
+/// The next `browser.status` of the board's feed (`None` for its other events, a lag, or
+/// a feed that ended, which is never read again), with the conversation it is for.
+async fn next_browser_event(
+    events: &mut Option<broadcast::Receiver<(String, CardEvent)>>,
+) -> Option<(String, Value)> {
+    let Some(feed) = events else {
+        return std::future::pending().await;
+    };
+    match feed.recv().await {
+        Ok((whose, CardEvent::Browser(value))) if value["type"] == "browser.status" => {
+            Some((whose, value))
+        }
+        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => None,
+        Err(broadcast::error::RecvError::Closed) => {
+            *events = None;
+            None
+        }
+    }
+}
+
 impl conch_tools::AppDoor for InlineDoor {
     fn sign_in(&self, conversation: &str, code: &str) -> Option<String> {
         self.panel.sign_in_inline(code, conversation)
@@ -182,7 +235,10 @@ impl conch_tools::AppDoor for InlineDoor {
         Box::pin(async move {
             let watch = self.watch(conversation);
             let mut seen = watch.seen.clone();
-            let _ = tokio::time::timeout(LOOK_WAIT, seen.wait_for(|s| s.seq > after)).await;
+            // A newer frame, or the browser's news (it went away, or came back).
+            let told = seen.borrow().told;
+            let news = seen.wait_for(|s| s.seq > after || s.told != told);
+            let _ = tokio::time::timeout(LOOK_WAIT, news).await;
             let now = seen.borrow().clone();
             let cards = self.panel.inner.live.board().open_for(conversation);
             json!({
@@ -192,6 +248,13 @@ impl conch_tools::AppDoor for InlineDoor {
                 "cursor": now.cursor,
                 "caption": now.caption,
                 "status": now.status,
+                "browser": now.browser.map(|(mut status, at)| {
+                    // Its number, so the view says each once; and whether the frame is
+                    // still the stale one from before it.
+                    status["told"] = json!(now.told);
+                    status["away"] = json!(at == Some(now.seq));
+                    status
+                }),
                 "cards": cards,
             })
         })

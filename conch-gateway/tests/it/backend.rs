@@ -379,7 +379,7 @@ async fn be_8_mcp_drives_the_chosen_devtools_address() {
 }
 
 /// A plain GET on loopback, its body (enough for `/json/list`).
-async fn http_get(port: u16, path: &str) -> String {
+pub(crate) async fn http_get(port: u16, path: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await

@@ -15,7 +15,7 @@ use crate::support::{StdioClient, gateway};
 /// A gateway in `mcp` on `home` with `extra` arguments, whose client declares MCP Apps:
 /// the client, the sign-in link it printed, its standard error as it comes (kept whole),
 /// and the task reading it.
-async fn start_inline(
+pub(crate) async fn start_inline(
     home: &std::path::Path,
     extra: &[&str],
 ) -> (
@@ -57,12 +57,12 @@ async fn start_inline(
 }
 
 /// The apps extension in a client's capabilities.
-fn apps() -> Value {
+pub(crate) fn apps() -> Value {
     json!({ "extensions": { "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] } } })
 }
 
 /// A tool call's result.
-async fn call(client: &mut StdioClient, name: &str, arguments: Value) -> Value {
+pub(crate) async fn call(client: &mut StdioClient, name: &str, arguments: Value) -> Value {
     let answer = client
         .request(
             "tools/call",
@@ -73,7 +73,11 @@ async fn call(client: &mut StdioClient, name: &str, arguments: Value) -> Value {
 }
 
 /// Looks until `done` holds for a look (within 60 s); gives that look.
-async fn look_until(client: &mut StdioClient, grant: &str, done: impl Fn(&Value) -> bool) -> Value {
+pub(crate) async fn look_until(
+    client: &mut StdioClient,
+    grant: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let started = Instant::now();
     let mut after = 0;
     loop {
@@ -91,7 +95,8 @@ async fn look_until(client: &mut StdioClient, grant: &str, done: impl Fn(&Value)
         after = seen["seq"].as_u64().unwrap_or(after);
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "the view never showed it: {seen:.300}"
+            "the view never showed it: {}",
+            without_frame(&seen)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -188,6 +193,13 @@ async fn live_8_the_inline_view_signs_in_answers_shows_frames_takes_over_and_typ
     );
 }
 
+/// A look without its frame (its length instead), to show in a failure.
+pub(crate) fn without_frame(look: &Value) -> Value {
+    let mut look = look.clone();
+    look["frame"] = json!(look["frame"].as_str().map(str::len));
+    look
+}
+
 /// The person takes over through the inline view, types `canary` into the focused field
 /// and hands back; the agent's next reads see every letter on the page.
 async fn person_types(client: &mut StdioClient, grant: &str, canary: &str) {
@@ -219,7 +231,7 @@ async fn person_types(client: &mut StdioClient, grant: &str, canary: &str) {
 }
 
 /// The response to request `id`: read already (into the transcript), or the next one.
-async fn answer_of(client: &mut StdioClient, id: i64) -> Value {
+pub(crate) async fn answer_of(client: &mut StdioClient, id: i64) -> Value {
     let read = client
         .transcript
         .lines()
@@ -232,7 +244,7 @@ async fn answer_of(client: &mut StdioClient, id: i64) -> Value {
 }
 
 /// The text of a tool result.
-fn said_by(result: &Value) -> String {
+pub(crate) fn said_by(result: &Value) -> String {
     result["content"]
         .as_array()
         .into_iter()

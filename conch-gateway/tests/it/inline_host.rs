@@ -688,3 +688,182 @@ async fn issue_31_the_inline_view_works_in_an_ext_apps_host_over_new_era_http() 
     person.finish().await;
     server.abort();
 }
+
+/// The inline view in an ext-apps host over stdio, beside the panel: the agent opened
+/// `page` with `--trust full`; the person signed in to the view, which shows a frame.
+/// Gives the fixtures, the home, the agent's client, the panel's port, the person in the
+/// view's frame, and the host's and standard error's tasks.
+async fn view_beside_the_panel(
+    page: &str,
+) -> (
+    FixtureServer,
+    tempfile::TempDir,
+    Arc<Mutex<StdioClient>>,
+    u16,
+    Person,
+    Vec<tokio::task::JoinHandle<()>>,
+) {
+    let modules = ext_apps();
+    let fixtures = FixtureServer::start().await.expect("the fixtures serve");
+    let home = tempfile::tempdir().expect("a temp home");
+    let (mut client, link, _said, reader) =
+        crate::inline_app::start_inline(home.path(), &["--trust", "full"]).await;
+    let port: u16 = link
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("a loopback link: {link}"));
+    let opened = client
+        .request(
+            "tools/call",
+            json!({ "name": "browser_open", "arguments": { "url": fixtures.url(page) } }),
+        )
+        .await;
+    assert_eq!(opened["result"]["isError"], false, "{opened}");
+    let client = Arc::new(Mutex::new(client));
+    let host = Host {
+        backend: Backend::Stdio(Arc::clone(&client)),
+        modules,
+        opened: opened["result"].clone(),
+    };
+    let (address, served) = serve_host(host).await;
+    let person = Person::start().await;
+    enter_view(&person, address).await;
+    sign_in(&person, &link).await;
+    wait_for(
+        &person,
+        "document.getElementById('frame').src.startsWith('data:image/jpeg;base64,') && document.getElementById('frame').naturalWidth > 0",
+        "a frame of the page",
+    )
+    .await;
+    let served = tokio::spawn(async move {
+        let _ = served.await;
+    });
+    (fixtures, home, client, port, person, vec![served, reader])
+}
+
+/// The panel's socket hears who drives, until `driver` (within 30 s).
+async fn panel_hears(socket: &mut crate::live::Socket, driver: &str) {
+    let heard = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if crate::live::next_event(socket, "status").await["driver"] == driver {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(heard.is_ok(), "the panel never heard the {driver} drive");
+}
+
+/// LIVE-8, LIVE-10, HAND-8 (issue 31), the seam of the inline view and the panel in a
+/// real host: with the view open, the person takes over in the panel. The view shows the
+/// wheel is theirs (I'm done, no Take over, "You have the wheel") without a takeover of
+/// its own, and axe-core finds nothing; the view's I'm done ends the takeover for the
+/// panel too, and the agent's waiting read goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_8_a_takeover_in_the_panel_shows_in_the_inline_view_of_a_host() {
+    let (_fixtures, home, client, port, person, tasks) =
+        view_beside_the_panel("person-typing.html").await;
+    let window = crate::live::signed_in(port, &crate::live::fresh_code(home.path()).await).await;
+    let mut socket = crate::live::join(port, &window, "mcp-stdio").await;
+    panel_hears(&mut socket, "agent").await;
+
+    // The panel takes over; the agent's read waits.
+    crate::live::send(&mut socket, json!({ "type": "takeover" }).to_string()).await;
+    panel_hears(&mut socket, "person").await;
+    let read = client
+        .lock()
+        .await
+        .send_request(
+            "tools/call",
+            json!({ "name": "browser_read", "arguments": {} }),
+        )
+        .await;
+    wait_for(
+        &person,
+        "!document.getElementById('done').hidden && document.getElementById('takeover').hidden \
+         && document.getElementById('status').textContent.includes('You have the wheel')",
+        "the view showing the person has the wheel",
+    )
+    .await;
+    person.assert_accessible("while the panel drives").await;
+
+    // The view's I'm done ends it for both.
+    click(&person, "//button[normalize-space()=\"I'm done\"]").await;
+    wait_for(
+        &person,
+        "!document.getElementById('takeover').hidden && document.getElementById('done').hidden",
+        "Take over again after I'm done",
+    )
+    .await;
+    panel_hears(&mut socket, "agent").await;
+    let answer = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut client = client.lock().await;
+        crate::inline_app::answer_of(&mut client, read).await
+    })
+    .await
+    .expect("the agent's read goes on after the view's I'm done");
+    assert!(
+        crate::inline_app::said_by(&answer["result"]).contains("The person used the browser"),
+        "{answer}"
+    );
+    person.client.enter_parent_frame().await.unwrap();
+    let log = person
+        .client
+        .execute("return window.hostLog", vec![])
+        .await
+        .unwrap();
+    let log = log.as_array().cloned().unwrap_or_default();
+    assert!(
+        log.iter().any(|t| t == "live_hand_back"),
+        "the view never handed back: {log:?}"
+    );
+    assert!(
+        !log.iter().any(|t| t == "live_take_over"),
+        "the view took over a second time: {log:?}"
+    );
+    person.finish().await;
+    for task in tasks {
+        task.abort();
+    }
+}
+
+/// LAUNCH-8, PROTO-2, BE-4 (issues 31, 32): the browser dies while the inline view in a
+/// host is open: the view says what the panel says ("starting it again", in a status
+/// region a screen reader announces, the stale frame gone), and then shows the page live
+/// again, with no tool call.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_8_the_inline_view_of_a_host_says_the_browser_is_away_then_shows_it_again() {
+    let (_fixtures, home, _client, _port, person, tasks) =
+        view_beside_the_panel("basic.html").await;
+    crate::revive::kill_main_browser(home.path());
+    wait_for(
+        &person,
+        "!document.getElementById('waiting').hidden \
+         && document.getElementById('waiting').textContent.includes('starting it again') \
+         && document.getElementById('waiting').getAttribute('role') === 'status'",
+        "the view saying the browser is being started again",
+    )
+    .await;
+    person.assert_accessible("while the browser is away").await;
+    person
+        .client
+        .execute(
+            "document.getElementById('frame').removeAttribute('src'); return true;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    // Only a frame newer than the stale one sets the picture again.
+    wait_for(
+        &person,
+        "!document.getElementById('frame').hidden && document.getElementById('frame').src \
+         && document.getElementById('frame').naturalWidth > 0",
+        "a frame of the page again",
+    )
+    .await;
+    person.finish().await;
+    for task in tasks {
+        task.abort();
+    }
+}

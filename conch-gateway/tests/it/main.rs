@@ -6,6 +6,7 @@ mod cost;
 mod http;
 mod inline_app;
 mod inline_host;
+mod inline_seams;
 mod live;
 mod panel_browser;
 mod panel_cards;

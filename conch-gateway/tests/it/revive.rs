@@ -33,7 +33,7 @@ fn main_browser_pid(home: &Path) -> Option<u32> {
 }
 
 /// SIGKILLs the main browser launched on `home`; gives the pid it had.
-fn kill_main_browser(home: &Path) -> u32 {
+pub(crate) fn kill_main_browser(home: &Path) -> u32 {
     let pid = main_browser_pid(home).expect("the main browser runs");
     conch_fixtures::browser::kill(pid);
     pid

@@ -93,7 +93,10 @@ pub trait AppDoor: fmt::Debug + Send + Sync {
     fn still_signed_in(&self, id: &str) -> bool;
     /// The newest look at `conversation`'s view: waits a little for a frame newer than
     /// frame number `after`. A JSON object: `seq`, `frame` (base64 JPEG when newer than
-    /// `after`, else null), `cursor`, `caption`, `status`, `cards`.
+    /// `after`, else null), `cursor`, `caption`, `status`, `browser` (the newest
+    /// `browser.status` that said the browser is away, as the panel hears it, with its
+    /// number `told`, and `away` while it did not run again and no frame came since;
+    /// null before any), `cards`.
     fn look<'a>(&'a self, conversation: &'a str, after: u64) -> BoxFuture<'a, Value>;
     /// Runs one live-protocol command of the person's (`takeover`, `handback`,
     /// `pointer`, `key`, `text`, `size`) in `conversation`'s view: the events for the
