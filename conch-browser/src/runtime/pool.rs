@@ -81,10 +81,16 @@ const ENDED: &str = "This conversation ended while it waited for a free browser 
 
 /// What the person's live view says over the stale frame when the address of its
 /// conversation stopped answering: the tabs are being reopened elsewhere, and what the
-/// person typed there and had not sent is gone with it (BE-4).
-fn lost_sentence(from: &str) -> String {
+/// person typed there and had not sent is gone with it (BE-4). With no address of the
+/// pool left, elsewhere is Conch's own local browser, BE-4's fallback.
+fn lost_sentence(from: &str, others_left: bool) -> String {
+    let to = if others_left {
+        "on another browser of the pool"
+    } else {
+        "on Conch's own local browser, as no other browser of the pool answers"
+    };
     format!(
-        "{from} stopped answering, so Conch is reopening this conversation's tabs on another browser of the pool; anything typed there and not sent is lost."
+        "{from} stopped answering, so Conch is reopening this conversation's tabs {to}; anything typed there and not sent is lost."
     )
 }
 
@@ -601,7 +607,12 @@ impl Pool {
                     false
                 } else {
                     self.take_out(index, "it stopped answering".to_owned());
-                    self.tell(&place.id, false, &lost_sentence(&self.shown(index)));
+                    let others_left = lock(&self.places).out.iter().any(Option::is_none);
+                    self.tell(
+                        &place.id,
+                        false,
+                        &lost_sentence(&self.shown(index), others_left),
+                    );
                     true
                 }
             })

@@ -467,10 +467,15 @@ async fn be_4_an_address_dying_under_the_inline_views_hands_is_told_there_and_re
         tokio::time::sleep(Duration::from_millis(200)).await;
         said.push_str(&client.call("browser_read", json!({})).await.0);
     }
-    assert!(
-        said.contains("Reopened") || said.contains("taken out of the pool"),
-        "the agent was not told its tabs were reopened: {said}"
+    // One move is told once, naming where the tabs went, and not again as ERR-19's
+    // note (whether the dying port still took a connection decides only the wording).
+    assert_eq!(
+        said.matches("so this conversation moved to the browser at")
+            .count(),
+        1,
+        "the agent was not told once where its tabs were reopened: {said}"
     );
+    assert!(!said.contains("Reopened a task's browser"), "{said}");
     client.finish().await;
     reader.abort();
 }
@@ -629,9 +634,12 @@ async fn be_4_with_no_address_left_the_inline_view_goes_on_on_the_local_browser(
     drop(only);
     let told = look_until(&mut client, &grant, |s| s["browser"]["running"] == false).await;
     assert!(
-        told["browser"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("reopening this conversation's tabs")),
+        told["browser"]["message"].as_str().is_some_and(
+            |m| m.contains("reopening this conversation's tabs")
+                // Where they go is said truly: the pool has no other browser (BE-4).
+                && m.contains("local browser")
+                && !m.contains("another browser of the pool")
+        ),
         "{}",
         without_frame(&told)
     );
