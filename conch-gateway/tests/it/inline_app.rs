@@ -61,6 +61,14 @@ pub(crate) fn apps() -> Value {
     json!({ "extensions": { "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] } } })
 }
 
+/// The grant a `live_sign_in` result `signed` carries (its structured content).
+pub(crate) fn grant_of(signed: &Value) -> String {
+    signed["structuredContent"]["grant"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a grant: {signed}"))
+        .to_owned()
+}
+
 /// A tool call's result.
 pub(crate) async fn call(client: &mut StdioClient, name: &str, arguments: Value) -> Value {
     let answer = client
@@ -130,10 +138,7 @@ async fn live_8_the_inline_view_signs_in_answers_shows_frames_takes_over_and_typ
         .await;
     let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
     assert_eq!(signed["isError"], false, "{signed}");
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let grant = grant_of(&signed);
     let seen = look_until(&mut client, &grant, |s| {
         s["cards"].as_array().is_some_and(|c| !c.is_empty())
     })
@@ -280,10 +285,7 @@ async fn live_18_signing_out_of_the_panel_mid_takeover_ends_the_inline_grant() {
 
     // The inline view: signed in, watching, holding the wheel.
     let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a grant: {signed}"))
-        .to_owned();
+    let grant = grant_of(&signed);
     look_until(&mut client, &grant, |s| {
         s["frame"].as_str().is_some_and(|f| f.len() > 1000)
     })
@@ -484,10 +486,7 @@ async fn issue_31_the_inline_view_works_over_new_era_http_with_its_conversations
         json!({ "code": code, "conversation": mine }),
     )
     .await;
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a grant: {signed}"))
-        .to_owned();
+    let grant = grant_of(&signed);
 
     // The grant with the other conversation's handle: refused, and nothing acts there.
     for (name, args) in [
@@ -628,10 +627,7 @@ async fn sec_7_a_canary_typed_inline_is_in_no_event_of_another_watcher() {
     });
 
     let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a grant: {signed}"))
-        .to_owned();
+    let grant = grant_of(&signed);
     person_types(&mut client, &grant, canary).await;
     // The window heard the wheel go to the person and back.
     let started = Instant::now();

@@ -10,7 +10,9 @@ use conch_fixtures::browser::Standalone;
 use serde_json::{Value, json};
 
 use crate::http::{Served, post_to};
-use crate::inline_app::{answer_of, apps, call, look_until, said_by, start_inline, without_frame};
+use crate::inline_app::{
+    answer_of, apps, call, grant_of, look_until, said_by, start_inline, without_frame,
+};
 use crate::live::{Socket, fresh_code, join, next_event, send, signed_in};
 use crate::support::StdioClient;
 
@@ -193,10 +195,7 @@ async fn issue_31_the_inline_view_works_over_old_era_http_in_its_own_session() {
         json!({ "code": code }),
     )
     .await;
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a grant: {signed}"))
-        .to_owned();
+    let grant = grant_of(&signed);
 
     // The grant from another session: refused, and nothing acts there.
     for (name, args) in [
@@ -315,6 +314,45 @@ fn answered(client: &StdioClient, id: i64) -> bool {
     client.transcript.contains(&format!("\"id\":{id},"))
 }
 
+/// The person types `text` (five letters) through the inline view while the agent's read
+/// `read` waits behind the wheel, then hands back: the read goes on, and what the agent
+/// reads (that result and any further reads) comes to show the letters on the page.
+async fn types_and_the_agent_goes_on(
+    client: &mut StdioClient,
+    grant: &str,
+    read: i64,
+    text: &str,
+) -> String {
+    let typed = call(
+        client,
+        "live_input",
+        json!({ "grant": grant, "input": { "type": "text", "text": text } }),
+    )
+    .await;
+    assert_eq!(typed["isError"], false, "{typed}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !answered(client, read),
+        "the agent acted while the person drove"
+    );
+    let handed = call(client, "live_hand_back", json!({ "grant": grant })).await;
+    assert_eq!(handed["isError"], false, "{handed}");
+    let answer = tokio::time::timeout(Duration::from_secs(30), answer_of(client, read))
+        .await
+        .expect("the agent's read goes on after the hand back");
+    let mut said = said_by(&answer["result"]);
+    let started = Instant::now();
+    while !said.contains("5 letters typed.") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the person's typing never reached the reopened page: {said}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        said.push_str(&client.call("browser_read", json!({})).await.0);
+    }
+    said
+}
+
 /// Issue 32, BE-4, LIVE-8, issue 31, the seam of the inline view and the pool: the person
 /// holds the wheel through the inline view of a conversation placed on a pool of two
 /// browsers, while the panel watches too, and the address the conversation is on dies.
@@ -367,10 +405,7 @@ async fn be_4_an_address_dying_under_the_inline_views_hands_is_told_there_and_re
 
     // The inline view: signed in, watching, holding the wheel; the panel watches too.
     let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a grant: {signed}"))
-        .to_owned();
+    let grant = grant_of(&signed);
     look_until(&mut client, &grant, |s| {
         s["frame"].as_str().is_some_and(|f| f.len() > 1000)
     })
@@ -438,35 +473,8 @@ async fn be_4_an_address_dying_under_the_inline_views_hands_is_told_there_and_re
             .contains(&url),
         "the tab did not reopen on the other address"
     );
-    let typed = call(
-        &mut client,
-        "live_input",
-        json!({ "grant": grant, "input": { "type": "text", "text": "moved" } }),
-    )
-    .await;
-    assert_eq!(typed["isError"], false, "{typed}");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        !answered(&client, read),
-        "the agent acted while the person drove"
-    );
-    let handed = call(&mut client, "live_hand_back", json!({ "grant": grant })).await;
-    assert_eq!(handed["isError"], false, "{handed}");
-
-    // The agent goes on there, and is told.
-    let answer = tokio::time::timeout(Duration::from_secs(30), answer_of(&mut client, read))
-        .await
-        .expect("the agent's read goes on after the hand back");
-    let mut said = said_by(&answer["result"]);
-    let started = Instant::now();
-    while !said.contains("5 letters typed.") {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the person's typing never reached the reopened page: {said}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        said.push_str(&client.call("browser_read", json!({})).await.0);
-    }
+    // The agent goes on there once they hand back, and is told.
+    let said = types_and_the_agent_goes_on(&mut client, &grant, read, "moved").await;
     // One move is told once, naming where the tabs went, and not again as ERR-19's
     // note (whether the dying port still took a connection decides only the wording).
     assert_eq!(
@@ -507,10 +515,7 @@ async fn live_8_a_takeover_in_the_panel_shows_in_the_inline_view_and_either_ends
     let port = port_of(&link);
     client.open(&pages.url("person-typing.html")).await;
     let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a grant: {signed}"))
-        .to_owned();
+    let grant = grant_of(&signed);
     look_until(&mut client, &grant, |s| {
         s["frame"].as_str().is_some_and(|f| f.len() > 1000) && s["status"]["driver"] == "agent"
     })
@@ -613,10 +618,7 @@ async fn be_4_with_no_address_left_the_inline_view_goes_on_on_the_local_browser(
     let (mut client, link, _said, reader) = start_inline(home.path(), &["--trust", "full"]).await;
     client.open(&pages.url("person-typing.html")).await;
     let signed = call(&mut client, "live_sign_in", json!({ "code": link })).await;
-    let grant = signed["structuredContent"]["grant"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a grant: {signed}"))
-        .to_owned();
+    let grant = grant_of(&signed);
     look_until(&mut client, &grant, |s| {
         s["frame"].as_str().is_some_and(|f| f.len() > 1000)
     })
@@ -657,29 +659,7 @@ async fn be_4_with_no_address_left_the_inline_view_goes_on_on_the_local_browser(
         !answered(&client, read),
         "the agent acted while the person drove"
     );
-    let typed = call(
-        &mut client,
-        "live_input",
-        json!({ "grant": grant, "input": { "type": "text", "text": "local" } }),
-    )
-    .await;
-    assert_eq!(typed["isError"], false, "{typed}");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let handed = call(&mut client, "live_hand_back", json!({ "grant": grant })).await;
-    assert_eq!(handed["isError"], false, "{handed}");
-    let answer = tokio::time::timeout(Duration::from_secs(30), answer_of(&mut client, read))
-        .await
-        .expect("the agent's read goes on after the hand back");
-    let mut said = said_by(&answer["result"]);
-    let started = Instant::now();
-    while !said.contains("5 letters typed.") {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the person's typing never reached the reopened page: {said}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        said.push_str(&client.call("browser_read", json!({})).await.0);
-    }
+    types_and_the_agent_goes_on(&mut client, &grant, read, "local").await;
     client.finish().await;
     reader.abort();
 }
