@@ -21,7 +21,10 @@
 //! An act that sends a WebSocket message (a notebook's run, a chat's send) waits for the
 //! first frame back on that socket, as it waits for a request it started (issue 30): the
 //! page writes the answer when it comes. Only a socket the act itself sent on, within
-//! [`ACT_WINDOW`] of it, is waited for; a feed that keeps sending on its own is not.
+//! [`ACT_WINDOW`] of it, is waited for; a feed that keeps sending on its own is not. A
+//! socket still opening at the act (a notebook's kernel connecting) is waited for until
+//! it opens, and what the page sends on it at once then (its queued messages) counts as
+//! the act's.
 //!
 //! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket) as such, on
 //! requests that change no text (images, fonts, media, icons, pings), and any script in
@@ -87,6 +90,14 @@ pub struct Settle {
     /// WebSocket frames the page sends and receives (issue 30).
     frames_sent: RawEvents,
     frames_received: RawEvents,
+    /// Handshake answers and closes of WebSockets (issue 30).
+    handshakes: RawEvents,
+    sockets_closed: RawEvents,
+    /// The sockets still opening when the act began; each is in `in_flight` as `open:`
+    /// and its id until it opens or closes.
+    opening: HashSet<String>,
+    /// When each socket that was opening at the act opened (the browser's monotonic clock).
+    opened: std::collections::HashMap<String, f64>,
     /// The sockets the act sent a frame on and no answer has come on since, with when
     /// that frame was sent (the browser's monotonic clock); each is in `in_flight` too,
     /// as `ws:` and its id.
@@ -259,6 +270,9 @@ impl Settle {
         let loaded = page.events("Page.loadEventFired");
         let frames_sent = page.events("Network.webSocketFrameSent");
         let frames_received = page.events("Network.webSocketFrameReceived");
+        let handshakes = page.events("Network.webSocketHandshakeResponseReceived");
+        let sockets_closed = page.events("Network.webSocketClosed");
+        let opening = super::world::sockets_opening(page);
         // Best effort: without it, settling still waits for a quiet DOM. Asked together
         // with the observer's install, which does not depend on it; once per page, as
         // the domain stays on for the session's life (issue 32).
@@ -283,10 +297,14 @@ impl Settle {
             loaded,
             frames_sent,
             frames_received,
+            handshakes,
+            sockets_closed,
+            in_flight: opening.iter().map(|id| format!("open:{id}")).collect(),
+            opening,
+            opened: std::collections::HashMap::new(),
             asked: std::collections::HashMap::new(),
             begun_at: Instant::now(),
             load: Load::No,
-            in_flight: HashSet::new(),
             ended_early: HashSet::new(),
             abandoned: held.is_none(),
             held,
@@ -335,8 +353,14 @@ impl Settle {
     /// act sent it (seen within [`ACT_WINDOW`] of the act, while no load came), its socket
     /// is waited on until a frame comes back on it.
     fn frame_sent(&mut self, frame: &FrameEvent, seen: Instant) {
+        let just_opened = self
+            .opened
+            .get(&frame.request_id)
+            .zip(frame.timestamp)
+            .is_some_and(|(opened, at)| at - opened <= CHAIN);
         let the_acts = self.load == Load::No
-            && seen.saturating_duration_since(self.begun_at).as_secs_f64() <= ACT_WINDOW;
+            && (just_opened
+                || seen.saturating_duration_since(self.begun_at).as_secs_f64() <= ACT_WINDOW);
         if the_acts && !self.asked.contains_key(&frame.request_id) {
             self.asked
                 .insert(frame.request_id.clone(), frame.timestamp.unwrap_or(0.0));
@@ -358,11 +382,42 @@ impl Settle {
     /// Reads the WebSocket frames sent and received so far: the sent first, so that an
     /// answer already queued finds the frame it answers.
     fn drain_frames(&mut self) {
+        self.drain_openings();
         self.drain_sent();
         while let Some(Some(event)) = self.frames_received.next().now_or_never() {
             if let Ok(frame) = event.parse::<FrameEvent>() {
                 self.frame_received(&frame);
             }
+        }
+    }
+
+    /// Reads the handshakes and closes of WebSockets so far: a socket that was opening at
+    /// the act is no longer waited for as such once it opened or closed.
+    fn drain_openings(&mut self) {
+        while let Some(Some(event)) = self.handshakes.next().now_or_never() {
+            if let Ok(socket) = event.parse::<FrameEvent>() {
+                self.socket_opened(socket);
+            }
+        }
+        while let Some(Some(event)) = self.sockets_closed.next().now_or_never() {
+            if let Ok(socket) = event.parse::<FrameEvent>() {
+                let id = socket.request_id;
+                self.opening.remove(&id);
+                self.asked.remove(&id);
+                self.in_flight.remove(&format!("open:{id}"));
+                self.in_flight.remove(&format!("ws:{id}"));
+            }
+        }
+    }
+
+    /// A WebSocket answered its handshake: when it was opening at the act, it is waited
+    /// for no longer as such, and what the page sends on it at once is the act's.
+    fn socket_opened(&mut self, socket: FrameEvent) {
+        if self.opening.remove(&socket.request_id) {
+            self.in_flight
+                .remove(&format!("open:{}", socket.request_id));
+            self.opened
+                .insert(socket.request_id, socket.timestamp.unwrap_or(0.0));
         }
     }
 
@@ -536,8 +591,18 @@ impl Settle {
                     () = &mut pause => break,
                     Some(event) = self.finished.next() => event.parse::<RequestEvent>().ok(),
                     Some(event) = self.failed.next() => event.parse::<RequestEvent>().ok(),
+                    Some(event) = self.handshakes.next(), if !self.opening.is_empty() => {
+                        // What the page sends at once on a socket that opened is looked
+                        // for by the next wait.
+                        if let Ok(socket) = event.parse::<FrameEvent>() {
+                            self.socket_opened(socket);
+                        }
+                        self.drain_frames();
+                        break;
+                    }
                     Some(event) = self.frames_received.next() => {
                         if let Ok(frame) = event.parse::<FrameEvent>() {
+                            self.drain_openings();
                             self.drain_sent();
                             self.frame_received(&frame);
                             if requests && self.in_flight.is_empty() {

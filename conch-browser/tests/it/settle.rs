@@ -459,3 +459,39 @@ async fn issue_30_a_websocket_feed_of_the_pages_own_is_not_waited_for() {
     }
     lab.browser.shutdown().await;
 }
+
+/// Issue 30 (Jupyter's run-a-cell while its kernel still connects): a click whose message
+/// waits for the page's WebSocket to open (the handshake answered ~600 ms after the
+/// page's load, the answer ~200 ms after the message) is done once the answer shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_an_acts_message_to_a_socket_still_opening_is_waited_for() {
+    let lab = lab().await;
+    let socket = conch_fixtures::slow_socket::SlowSocket::start_opening_late(
+        std::time::Duration::from_millis(200),
+        std::time::Duration::from_millis(600),
+    )
+    .await
+    .expect("socket server");
+    let page = lab
+        .open(&format!("settle-socket.html?ws={}", socket.port()))
+        .await;
+    // As the tools do, the agent read the page before it acts.
+    let mut reader = conch_browser::page::Reader::default();
+    conch_browser::page::read(&page, &mut reader)
+        .await
+        .expect("the page reads");
+    assert_eq!(
+        lab.eval("document.title").await,
+        "Settle socket",
+        "the socket opened before the act: the case is not tested"
+    );
+    let done = click(&page, "#run").await;
+    assert_eq!(
+        lab.eval("document.getElementById('state').textContent")
+            .await,
+        "Output: answer: 6 * 7",
+        "the click ended before its socket opened and answered: {done:?}"
+    );
+    assert!(done.settled.quiet, "{done:?}");
+    lab.browser.shutdown().await;
+}
