@@ -26,7 +26,9 @@ pub mod upload;
 mod world;
 
 pub use world::{call_in_world, evaluate_in_world, listened_marks, listener_lookups, page_address};
-pub(crate) use world::{forget_browser, forget_session, frame_attached, frame_detached};
+pub(crate) use world::{
+    forget_browser, forget_session, frame_attached, frame_detached, watch_sockets,
+};
 
 pub use element::Element;
 pub use error::PageError;

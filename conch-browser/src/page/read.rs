@@ -396,6 +396,9 @@ pub fn diff(old: &str, new: &str, who: Who) -> Option<String> {
 
 /// One read of the whole page: the top document's identity and the snapshot.
 async fn take(page: &Session, reader: &mut Reader) -> Result<(String, Snapshot), PageError> {
+    // The page's WebSockets are watched from its first read, so that one still opening
+    // at the next act is known (issue 30).
+    super::world::watch_sockets(page);
     let top = Frame::top(page).await?;
     let read = match read_frame(top, &mut reader.high_water).await {
         Ok(read) => read,

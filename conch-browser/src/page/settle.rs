@@ -18,7 +18,15 @@
 //! learner, `settle/learn.js`) does not hold the quiet window open. The outcome then says
 //! the page is still `changing`, and the tools tell the agent to wait for its words.
 //!
-//! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket), on
+//! An act that sends a WebSocket message (a notebook's run, a chat's send) waits for the
+//! first frame back on that socket, as it waits for a request it started (issue 30): the
+//! page writes the answer when it comes. Only a socket the act itself sent on, within
+//! [`ACT_WINDOW`] of it, is waited for; a feed that keeps sending on its own is not. A
+//! socket still opening at the act (a notebook's kernel connecting) is waited for until
+//! it opens, and what the page sends on it at once then (its queued messages) counts as
+//! the act's.
+//!
+//! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket) as such, on
 //! requests that change no text (images, fonts, media, icons, pings), and any script in
 //! the page's own realm: the observers run in Conch's isolated world; the act's watch
 //! disconnects when the window closes, and the churn learner, one per document, only
@@ -79,6 +87,23 @@ pub struct Settle {
     finished: RawEvents,
     failed: RawEvents,
     loaded: RawEvents,
+    /// WebSocket frames the page sends and receives (issue 30).
+    frames_sent: RawEvents,
+    frames_received: RawEvents,
+    /// Handshake answers and closes of WebSockets (issue 30).
+    handshakes: RawEvents,
+    sockets_closed: RawEvents,
+    /// The sockets still opening when the act began; each is in `in_flight` as `open:`
+    /// and its id until it opens or closes.
+    opening: HashSet<String>,
+    /// When each socket that was opening at the act opened (the browser's monotonic clock).
+    opened: std::collections::HashMap<String, f64>,
+    /// The sockets the act sent a frame on and no answer has come on since, with when
+    /// that frame was sent (the browser's monotonic clock); each is in `in_flight` too,
+    /// as `ws:` and its id.
+    asked: std::collections::HashMap<String, f64>,
+    /// When the act began, on this process's clock, for whether a frame sent is the act's.
+    begun_at: Instant,
     /// Whether the top document fired its load event since the act, and what followed.
     load: Load,
     in_flight: HashSet<String>,
@@ -134,6 +159,17 @@ struct RequestEvent {
     #[serde(default, rename = "wallTime")]
     wall_time: Option<f64>,
     /// When the event happened, on the browser's monotonic clock (seconds).
+    #[serde(default)]
+    timestamp: Option<f64>,
+}
+
+/// A WebSocket frame sent or received (`Network.webSocketFrameSent`/`Received`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FrameEvent {
+    /// The socket's id.
+    request_id: String,
+    /// When, on the browser's monotonic clock (seconds).
     #[serde(default)]
     timestamp: Option<f64>,
 }
@@ -232,6 +268,11 @@ impl Settle {
         let finished = page.events("Network.loadingFinished");
         let failed = page.events("Network.loadingFailed");
         let loaded = page.events("Page.loadEventFired");
+        let frames_sent = page.events("Network.webSocketFrameSent");
+        let frames_received = page.events("Network.webSocketFrameReceived");
+        let handshakes = page.events("Network.webSocketHandshakeResponseReceived");
+        let sockets_closed = page.events("Network.webSocketClosed");
+        let opening = super::world::sockets_opening(page);
         // Best effort: without it, settling still waits for a quiet DOM. Asked together
         // with the observer's install, which does not depend on it; once per page, as
         // the domain stays on for the session's life (issue 32).
@@ -254,8 +295,16 @@ impl Settle {
             finished,
             failed,
             loaded,
+            frames_sent,
+            frames_received,
+            handshakes,
+            sockets_closed,
+            in_flight: opening.iter().map(|id| format!("open:{id}")).collect(),
+            opening,
+            opened: std::collections::HashMap::new(),
+            asked: std::collections::HashMap::new(),
+            begun_at: Instant::now(),
             load: Load::No,
-            in_flight: HashSet::new(),
             ended_early: HashSet::new(),
             abandoned: held.is_none(),
             held,
@@ -300,7 +349,90 @@ impl Settle {
                 .is_some_and(|(end, started)| started - end <= CHAIN)
     }
 
+    /// A WebSocket frame the page sent, seen at `seen` (this process's clock): when the
+    /// act sent it (seen within [`ACT_WINDOW`] of the act, while no load came), its socket
+    /// is waited on until a frame comes back on it.
+    fn frame_sent(&mut self, frame: &FrameEvent, seen: Instant) {
+        let just_opened = self
+            .opened
+            .get(&frame.request_id)
+            .zip(frame.timestamp)
+            .is_some_and(|(opened, at)| at - opened <= CHAIN);
+        let the_acts = self.load == Load::No
+            && (just_opened
+                || seen.saturating_duration_since(self.begun_at).as_secs_f64() <= ACT_WINDOW);
+        if the_acts && !self.asked.contains_key(&frame.request_id) {
+            self.asked
+                .insert(frame.request_id.clone(), frame.timestamp.unwrap_or(0.0));
+            self.in_flight.insert(format!("ws:{}", frame.request_id));
+        }
+    }
+
+    /// A WebSocket frame the page received: the first on a socket the act sent on, after
+    /// the act's frame, answers it.
+    fn frame_received(&mut self, frame: &FrameEvent) {
+        if let Some(sent) = self.asked.get(&frame.request_id)
+            && frame.timestamp.is_none_or(|at| at >= *sent)
+        {
+            self.asked.remove(&frame.request_id);
+            self.in_flight.remove(&format!("ws:{}", frame.request_id));
+        }
+    }
+
+    /// Reads the WebSocket frames sent and received so far: the sent first, so that an
+    /// answer already queued finds the frame it answers.
+    fn drain_frames(&mut self) {
+        self.drain_openings();
+        self.drain_sent();
+        while let Some(Some(event)) = self.frames_received.next().now_or_never() {
+            if let Ok(frame) = event.parse::<FrameEvent>() {
+                self.frame_received(&frame);
+            }
+        }
+    }
+
+    /// Reads the handshakes and closes of WebSockets so far: a socket that was opening at
+    /// the act is no longer waited for as such once it opened or closed.
+    fn drain_openings(&mut self) {
+        while let Some(Some(event)) = self.handshakes.next().now_or_never() {
+            if let Ok(socket) = event.parse::<FrameEvent>() {
+                self.socket_opened(socket);
+            }
+        }
+        while let Some(Some(event)) = self.sockets_closed.next().now_or_never() {
+            if let Ok(socket) = event.parse::<FrameEvent>() {
+                let id = socket.request_id;
+                self.opening.remove(&id);
+                self.asked.remove(&id);
+                self.in_flight.remove(&format!("open:{id}"));
+                self.in_flight.remove(&format!("ws:{id}"));
+            }
+        }
+    }
+
+    /// A WebSocket answered its handshake: when it was opening at the act, it is waited
+    /// for no longer as such, and what the page sends on it at once is the act's.
+    fn socket_opened(&mut self, socket: FrameEvent) {
+        if self.opening.remove(&socket.request_id) {
+            self.in_flight
+                .remove(&format!("open:{}", socket.request_id));
+            self.opened
+                .insert(socket.request_id, socket.timestamp.unwrap_or(0.0));
+        }
+    }
+
+    /// Reads the WebSocket frames sent so far.
+    fn drain_sent(&mut self) {
+        let now = Instant::now();
+        while let Some(Some(event)) = self.frames_sent.next().now_or_never() {
+            if let Ok(frame) = event.parse::<FrameEvent>() {
+                self.frame_sent(&frame, now);
+            }
+        }
+    }
+
     fn drain(&mut self) {
+        self.drain_frames();
         while let Some(Some(event)) = self.sent.next().now_or_never() {
             if let Ok(request) = event.parse::<RequestEvent>()
                 && request.changes_the_page()
@@ -413,23 +545,35 @@ impl Settle {
                 // quiet window, as any act's.
                 self.load = Load::Busy;
             }
-            let dom = if self.load == Load::No {
-                // A load event ends the window at once: a new document is judged by its
-                // load, not by how long its scripts keep changing it.
-                let loaded = &mut self.loaded;
-                let held = self.held.take();
-                let animations = self.animations;
+            // A load event ends the window at once: a new document is judged by its load,
+            // not by how long its scripts keep changing it. The frames the page sends
+            // meanwhile are read as they come, to tell the act's own (issue 30).
+            let page = self.page.clone();
+            let dom_wait = dom_quiet(
+                &page,
+                options.quiet,
+                left,
+                self.held.take(),
+                self.animations,
+            );
+            tokio::pin!(dom_wait);
+            let dom = loop {
                 tokio::select! {
-                    dom = dom_quiet(&self.page, options.quiet, left, held, animations) => dom,
-                    Some(_) = loaded.next() => {
+                    dom = &mut dom_wait => break Some(dom),
+                    Some(_) = self.loaded.next(), if self.load == Load::No => {
                         self.load_fired();
                         self.abandoned = true;
-                        continue;
+                        break None;
+                    }
+                    Some(event) = self.frames_sent.next() => {
+                        if let Ok(frame) = event.parse::<FrameEvent>() {
+                            self.frame_sent(&frame, Instant::now());
+                        }
                     }
                 }
-            } else {
-                let held = self.held.take();
-                dom_quiet(&self.page, options.quiet, left, held, self.animations).await
+            };
+            let Some(dom) = dom else {
+                continue;
             };
             self.churned |= dom.is_some_and(|d| d.churned);
             self.animated = dom.is_some_and(|d| d.animated);
@@ -447,6 +591,26 @@ impl Settle {
                     () = &mut pause => break,
                     Some(event) = self.finished.next() => event.parse::<RequestEvent>().ok(),
                     Some(event) = self.failed.next() => event.parse::<RequestEvent>().ok(),
+                    Some(event) = self.handshakes.next(), if !self.opening.is_empty() => {
+                        // What the page sends at once on a socket that opened is looked
+                        // for by the next wait.
+                        if let Ok(socket) = event.parse::<FrameEvent>() {
+                            self.socket_opened(socket);
+                        }
+                        self.drain_frames();
+                        break;
+                    }
+                    Some(event) = self.frames_received.next() => {
+                        if let Ok(frame) = event.parse::<FrameEvent>() {
+                            self.drain_openings();
+                            self.drain_sent();
+                            self.frame_received(&frame);
+                            if requests && self.in_flight.is_empty() {
+                                break;
+                            }
+                        }
+                        None
+                    }
                     Some(_) = self.loaded.next() => {
                         self.load_fired();
                         if self.load == Load::Fired {

@@ -165,6 +165,8 @@ struct Tables {
     attached_frames: HashMap<String, Session>,
     /// The sessions whose `Network` domain settling enabled (issue 32: once, not per act).
     network_on: HashSet<String>,
+    /// Session id -> its WebSockets' openings, read lazily by settling (issue 30).
+    sockets: HashMap<String, Sockets>,
     /// (session id, frame id) -> the elements already marked as listened on in the
     /// frame's world, so a read marks only the new ones (issue 30).
     marked: HashMap<(String, String), Marked>,
@@ -208,6 +210,7 @@ impl Tables {
             .retain(|(session, _), _| !gone.contains(session));
         self.top_frames.retain(|session, _| !gone.contains(session));
         self.network_on.retain(|session| !gone.contains(session));
+        self.sockets.retain(|session, _| !gone.contains(session));
         self.navigations
             .retain(|session, _| !gone.contains(session));
     }
@@ -325,6 +328,62 @@ pub(crate) fn network_on(session: &Session) -> bool {
 /// `session`'s `Network` domain is enabled: settling asks no more (issue 32).
 pub(crate) fn network_enabled(session: &Session) {
     tables().network_on.insert(session_key(session));
+}
+
+/// The WebSockets of one page that are still opening: created, and no answer to their
+/// handshake yet (issue 30), from the events read so far.
+#[derive(Debug)]
+struct Sockets {
+    created: RawEvents,
+    answered: RawEvents,
+    closed: RawEvents,
+    opening: HashSet<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SocketEvent {
+    request_id: String,
+}
+
+impl Sockets {
+    fn read(&mut self) {
+        let id =
+            |event: conch_cdp::RawEvent| event.parse::<SocketEvent>().ok().map(|e| e.request_id);
+        while let Some(Some(event)) = self.created.next().now_or_never() {
+            if let Some(socket) = id(event) {
+                self.opening.insert(socket);
+            }
+        }
+        for stream in [&mut self.answered, &mut self.closed] {
+            while let Some(Some(event)) = stream.next().now_or_never() {
+                if let Some(socket) = id(event) {
+                    self.opening.remove(&socket);
+                }
+            }
+        }
+    }
+}
+
+/// The WebSockets of `session` still opening (created and not yet answered, as far as
+/// the events since its first call tell): an act's message to one is sent once it opens
+/// (issue 30). The first call starts watching and gives none.
+pub(crate) fn sockets_opening(session: &Session) -> HashSet<String> {
+    let key = session_key(session);
+    let mut tables = tables();
+    let sockets = tables.sockets.entry(key).or_insert_with(|| Sockets {
+        created: session.events("Network.webSocketCreated"),
+        answered: session.events("Network.webSocketHandshakeResponseReceived"),
+        closed: session.events("Network.webSocketClosed"),
+        opening: HashSet::new(),
+    });
+    sockets.read();
+    sockets.opening.clone()
+}
+
+/// Starts watching `session`'s WebSockets' openings, once (see [`sockets_opening`]).
+pub(crate) fn watch_sockets(session: &Session) {
+    let _ = sockets_opening(session);
 }
 
 fn tables() -> std::sync::MutexGuard<'static, Tables> {

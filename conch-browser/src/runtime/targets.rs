@@ -147,6 +147,11 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         // browser's targets (BE-13): only frames auto-attached under Conch's pages.
         crate::page::frame_attached(info.target_id.as_str(), target.session.clone());
     }
+    if info.target_type == TargetType::Page {
+        // Before its Network events start: a WebSocket the page opens while it loads is
+        // known to settling (issue 30).
+        crate::page::watch_sockets(&target.session);
+    }
     if network && let Some(id) = target.session.id().cloned() {
         if let Some(parent) = target.parent.clone() {
             lock(&inner.pages.parents).insert(id.clone(), parent);

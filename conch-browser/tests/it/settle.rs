@@ -365,3 +365,133 @@ async fn issue_30_a_read_marks_only_the_listened_elements_not_marked_before() {
     assert!(marked(&second.text, "Solo plan"), "{}", second.text);
     lab.browser.shutdown().await;
 }
+
+/// Opens `settle-socket.html` against `socket` (with its live feed when `feed`) and waits
+/// until the page's kernel socket is open.
+async fn socket_page(
+    lab: &crate::act::Lab,
+    socket: &conch_fixtures::slow_socket::SlowSocket,
+    feed: bool,
+) -> conch_cdp::Session {
+    let feed = if feed { "&feed=1" } else { "" };
+    let page = lab
+        .open(&format!("settle-socket.html?ws={}{feed}", socket.port()))
+        .await;
+    for _ in 0..100 {
+        if lab.eval("document.title").await == "Settle socket (open)" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(lab.eval("document.title").await, "Settle socket (open)");
+    page
+}
+
+/// Issue 30 (Jupyter's run-a-cell): a click that sends a WebSocket message whose answer
+/// comes back about 300 ms later, which the page then writes, is done once the answer
+/// shows, as a click that fetches waits for its answer: the click's result shows it.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_an_acts_websocket_answer_is_waited_for() {
+    let lab = lab().await;
+    let socket =
+        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
+            .await
+            .expect("socket server");
+    let page = socket_page(&lab, &socket, false).await;
+    for _ in 0..3 {
+        let done = click(&page, "#run").await;
+        assert_eq!(
+            lab.eval("document.getElementById('state').textContent")
+                .await,
+            "Output: answer: 6 * 7",
+            "the click ended before its WebSocket answer came: {done:?}"
+        );
+        assert!(
+            done.settled.quiet && !done.settled.changing,
+            "the click waited its whole bound for one answer: {done:?}"
+        );
+        assert!(
+            done.settled.waited < std::time::Duration::from_millis(1200),
+            "{done:?}"
+        );
+    }
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30: a page whose WebSocket feed ticks on its own (every 20 ms) is not waited
+/// out: an act that sends nothing is done soon and says the page is still changing, and
+/// one that sends on another socket still waits for its own answer, not for the feed.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_a_websocket_feed_of_the_pages_own_is_not_waited_for() {
+    let lab = lab().await;
+    let socket =
+        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
+            .await
+            .expect("socket server");
+    let page = socket_page(&lab, &socket, true).await;
+    let mut reader = conch_browser::page::Reader::default();
+    for _ in 0..2 {
+        let shown = conch_browser::page::read(&page, &mut reader)
+            .await
+            .expect("the page reads");
+        assert!(shown.text.contains("Harbour kernel"), "{}", shown.text);
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let done = click(&page, "#nothing").await;
+        assert!(
+            done.settled.quiet && done.settled.changing,
+            "a page with a live feed: {done:?}"
+        );
+        assert!(
+            done.settled.waited < std::time::Duration::from_millis(500),
+            "the feed held the act: {done:?}"
+        );
+        let done = click(&page, "#run").await;
+        assert_eq!(
+            lab.eval("document.getElementById('state').textContent")
+                .await,
+            "Output: answer: 6 * 7",
+            "the click ended before its WebSocket answer came: {done:?}"
+        );
+        assert!(
+            done.settled.quiet && done.settled.waited < std::time::Duration::from_millis(1200),
+            "{done:?}"
+        );
+    }
+    lab.browser.shutdown().await;
+}
+
+/// Issue 30 (Jupyter's run-a-cell while its kernel still connects): a click whose message
+/// waits for the page's WebSocket to open (the handshake answered ~600 ms after the
+/// page's load, the answer ~200 ms after the message) is done once the answer shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_an_acts_message_to_a_socket_still_opening_is_waited_for() {
+    let lab = lab().await;
+    let socket = conch_fixtures::slow_socket::SlowSocket::start_opening_late(
+        std::time::Duration::from_millis(200),
+        std::time::Duration::from_millis(600),
+    )
+    .await
+    .expect("socket server");
+    let page = lab
+        .open(&format!("settle-socket.html?ws={}", socket.port()))
+        .await;
+    // As the tools do, the agent read the page before it acts.
+    let mut reader = conch_browser::page::Reader::default();
+    conch_browser::page::read(&page, &mut reader)
+        .await
+        .expect("the page reads");
+    assert_eq!(
+        lab.eval("document.title").await,
+        "Settle socket",
+        "the socket opened before the act: the case is not tested"
+    );
+    let done = click(&page, "#run").await;
+    assert_eq!(
+        lab.eval("document.getElementById('state').textContent")
+            .await,
+        "Output: answer: 6 * 7",
+        "the click ended before its socket opened and answered: {done:?}"
+    );
+    assert!(done.settled.quiet, "{done:?}");
+    lab.browser.shutdown().await;
+}
