@@ -307,8 +307,11 @@ async fn issue_30_a_read_of_a_page_of_long_listeners_stays_quick() {
     let started = std::time::Instant::now();
     let second = read(&page, &mut reader).await.expect("the page reads");
     let took = started.elapsed();
+    // Speed itself is the bench's (`bench real`, Jupyter); here only a hang is caught, as
+    // the shared machine's load moves a read's time. With the object group the answer was
+    // 33 MB and timed out, and the marks below were missing.
     assert!(
-        took < std::time::Duration::from_millis(1000),
+        took < std::time::Duration::from_secs(5),
         "a read took {took:?}"
     );
     // What the page added is marked first, past the bound on marks of one read.
