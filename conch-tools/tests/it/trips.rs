@@ -177,3 +177,43 @@ async fn issue_32_one_click_and_one_type_send_few_devtools_commands() {
     })
     .await;
 }
+
+/// Issue 32, the seam of two conversations on one browser: a tab Conch brought to the
+/// front for a step is not brought forward again at the next, but once another target
+/// came (another conversation's tab here; a popup in its own window alike) it is, and
+/// the click lands.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_32_a_tab_is_brought_forward_again_once_another_target_came() {
+    Box::pin(async move {
+        let sent = recorder();
+        let server = FixtureServer::start().await.expect("fixture server");
+        let setup = setup();
+        let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::No));
+        config.net.allow_localhost = true;
+        let tools = Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+        let first = tools.chat("front-1", Mode::FullTrust);
+        let second = tools.chat("front-2", Mode::FullTrust);
+        let opened = first
+            .call("browser_open", &json!({ "url": server.url("load.html") }))
+            .await;
+        assert!(!opened.is_error, "{}", opened.text());
+        let add = ref_of(&opened.text(), "button \"Add to cart\"");
+        let click = json!({ "ref": add });
+        let fronted = |list: &[String]| list.iter().any(|m| m == "Page.bringToFront");
+        let before = sent_by(&first, &sent, "browser_click", &click).await;
+        assert!(fronted(&before), "{before:?}");
+        let again = sent_by(&first, &sent, "browser_click", &click).await;
+        assert!(!fronted(&again), "{again:?}");
+        // Another conversation's tab comes, and acts, while the first's is in front.
+        let other = second
+            .call("browser_open", &json!({ "url": server.url("basic.html") }))
+            .await;
+        assert!(!other.is_error, "{}", other.text());
+        let after = sent_by(&first, &sent, "browser_click", &click).await;
+        assert!(fronted(&after), "{after:?}");
+        let read = first.call("browser_read", &json!({})).await;
+        assert!(read.text().contains("Cart: 3 items"), "{}", read.text());
+        tools.browser().shutdown().await;
+    })
+    .await;
+}
