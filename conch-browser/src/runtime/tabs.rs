@@ -308,18 +308,28 @@ impl Conversation {
         }
     }
 
-    /// The conversation's tabs as the runtime follows them, for the footer of every
-    /// result: their titles and addresses come with the browser's own target events, so
-    /// no browser-wide call is made for them (issue 32: one per act); where the browser
-    /// sends none (the person's own Chrome), each of Conch's pages is asked by name, as
-    /// [`Conversation::tabs`] does.
+    /// The conversation's tabs, for the footer of every result: a conversation of one tab
+    /// (the one Conch made, whose title and address come with the browser's own target
+    /// events from its start) makes no browser-wide call for it (issue 32: one per act);
+    /// with two or more, or where the browser sends no such events (the person's own
+    /// Chrome), the titles are asked as [`Conversation::tabs`] asks them (a popup's
+    /// first title can come before it became a tab).
     ///
     /// # Errors
     /// As [`Browser::ensure_running`].
     pub async fn tabs_followed(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let _turn = self.lock.lock().await;
         self.ensure_ready().await?;
-        if !self.browser.abilities().discovers_targets {
+        let one = self
+            .browser
+            .with_state(|state| {
+                state
+                    .tabs
+                    .conversation(&self.id)
+                    .is_none_or(|t| t.tabs.len() <= 1)
+            })
+            .await;
+        if !one || !self.browser.abilities().discovers_targets {
             self.refresh_titles().await;
         }
         Ok(self
