@@ -361,16 +361,12 @@ const LISTENED_GROUP: &str = "conch-listened";
 /// asked of DevTools (true the first time for a document); see `world/added.js`.
 const ADDED_JS: &str = crate::page::script::body(include_str!("world/added.js"));
 
-/// An expression for the reader's world: `[document.readyState, ADDED_JS's answer, the
-/// snapshot or null]`, the snapshot taken at once when the document is parsed and no
-/// element was added since the listener marks were last asked (nothing to mark first), so
-/// a read of a page an act changed only the words of is one round trip (issue 32: three
-/// before).
+/// An expression for the reader's world (`world/read_first.js`): `[document.readyState,
+/// ADDED_JS's answer, the snapshot or null]`, the snapshot taken at once when nothing needs
+/// marking first (issue 32: a read of a page an act changed only the words of is one
+/// round trip, three before).
 pub(crate) static READ_FIRST_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    format!(
-        "(() => {{ const state = document.readyState; const added = {ADDED_JS}; \
-         return [state, added, state !== 'loading' && added === false ? __conch.snapshot() : null]; }})()"
-    )
+    crate::page::script::body(include_str!("world/read_first.js")).replace("ADDED_WATCH", ADDED_JS)
 });
 
 /// How many times DevTools was asked for a document's listeners (issue 30).

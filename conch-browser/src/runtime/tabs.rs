@@ -25,24 +25,6 @@ use crate::guard::Blocked;
 use crate::store::SavedTab;
 use crate::wheel::Wheel;
 
-/// The page sessions Conch brought to the front of their windows for a step since the
-/// browser's targets last changed ([`Conversation::bring_to_front_for_step`]).
-static FRONTED: StdMutex<std::collections::BTreeSet<String>> =
-    StdMutex::new(std::collections::BTreeSet::new());
-
-/// Counts the changes of the browsers' targets that may put another page in front of one
-/// ([`targets_changed`]).
-static FRONT_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// A target of a browser came or went, or one was brought forward: a page Conch brought
-/// to the front may be behind another now, so each is brought forward again at its next
-/// step.
-pub(super) fn targets_changed() {
-    let mut fronted = lock(&FRONTED);
-    FRONT_EPOCH.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    fronted.clear();
-}
-
 /// Opens a page target for `conversation`'s tab `tab`. The browser attaches it held; the
 /// target watcher installs the guard's rules and resumes it (LAUNCH-19), then hands its
 /// session over here. The browser-wide lock is not held while the page is made, so other
@@ -289,11 +271,15 @@ impl Conversation {
     pub async fn bring_to_front_for_step(&self, page: &Session) {
         let key = page.id().map(|id| id.as_str().to_owned());
         let follows = self.browser.abilities().discovers_targets;
-        if follows && key.as_ref().is_some_and(|k| lock(&FRONTED).contains(k)) {
+        if follows
+            && key
+                .as_ref()
+                .is_some_and(|k| lock(&super::state::FRONTED).contains(k))
+        {
             return;
         }
         // Cleared now, so a change while the call is on its way is not missed.
-        let epoch = FRONT_EPOCH.load(std::sync::atomic::Ordering::SeqCst);
+        let epoch = super::state::FRONT_EPOCH.load(std::sync::atomic::Ordering::SeqCst);
         if page
             .call_raw("Page.bringToFront", serde_json::json!({}))
             .await
@@ -301,8 +287,8 @@ impl Conversation {
             && follows
             && let Some(key) = key
         {
-            let mut fronted = lock(&FRONTED);
-            if FRONT_EPOCH.load(std::sync::atomic::Ordering::SeqCst) == epoch {
+            let mut fronted = lock(&super::state::FRONTED);
+            if super::state::FRONT_EPOCH.load(std::sync::atomic::Ordering::SeqCst) == epoch {
                 fronted.insert(key);
             }
         }
@@ -769,7 +755,7 @@ impl Conversation {
     /// Brings `tab` to the front of its window: a popup opened from it sits in front of it
     /// in the same window, and a page behind another gets no frames and no input.
     async fn bring_to_front(&self, tab: &str) {
-        targets_changed();
+        super::state::targets_changed();
         let target = {
             let state = self.browser.inner.state.lock().await;
             state.running.as_ref().and_then(|r| {
