@@ -304,9 +304,9 @@ impl Pages {
             return Ok(Vec::new());
         };
         let page = conv.page().await?;
-        // Input to a tab in the background can stall (another conversation's tab may be
-        // in front): bring this one forward for the step.
-        let _ = page.call_raw("Page.bringToFront", json!({})).await;
+        // Input to a tab in the background can stall (a popup of its own may be in
+        // front): bring this one forward for the step, unless it is there already.
+        conv.bring_to_front_for_step(&page).await;
         let session = page
             .id()
             .map(|id| id.as_str().to_owned())

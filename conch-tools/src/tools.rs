@@ -394,7 +394,7 @@ impl Chat {
         let mut notes = conv.wheel().take_notes();
         notes.extend(conv.take_notes().await);
         let tabs = conv
-            .tabs()
+            .tabs_followed()
             .await
             .unwrap_or_default()
             .into_iter()

@@ -38,7 +38,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::PageError;
-use super::world::Frame;
+use super::world::{Frame, READ_FIRST_JS};
 use crate::page::script;
 
 /// What a secret field's filled value reads as.
@@ -467,17 +467,45 @@ async fn read_frame(
     // The reader goes in first, then learns which elements the page listens on for a
     // click (issue 30), then reads. A document still being parsed (an act's navigation
     // its settle's bound cut short) is read once its body is in, not half of it.
-    let state = frame
-        .call_reader("document.readyState", Some(high_water))
-        .await?;
-    if state.as_ref().and_then(Value::as_str) == Some("loading") {
-        let _ = frame.evaluate_awaiting(PARSED_JS, PARSED_WAIT).await;
-    }
-    frame.mark_listened().await;
-    let value = frame
-        .call_reader("__conch.snapshot()", Some(high_water))
-        .await?
-        .unwrap_or(Value::Null);
+    // The first call also asks whether elements were added since the listener marks were
+    // last asked, and, when none was, takes the snapshot itself (issue 32).
+    let first = frame.call_reader(&READ_FIRST_JS, Some(high_water)).await?;
+    let state = first
+        .as_ref()
+        .and_then(|v| v.get(0))
+        .and_then(Value::as_str);
+    let added = first
+        .as_ref()
+        .and_then(|v| v.get(1))
+        .and_then(Value::as_bool);
+    let taken = first
+        .as_ref()
+        .and_then(|v| v.get(2))
+        .filter(|v| v.is_object())
+        .cloned();
+    let value = match taken {
+        Some(value) => {
+            frame.note_high_water(high_water, &value);
+            value
+        }
+        None => {
+            if state == Some("loading") {
+                let _ = frame.evaluate_awaiting(PARSED_JS, PARSED_WAIT).await;
+                if added == Some(false) {
+                    // What the parser added since is asked about again.
+                    frame.mark_listened().await;
+                } else {
+                    frame.mark_listened_if(added).await;
+                }
+            } else {
+                frame.mark_listened_if(added).await;
+            }
+            frame
+                .call_reader("__conch.snapshot()", Some(high_water))
+                .await?
+                .unwrap_or(Value::Null)
+        }
+    };
     let raw: RawRead = serde_json::from_value(value)
         .map_err(|e| PageError::Script(format!("the reader's answer did not fit: {e}")))?;
 

@@ -420,6 +420,14 @@ const LISTENED_GROUP: &str = "conch-listened";
 /// asked of DevTools (true the first time for a document); see `world/added.js`.
 const ADDED_JS: &str = crate::page::script::body(include_str!("world/added.js"));
 
+/// An expression for the reader's world (`world/read_first.js`): `[document.readyState,
+/// ADDED_JS's answer, the snapshot or null]`, the snapshot taken at once when nothing needs
+/// marking first (issue 32: a read of a page an act changed only the words of is one
+/// round trip, three before).
+pub(crate) static READ_FIRST_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    crate::page::script::body(include_str!("world/read_first.js")).replace("ADDED_WATCH", ADDED_JS)
+});
+
 /// How many times DevTools was asked for a document's listeners (issue 30).
 static LISTENER_LOOKUPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -622,9 +630,6 @@ impl Frame {
     /// for its document (only new ones are resolved and sent to the reader), also when the
     /// page takes its listener off again.
     pub(crate) async fn mark_listened(&self) {
-        let Ok(context) = self.context(false).await else {
-            return;
-        };
         let added = self.evaluate(ADDED_JS, true).await.ok().and_then(|answer| {
             answer
                 .result
@@ -632,9 +637,19 @@ impl Frame {
                 .as_ref()
                 .and_then(serde_json::Value::as_bool)
         });
+        self.mark_listened_if(added).await;
+    }
+
+    /// [`Frame::mark_listened`], `added` already asked ([`READ_FIRST_JS`], in the
+    /// read's first call, issue 32): nothing is asked of DevTools when no element was
+    /// added since the last time.
+    pub(crate) async fn mark_listened_if(&self, added: Option<bool>) {
         if added == Some(false) {
             return;
         }
+        let Ok(context) = self.context(false).await else {
+            return;
+        };
         let _ = self.mark_listened_in(context).await;
         let _ = page_call(
             &self.session,
@@ -771,14 +786,21 @@ impl Frame {
         });
         let value = self.call_reader_from(call, bases).await?;
         if let (Some(high), Some(value)) = (install, value.as_ref()) {
-            for (key, field) in [(self.frame_id.clone(), "next"), (frames_key, "nextFrame")] {
-                if let Some(n) = value.get(field).and_then(Value::as_u64) {
-                    let entry = high.entry(key).or_insert(0);
-                    *entry = (*entry).max(n);
-                }
-            }
+            self.note_high_water(high, value);
         }
         Ok(value)
+    }
+
+    /// Keeps the highest ref and frame handle numbers a snapshot of this frame (`value`)
+    /// gave, for the reader installed in a later document.
+    pub(crate) fn note_high_water(&self, high: &mut HashMap<String, u64>, value: &Value) {
+        let frames_key = format!("{}/frames", self.frame_id);
+        for (key, field) in [(self.frame_id.clone(), "next"), (frames_key, "nextFrame")] {
+            if let Some(n) = value.get(field).and_then(Value::as_u64) {
+                let entry = high.entry(key).or_insert(0);
+                *entry = (*entry).max(n);
+            }
+        }
     }
 
     async fn call_reader_from(

@@ -481,3 +481,21 @@ pub(super) fn session_of(state: &State, conversation: &str, tab: &str) -> Option
             .map(|p| p.session.clone())
     })
 }
+
+/// The page sessions Conch brought to the front of their windows for a step since the
+/// browser's targets last changed ([`Conversation::bring_to_front_for_step`]).
+pub(super) static FRONTED: StdMutex<std::collections::BTreeSet<String>> =
+    StdMutex::new(std::collections::BTreeSet::new());
+
+/// Counts the changes of the browsers' targets that may put another page in front of one
+/// ([`targets_changed`]).
+pub(super) static FRONT_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A target of a browser came or went, or one was brought forward: a page Conch brought
+/// to the front may be behind another now, so each is brought forward again at its next
+/// step.
+pub(super) fn targets_changed() {
+    let mut fronted = lock(&FRONTED);
+    FRONT_EPOCH.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    fronted.clear();
+}

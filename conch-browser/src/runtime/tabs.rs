@@ -262,6 +262,68 @@ impl Conversation {
             .await)
     }
 
+    /// Brings `page`, the active tab's page, to the front of its window for an agent's
+    /// step: input to a page behind another (a popup of its own in its window) can stall.
+    /// Not asked again while it is there already: Conch brought it forward and no target
+    /// of the browser came, went or was brought forward since (issue 32: one browser call
+    /// less per act). In the person's own Chrome, whose tabs Conch does not follow, it is
+    /// always asked.
+    pub async fn bring_to_front_for_step(&self, page: &Session) {
+        let key = page.id().map(|id| id.as_str().to_owned());
+        let follows = self.browser.abilities().discovers_targets;
+        if follows
+            && key
+                .as_ref()
+                .is_some_and(|k| lock(&super::state::FRONTED).contains(k))
+        {
+            return;
+        }
+        // Cleared now, so a change while the call is on its way is not missed.
+        let epoch = super::state::FRONT_EPOCH.load(std::sync::atomic::Ordering::SeqCst);
+        if page
+            .call_raw("Page.bringToFront", serde_json::json!({}))
+            .await
+            .is_ok()
+            && follows
+            && let Some(key) = key
+        {
+            let mut fronted = lock(&super::state::FRONTED);
+            if super::state::FRONT_EPOCH.load(std::sync::atomic::Ordering::SeqCst) == epoch {
+                fronted.insert(key);
+            }
+        }
+    }
+
+    /// The conversation's tabs, for the footer of every result: a conversation of one tab
+    /// (the one Conch made, whose title and address come with the browser's own target
+    /// events from its start) makes no browser-wide call for it (issue 32: one per act);
+    /// with two or more, or where the browser sends no such events (the person's own
+    /// Chrome), the titles are asked as [`Conversation::tabs`] asks them (a popup's
+    /// first title can come before it became a tab).
+    ///
+    /// # Errors
+    /// As [`Browser::ensure_running`].
+    pub async fn tabs_followed(&self) -> Result<Vec<TabInfo>, BrowserError> {
+        let _turn = self.lock.lock().await;
+        self.ensure_ready().await?;
+        let one = self
+            .browser
+            .with_state(|state| {
+                state
+                    .tabs
+                    .conversation(&self.id)
+                    .is_none_or(|t| t.tabs.len() <= 1)
+            })
+            .await;
+        if !one || !self.browser.abilities().discovers_targets {
+            self.refresh_titles().await;
+        }
+        Ok(self
+            .browser
+            .with_state(|state| tab_list(state, &self.id))
+            .await)
+    }
+
     /// The id of the conversation's active tab, if it has one, without asking the browser
     /// for the tabs' titles (a step needs only which tab is in front: asking for every
     /// target's title three times a step cost each conversation's steps a browser-wide
@@ -693,6 +755,7 @@ impl Conversation {
     /// Brings `tab` to the front of its window: a popup opened from it sits in front of it
     /// in the same window, and a page behind another gets no frames and no input.
     async fn bring_to_front(&self, tab: &str) {
+        super::state::targets_changed();
         let target = {
             let state = self.browser.inner.state.lock().await;
             state.running.as_ref().and_then(|r| {

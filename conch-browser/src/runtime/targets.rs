@@ -117,6 +117,7 @@ async fn watch_attached(inner: Weak<Inner>, connection: Connection, mut attached
 /// Rules a newly attached target, then lets it run (or holds it for good: a service
 /// worker). A page Conch created is handed to `create_page`; a popup becomes a tab first.
 async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
+    super::state::targets_changed();
     if !ours(&inner, &target.target_info) {
         return;
     }
@@ -334,6 +335,7 @@ async fn popup_created(inner: &Inner, target: &AttachedTarget) {
 }
 
 async fn page_destroyed(inner: &Inner, target: &TargetId) {
+    super::state::targets_changed();
     lock(&inner.pages.dialogs).remove(target);
     let mut state = inner.state.lock().await;
     let Some(page) = state.running.as_mut().and_then(|r| r.pages.remove(target)) else {

@@ -16,3 +16,4 @@ mod pool;
 mod rules;
 mod schemas;
 mod support;
+mod trips;

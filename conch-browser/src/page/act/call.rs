@@ -28,6 +28,9 @@ pub(crate) struct Desc {
     pub(crate) stable: bool,
     pub(crate) facts: Facts,
     pub(crate) cross_frame: bool,
+    /// Whether what the pointer presses is the element itself, scrolled into view by the
+    /// actionability check ([`ACTIONABLE`](super::js::ACTIONABLE) with `inView` only).
+    pub(crate) press_self: bool,
     /// The address of the element's own document ([`DESCRIBE`](super::js::DESCRIBE) only).
     pub(crate) document: String,
     /// Where it stands, for judging a commit ([`DESCRIBE`](super::js::DESCRIBE) only);

@@ -227,8 +227,23 @@ pub(crate) async fn hit(session: &Session, at: (f64, f64)) -> Result<Option<Hit>
 pub(crate) async fn hit_scrolled(
     session: &Session,
     at: (f64, f64),
-    (sx, sy): (f64, f64),
+    scroll: (f64, f64),
 ) -> Result<Option<Hit>, ActError> {
+    match node_at(session, at, scroll).await? {
+        Some((backend, frame_id)) => hit_node(session, backend, frame_id).await,
+        None => Ok(None),
+    }
+}
+
+/// The node the browser's hit test finds at `at` of `session`'s viewport, its scroll
+/// offset already read: its backend node id and the id of its frame; `None` when nothing
+/// is there. One round trip: a caller that knows the node it expects compares the ids
+/// and looks no further when they match (issue 32).
+pub(crate) async fn node_at(
+    session: &Session,
+    at: (f64, f64),
+    (sx, sy): (f64, f64),
+) -> Result<Option<(i64, String)>, ActError> {
     // The hit test takes whole pixels of the document: the viewport point plus the scroll.
     let found = session
         .call_raw(
@@ -248,12 +263,18 @@ pub(crate) async fn hit_scrolled(
         }
         Err(e) => return Err(e.into()),
     };
-    let (Some(backend), Some(frame_id)) = (
-        found["backendNodeId"].as_i64(),
-        found["frameId"].as_str().map(str::to_owned),
-    ) else {
-        return Ok(None);
-    };
+    Ok(found["backendNodeId"]
+        .as_i64()
+        .zip(found["frameId"].as_str().map(str::to_owned)))
+}
+
+/// The node `backend` of `session`'s frame `frame_id` (found by [`node_at`]) as the
+/// pointer meets it: an object of Conch's world in that frame.
+pub(crate) async fn hit_node(
+    session: &Session,
+    backend: i64,
+    frame_id: String,
+) -> Result<Option<Hit>, ActError> {
     let frame = Frame {
         session: session.clone(),
         frame_id,
@@ -301,15 +322,25 @@ async fn originating(session: &Session, object_id: &str) -> Result<String, ActEr
         .map_or_else(|| object_id.to_owned(), str::to_owned))
 }
 
-/// Whether `hit` is `el`, inside it (shadow trees included) or inside one of its labels,
-/// judged in the hit's frame's isolated world.
-pub(crate) async fn lands_on(el: &Element, hit: &Hit) -> Result<bool, ActError> {
+/// The backend node id of `el` (`None` when the browser gives none): what the hit test's
+/// answer is compared with.
+pub(crate) async fn backend_of(el: &Element) -> Result<Option<i64>, ActError> {
     let node = el
         .frame
         .call_raw("DOM.describeNode", json!({ "objectId": el.object_id }))
         .await
         .map_err(|e| super::call::gone_or(e, &el.reference))?;
-    let Some(backend) = node.pointer("/node/backendNodeId").and_then(Value::as_i64) else {
+    Ok(node.pointer("/node/backendNodeId").and_then(Value::as_i64))
+}
+
+/// Whether `hit` is `el`, inside it (shadow trees included) or inside one of its labels,
+/// judged in the hit's frame's isolated world; `backend` is `el`'s ([`backend_of`]).
+pub(crate) async fn lands_on(
+    el: &Element,
+    backend: Option<i64>,
+    hit: &Hit,
+) -> Result<bool, ActError> {
+    let Some(backend) = backend else {
         return Ok(false);
     };
     if hit.frame.session.id() != el.frame.id() {

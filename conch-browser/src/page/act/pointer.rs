@@ -6,7 +6,9 @@ use std::time::Duration;
 use conch_cdp::Session;
 use serde_json::{Value, json};
 
-use super::ready::{Still, actionable_point, free_point, on_top, point_in_view, prepared, settled};
+use super::ready::{
+    Known, Still, actionable_point, free_point, on_top, point_in_view, prepared, settled,
+};
 use super::{ActError, ActOptions, Done, How};
 use crate::page::Element;
 use crate::page::input::{self, Press};
@@ -74,14 +76,15 @@ const ARRIVALS: usize = 3;
 /// still over a frame of its own, enabled, on top) before the pointer follows it.
 async fn arrive(el: &Element, options: &ActOptions) -> Result<(f64, f64), ActError> {
     let (desc, pressed) = prepared(el, options, true, Still::Unchecked).await?;
-    let mut at = match point_in_view(&pressed).await? {
-        Some(at) => at,
-        None => on_top(&pressed, &desc, options).await?,
+    let mut known = Known::default();
+    let (mut at, mut viewport) = match point_in_view(&pressed).await? {
+        Some((at, viewport)) => (at, Some(viewport)),
+        None => (on_top(&pressed, &desc, options, &mut known).await?, None),
     };
     let mut moved = false;
     for _ in 0..ARRIVALS {
         input::move_to(&el.page, at).await?;
-        let now = match free_point(&pressed).await? {
+        let now = match free_point(&pressed, viewport.take(), &mut known).await? {
             Some(now) if !moved => now,
             _ => actionable_point(el, options, true).await?.0,
         };

@@ -25,8 +25,16 @@ pub(crate) async fn actionable_point(
     need_enabled: bool,
 ) -> Result<((f64, f64), Desc), ActError> {
     let (desc, pressed) = prepared(el, options, need_enabled, Still::Waited).await?;
-    let at = on_top(&pressed, &desc, options).await?;
+    let at = on_top(&pressed, &desc, options, &mut Known::default()).await?;
     Ok((at, desc))
+}
+
+/// What an act learns once about the element it presses and keeps for the act, as it
+/// cannot change meanwhile (issue 32): its node's backend id, asked of the browser the
+/// first time the hit test needs it.
+#[derive(Debug, Default)]
+pub(super) struct Known {
+    backend: Option<Option<i64>>,
 }
 
 /// Whether an actionability check waits a frame to see the element hold still.
@@ -48,10 +56,11 @@ pub(super) async fn on_top(
     pressed: &Element,
     desc: &Desc,
     options: &ActOptions,
+    known: &mut Known,
 ) -> Result<(f64, f64), ActError> {
     let covered_until = Instant::now() + options.covered_within;
     loop {
-        match spot(pressed).await? {
+        match spot(pressed, None, known).await? {
             Spot::Free(at) => return Ok(at),
             Spot::Covered(_) | Spot::Out if Instant::now() < covered_until => {}
             Spot::Covered(blocker) => return Err(ActError::Covered { blocker }),
@@ -76,7 +85,11 @@ pub(super) async fn prepared(
     need_enabled: bool,
     still: Still,
 ) -> Result<(Desc, Element), ActError> {
-    let desc = wait_actionable(el, options, need_enabled, still).await?;
+    let desc = wait_ready(el, options, need_enabled, still, true).await?;
+    if desc.press_self {
+        // Scrolled into view by the check itself (issue 32).
+        return Ok((desc, el.clone()));
+    }
     let target = call_on_handle(
         &el.frame,
         &el.object_id,
@@ -99,13 +112,16 @@ pub(super) async fn prepared(
     ))
 }
 
-/// `el`'s point in the page's viewport from its box alone, with no hit test: `None` when
-/// it has no box or the point is outside the viewport. The pointer goes there, and what it
-/// meets is looked at once it stands there ([`free_point`]).
-pub(super) async fn point_in_view(el: &Element) -> Result<Option<(f64, f64)>, ActError> {
-    Ok(point_and_viewport(el)
+/// `el`'s point in the page's viewport from its box alone, with no hit test, and the
+/// page's viewport it was measured in: `None` when it has no box or the point is outside
+/// the viewport. The pointer goes there, and what it meets is looked at once it stands
+/// there ([`free_point`]).
+pub(super) async fn point_in_view(
+    el: &Element,
+) -> Result<Option<((f64, f64), Viewport)>, ActError> {
+    Ok(point_and_viewport(el, None)
         .await?
-        .and_then(|(_, at, (_, _, width, height))| in_view(at, width, height).then_some(at)))
+        .and_then(|(_, at, view)| in_view(at, view.2, view.3).then_some((at, view))))
 }
 
 /// Whether a point of the page's viewport lies inside its `width` × `height`.
@@ -113,15 +129,24 @@ fn in_view(at: (f64, f64), width: f64, height: f64) -> bool {
     at.0 >= 0.0 && at.1 >= 0.0 && at.0 < width && at.1 < height
 }
 
+/// A page's viewport in CSS pixels: scroll x, y, width, height.
+pub(super) type Viewport = (f64, f64, f64, f64);
+
 /// A point and a viewport, both in CSS pixels: the point in its own session's viewport,
-/// the same point in the page's, and the page's viewport (scroll x, y, width, height).
-type PointView = ((f64, f64), (f64, f64), (f64, f64, f64, f64));
+/// the same point in the page's, and the page's viewport.
+type PointView = ((f64, f64), (f64, f64), Viewport);
 
 /// `el`'s point in its session's viewport ([`hit::session_point`]), carried into the
 /// page's ([`hit::to_page`]), with the page's viewport ([`hit::viewport_of`]), asked
-/// together: `None` when `el` has no box.
-async fn point_and_viewport(el: &Element) -> Result<Option<PointView>, ActError> {
-    let (local, viewport) = tokio::join!(hit::session_point(el), hit::viewport_of(&el.page));
+/// together, or `viewport` when the act measured it already: `None` when `el` has no box.
+async fn point_and_viewport(
+    el: &Element,
+    viewport: Option<Viewport>,
+) -> Result<Option<PointView>, ActError> {
+    let (local, viewport) = match viewport {
+        Some(viewport) => (hit::session_point(el).await, Ok(viewport)),
+        None => tokio::join!(hit::session_point(el), hit::viewport_of(&el.page)),
+    };
     let Some(local) = local? else {
         return Ok(None);
     };
@@ -132,8 +157,15 @@ async fn point_and_viewport(el: &Element) -> Result<Option<PointView>, ActError>
 /// `el`'s point in the page's viewport when the browser's hit test finds it on top there
 /// now, with no wait: a second look right after the pointer came ([`on_top`]
 /// waited for it once already). `None` when it is covered, out of view or has no box.
-pub(super) async fn free_point(el: &Element) -> Result<Option<(f64, f64)>, ActError> {
-    Ok(match spot(el).await? {
+/// `viewport` is the page's as measured just before the pointer came, when it was: a
+/// pointer's move scrolls nothing, and the element's own box is measured again (issue
+/// 32: the page's layout was asked twice in one act).
+pub(super) async fn free_point(
+    el: &Element,
+    viewport: Option<Viewport>,
+    known: &mut Known,
+) -> Result<Option<(f64, f64)>, ActError> {
+    Ok(match spot(el, viewport, known).await? {
         Spot::Free(at) => Some(at),
         Spot::Covered(_) | Spot::Out => None,
     })
@@ -190,8 +222,12 @@ enum Spot {
     Out,
 }
 
-async fn spot(el: &Element) -> Result<Spot, ActError> {
-    let Some((local, at, (sx, sy, width, height))) = point_and_viewport(el).await? else {
+async fn spot(
+    el: &Element,
+    viewport: Option<Viewport>,
+    known: &mut Known,
+) -> Result<Spot, ActError> {
+    let Some((local, at, (sx, sy, width, height))) = point_and_viewport(el, viewport).await? else {
         return Ok(Spot::Out);
     };
     if !in_view(at, width, height) {
@@ -208,15 +244,34 @@ async fn spot(el: &Element) -> Result<Spot, ActError> {
             None => return Ok(Spot::Out),
         }
     }
-    let found = if el.frame.id() == el.page.id() {
-        hit::hit_scrolled(&el.frame, local, (sx, sy)).await?
+    let scroll = if el.frame.id() == el.page.id() {
+        (sx, sy)
     } else {
-        hit::hit(&el.frame, local).await?
+        let (fx, fy, _, _) = hit::viewport_of(&el.frame).await?;
+        (fx, fy)
     };
-    let Some(found) = found else {
+    // The element's own node is asked of the browser once per act, with the first hit
+    // test; when the pointer meets that very node, nothing more is asked (issue 32).
+    let (node, mine) = match known.backend {
+        Some(mine) => (hit::node_at(&el.frame, local, scroll).await?, mine),
+        None => {
+            let (node, mine) =
+                tokio::join!(hit::node_at(&el.frame, local, scroll), hit::backend_of(el));
+            let mine = mine?;
+            known.backend = Some(mine);
+            (node?, mine)
+        }
+    };
+    let Some((backend, frame_id)) = node else {
         return Ok(Spot::Out);
     };
-    if hit::lands_on(el, &found).await? {
+    if mine == Some(backend) {
+        return Ok(Spot::Free(at));
+    }
+    let Some(found) = hit::hit_node(&el.frame, backend, frame_id).await? else {
+        return Ok(Spot::Out);
+    };
+    if hit::lands_on(el, mine, &found).await? {
         return Ok(Spot::Free(at));
     }
     let blocker = hit::blocker(&found).await?;
@@ -242,6 +297,19 @@ pub(super) async fn wait_actionable(
     need_enabled: bool,
     still: Still,
 ) -> Result<Desc, ActError> {
+    wait_ready(el, options, need_enabled, still, false).await
+}
+
+/// [`wait_actionable`]; with `in_view`, the element found ready has what the pointer
+/// presses scrolled into view by the same call, and [`Desc::press_self`] says whether that
+/// is the element itself.
+async fn wait_ready(
+    el: &Element,
+    options: &ActOptions,
+    need_enabled: bool,
+    still: Still,
+    in_view: bool,
+) -> Result<Desc, ActError> {
     not_frozen(&el.page)?;
     if el.frame.id() != el.page.id() {
         not_frozen(&el.frame)?;
@@ -250,8 +318,12 @@ pub(super) async fn wait_actionable(
     let deadline = started + options.actionable_within;
     let script = with_prelude(js::ACTIONABLE);
     loop {
-        let frame = Value::Bool(still == Still::Waited);
-        let value = call_on(&el.frame, &el.object_id, &script, &[frame], &el.reference).await?;
+        let args = [
+            Value::Bool(still == Still::Waited),
+            Value::Bool(in_view),
+            Value::Bool(need_enabled),
+        ];
+        let value = call_on(&el.frame, &el.object_id, &script, &args, &el.reference).await?;
         let desc: Desc = serde_json::from_value(value).unwrap_or_default();
         if desc.gone {
             return Err(ActError::Gone {

@@ -2,8 +2,9 @@
 // no value of its own. Defines describe(el) (role and name as the snapshot computes them,
 // tag, type, words, editable, disabled, the facts the secrets rule reads), reachable(el)
 // (whether a person could reach it), revealer(el) (the control that opens what hides it),
-// composedContains(a, b) (b is a or inside it, through shadow roots) and frameFacts(el)
-// (for a frame element, whether its document is closed to this world).
+// composedContains(a, b) (b is a or inside it, through shadow roots), frameFacts(el)
+// (for a frame element, whether its document is closed to this world) and
+// pressTargetInView(el) (what the pointer presses, scrolled into view).
 const __text = (s) => (s || '').replace(/\s+/g, ' ').trim();
 const __attr = (el, n) => (el.getAttribute && el.getAttribute(n)) || '';
 // Whether the snapshot lists el as a control only by script (roles.js's byScript, or
@@ -136,4 +137,13 @@ const frameFacts = (el) => {
   let cd = null;
   try { cd = el.contentDocument; } catch (e) { cd = null; }
   return {crossFrame: !cd};
+};
+// What the pointer presses for el, scrolled into view inside every panel and frame that
+// holds it: el itself, or the reachable label of an unreachable el (a styled check box).
+const pressTargetInView = (el) => {
+  const label = (reachable(el) || !el.labels) ? null : Array.from(el.labels).find(reachable);
+  const target = label || el;
+  if (target.scrollIntoViewIfNeeded) target.scrollIntoViewIfNeeded(true);
+  else target.scrollIntoView({block: 'center', inline: 'center'});
+  return target;
 };

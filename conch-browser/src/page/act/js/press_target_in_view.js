@@ -5,9 +5,5 @@
 function() {
   PRELUDE
   if (!this.isConnected) return null;
-  const label = (reachable(this) || !this.labels) ? null : Array.from(this.labels).find(reachable);
-  const target = label || this;
-  if (target.scrollIntoViewIfNeeded) target.scrollIntoViewIfNeeded(true);
-  else target.scrollIntoView({block: 'center', inline: 'center'});
-  return target;
+  return pressTargetInView(this);
 }

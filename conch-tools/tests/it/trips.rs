@@ -1,0 +1,219 @@
+//! How many DevTools commands one act sends (issue 32): on a loaded machine each command
+//! the page's process answers waits for its main thread, which every conversation on the
+//! browser shares, so the count per act is what a step's p95 grows with. Counted from
+//! conch-cdp's wire trace (`conch_cdp::wire`, each command as it is written), the whole
+//! tool call with the read after it and the step card's thumbnail, as the gateway runs
+//! it.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use conch_browser::protocol::{BrowserEvent, EventSink};
+use conch_fixtures::FixtureServer;
+use conch_tools::{Choice, Mode, Tools, ToolsConfig};
+use serde_json::json;
+use tracing::field::{Field, Visit};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::SubscriberExt;
+
+use crate::support::{Recorder, ref_of, setup};
+
+/// The commands written since the recorder was installed: (method, session).
+type Sent = Arc<Mutex<Vec<(String, String)>>>;
+
+/// Keeps the method and session of every command conch-cdp writes.
+struct Recording(Sent);
+
+#[derive(Default)]
+struct Fields {
+    send: bool,
+    method: String,
+    session: String,
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        match field.name() {
+            "direction" => self.send = value == "send",
+            "method" => value.clone_into(&mut self.method),
+            "session" => value.clone_into(&mut self.session),
+            _ => {}
+        }
+    }
+
+    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
+}
+
+impl<S: tracing::Subscriber> Layer<S> for Recording {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() != "conch_cdp::wire" {
+            return;
+        }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        if fields.send {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((fields.method, fields.session));
+        }
+    }
+}
+
+/// The process's recorder of written commands (one per test process, as nextest runs
+/// each test in its own).
+fn recorder() -> Sent {
+    static SENT: OnceLock<Sent> = OnceLock::new();
+    SENT.get_or_init(|| {
+        let sent: Sent = Arc::default();
+        let filter = tracing_subscriber::filter::Targets::new()
+            .with_target("conch_cdp::wire", tracing::Level::TRACE);
+        let subscriber =
+            tracing_subscriber::registry().with(Recording(Arc::clone(&sent)).with_filter(filter));
+        // Another test of this process may have installed it first: then nothing is
+        // recorded, and the count below says so.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        sent
+    })
+    .clone()
+}
+
+/// Takes the steps' events, as the gateway's event log does, so each step makes its card's
+/// thumbnail.
+#[derive(Debug, Default)]
+struct Steps;
+
+impl EventSink for Steps {
+    fn send(&self, _: &str, _: BrowserEvent) {}
+}
+
+/// The commands one call of `tool` with `args` writes, once its step card's thumbnail is
+/// made.
+async fn sent_by(
+    chat: &conch_tools::Chat,
+    sent: &Sent,
+    tool: &str,
+    args: &serde_json::Value,
+) -> Vec<String> {
+    let start = sent.lock().map_or(0, |s| s.len());
+    let result = chat.call(tool, args).await;
+    assert!(!result.is_error, "{tool}: {}", result.text());
+    // The thumbnail is made in the background once the call answered.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let sent = sent
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    sent[start..]
+        .iter()
+        .map(|(method, _)| method.clone())
+        .collect()
+}
+
+/// Issue 32: one browser_click on a button of the 200-item page, and one browser_type into
+/// its field, each with the read after it and the step card's thumbnail, send few DevTools
+/// commands: no page's layout asked twice in one act, the tabs' titles not asked of the
+/// browser when its events already tell them, the tab not brought to the front when it is
+/// there, the hit test not taken apart when the pointer meets the element itself, and the
+/// actionability check and the scroll into view in one call. The click still lands (the
+/// cart counts it) and the text is still typed.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_32_one_click_and_one_type_send_few_devtools_commands() {
+    Box::pin(async move {
+        let sent = recorder();
+        let server = FixtureServer::start().await.expect("fixture server");
+        let setup = setup();
+        let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::No));
+        config.net.allow_localhost = true;
+        config.events = Some(Arc::new(Steps));
+        let tools = Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+        let chat = tools.chat("trips", Mode::FullTrust);
+        let opened = chat
+            .call("browser_open", &json!({ "url": server.url("load.html") }))
+            .await;
+        assert!(!opened.is_error, "{}", opened.text());
+        let text = opened.text();
+        let add = ref_of(&text, "button \"Add to cart\"");
+        let note = ref_of(&text, "textbox \"Note\"");
+        // The first act of a page sets up what every later one reuses (the dialog watch,
+        // the network domain, the downloads' place): counted from the second.
+        sent_by(&chat, &sent, "browser_click", &json!({ "ref": add })).await;
+        let click = sent_by(&chat, &sent, "browser_click", &json!({ "ref": add })).await;
+        let typed = sent_by(
+            &chat,
+            &sent,
+            "browser_type",
+            &json!({ "ref": note, "text": "gift wrap" }),
+        )
+        .await;
+        let read = chat.call("browser_read", &json!({})).await;
+        assert!(read.text().contains("Cart: 2 items"), "{}", read.text());
+        let field = chat
+            .call("browser_read", &json!({ "find": "gift wrap" }))
+            .await;
+        assert!(field.text().contains("gift wrap"), "{}", field.text());
+        println!("click: {} commands: {click:?}", click.len());
+        println!("type: {} commands: {typed:?}", typed.len());
+        assert!(
+            !click.is_empty(),
+            "no command was recorded: another log subscriber was installed first"
+        );
+        let count = |list: &[String], method: &str| list.iter().filter(|m| *m == method).count();
+        for list in [&click, &typed] {
+            assert_eq!(count(list, "Target.getTargets"), 0, "{list:?}");
+            assert_eq!(count(list, "Page.bringToFront"), 0, "{list:?}");
+            // The act's, and the thumbnail's once the page settled.
+            assert!(count(list, "Page.getLayoutMetrics") <= 2, "{list:?}");
+            // The act's watch, its wait, and one read of a page with nothing new to mark.
+            assert!(count(list, "Runtime.evaluate") <= 4, "{list:?}");
+        }
+        assert_eq!(count(&typed, "Page.getLayoutMetrics"), 1, "{typed:?}");
+        // The pointer meets the button itself: the hit test is not taken apart.
+        assert_eq!(count(&click, "DOM.resolveNode"), 0, "{click:?}");
+        assert!(count(&click, "Runtime.callFunctionOn") <= 2, "{click:?}");
+        // Before issue 32's work: 27 for the click, 19 for the type.
+        assert!(click.len() <= 17, "{} commands: {click:?}", click.len());
+        assert!(typed.len() <= 15, "{} commands: {typed:?}", typed.len());
+        tools.browser().shutdown().await;
+    })
+    .await;
+}
+
+/// Issue 32, the seam of two conversations on one browser: a tab Conch brought to the
+/// front for a step is not brought forward again at the next, but once another target
+/// came (another conversation's tab here; a popup in its own window alike) it is, and
+/// the click lands.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_32_a_tab_is_brought_forward_again_once_another_target_came() {
+    Box::pin(async move {
+        let sent = recorder();
+        let server = FixtureServer::start().await.expect("fixture server");
+        let setup = setup();
+        let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::No));
+        config.net.allow_localhost = true;
+        let tools = Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+        let first = tools.chat("front-1", Mode::FullTrust);
+        let second = tools.chat("front-2", Mode::FullTrust);
+        let opened = first
+            .call("browser_open", &json!({ "url": server.url("load.html") }))
+            .await;
+        assert!(!opened.is_error, "{}", opened.text());
+        let add = ref_of(&opened.text(), "button \"Add to cart\"");
+        let click = json!({ "ref": add });
+        let fronted = |list: &[String]| list.iter().any(|m| m == "Page.bringToFront");
+        let before = sent_by(&first, &sent, "browser_click", &click).await;
+        assert!(fronted(&before), "{before:?}");
+        let again = sent_by(&first, &sent, "browser_click", &click).await;
+        assert!(!fronted(&again), "{again:?}");
+        // Another conversation's tab comes, and acts, while the first's is in front.
+        let other = second
+            .call("browser_open", &json!({ "url": server.url("basic.html") }))
+            .await;
+        assert!(!other.is_error, "{}", other.text());
+        let after = sent_by(&first, &sent, "browser_click", &click).await;
+        assert!(fronted(&after), "{after:?}");
+        let read = first.call("browser_read", &json!({})).await;
+        assert!(read.text().contains("Cart: 3 items"), "{}", read.text());
+        tools.browser().shutdown().await;
+    })
+    .await;
+}
