@@ -49,6 +49,15 @@ async fn endpoint() -> Endpoint {
     }
 }
 
+/// A runtime on a pool of `endpoints`, one conversation on each, waiting up to a minute
+/// for a place, with what it tells the person heard.
+fn heard_on_pool(dir: &tempfile::TempDir, endpoints: &[&Endpoint]) -> (Browser, Arc<Heard>) {
+    let (mut config, _) = on_pool(dir, endpoints, 1, Duration::from_secs(60));
+    let heard = Arc::new(Heard::default());
+    config.events = Some(heard.clone());
+    (Browser::new(config), heard)
+}
+
 /// A runtime on a pool of `endpoints`, at most `per_endpoint` conversations on each,
 /// waiting at most `wait` for a place; its local browser can't start, so every page is
 /// the pool's. Gives the clock too.
@@ -336,10 +345,7 @@ async fn err_15_past_the_cap_conversations_wait_in_line_and_are_served_when_one_
     let server = FixtureServer::start().await.expect("fixture server");
     let (a, b) = (endpoint().await, endpoint().await);
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut config, _) = on_pool(&dir, &[&a, &b], 1, Duration::from_secs(60));
-    let heard = Arc::new(Heard::default());
-    config.events = Some(heard.clone());
-    let browser = Browser::new(config);
+    let (browser, heard) = heard_on_pool(&dir, &[&a, &b]);
     let url = server.url("basic.html");
     for id in ["c1", "c2"] {
         browser.conversation(id).open(&url).await.expect("placed");
@@ -549,10 +555,7 @@ async fn err_15_a_call_cancelled_while_in_line_leaves_the_line() {
     let server = FixtureServer::start().await.expect("fixture server");
     let a = endpoint().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut config, _) = on_pool(&dir, &[&a], 1, Duration::from_secs(60));
-    let heard = Arc::new(Heard::default());
-    config.events = Some(heard.clone());
-    let browser = Browser::new(config);
+    let (browser, heard) = heard_on_pool(&dir, &[&a]);
     let url = server.url("basic.html");
     browser.conversation("c1").open(&url).await.expect("placed");
     let second = {
@@ -680,10 +683,7 @@ async fn err_15_a_conversation_that_ends_while_in_line_leaves_it_without_a_place
     let server = FixtureServer::start().await.expect("fixture server");
     let a = endpoint().await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut config, _) = on_pool(&dir, &[&a], 1, Duration::from_secs(60));
-    let heard = Arc::new(Heard::default());
-    config.events = Some(heard.clone());
-    let browser = Browser::new(config);
+    let (browser, heard) = heard_on_pool(&dir, &[&a]);
     browser.set_kind("t2", ConversationKind::Task);
     let url = server.url("basic.html");
     browser.conversation("c1").open(&url).await.expect("placed");
@@ -771,10 +771,7 @@ async fn err_15_a_task_stopped_while_its_browser_reopens_takes_no_place() {
     let server = FixtureServer::start().await.expect("fixture server");
     let (mut a, b) = (endpoint().await, endpoint().await);
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut config, _) = on_pool(&dir, &[&a, &b], 1, Duration::from_secs(60));
-    let heard = Arc::new(Heard::default());
-    config.events = Some(heard.clone());
-    let browser = Browser::new(config);
+    let (browser, heard) = heard_on_pool(&dir, &[&a, &b]);
     browser.set_kind("t1", ConversationKind::Task);
     let url = server.url("basic.html");
     let task = browser.conversation("t1");
