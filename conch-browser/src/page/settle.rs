@@ -235,7 +235,10 @@ const QUIET_JS: &str = script::body(include_str!("settle/quiet.js"));
 
 /// The in-page wait for a quiet DOM followed, once quiet, by the wait for the act's
 /// transitions: a function of (the wait, the transitions' function, ms since the act
-/// began, their bound), resolving with the wait's answer and `animated`.
+/// began, their bound, the wait's bound), resolving with the wait's answer and
+/// `animated`. A header the act flipped open whose content has not come yet is waited
+/// for too, until the page's next change has gone quiet (issue 30: Quasar's expansion
+/// starts its slide 100 ms after the flip, past the quiet window).
 const ANIMATED_JS: &str = script::body(include_str!("settle/animated.js"));
 
 /// How long after the act began a page that changed nothing is judged quiet.
@@ -731,7 +734,7 @@ async fn dom_quiet(
     let (expression, animations_max) = match animations {
         Some((began, within)) => (
             format!(
-                "({ANIMATED_JS})(() => {wait}, {}, {}, {})",
+                "({ANIMATED_JS})(() => {wait}, {}, {}, {}, {max_ms})",
                 crate::page::act::ANIMATIONS_SCRIPT,
                 began.elapsed().as_millis(),
                 within.as_millis()
@@ -772,7 +775,7 @@ mod tests {
             format!("({HOLD_JS})({}, 1, 2)", watch()),
             format!("({QUIET_JS})({}, 1, 2, 3, 4, 5)", watch()),
             format!(
-                "({ANIMATED_JS})(() => ({QUIET_JS})({}, 1, 2, 3, 4, 5), {}, 6, 7)",
+                "({ANIMATED_JS})(() => ({QUIET_JS})({}, 1, 2, 3, 4, 5), {}, 6, 7, 8)",
                 watch(),
                 crate::page::act::ANIMATIONS_SCRIPT
             ),

@@ -1858,6 +1858,63 @@ async fn snap_1_what_an_animated_panel_reveals_is_in_the_acts_result() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (NiceGUI's expansion), SNAP-1: a header whose aria-expanded flips at once
+/// while what it reveals starts sliding open only later (Quasar's QSlideTransition sets
+/// the height 100 ms after the flip, past the quiet window; another accordion's content
+/// comes 200 ms after the flip, as from its server, and slides from the next frame) is
+/// waited for: the click's result shows the switch inside, which then acts; a click that
+/// changes nothing still ends at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_a_panel_that_opens_after_its_header_flips_is_in_the_clicks_result() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("reveal-late.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    assert!(!snap.text.contains("Night mode"), "{}", snap.text);
+    let click = |r: String| {
+        let page = page.clone();
+        async move {
+            let el = act::element(&page, &r).await.unwrap();
+            act::click(&el, How::Click, &quick()).await.unwrap()
+        }
+    };
+    let started = Instant::now();
+    let done = click(ref_of(&snap.text, "Advanced settings")).await;
+    let took = started.elapsed();
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(
+        diff.contains("switch \"Night mode\" [ref="),
+        "the click ended before its panel opened ({took:?}, {done:?}):\n{diff}"
+    );
+    assert!(took < Duration::from_millis(1500), "{took:?} {done:?}");
+    click(ref_of(&diff, "switch \"Night mode\"")).await;
+    assert_eq!(
+        lab.eval("document.getElementById('night').textContent")
+            .await,
+        "Night mode is on"
+    );
+
+    let snap = read(&page, &mut reader).await.unwrap();
+    let done = click(ref_of(&snap.text, "button \"Harbour lights\"")).await;
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(
+        diff.contains("switch \"Harbour lights on\" [ref="),
+        "the click ended before its server's content came ({done:?}):\n{diff}"
+    );
+
+    // The open header again (a second click changes nothing here): no wait for a flip.
+    lab.eval("document.getElementById('late').replaceWith(document.getElementById('late').cloneNode(true)), true")
+        .await;
+    let snap = read(&page, &mut reader).await.unwrap();
+    let done = click(ref_of(&snap.text, "button \"Harbour lights\"")).await;
+    assert!(
+        done.settled.waited < Duration::from_millis(300),
+        "a click that changed nothing waited: {done:?}"
+    );
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30 (faster on real apps), SNAP-1: an act waits only for the transitions the
 /// snapshot would misread while they run. A content tab's click that turns its labels'
 /// colour, slides the underline indicator (a pseudo-element), starts a ripple (an empty

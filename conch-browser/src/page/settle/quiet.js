@@ -13,7 +13,8 @@
   // Changes made but not yet delivered to the observer.
   w.take();
   const done = () => { w.stop(); };
-  const answer = (quiet) => ({ quiet, churned: w.churned >= 0 });
+  // The watch's flips ride along unserialised, for animated.js.
+  const answer = (quiet) => Object.defineProperty({ quiet, churned: w.churned >= 0 }, 'watch', { value: w });
   // A page sent to the background (the act opened a tab in front of it) gets its timers
   // throttled to about one a second: there is nothing more to wait for on it.
   const hidden = () => { done(); resolve(answer(true)); };
