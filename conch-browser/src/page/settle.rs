@@ -98,6 +98,9 @@ pub struct Settle {
     opening: HashSet<String>,
     /// When each socket that was opening at the act opened (the browser's monotonic clock).
     opened: std::collections::HashMap<String, f64>,
+    /// The sockets that opened for the act and were sent nothing yet, with when that was
+    /// seen: each is in `in_flight` as `send:` for [`SEND_AFTER_OPEN`].
+    sending: Vec<(String, Instant)>,
     /// The sockets the act sent a frame on and no answer has come on since, with when
     /// that frame was sent (the browser's monotonic clock); each is in `in_flight` too,
     /// as `ws:` and its id.
@@ -253,6 +256,11 @@ const AFTER: Duration = Duration::from_millis(10);
 const ACT_WINDOW: f64 = 0.5;
 /// A request that starts within this long after the act's last one ended follows it.
 const CHAIN: f64 = 0.1;
+/// What the page sends on a socket within this long of its opening (a socket that was
+/// opening at the act) is the act's; the act waits that long for it, on the browser's
+/// clock and then on this process's, as a loaded renderer runs the page's open handler
+/// late (the queued message of a notebook's cell).
+const SEND_AFTER_OPEN: f64 = 0.3;
 
 /// The wall clock, in seconds since the epoch, as the browser stamps requests.
 fn wall_now() -> f64 {
@@ -305,6 +313,7 @@ impl Settle {
             in_flight: opening.iter().map(|id| format!("open:{id}")).collect(),
             opening,
             opened: std::collections::HashMap::new(),
+            sending: Vec::new(),
             asked: std::collections::HashMap::new(),
             begun_at: Instant::now(),
             load: Load::No,
@@ -360,10 +369,13 @@ impl Settle {
             .opened
             .get(&frame.request_id)
             .zip(frame.timestamp)
-            .is_some_and(|(opened, at)| at - opened <= CHAIN);
+            .is_some_and(|(opened, at)| at - opened <= SEND_AFTER_OPEN);
         let the_acts = self.load == Load::No
             && (just_opened
                 || seen.saturating_duration_since(self.begun_at).as_secs_f64() <= ACT_WINDOW);
+        if self.in_flight.remove(&format!("send:{}", frame.request_id)) {
+            self.sending.retain(|(id, _)| *id != frame.request_id);
+        }
         if the_acts && !self.asked.contains_key(&frame.request_id) {
             self.asked
                 .insert(frame.request_id.clone(), frame.timestamp.unwrap_or(0.0));
@@ -408,6 +420,7 @@ impl Settle {
                 self.opening.remove(&id);
                 self.asked.remove(&id);
                 self.in_flight.remove(&format!("open:{id}"));
+                self.in_flight.remove(&format!("send:{id}"));
                 self.in_flight.remove(&format!("ws:{id}"));
             }
         }
@@ -419,9 +432,26 @@ impl Settle {
         if self.opening.remove(&socket.request_id) {
             self.in_flight
                 .remove(&format!("open:{}", socket.request_id));
+            // Held until the page sends on it, or for SEND_AFTER_OPEN.
+            self.in_flight.insert(format!("send:{}", socket.request_id));
+            self.sending
+                .push((socket.request_id.clone(), Instant::now()));
             self.opened
                 .insert(socket.request_id, socket.timestamp.unwrap_or(0.0));
         }
+    }
+
+    /// Lets go of the sockets that opened for the act and were sent nothing within
+    /// [`SEND_AFTER_OPEN`].
+    fn expire_sending(&mut self) {
+        let in_flight = &mut self.in_flight;
+        self.sending.retain(|(id, at)| {
+            let waiting = at.elapsed().as_secs_f64() < SEND_AFTER_OPEN;
+            if !waiting {
+                in_flight.remove(&format!("send:{id}"));
+            }
+            waiting
+        });
     }
 
     /// Reads the WebSocket frames sent so far.
@@ -581,6 +611,7 @@ impl Settle {
             self.churned |= dom.is_some_and(|d| d.churned);
             self.animated = dom.is_some_and(|d| d.animated);
             self.drain();
+            self.expire_sending();
             if self.in_flight.is_empty() && dom.is_some_and(|d| d.quiet) {
                 return self.settled(start, true);
             }
