@@ -154,14 +154,10 @@ async fn revive(browser: &Browser) {
         return;
     }
     // Each conversation's saved tabs, as its next call would reopen them.
-    let waiting: Vec<String> = inner
-        .state
-        .lock()
-        .await
-        .unrestored
-        .iter()
-        .cloned()
-        .collect();
+    let (relaunched, waiting): (u64, Vec<String>) = {
+        let state = inner.state.lock().await;
+        (state.generation, state.unrestored.iter().cloned().collect())
+    };
     let reopening = waiting.iter().map(|id| {
         let conv = browser.conversation(id);
         async move {
@@ -176,7 +172,19 @@ async fn revive(browser: &Browser) {
     {
         tracing::warn!(target: "conch_browser", "reopening the tabs after a crash is slow; telling the watchers anyway");
     }
-    tell(browser, true, RELAUNCHED.to_owned());
+    // Not when the relaunched browser died again meanwhile: its death was told already,
+    // and "back" after it would say the opposite of what is so.
+    let still = {
+        let state = inner.state.lock().await;
+        state.generation == relaunched
+            && state
+                .running
+                .as_ref()
+                .is_some_and(|r| !r.connection.is_closed())
+    };
+    if still {
+        tell(browser, true, RELAUNCHED.to_owned());
+    }
 }
 
 /// Sends `browser.status` for the whole browser (conversation `""`: every live socket).
