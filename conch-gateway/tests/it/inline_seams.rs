@@ -314,6 +314,25 @@ fn answered(client: &StdioClient, id: i64) -> bool {
     client.transcript.contains(&format!("\"id\":{id},"))
 }
 
+/// Waits until the inline view's frames are of the page again after the browser was away,
+/// and checks the wheel is still the person's and the agent's read `read` still waits.
+async fn back_with_the_wheel(client: &mut StdioClient, grant: &str, read: i64) {
+    let back = look_until(client, grant, |s| {
+        s["browser"]["away"] == false && s["frame"].as_str().is_some_and(|f| f.len() > 1000)
+    })
+    .await;
+    assert_eq!(
+        back["status"]["driver"],
+        "person",
+        "{}",
+        without_frame(&back)
+    );
+    assert!(
+        !answered(client, read),
+        "the agent acted while the person drove"
+    );
+}
+
 /// The person types `text` (five letters) through the inline view while the agent's read
 /// `read` waits behind the wheel, then hands back: the read goes on, and what the agent
 /// reads (that result and any further reads) comes to show the letters on the page.
@@ -452,20 +471,7 @@ async fn be_4_an_address_dying_under_the_inline_views_hands_is_told_there_and_re
     assert!(heard.is_ok(), "the panel never heard: {sentence}");
 
     // The view comes back on the other address; the wheel and the grant still hold.
-    let back = look_until(&mut client, &grant, |s| {
-        s["browser"]["away"] == false && s["frame"].as_str().is_some_and(|f| f.len() > 1000)
-    })
-    .await;
-    assert_eq!(
-        back["status"]["driver"],
-        "person",
-        "{}",
-        without_frame(&back)
-    );
-    assert!(
-        !answered(&client, read),
-        "the agent acted while the person drove"
-    );
+    back_with_the_wheel(&mut client, &grant, read).await;
     let (_, other) = &addresses[1 - on];
     assert!(
         crate::backend::http_get(*other, "/json/list")
@@ -646,20 +652,7 @@ async fn be_4_with_no_address_left_the_inline_view_goes_on_on_the_local_browser(
         "{}",
         without_frame(&told)
     );
-    let back = look_until(&mut client, &grant, |s| {
-        s["browser"]["away"] == false && s["frame"].as_str().is_some_and(|f| f.len() > 1000)
-    })
-    .await;
-    assert_eq!(
-        back["status"]["driver"],
-        "person",
-        "{}",
-        without_frame(&back)
-    );
-    assert!(
-        !answered(&client, read),
-        "the agent acted while the person drove"
-    );
+    back_with_the_wheel(&mut client, &grant, read).await;
     types_and_the_agent_goes_on(&mut client, &grant, read, "local").await;
     client.finish().await;
     reader.abort();
