@@ -16,7 +16,7 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 
-use crate::support::{Recorder, ref_of, setup};
+use crate::support::{Recorder, Setup, ref_of, setup};
 
 /// The commands written since the recorder was installed: (method, session).
 type Sent = Arc<Mutex<Vec<(String, String)>>>;
@@ -109,6 +109,15 @@ async fn sent_by(
         .collect()
 }
 
+/// The tools on `setup`'s browser, reaching the fixture pages on loopback, answering
+/// This chat to the site question, with `events` heard if given.
+fn on_loopback(setup: &Setup, events: Option<Arc<dyn EventSink>>) -> Tools {
+    let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::No));
+    config.net.allow_localhost = true;
+    config.events = events;
+    Tools::new(conch_browser::Browser::new(setup.config.clone()), config)
+}
+
 /// Issue 32: one browser_click on a button of the 200-item page, and one browser_type into
 /// its field, each with the read after it and the step card's thumbnail, send few DevTools
 /// commands: no page's layout asked twice in one act, the tabs' titles not asked of the
@@ -122,10 +131,7 @@ async fn issue_32_one_click_and_one_type_send_few_devtools_commands() {
         let sent = recorder();
         let server = FixtureServer::start().await.expect("fixture server");
         let setup = setup();
-        let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::No));
-        config.net.allow_localhost = true;
-        config.events = Some(Arc::new(Steps));
-        let tools = Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+        let tools = on_loopback(&setup, Some(Arc::new(Steps)));
         let chat = tools.chat("trips", Mode::FullTrust);
         let opened = chat
             .call("browser_open", &json!({ "url": server.url("load.html") }))
@@ -188,9 +194,7 @@ async fn issue_32_a_tab_is_brought_forward_again_once_another_target_came() {
         let sent = recorder();
         let server = FixtureServer::start().await.expect("fixture server");
         let setup = setup();
-        let mut config = ToolsConfig::new(Recorder::answering(Choice::ThisChat, Choice::No));
-        config.net.allow_localhost = true;
-        let tools = Tools::new(conch_browser::Browser::new(setup.config.clone()), config);
+        let tools = on_loopback(&setup, None);
         let first = tools.chat("front-1", Mode::FullTrust);
         let second = tools.chat("front-2", Mode::FullTrust);
         let opened = first
