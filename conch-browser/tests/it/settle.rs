@@ -421,6 +421,44 @@ async fn issue_30_an_acts_websocket_answer_is_waited_for() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30, SNAP-1 (the seam of two waits): a click that flips an expansion's header
+/// open, shows its region empty and asks the server over a WebSocket for what it holds is
+/// done once the answer filled it: the click's result has the switch inside, and the two
+/// waits (a late expansion's and the socket's answer) do not add up to the bound.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_an_expansion_filled_by_a_websocket_answer_is_in_the_clicks_result() {
+    let lab = lab().await;
+    let socket =
+        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
+            .await
+            .expect("socket server");
+    let page = socket_page(&lab, &socket, false).await;
+    let done = click(&page, "#more").await;
+    assert_eq!(
+        lab.eval("document.getElementById('more').getAttribute('aria-expanded')")
+            .await,
+        "true"
+    );
+    let mut reader = conch_browser::page::Reader::default();
+    let shown = conch_browser::page::read(&page, &mut reader)
+        .await
+        .expect("the page reads");
+    assert!(
+        shown.text.contains("switch \"Night mode\""),
+        "the click ended before the expansion's content came: {done:?}\n{}",
+        shown.text
+    );
+    assert!(
+        done.settled.quiet && !done.settled.changing,
+        "the click waited its whole bound: {done:?}"
+    );
+    assert!(
+        done.settled.waited < std::time::Duration::from_millis(1200),
+        "{done:?}"
+    );
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30: a page whose WebSocket feed ticks on its own (every 20 ms) is not waited
 /// out: an act that sends nothing is done soon and says the page is still changing, and
 /// one that sends on another socket still waits for its own answer, not for the feed.
