@@ -1411,6 +1411,46 @@ async fn snap_4_acts_inside_a_nested_out_of_process_frame_below_the_fold() {
     lab.browser.shutdown().await;
 }
 
+/// GES-15, SNAP-4, issue 31: a button in an out-of-process frame that the browser has not
+/// drawn yet (its stylesheet takes 3 s) can be read, but the browser sends no input into
+/// the frame until it is drawn: a click sent then went to the page around the frame and
+/// was lost. The click waits until the pointer's move reaches the frame, and lands.
+#[tokio::test(flavor = "multi_thread")]
+async fn ges_15_a_click_in_an_out_of_process_frame_waits_until_the_frame_takes_input() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("xo-frame-undrawn.html").await;
+    let mut reader = Reader::new();
+    let mut snap = read(&page, &mut reader).await.unwrap();
+    for _ in 0..30 {
+        if snap.text.contains("Place order") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        snap = read(&page, &mut reader).await.unwrap();
+    }
+    let place = ref_of(&snap.text, "button \"Place order\"");
+    assert!(place.starts_with("f1e"), "{place} in\n{}", snap.text);
+    let el = act::element(&page, &place).await.unwrap();
+    act::click(&el, How::Click, &ActOptions::default())
+        .await
+        .unwrap();
+    let clicked = el
+        .frame
+        .call_raw(
+            "Runtime.evaluate",
+            json!({"expression": "document.body.dataset.clicked", "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        clicked.pointer("/result/value"),
+        Some(&json!("yes")),
+        "the click did not reach the frame"
+    );
+    lab.browser.shutdown().await;
+}
+
 /// GES-15 (stable): a button that never stops moving is never pressed, and the sentence
 /// says it moves; one that slides into place is pressed once it stands still, not where it
 /// was first measured (issue 11: the pointer's arrival now stands for the first frame's

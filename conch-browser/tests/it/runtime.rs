@@ -970,11 +970,13 @@ async fn launch_14_repair_ends_the_stale_browser_and_wipes_only_on_yes() {
     browser.shutdown().await;
 }
 
-/// Issue 11: the launched browser never builds the omnibox popup's web page (Chromium 156
-/// built it in its first second, on the core the agent's first page needed), and Debian's
-/// field-trial testing config is off. Asked of the browser itself, from the page's session.
+/// Issue 11, issue 31: the launched browser never builds the omnibox popup's web page,
+/// neither the plain one nor the AI-mode one (Chromium 156 built them for every window,
+/// the launch window's and each tab's, on the cores the agent's first page needed), and
+/// Debian's field-trial testing config is off. Asked of the browser itself, from the
+/// page's session.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_launched_browser_builds_no_omnibox_popup_page() {
+async fn issue_31_the_launched_browser_builds_no_omnibox_popup_page() {
     let server = FixtureServer::start().await.unwrap();
     let s = setup();
     let browser = Browser::new(s.config.clone());
@@ -999,8 +1001,10 @@ async fn the_launched_browser_builds_no_omnibox_popup_page() {
         "the list is the browser's: {urls:?}"
     );
     assert!(
-        !urls.contains(&"chrome://omnibox-popup.top-chrome/"),
-        "the omnibox popup's page was built: {urls:?}"
+        !urls
+            .iter()
+            .any(|u| u.starts_with("chrome://omnibox-popup.top-chrome/")),
+        "an omnibox popup's page was built: {urls:?}"
     );
     let pid = browser.pid().await.unwrap();
     assert!(

@@ -10,7 +10,8 @@
 //! returns (issue 30); the constants here are those files without their headers.
 //!
 //! Deliberately absent: anything left behind. Each script is a function called on one
-//! element or one expression; none installs a global or a listener that outlives it.
+//! element or one expression; none installs a global or a listener that outlives it (the
+//! pointer's watch removes its listeners when it ends).
 
 use crate::page::script;
 
@@ -53,6 +54,10 @@ pub(crate) const DESCRIBE: &str = script::body(include_str!("js/describe.js"));
 /// An expression: marks the dialogs open now, so a description can tell one that opens
 /// later (issue 30).
 pub(crate) const MARK_DIALOGS: &str = script::body(include_str!("js/mark_dialogs.js"));
+
+/// Called on an element of an out-of-process frame: the watch of its window for the
+/// pointer, a function that ends it and says whether the pointer came (issue 31).
+pub(crate) const POINTER_WATCH: &str = script::body(include_str!("js/pointer_watch.js"));
 
 /// Called on an element that can't be reached: the control that opens what it is inside,
 /// described, with the ref a read gave it (`ref`, a number, or null); null when none is
@@ -132,6 +137,7 @@ mod tests {
             OPENS_LIST,
             FOCUS,
             HAS_FOCUS,
+            POINTER_WATCH,
         ];
         for script in scripts {
             let composed = with_prelude(script);

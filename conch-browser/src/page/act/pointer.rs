@@ -6,10 +6,11 @@ use std::time::Duration;
 use conch_cdp::Session;
 use serde_json::{Value, json};
 
+use super::call::{call_on, call_on_handle};
 use super::ready::{
     Known, Still, actionable_point, free_point, on_top, point_in_view, prepared, settled,
 };
-use super::{ActError, ActOptions, Done, How};
+use super::{ActError, ActOptions, Done, How, js};
 use crate::page::Element;
 use crate::page::input::{self, Press};
 
@@ -25,7 +26,7 @@ pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done,
     };
     let done = settled(&el.page, options, async {
         match how {
-            How::Hover => input::move_to(&el.page, at).await?,
+            How::Hover => move_into(el, at, options).await?,
             // The pointer already stands at `at` (`arrive`).
             How::Click => input::press_at(&el.page, at, Press::Left).await?,
             How::Double => input::press_at(&el.page, at, Press::Double).await?,
@@ -38,6 +39,63 @@ pub async fn click(el: &Element, how: How, options: &ActOptions) -> Result<Done,
         at: Some(at),
         ..done
     })
+}
+
+/// How long the frame's page is given to see the pointer's move before the pointer tries
+/// again (a move can be answered before the page saw it).
+const FRAME_INPUT_WITHIN: Duration = Duration::from_millis(50);
+
+/// Moves the pointer to `at`, over `el`. For an element of an out-of-process frame, until
+/// the move reaches the frame's own window (issue 31): the browser sends a frame no input
+/// until it has drawn it (a frame just added or scrolled into view, or whose page waits
+/// for its stylesheet), and input sent before goes to the page around the frame, while
+/// the frame's own document already reads and measures the element in place. A press
+/// sent then was lost, so the press waits for the frame as it waits for the element to
+/// be visible (GES-15): the pointer moves away and back again until the frame's page sees
+/// it, within [`ActOptions::actionable_within`]; past that, the press goes as before (a
+/// page may keep pointer events from every watcher).
+async fn move_into(el: &Element, at: (f64, f64), options: &ActOptions) -> Result<(), ActError> {
+    if el.frame.id() == el.page.id() {
+        input::move_to(&el.page, at).await?;
+        return Ok(());
+    }
+    let deadline = tokio::time::Instant::now() + options.actionable_within;
+    let within = u64::try_from(FRAME_INPUT_WITHIN.as_millis()).unwrap_or(50);
+    let mut again = false;
+    loop {
+        let watch = call_on_handle(
+            &el.frame,
+            &el.object_id,
+            js::POINTER_WATCH,
+            &[],
+            &el.reference,
+        )
+        .await?;
+        if again {
+            // A move to where the pointer stands already may not be sent on.
+            input::move_to(&el.page, (at.0 + 1.0, at.1)).await?;
+        }
+        input::move_to(&el.page, at).await?;
+        let Some(watch) = watch else {
+            return Ok(());
+        };
+        let came = call_on(
+            &el.frame,
+            &watch,
+            "function(within) { return this(within); }",
+            &[json!(within)],
+            &el.reference,
+        )
+        .await;
+        let _ = el
+            .frame
+            .call_raw("Runtime.releaseObject", json!({ "objectId": watch }))
+            .await;
+        if came? == Value::Bool(true) || tokio::time::Instant::now() >= deadline {
+            return Ok(());
+        }
+        again = true;
+    }
 }
 
 /// Drags `from` onto `to` (GES-4): press, move in steps, release. HTML5 drag and drop
@@ -83,7 +141,7 @@ async fn arrive(el: &Element, options: &ActOptions) -> Result<(f64, f64), ActErr
     };
     let mut moved = false;
     for _ in 0..ARRIVALS {
-        input::move_to(&el.page, at).await?;
+        move_into(&pressed, at, options).await?;
         let now = match free_point(&pressed, viewport.take(), &mut known).await? {
             Some(now) if !moved => now,
             _ => actionable_point(el, options, true).await?.0,
