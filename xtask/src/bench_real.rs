@@ -1152,14 +1152,20 @@ fn check_log(
     Ok(())
 }
 
-/// Runs the bench; `CONCH_BENCH_REAL_ONLY` (a word of an app or journey name) picks some.
+/// Runs the bench; `CONCH_BENCH_REAL_ONLY` (words of an app or journey name, `|` between
+/// alternatives) picks some.
 pub(crate) fn run() -> Result<(), String> {
     let browser = browser::ensure()?;
     let node_dir = bench::install_node_packages(&[&format!("@playwright/mcp@{PLAYWRIGHT_MCP}")])?;
     let only = std::env::var("CONCH_BENCH_REAL_ONLY").unwrap_or_default();
     let chosen: Vec<Journey> = journeys()
         .into_iter()
-        .filter(|j| only.is_empty() || j.app.contains(&only) || j.name.contains(&only))
+        .filter(|j| {
+            only.is_empty()
+                || only
+                    .split('|')
+                    .any(|word| j.app.contains(word) || j.name.contains(word))
+        })
         .collect();
     for app in APPS
         .iter()

@@ -20,7 +20,10 @@
 //!
 //! An act that sends a WebSocket message (a notebook's run, a chat's send) waits for the
 //! first frame back on that socket, as it waits for a request it started (issue 30): the
-//! page writes the answer when it comes. Only a socket the act itself sent on, within
+//! page writes the answer when it comes. A server that answers does so at once, so the
+//! answer is waited for [`ANSWER_WITHIN`] of the message at most: one that takes the
+//! event and answers nothing (an input's value) does not hold the act to the bound.
+//! Only a socket the act itself sent on, within
 //! [`ACT_WINDOW`] of it, is waited for; a feed that keeps sending on its own is not. A
 //! socket still opening at the act (a notebook's kernel connecting) is waited for until
 //! it opens, and what the page sends on it at once then (its queued messages) counts as
@@ -102,9 +105,10 @@ pub struct Settle {
     /// seen: each is in `in_flight` as `send:` for [`SEND_AFTER_OPEN`].
     sending: Vec<(String, Instant)>,
     /// The sockets the act sent a frame on and no answer has come on since, with when
-    /// that frame was sent (the browser's monotonic clock); each is in `in_flight` too,
-    /// as `ws:` and its id.
-    asked: std::collections::HashMap<String, f64>,
+    /// that frame was sent (the browser's monotonic clock) and when it was seen (this
+    /// process's clock, for [`ANSWER_WITHIN`]); each is in `in_flight` too, as `ws:` and
+    /// its id.
+    asked: std::collections::HashMap<String, (f64, Instant)>,
     /// When the act began, on this process's clock, for whether a frame sent is the act's.
     begun_at: Instant,
     /// Whether the top document fired its load event since the act, and what followed.
@@ -262,6 +266,15 @@ const CHAIN: f64 = 0.1;
 /// late (the queued message of a notebook's cell).
 const SEND_AFTER_OPEN: f64 = 0.3;
 
+/// The most an act waits for the first frame back on a WebSocket it sent a message on,
+/// from that message (issue 30). A server that answers (a notebook's kernel saying it is
+/// busy, an app sending the change the event made) does so at once; one that takes the
+/// event and answers nothing (NiceGUI or a chat's server told an input's new value)
+/// held every such act to the whole bound (1.5 s for typing three letters into a
+/// filtering select, where Playwright MCP took 0.16 s). An answer that comes later is
+/// read by the agent's next look or `browser_wait`.
+const ANSWER_WITHIN: Duration = Duration::from_millis(500);
+
 /// The wall clock, in seconds since the epoch, as the browser stamps requests.
 fn wall_now() -> f64 {
     std::time::SystemTime::now()
@@ -377,8 +390,10 @@ impl Settle {
             self.sending.retain(|(id, _)| *id != frame.request_id);
         }
         if the_acts && !self.asked.contains_key(&frame.request_id) {
-            self.asked
-                .insert(frame.request_id.clone(), frame.timestamp.unwrap_or(0.0));
+            self.asked.insert(
+                frame.request_id.clone(),
+                (frame.timestamp.unwrap_or(0.0), seen),
+            );
             self.in_flight.insert(format!("ws:{}", frame.request_id));
         }
     }
@@ -386,7 +401,7 @@ impl Settle {
     /// A WebSocket frame the page received: the first on a socket the act sent on, after
     /// the act's frame, answers it.
     fn frame_received(&mut self, frame: &FrameEvent) {
-        if let Some(sent) = self.asked.get(&frame.request_id)
+        if let Some((sent, _)) = self.asked.get(&frame.request_id)
             && frame.timestamp.is_none_or(|at| at >= *sent)
         {
             self.asked.remove(&frame.request_id);
@@ -449,6 +464,20 @@ impl Settle {
             let waiting = at.elapsed().as_secs_f64() < SEND_AFTER_OPEN;
             if !waiting {
                 in_flight.remove(&format!("send:{id}"));
+            }
+            waiting
+        });
+    }
+
+    /// Lets go of the sockets the act sent on that gave no answer within
+    /// [`ANSWER_WITHIN`] of the act's frame: a server that takes an event and answers
+    /// nothing (an input's value, a filter's text) is not waited out to the bound.
+    fn expire_unanswered(&mut self) {
+        let in_flight = &mut self.in_flight;
+        self.asked.retain(|id, (_, seen)| {
+            let waiting = seen.elapsed() < ANSWER_WITHIN;
+            if !waiting {
+                in_flight.remove(&format!("ws:{id}"));
             }
             waiting
         });
@@ -612,6 +641,7 @@ impl Settle {
             self.animated = dom.is_some_and(|d| d.animated);
             self.drain();
             self.expire_sending();
+            self.expire_unanswered();
             if self.in_flight.is_empty() && dom.is_some_and(|d| d.quiet) {
                 return self.settled(start, true);
             }

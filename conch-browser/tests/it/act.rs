@@ -2022,6 +2022,44 @@ async fn snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (NiceGUI's dialogs, TiddlyWiki's search result: 300-600 ms an act, where
+/// Playwright MCP was faster), SNAP-1: a dialog that fades and scales in from nothing,
+/// slowly at first, and a story's new item whose margin grows as it fades in from
+/// nothing, each over 900 ms, are read at once (the snapshot reads a box whatever its
+/// opacity): the click's result shows their words and controls; the growing panel of
+/// [`snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple`] is still waited for.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_a_box_fading_in_from_nothing_is_read_at_once() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("paint-transitions.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    for (opener, shown) in [
+        (
+            "button \"Delete report\"",
+            "button \"Delete for good\" [ref=",
+        ),
+        (
+            "button \"Open Glacier Notes\"",
+            "button \"Edit Glacier Notes\" [ref=",
+        ),
+    ] {
+        let el = act::element(&page, &ref_of(&snap.text, opener))
+            .await
+            .unwrap();
+        let done = act::click(&el, How::Click, &quick()).await.unwrap();
+        assert!(
+            done.settled.waited < Duration::from_millis(600),
+            "{opener}: the click waited {:?} for a fade in the snapshot reads the same",
+            done.settled.waited
+        );
+        let diff = act_diff(&page, &mut reader).await;
+        assert!(diff.contains(shown), "{opener}: {diff}");
+    }
+    lab.browser.shutdown().await;
+}
+
 /// SNAP-1, AMB-22: a read that comes while the document is still being parsed (a click
 /// that navigates, its settle ended by the bound: a slow server, a loaded machine) waits
 /// for the document's body instead of reading the half that has come (the Django admin's

@@ -5,11 +5,14 @@
 // snapshot would misread while they run count: a box that grows, slides, scales or fades
 // and holds words or controls. Not a colour, a shadow, an outline or a filter (a hover, a
 // focus ring, a tab's label turning dark), not a pseudo-element (a tab's underline
-// indicator), not an empty box (a ripple, a spinner's dot), not a slide or fade of a box
-// already shown within the viewport that does not fade out (a menu or a dialog scaling
-// in): the snapshot reads them the same mid-way as at their end (a MkDocs content tab's
-// click waited 320 ms for its indicator and its labels' colour). Waits at most `max` ms,
-// and one animation frame more for what their end changes.
+// indicator), not an empty box (a ripple, a spinner's dot), not a slide, fade or margin
+// change of a box already laid out within the viewport that does not fade out (a menu or
+// a dialog scaling in, even from nothing: the snapshot reads a box whatever its opacity;
+// a story's new item whose margin grows as it fades in): the snapshot reads them the same
+// mid-way as at their end (a MkDocs content tab's click waited 320 ms for its indicator
+// and its labels' colour, a Quasar dialog's 300 ms and a TiddlyWiki tiddler's 400 ms for
+// their fade in). Waits at most `max` ms, and one animation frame more for what their end
+// changes.
 function(since, max) {
   const now = document.timeline ? document.timeline.currentTime : null;
   if (now === null || document.hidden || !document.getAnimations) return 0;
@@ -33,8 +36,9 @@ function(since, max) {
   const holdsContent = (el) =>
     (el.textContent || '').trim() !== '' ||
     !!el.querySelector('input,select,textarea,button,a[href],img,[role],[tabindex],[aria-label],[contenteditable]');
-  // Properties that move or fade a box without changing the layout around it.
-  const motion = /^(opacity|transform|translate|scale|rotate)$/;
+  // Properties that move or fade a box, or change only the space around it: its own
+  // words and controls stay as they are read.
+  const motion = /^(opacity|transform|translate|scale|rotate)$|^margin/;
   // The opacity the animation ends at, when it names one.
   const endOpacity = (a) => {
     let frames = [];
@@ -43,17 +47,14 @@ function(since, max) {
     const value = last && last.opacity !== undefined ? parseFloat(last.opacity) : NaN;
     return Number.isFinite(value) ? value : null;
   };
-  // A box the snapshot reads now as it will at the end of a slide or fade in: shown,
-  // of some size, not fading from nothing, and within the viewport's width (a drawer
-  // still sliding in from the side is not).
+  // A box the snapshot reads now as it will at the end of a slide or fade in: laid out,
+  // of some size, and within the viewport's width (a drawer still sliding in from the
+  // side is not). Its opacity does not count: the snapshot reads a box fading in from
+  // nothing as it reads it at the end (a fade out is told by where it ends).
   const readableNow = (el) => {
     const r = el.getBoundingClientRect();
     if (r.width < 2 || r.height < 2) return false;
-    if (r.left < -1 || r.right > innerWidth + 1) return false;
-    for (let up = el; up && up.nodeType === 1; up = up.parentElement) {
-      if (parseFloat(getComputedStyle(up).opacity) < 0.05) return false;
-    }
-    return true;
+    return !(r.left < -1 || r.right > innerWidth + 1);
   };
   const matters = (a) => {
     const effect = a.effect;
