@@ -122,6 +122,15 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         return;
     }
     let abilities = inner.backend.abilities();
+    if unused_popup_page(&inner, &abilities, &target.target_info) {
+        // Issue 32: nobody ever opens it, yet it loads a web page of its own for every
+        // window, while that window's first page loads.
+        let close = CloseTarget {
+            target_id: target.target_info.target_id.clone(),
+        };
+        let _ = target.session.connection().browser().call(&close).await;
+        return;
+    }
     let rules = match abilities.guard {
         guard::GuardMode::CdpOnly => &inner.backend.remote_rules,
         guard::GuardMode::Proxy => &inner.backend.rules,
@@ -242,6 +251,23 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
 /// Whether an attached target is this side's to rule (ERR-21): on a connection the
 /// errands borrow from the main remote browser, the targets of the errands' contexts are
 /// the errands' watcher's, and every other is the main one's.
+/// The prefix of the address bar popup's pages (the plain one and the AI-mode one).
+const OMNIBOX_POPUP: &str = "chrome://omnibox-popup.top-chrome/";
+
+/// Whether `info` is an address bar popup's page in Conch's own headless browser, which
+/// nobody can open: Chromium 156 builds the AI-mode one for every window (a page Conch
+/// makes is a window of its own, issue 18), loading it while that window's first page
+/// loads, about a third of a new window's CPU on two cores (issue 32). It is closed at
+/// once. Never in the person's own Chrome, a remote browser or a visible window, where
+/// someone may type in the address bar.
+fn unused_popup_page(inner: &Inner, abilities: &Abilities, info: &TargetInfo) -> bool {
+    inner.config.headless
+        && abilities.guard == guard::GuardMode::Proxy
+        && !abilities.persons_browser
+        && matches!(&info.target_type, TargetType::Other(kind) if kind == "browser_ui")
+        && info.url.starts_with(OMNIBOX_POPUP)
+}
+
 fn ours(inner: &Inner, info: &TargetInfo) -> bool {
     let borrowed = info
         .browser_context_id

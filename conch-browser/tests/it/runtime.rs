@@ -1010,3 +1010,89 @@ async fn the_launched_browser_builds_no_omnibox_popup_page() {
     );
     browser.shutdown().await;
 }
+
+/// Issue 32: every page Conch makes is a window of its own, and Chromium 156 builds an
+/// address bar popup's page (the AI-mode one) for every window, loading it while that
+/// window's first page loads (about a third of a new window's CPU). In Conch's own
+/// headless browser nobody can open it: it is closed as it comes and never loads (the
+/// browser still lists it). Two conversations' windows, opened at once: neither popup's
+/// document loads (only the launch window's may, built before Conch listens), and both
+/// pages load and answer. Asked of the browser itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_32_no_window_loads_an_address_bar_popup_page() {
+    let server = FixtureServer::start().await.expect("fixture server");
+    let s = setup();
+    let browser = Browser::new(s.config.clone());
+    let first = browser.conversation("c1");
+    let second = browser.conversation("c2");
+    let url = server.url("basic.html");
+    let (a, b) = tokio::join!(first.open(&url), second.open(&url));
+    a.expect("the first conversation's page");
+    b.expect("the second conversation's page");
+    // A popup's page that runs has loaded well within this on two cores.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let page = second.page().await.expect("the second page");
+    let targets = page
+        .call_raw("Target.getTargets", serde_json::json!({}))
+        .await
+        .expect("the browser's targets");
+    let infos: Vec<(String, String)> = targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let text = |k: &str| t[k].as_str().unwrap_or("").to_owned();
+            (text("url"), text("targetId"))
+        })
+        .collect();
+    assert_eq!(
+        infos
+            .iter()
+            .filter(|(u, _)| u.ends_with("basic.html"))
+            .count(),
+        2,
+        "the list is the browser's: {infos:?}"
+    );
+    let popups: Vec<String> = infos
+        .iter()
+        .filter(|(u, _)| u.starts_with("chrome://omnibox-popup.top-chrome/"))
+        .map(|(_, id)| id.clone())
+        .collect();
+    assert!(popups.len() >= 2, "a popup per window: {infos:?}");
+    // What each popup's document holds: a loaded one has its body.
+    let mut states = Vec::new();
+    for id in popups {
+        let popup = page
+            .connection()
+            .attach(conch_cdp::protocol::TargetId(id))
+            .await
+            .expect("a popup's target");
+        let state = popup
+            .call_raw_with_timeout(
+                "Runtime.evaluate",
+                serde_json::json!({
+                    "expression": "document.readyState + ' ' + (document.body ? document.body.childElementCount : -1)",
+                    "returnByValue": true,
+                }),
+                Duration::from_secs(2),
+            )
+            .await
+            .map(|v| v["result"]["value"].as_str().unwrap_or("").to_owned())
+            .unwrap_or_else(|e| format!("no answer: {e}"));
+        states.push(state);
+    }
+    let loaded = states.iter().filter(|s| s.starts_with("complete")).count();
+    assert!(loaded <= 1, "the windows' popups loaded: {states:?}");
+    for chat in [&first, &second] {
+        let page = chat.page().await.expect("a page");
+        let title = page
+            .call_raw(
+                "Runtime.evaluate",
+                serde_json::json!({ "expression": "document.title", "returnByValue": true }),
+            )
+            .await
+            .expect("the page answers");
+        assert_eq!(title["result"]["value"], "Basic page", "{title}");
+    }
+    browser.shutdown().await;
+}
