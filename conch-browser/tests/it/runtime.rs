@@ -1013,7 +1013,7 @@ async fn the_launched_browser_builds_no_omnibox_popup_page() {
 
 /// Issue 32: every page Conch makes is a window of its own, and Chromium 156 builds an
 /// address bar popup's page (the AI-mode one) for every window, loading it while that
-/// window's first page loads (about a third of a new window's CPU). In Conch's own
+/// window's first page loads (about 30% of a new window's CPU). In Conch's own
 /// headless browser nobody can open it: it is closed as it comes and never loads (the
 /// browser still lists it). Two conversations' windows, opened at once: neither popup's
 /// document loads (only the launch window's may, built before Conch listens), and both
