@@ -6,8 +6,9 @@
 //! clicking "Add to cart" [`CLICKS`] times; one read after the clicks checks that every
 //! click landed (a click that did not counts as a failed step). The figures per level:
 //! failed steps, p50 and p95 step time (all steps, and the clicks alone, which leave out
-//! the open's browser start on a pool), the gateway's resident memory after the level and
-//! at its peak, and the gateway's CPU time per step.
+//! the open's browser start on a pool; each open's time too: they start together, and
+//! the first of them to finish is the p95 at 4), the gateway's resident memory after the
+//! level and at its peak, and the gateway's CPU time per step.
 //!
 //! Two backends, each on a gateway of its own: `local` (the gateway's own Chromium) and
 //! `pool`, two real browserless servers on 127.0.0.1 (installed as `cargo xtask test`
