@@ -6,8 +6,9 @@
 //! clicking "Add to cart" [`CLICKS`] times; one read after the clicks checks that every
 //! click landed (a click that did not counts as a failed step). The figures per level:
 //! failed steps, p50 and p95 step time (all steps, and the clicks alone, which leave out
-//! the open's browser start on a pool), the gateway's resident memory after the level and
-//! at its peak, and the gateway's CPU time per step.
+//! the open's browser start on a pool; each open's time too: they start together, and
+//! the first of them to finish is the p95 at 4), the gateway's resident memory after the
+//! level and at its peak, and the gateway's CPU time per step.
 //!
 //! Two backends, each on a gateway of its own: `local` (the gateway's own Chromium) and
 //! `pool`, two real browserless servers on 127.0.0.1 (installed as `cargo xtask test`
@@ -53,6 +54,7 @@ const PER_ENDPOINT: usize = 8;
 struct Measured {
     steps: Vec<Duration>,
     clicks: Vec<Duration>,
+    opens: Vec<Duration>,
     failures: Vec<String>,
 }
 
@@ -87,6 +89,7 @@ fn conversation(port: u16, url: &str, who: usize, start: &Barrier) -> Measured {
 fn clicks(session: &mut HttpSession, url: &str, measured: &mut Measured) -> Result<(), String> {
     let opened = session.call("browser_open", &json!({ "url": url }))?;
     measured.steps.push(opened.elapsed);
+    measured.opens.push(opened.elapsed);
     if opened.is_error {
         return Err(format!("browser_open: {}", opened.text));
     }
@@ -373,6 +376,7 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             let one = thread.join().map_err(|_| "a conversation panicked")?;
             all.steps.extend(one.steps);
             all.clicks.extend(one.clicks);
+            all.opens.extend(one.opens);
             all.failures.extend(one.failures);
         }
         let wall = started.elapsed().as_secs_f64();
@@ -389,6 +393,7 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             (machine_after.0 - machine_before.0) / (machine_after.1 - machine_before.1).max(1.0);
         all.steps.sort();
         all.clicks.sort();
+        all.opens.sort();
         let cpu = (crate::bench::cpu_ms(pid) - cpu_before) / all.steps.len().max(1) as f64;
         let row = json!({
             "backend": backend.name,
@@ -397,6 +402,7 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             "failed": all.failures.len(),
             "p50_ms": percentile(&all.steps, 0.5),
             "p95_ms": percentile(&all.steps, 0.95),
+            "click_p50_ms": percentile(&all.clicks, 0.5),
             "click_p95_ms": percentile(&all.clicks, 0.95),
             "wall_s": wall,
             "gateway_rss_mib": crate::bench::rss_kib(pid) as f64 / 1024.0,
@@ -404,10 +410,16 @@ fn levels(backend: &Backend, url: &str) -> Result<Vec<Value>, String> {
             "gateway_cpu_ms_per_step": cpu,
             "busiest_threads": busy,
             "stack_cpu_ms_per_step": stack_cpu / steps,
+            "open_ms": all.opens.iter().map(|d| d.as_secs_f64() * 1000.0).collect::<Vec<_>>(),
             "stack_waited_for_a_core_ms_per_step": waited / steps,
             "machine_busy": machine_busy,
         });
         print_row(&row);
+        println!(
+            "         clicks' p50 {:.1} ms; opens {:?} ms",
+            percentile(&all.clicks, 0.5),
+            all.opens.iter().map(|d| d.as_millis()).collect::<Vec<_>>()
+        );
         println!(
             "         gateway and its browser: {:.1} ms CPU and {:.1} ms waiting for a core per step; machine {:.0}% busy",
             stack_cpu / steps,
