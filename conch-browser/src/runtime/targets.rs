@@ -187,7 +187,16 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     if page || info.target_type == TargetType::Iframe {
         // The dialog watch goes in with the rules, before the target runs (DLG-1,
         // LAUNCH-19): its `Page.enable` is sent before the resume, and answered after it.
-        let (watch, ()) = tokio::join!(
+        // A page's viewport and focus go in the same way, sent before the resume, so
+        // its first script sees them (AMB-11); a held popup, which shares its opener's
+        // renderer, answers them only once it runs, so they are awaited beside it.
+        let shaped = async {
+            if page {
+                shape_page(&target.session).await;
+            }
+        };
+        let ((), watch, ()) = tokio::join!(
+            shaped,
             dialog::watch(&target.session, Arc::new(dialog::CancelConfirms)),
             resume
         );
@@ -207,7 +216,6 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
     if page {
         // After the resume: a held popup shares its opener's renderer and does not answer
         // Page.enable until it runs.
-        shape_page(&target.session).await;
         let _ = target.session.call(&PageEnable {}).await;
         if abilities.badge {
             crate::own_chrome::show_badge(&target.session).await;
@@ -262,6 +270,7 @@ fn ours(inner: &Inner, info: &TargetInfo) -> bool {
 /// Gives a page the desktop viewport with no panel (AMB-11: 1280×800 at scale 1, so
 /// responsive sites show their desktop layout) and emulated focus (its window is rarely
 /// the system's front one, yet focus events and typing must work as in front).
+/// Both are sent at once, when first polled: before a resume polled after it.
 async fn shape_page(session: &Session) {
     let viewport = conch_policy::DEFAULT_VIEWPORT;
     let metrics = SetDeviceMetricsOverride {
@@ -270,11 +279,12 @@ async fn shape_page(session: &Session) {
         device_scale_factor: 1.0,
         mobile: false,
     };
-    if let Err(e) = session.call(&metrics).await {
+    let focus = SetFocusEmulationEnabled { enabled: true };
+    let (sized, focused) = tokio::join!(session.call(&metrics), session.call(&focus));
+    if let Err(e) = sized {
         tracing::debug!(target: "conch_browser", error = %e, "the page's viewport could not be set");
     }
-    let focus = SetFocusEmulationEnabled { enabled: true };
-    if let Err(e) = session.call(&focus).await {
+    if let Err(e) = focused {
         tracing::debug!(target: "conch_browser", error = %e, "the page's focus could not be emulated");
     }
 }
