@@ -8,7 +8,9 @@
 //! keeps only the newest, and each watcher takes the newest when it is ready, so a watcher
 //! that stops reading holds at most one frame (LIVE-3). Every frame is acknowledged to
 //! Chrome as it comes. The cast follows the conversation's active tab and never shows
-//! another conversation's (LIVE-15). While anyone watches, the browser does not idle out,
+//! another conversation's (LIVE-15). Its frames are as big as the biggest watcher's screen
+//! in device pixels (the panel's size × its device pixel ratio), never bigger than the
+//! viewport: Chrome encodes no pixel no panel shows (issue 30). While anyone watches, the browser does not idle out,
 //! and its idle time counts from when the last watcher left (LAUNCH-12).
 //!
 //! Deliberately absent: the socket (the gateway's) and the commands' effects
@@ -27,6 +29,7 @@ use conch_browser::protocol::{BrowserPageDialog, BrowserTab, BrowserTabSummary};
 use conch_browser::wheel::{Activity, WheelState};
 use conch_browser::{AwakeGuard, Browser, Conversation, TabInfo, Wheel};
 use conch_cdp::Session;
+use conch_policy::Size;
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
@@ -90,6 +93,10 @@ pub(crate) struct View {
     frames: watch::Sender<Latest>,
     pub(crate) events: broadcast::Sender<Event>,
     watched: watch::Sender<usize>,
+    /// Each watcher's screen in device pixels (its panel's size × its device pixel
+    /// ratio), by seat id, once its panel reported one; the cast's frames are sized by
+    /// them ([`frame_size`]).
+    pub(crate) screens: watch::Sender<HashMap<u64, Size>>,
     /// Held while anyone watches: the browser never idles out under a watcher, and its
     /// idle time counts from when the last one left (LAUNCH-12).
     awake: Mutex<Option<AwakeGuard>>,
@@ -224,6 +231,7 @@ impl Hub {
             frames: watch::Sender::new(None),
             events: broadcast::Sender::new(EVENT_BUFFER),
             watched: watch::Sender::new(0),
+            screens: watch::Sender::new(HashMap::new()),
             awake: Mutex::new(None),
             casting: Mutex::new(false),
             inputs,
@@ -421,6 +429,7 @@ struct ScreencastFrame {
 /// tab; tells the watchers when the tabs or the page's dialog change.
 async fn cast(view: Arc<View>) {
     let mut watched = view.watched.subscribe();
+    let mut screens = view.screens.subscribe();
     let mut seen_tabs: Option<BrowserTab> = None;
     let mut looked: u32 = 0;
     let mut frame_no: u64 = 0;
@@ -441,15 +450,15 @@ async fn cast(view: Arc<View>) {
         // cast starts once a thumbnail's own frame in progress is taken.
         let _live = LiveCast::begin(&page).await;
         let mut frames = page.events("Page.screencastFrame");
-        let viewport = view.wheel.viewport();
+        let size = frame_size(&screens.borrow_and_update(), view.wheel.viewport());
         let started = page
             .call_raw(
                 "Page.startScreencast",
                 json!({
                     "format": "jpeg",
                     "quality": JPEG_QUALITY,
-                    "maxWidth": viewport.width,
-                    "maxHeight": viewport.height,
+                    "maxWidth": size.width,
+                    "maxHeight": size.height,
                     "everyNthFrame": 1,
                 }),
             )
@@ -459,7 +468,7 @@ async fn cast(view: Arc<View>) {
             tokio::time::sleep(LOOK_EVERY).await;
             continue;
         }
-        tracing::debug!(target: "conch_live", conversation = view.conv().id(), tab, "screencast started");
+        tracing::debug!(target: "conch_live", conversation = view.conv().id(), tab, width = size.width, height = size.height, "screencast started");
         let mut looks = tokio::time::interval(LOOK_EVERY);
         loop {
             tokio::select! {
@@ -492,6 +501,15 @@ async fn cast(view: Arc<View>) {
                         break 'tabs;
                     }
                 }
+                // A watcher's screen changed, or a watcher left: the cast starts again at
+                // the new size when it is another.
+                Ok(()) = screens.changed() => {
+                    let now = frame_size(&screens.borrow_and_update(), view.wheel.viewport());
+                    if now != size {
+                        stop(&page).await;
+                        continue 'tabs;
+                    }
+                }
             }
         }
     }
@@ -500,6 +518,22 @@ async fn cast(view: Arc<View>) {
     if *view.watched.borrow() > 0 {
         start_cast(&view);
     }
+}
+
+/// The size of the cast's frames: on each axis the biggest of the watchers' `screens` in
+/// device pixels, never bigger than the `viewport` (a frame fits in it keeping the
+/// viewport's shape, so each watcher gets at least the pixels it shows); the viewport when
+/// no watcher's panel reported its size.
+fn frame_size(screens: &HashMap<u64, Size>, viewport: Size) -> Size {
+    if screens.is_empty() {
+        return viewport;
+    }
+    let width = screens.values().map(|s| s.width).max().unwrap_or(0);
+    let height = screens.values().map(|s| s.height).max().unwrap_or(0);
+    Size::new(
+        width.clamp(1, viewport.width.max(1)),
+        height.clamp(1, viewport.height.max(1)),
+    )
 }
 
 /// Starts the cast of `view` unless it runs.
@@ -571,6 +605,21 @@ async fn look_at_tabs(view: &View, seen: &mut Option<BrowserTab>, looks: &mut u3
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 30: the frames are the biggest watcher's screen on each axis, never bigger
+    /// than the viewport; with no screen reported, the viewport.
+    #[test]
+    fn live_4_the_frames_are_the_biggest_screen_within_the_viewport() {
+        let viewport = Size::new(1120, 800);
+        let mut screens = HashMap::new();
+        assert_eq!(frame_size(&screens, viewport), viewport);
+        screens.insert(0, Size::new(700, 500));
+        assert_eq!(frame_size(&screens, viewport), Size::new(700, 500));
+        screens.insert(1, Size::new(400, 600));
+        assert_eq!(frame_size(&screens, viewport), Size::new(700, 600));
+        screens.insert(2, Size::new(1400, 1000));
+        assert_eq!(frame_size(&screens, viewport), viewport);
+    }
 
     #[test]
     fn dlg_9_a_dialogs_site_is_its_frames_host() {
