@@ -122,6 +122,68 @@ async fn live_3_a_late_watcher_of_a_still_page_gets_the_newest_frame_at_once() {
     assert_eq!(frame[..3], JPEG, "a JPEG");
 }
 
+/// LIVE-3 (issue 30): while the agent's step runs, the cast's frames come at most about
+/// 15 a second however fast the page draws (Chrome captures nothing while three frames
+/// wait for their acknowledgement); and the page's last change reaches the watcher, in a
+/// step or not, though Chrome drops what the page draws while three frames wait (paced,
+/// or on a loaded machine): the cast starts again once frames go quiet.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_3_frames_are_paced_while_the_agent_steps_and_the_last_change_shows() {
+    let lab = lab().await;
+    let chat = lab.open("paced", "live.html").await;
+    let spy = FrameSpy::on(&page_of(&chat).await);
+    let (mut feed, _control) = lab.hub.join("paced");
+    assert!(
+        next_frame(&mut feed, Duration::from_secs(10))
+            .await
+            .is_some()
+    );
+    let wheel = chat.wheel();
+    let mut step = Some(wheel.agent_step());
+    let before = spy.count();
+    eval(&chat, "animate(1000); true").await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let paced = spy.count() - before;
+    assert!(
+        paced <= 20,
+        "{paced} frames in a second of the agent's step"
+    );
+    // The page draws for a moment, then paints itself and stands still: three times
+    // while the agent's step runs, twice after.
+    let colours: [[u8; 3]; 5] = [
+        [0, 0, 255],
+        [255, 0, 0],
+        [0, 160, 0],
+        [0, 0, 255],
+        [255, 0, 0],
+    ];
+    for (round, colour) in colours.into_iter().enumerate() {
+        if round == 3 {
+            step = None;
+        }
+        let [r, g, b] = colour;
+        eval(
+            &chat,
+            &format!(
+                "animate(500); setTimeout(() => {{ document.body.style.background = 'rgb({r}, {g}, {b})'; }}, 500); true"
+            ),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let mut newest = None;
+        while let Some(frame) = next_frame(&mut feed, Duration::from_millis(300)).await {
+            newest = Some(frame);
+        }
+        let frame = newest.expect("frames while the page drew");
+        let (_, _, got) = centre_pixel(&chat, &frame).await;
+        assert!(
+            near(got, colour),
+            "round {round} (step {}): the newest frame is {got:?}, the page is {colour:?}",
+            step.is_some()
+        );
+    }
+}
+
 /// LIVE-15: conversation A's watcher never gets a frame of B's tab.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_15_a_conversations_socket_never_carries_anothers_frames() {
