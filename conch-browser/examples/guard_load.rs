@@ -2,7 +2,9 @@
 //! fixture page with a hundred subresources, through the guard's proxy and without it, on
 //! the same browser executable and flags, alternating, in one run. Prints one JSON line.
 //!
-//! Usage: `guard_load [--rounds N] [--loads M]`.
+//! Usage: `guard_load [--rounds N] [--loads M] [--url http://127.0.0.1:PORT/PATH]`: with
+//! `--url`, that page of an app already served on loopback (a bench app's, say) instead of
+//! the fixture's, its host allowed to the guard.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +20,13 @@ fn arg(name: &str, default: usize) -> usize {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The value of `--url`, if given.
+fn url_arg() -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--url")?;
+    args.get(at + 1).cloned()
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -44,14 +53,17 @@ async fn run() -> Result<serde_json::Value, String> {
     let rounds = arg("--rounds", 5);
     let loads = arg("--loads", 10);
     let server = FixtureServer::start().await.map_err(|e| e.to_string())?;
-    let url = server.url("hundred.html");
+    let url = url_arg().unwrap_or_else(|| server.url("hundred.html"));
+    let host = url::Url::parse(&url)
+        .ok()
+        .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port()?)))
+        .ok_or_else(|| format!("not an address with a host and port: {url}"))?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
 
     // The same address both ways: the guard allows exactly the fixture origin (allowHosts),
     // so every request still goes through the proxy, is resolved and judged.
     let mut net = NetSettings::for_gateway_port(1);
-    let entry = format!("127.0.0.1:{}", server.port());
-    net.allow_hosts = vec![AllowedHost::parse(&entry).map_err(|e| e.to_string())?];
+    net.allow_hosts = vec![AllowedHost::parse(&host).map_err(|e| e.to_string())?];
     let mut guard = GuardConfig::new(net);
     guard.mode = GuardMode::Proxy;
     let direct = browser(&dir.path().join("direct"), None);
@@ -90,8 +102,7 @@ async fn run() -> Result<serde_json::Value, String> {
     let d = median(&mut direct_rounds.clone());
     let g = median(&mut guarded_rounds.clone());
     Ok(serde_json::json!({
-        "page": "hundred.html",
-        "subresources": 100,
+        "page": url,
         "rounds": rounds,
         "loads_per_round": loads,
         "direct_ms": direct_rounds,
