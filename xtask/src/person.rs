@@ -115,8 +115,10 @@ pub(crate) struct Asked {
 }
 
 /// The panel the person watches in: CSS pixels and device pixel ratio, a desktop
-/// browser's side panel (the tab becomes 1120×800, the frames 700×500).
-const PANEL: (u32, u32, f64) = (700, 500, 1.0);
+/// browser's side panel. The tab stays 1280×800 (1.6 × 800), as with no panel, so the
+/// apps lay out as they do without the person (at 1120 px MkDocs-Material folds its
+/// navigation tabs away); the frames are 800×500.
+const PANEL: (u32, u32, f64) = (800, 500, 1.0);
 
 /// The person at one conversation's live socket, answering Yes until dropped.
 pub(crate) struct Person {
