@@ -2,9 +2,12 @@
 //! fixture page with a hundred subresources, through the guard's proxy and without it, on
 //! the same browser executable and flags, alternating, in one run. Prints one JSON line.
 //!
-//! Usage: `guard_load [--rounds N] [--loads M] [--url http://127.0.0.1:PORT/PATH]`: with
-//! `--url`, that page of an app already served on loopback (a bench app's, say) instead of
-//! the fixture's, its host allowed to the guard.
+//! Usage: `guard_load [--rounds N] [--loads M] [--fetches F] [--url http://127.0.0.1:PORT/PATH]`:
+//! with `--url`, that page of an app already served on loopback (a bench app's, say)
+//! instead of the fixture's, its host allowed to the guard; with `--fetches`, each round
+//! also times F fetches of the page one after another from the page itself (a browser
+//! reuses its connection to the server directly; through the proxy each request is its
+//! own connection, judged), in milliseconds per fetch.
 
 use std::time::{Duration, Instant};
 
@@ -49,6 +52,24 @@ async fn load(browser: &Browser, url: &str) -> Result<f64, String> {
     Ok(started.elapsed().as_secs_f64() * 1000.0)
 }
 
+/// `fetches` fetches of the page's own address one after another, from the page, in
+/// milliseconds per fetch.
+async fn fetches(browser: &Browser, fetches: usize) -> Result<f64, String> {
+    let script = format!(
+        "(async () => {{ const t = performance.now(); for (let i = 0; i < {fetches}; i++) \
+         await (await fetch(location.href, {{ cache: 'no-store' }})).text(); \
+         return (performance.now() - t) / {fetches}; }})()"
+    );
+    let value = browser
+        .conversation("bench")
+        .evaluate(&script)
+        .await
+        .map_err(|e| e.to_string())?;
+    value
+        .as_f64()
+        .ok_or_else(|| format!("the page answered {value}"))
+}
+
 async fn run() -> Result<serde_json::Value, String> {
     let rounds = arg("--rounds", 5);
     let loads = arg("--loads", 10);
@@ -74,6 +95,8 @@ async fn run() -> Result<serde_json::Value, String> {
             load(b, &url).await?; // warm-up: launch, first paint, caches of the browser itself
         }
     }
+    let fetch_count = arg("--fetches", 0);
+    let (mut direct_fetch, mut guarded_fetch) = (Vec::new(), Vec::new());
     let (mut direct_rounds, mut guarded_rounds) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Alternate which goes first, so neither always gets the quieter moment.
@@ -88,6 +111,14 @@ async fn run() -> Result<serde_json::Value, String> {
                 times.push(load(b, &url).await?);
             }
             let m = median(&mut times);
+            if fetch_count > 0 {
+                let per_fetch = fetches(b, fetch_count).await?;
+                if is_direct {
+                    direct_fetch.push(per_fetch);
+                } else {
+                    guarded_fetch.push(per_fetch);
+                }
+            }
             if is_direct {
                 direct_rounds.push(m);
             } else {
@@ -110,6 +141,10 @@ async fn run() -> Result<serde_json::Value, String> {
         "median_direct_ms": d,
         "median_guarded_ms": g,
         "ratio": g / d,
+        "fetch_ms_direct": direct_fetch,
+        "fetch_ms_guarded": guarded_fetch,
+        "median_fetch_ms_direct": median(&mut direct_fetch.clone()),
+        "median_fetch_ms_guarded": median(&mut guarded_fetch.clone()),
         "guard_refusals": blocked,
     }))
 }
