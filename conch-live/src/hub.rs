@@ -59,8 +59,13 @@ const FRAMES_WAITING: usize = 3;
 
 /// How long the cast waits for a frame, after a burst that may have lost the page's last
 /// change, before it starts again: a fresh start's first frame shows the page as it is
-/// now (LIVE-3). Frames this far apart are two bursts.
+/// now (LIVE-3).
 const REFRESH_AFTER: Duration = Duration::from_millis(100);
+
+/// Frames that come this far apart are two bursts. Wider than [`REFRESH_AFTER`]: on a
+/// loaded machine, frames Chrome captured together may come spread out as they are
+/// encoded one after another.
+const BURST_GAP: Duration = Duration::from_millis(300);
 
 /// How many events a slow watcher may fall behind before it skips to the newest.
 const EVENT_BUFFER: usize = 64;
@@ -587,7 +592,7 @@ impl Pacing {
         self.next = Some(at + STEP_FRAME_GAP);
         let apart = self
             .last
-            .is_none_or(|last| now.duration_since(last) >= REFRESH_AFTER);
+            .is_none_or(|last| now.duration_since(last) >= BURST_GAP);
         self.burst = if apart { 1 } else { self.burst + 1 };
         self.last = Some(now);
         if self.refresh.is_some() || self.burst >= FRAMES_WAITING || waiting >= FRAMES_WAITING {
@@ -719,19 +724,19 @@ mod tests {
         let mut pacing = Pacing::default();
         assert_eq!(pacing.ack_at(ms(0), false, 1), ms(0));
         assert_eq!(pacing.ack_at(ms(16), false, 1), ms(16));
-        assert_eq!(pacing.ack_at(ms(200), false, 1), ms(200));
+        assert_eq!(pacing.ack_at(ms(400), false, 1), ms(400));
         assert_eq!(pacing.refresh, None, "no burst of three");
-        assert_eq!(pacing.ack_at(ms(232), true, 1), ms(266));
-        assert_eq!(pacing.ack_at(ms(248), true, 2), ms(332));
-        assert_eq!(pacing.refresh, Some(ms(432)), "a burst of three");
-        assert_eq!(pacing.ack_at(ms(400), true, 2), ms(400));
+        assert_eq!(pacing.ack_at(ms(432), true, 1), ms(466));
+        assert_eq!(pacing.ack_at(ms(448), true, 2), ms(532));
+        assert_eq!(pacing.refresh, Some(ms(632)), "a burst of three");
+        assert_eq!(pacing.ack_at(ms(600), true, 2), ms(600));
         assert_eq!(
             pacing.refresh,
-            Some(ms(500)),
+            Some(ms(700)),
             "a later frame pushes it back"
         );
-        assert_eq!(pacing.ack_at(ms(410), false, 1), ms(410), "the step ended");
-        assert_eq!(pacing.refresh, Some(ms(510)));
+        assert_eq!(pacing.ack_at(ms(610), false, 1), ms(610), "the step ended");
+        assert_eq!(pacing.refresh, Some(ms(710)));
         let mut loaded = Pacing::default();
         assert_eq!(loaded.ack_at(ms(0), false, 3), ms(0));
         assert_eq!(loaded.refresh, Some(ms(100)), "three frames wait");
