@@ -2,7 +2,12 @@
 //! fixture page with a hundred subresources, through the guard's proxy and without it, on
 //! the same browser executable and flags, alternating, in one run. Prints one JSON line.
 //!
-//! Usage: `guard_load [--rounds N] [--loads M]`.
+//! Usage: `guard_load [--rounds N] [--loads M] [--fetches F] [--url http://127.0.0.1:PORT/PATH]`:
+//! with `--url`, that page of an app already served on loopback (a bench app's, say)
+//! instead of the fixture's, its host allowed to the guard; with `--fetches`, each round
+//! also times F fetches of the page one after another from the page itself (a browser
+//! reuses its connection to the server directly; through the proxy each request is its
+//! own connection, judged), in milliseconds per fetch.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +23,13 @@ fn arg(name: &str, default: usize) -> usize {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The value of `--url`, if given.
+fn url_arg() -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--url")?;
+    args.get(at + 1).cloned()
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -40,18 +52,39 @@ async fn load(browser: &Browser, url: &str) -> Result<f64, String> {
     Ok(started.elapsed().as_secs_f64() * 1000.0)
 }
 
+/// `fetches` fetches of the page's own address one after another, from the page, in
+/// milliseconds per fetch.
+async fn fetches(browser: &Browser, fetches: usize) -> Result<f64, String> {
+    let script = format!(
+        "(async () => {{ const t = performance.now(); for (let i = 0; i < {fetches}; i++) \
+         await (await fetch(location.href, {{ cache: 'no-store' }})).text(); \
+         return (performance.now() - t) / {fetches}; }})()"
+    );
+    let value = browser
+        .conversation("bench")
+        .evaluate(&script)
+        .await
+        .map_err(|e| e.to_string())?;
+    value
+        .as_f64()
+        .ok_or_else(|| format!("the page answered {value}"))
+}
+
 async fn run() -> Result<serde_json::Value, String> {
     let rounds = arg("--rounds", 5);
     let loads = arg("--loads", 10);
     let server = FixtureServer::start().await.map_err(|e| e.to_string())?;
-    let url = server.url("hundred.html");
+    let url = url_arg().unwrap_or_else(|| server.url("hundred.html"));
+    let host = url::Url::parse(&url)
+        .ok()
+        .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port()?)))
+        .ok_or_else(|| format!("not an address with a host and port: {url}"))?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
 
     // The same address both ways: the guard allows exactly the fixture origin (allowHosts),
     // so every request still goes through the proxy, is resolved and judged.
     let mut net = NetSettings::for_gateway_port(1);
-    let entry = format!("127.0.0.1:{}", server.port());
-    net.allow_hosts = vec![AllowedHost::parse(&entry).map_err(|e| e.to_string())?];
+    net.allow_hosts = vec![AllowedHost::parse(&host).map_err(|e| e.to_string())?];
     let mut guard = GuardConfig::new(net);
     guard.mode = GuardMode::Proxy;
     let direct = browser(&dir.path().join("direct"), None);
@@ -62,6 +95,8 @@ async fn run() -> Result<serde_json::Value, String> {
             load(b, &url).await?; // warm-up: launch, first paint, caches of the browser itself
         }
     }
+    let fetch_count = arg("--fetches", 0);
+    let (mut direct_fetch, mut guarded_fetch) = (Vec::new(), Vec::new());
     let (mut direct_rounds, mut guarded_rounds) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Alternate which goes first, so neither always gets the quieter moment.
@@ -76,6 +111,14 @@ async fn run() -> Result<serde_json::Value, String> {
                 times.push(load(b, &url).await?);
             }
             let m = median(&mut times);
+            if fetch_count > 0 {
+                let per_fetch = fetches(b, fetch_count).await?;
+                if is_direct {
+                    direct_fetch.push(per_fetch);
+                } else {
+                    guarded_fetch.push(per_fetch);
+                }
+            }
             if is_direct {
                 direct_rounds.push(m);
             } else {
@@ -90,8 +133,7 @@ async fn run() -> Result<serde_json::Value, String> {
     let d = median(&mut direct_rounds.clone());
     let g = median(&mut guarded_rounds.clone());
     Ok(serde_json::json!({
-        "page": "hundred.html",
-        "subresources": 100,
+        "page": url,
         "rounds": rounds,
         "loads_per_round": loads,
         "direct_ms": direct_rounds,
@@ -99,6 +141,10 @@ async fn run() -> Result<serde_json::Value, String> {
         "median_direct_ms": d,
         "median_guarded_ms": g,
         "ratio": g / d,
+        "fetch_ms_direct": direct_fetch,
+        "fetch_ms_guarded": guarded_fetch,
+        "median_fetch_ms_direct": median(&mut direct_fetch.clone()),
+        "median_fetch_ms_guarded": median(&mut guarded_fetch.clone()),
         "guard_refusals": blocked,
     }))
 }

@@ -72,6 +72,10 @@ struct Seat {
 
 impl Drop for Seat {
     fn drop(&mut self) {
+        // Its screen no longer sizes the cast's frames.
+        self.view
+            .screens
+            .send_if_modified(|screens| screens.remove(&self.id).is_some());
         let orphaned = {
             let mut drivers = lock(&self.view.drivers);
             drivers.remove(&self.id) && drivers.is_empty()
@@ -199,7 +203,7 @@ impl Control {
         };
         tracing::debug!(target: "conch_live", conversation = self.view.conv().id(), command = ?command, "live command");
         match command {
-            Command::Size { width, height, .. } => self.size(width, height).await,
+            Command::Size { width, height, dpr } => self.size(width, height, dpr).await,
             Command::Takeover => {
                 self.take_over().await;
                 Vec::new()
@@ -307,17 +311,24 @@ impl Control {
         vec![Event::Tabs(browser_tab(&self.view).await)]
     }
 
-    async fn size(&self, width: u32, height: u32) -> Vec<Event> {
-        if width == 0 || height == 0 {
+    /// `{type:'size', width, height, dpr}` (LIVE-4): the most recent size wins the
+    /// viewport (AMB-11); this window's pointer maps with its own (LIVE-9), and its screen
+    /// in device pixels sizes the cast's frames (issue 30).
+    async fn size(&self, width: u32, height: u32, dpr: f64) -> Vec<Event> {
+        if width == 0 || height == 0 || !dpr.is_finite() || dpr <= 0.0 {
             return vec![Event::invalid_command()];
         }
-        // The most recent size wins the viewport (AMB-11); this window's pointer maps
-        // with its own (LIVE-9).
         *lock(&self.seat.size) = Some(Size::new(width, height));
         self.view.wheel.set_panel(Size::new(width, height));
         for page in self.view.conv().pages_now().await {
             shape(&self.view, &page).await;
         }
+        let screen = Size::new(device_px(width, dpr), device_px(height, dpr));
+        // Told even when this screen is the same: the viewport, which bounds the frames,
+        // may have changed with it.
+        self.view.screens.send_modify(|screens| {
+            screens.insert(self.seat.id, screen);
+        });
         Vec::new()
     }
 
@@ -423,6 +434,26 @@ impl Control {
 fn no_dialog() -> Event {
     Event::Error {
         message: "No dialog of the page is waiting.".to_owned(),
+    }
+}
+
+/// The most device pixels a CSS pixel of a panel counts for: a bigger ratio asks for no
+/// bigger frame (the viewport bounds it anyway).
+const MAX_DPR: f64 = 4.0;
+
+/// `css` CSS pixels at device pixel ratio `dpr` (positive and finite), in device pixels:
+/// at least 1.
+fn device_px(css: u32, dpr: f64) -> u32 {
+    let px = (f64::from(css) * dpr.min(MAX_DPR)).round();
+    if px >= f64::from(u32::MAX) {
+        u32::MAX
+    } else if px < 1.0 {
+        1
+    } else {
+        // In range: checked above.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let px = px as u32;
+        px
     }
 }
 

@@ -8,7 +8,9 @@
 //! keeps only the newest, and each watcher takes the newest when it is ready, so a watcher
 //! that stops reading holds at most one frame (LIVE-3). Every frame is acknowledged to
 //! Chrome as it comes. The cast follows the conversation's active tab and never shows
-//! another conversation's (LIVE-15). While anyone watches, the browser does not idle out,
+//! another conversation's (LIVE-15). Its frames are as big as the biggest watcher's screen
+//! in device pixels (the panel's size × its device pixel ratio), never bigger than the
+//! viewport: Chrome encodes no pixel no panel shows (issue 30). While anyone watches, the browser does not idle out,
 //! and its idle time counts from when the last watcher left (LAUNCH-12).
 //!
 //! Deliberately absent: the socket (the gateway's) and the commands' effects
@@ -17,7 +19,7 @@
 use conch_browser::sync::lock;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -27,6 +29,7 @@ use conch_browser::protocol::{BrowserPageDialog, BrowserTab, BrowserTabSummary};
 use conch_browser::wheel::{Activity, WheelState};
 use conch_browser::{AwakeGuard, Browser, Conversation, TabInfo, Wheel};
 use conch_cdp::Session;
+use conch_policy::Size;
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
@@ -40,6 +43,29 @@ const LOOK_EVERY: Duration = Duration::from_millis(200);
 
 /// How much a frame is compressed (JPEG quality, 0–100).
 const JPEG_QUALITY: u8 = 70;
+
+/// While the agent's step runs, a frame is acknowledged no sooner than this after the one
+/// before: at most 15 frames a second. Chrome captures and encodes no frame while three
+/// wait for their acknowledgement, so on a page that keeps drawing (a load, an animation)
+/// the cast takes less of the machine from the agent's step (issue 30). The person's own
+/// driving, and a page changing on its own, are never paced.
+const STEP_FRAME_GAP: Duration = Duration::from_millis(66);
+
+/// How many frames Chrome captures that wait for their acknowledgement; while that many
+/// wait (paced, or encoding and on their way on a loaded machine), it drops what the page
+/// draws and never sends it later. So a burst of that many frames may have lost the
+/// page's last change.
+const FRAMES_WAITING: usize = 3;
+
+/// How long the cast waits for a frame, after a burst that may have lost the page's last
+/// change, before it starts again: a fresh start's first frame shows the page as it is
+/// now (LIVE-3).
+const REFRESH_AFTER: Duration = Duration::from_millis(100);
+
+/// Frames that come this far apart are two bursts. Wider than [`REFRESH_AFTER`]: on a
+/// loaded machine, frames Chrome captured together may come spread out as they are
+/// encoded one after another.
+const BURST_GAP: Duration = Duration::from_millis(300);
 
 /// How many events a slow watcher may fall behind before it skips to the newest.
 const EVENT_BUFFER: usize = 64;
@@ -90,6 +116,10 @@ pub(crate) struct View {
     frames: watch::Sender<Latest>,
     pub(crate) events: broadcast::Sender<Event>,
     watched: watch::Sender<usize>,
+    /// Each watcher's screen in device pixels (its panel's size × its device pixel
+    /// ratio), by seat id, once its panel reported one; the cast's frames are sized by
+    /// them ([`frame_size`]).
+    pub(crate) screens: watch::Sender<HashMap<u64, Size>>,
     /// Held while anyone watches: the browser never idles out under a watcher, and its
     /// idle time counts from when the last one left (LAUNCH-12).
     awake: Mutex<Option<AwakeGuard>>,
@@ -224,6 +254,7 @@ impl Hub {
             frames: watch::Sender::new(None),
             events: broadcast::Sender::new(EVENT_BUFFER),
             watched: watch::Sender::new(0),
+            screens: watch::Sender::new(HashMap::new()),
             awake: Mutex::new(None),
             casting: Mutex::new(false),
             inputs,
@@ -421,6 +452,7 @@ struct ScreencastFrame {
 /// tab; tells the watchers when the tabs or the page's dialog change.
 async fn cast(view: Arc<View>) {
     let mut watched = view.watched.subscribe();
+    let mut screens = view.screens.subscribe();
     let mut seen_tabs: Option<BrowserTab> = None;
     let mut looked: u32 = 0;
     let mut frame_no: u64 = 0;
@@ -441,41 +473,58 @@ async fn cast(view: Arc<View>) {
         // cast starts once a thumbnail's own frame in progress is taken.
         let _live = LiveCast::begin(&page).await;
         let mut frames = page.events("Page.screencastFrame");
-        let viewport = view.wheel.viewport();
-        let started = page
-            .call_raw(
-                "Page.startScreencast",
-                json!({
-                    "format": "jpeg",
-                    "quality": JPEG_QUALITY,
-                    "maxWidth": viewport.width,
-                    "maxHeight": viewport.height,
-                    "everyNthFrame": 1,
-                }),
-            )
-            .await;
+        let size = frame_size(&screens.borrow_and_update(), view.wheel.viewport());
+        let params = json!({
+            "format": "jpeg",
+            "quality": JPEG_QUALITY,
+            "maxWidth": size.width,
+            "maxHeight": size.height,
+            "everyNthFrame": 1,
+        });
+        let started = page.call_raw("Page.startScreencast", params.clone()).await;
         if let Err(e) = started {
             tracing::debug!(target: "conch_live", error = %e, "the screencast did not start");
             tokio::time::sleep(LOOK_EVERY).await;
             continue;
         }
-        tracing::debug!(target: "conch_live", conversation = view.conv().id(), tab, "screencast started");
+        tracing::debug!(target: "conch_live", conversation = view.conv().id(), tab, width = size.width, height = size.height, "screencast started");
         let mut looks = tokio::time::interval(LOOK_EVERY);
+        let mut pacing = Pacing::default();
         loop {
             tokio::select! {
                 event = frames.next() => {
                     let Some(event) = event else { continue 'tabs };
                     let Ok(frame) = event.parse::<ScreencastFrame>() else { continue };
-                    // Every frame is acknowledged at once, before it is decoded, so Chrome
-                    // sends the next one while this one goes out (LIVE-3).
+                    // Every frame is acknowledged, before it is decoded, so Chrome sends
+                    // the next one while this one goes out (LIVE-3): at once, or while the
+                    // agent's step runs, a frame gap after the one before.
+                    let waiting = Arc::clone(&pacing.waiting);
+                    let now_waiting = waiting.fetch_add(1, Ordering::SeqCst) + 1;
+                    let at = pacing.ack_at(
+                        tokio::time::Instant::now(),
+                        view.wheel.agent_busy(),
+                        now_waiting,
+                    );
                     let acking = page.clone();
                     tokio::spawn(async move {
+                        tokio::time::sleep_until(at).await;
                         let ack = json!({ "sessionId": frame.session_id });
                         let _ = acking.call_raw("Page.screencastFrameAck", ack).await;
+                        waiting.fetch_sub(1, Ordering::SeqCst);
                     });
                     if let Some(jpeg) = conch_browser::page::base64::decode(&frame.data) {
                         frame_no += 1;
                         view.frames.send_replace(Some((frame_no, Arc::new(jpeg))));
+                    }
+                }
+                // A burst of frames went quiet: a change Chrome dropped meanwhile would
+                // never come, so the cast starts again for the page as it is now.
+                () = pacing.refresh_due() => {
+                    pacing = Pacing::default();
+                    stop(&page).await;
+                    if let Err(e) = page.call_raw("Page.startScreencast", params.clone()).await {
+                        tracing::debug!(target: "conch_live", error = %e, "the screencast did not start again");
+                        continue 'tabs;
                     }
                 }
                 _ = looks.tick() => {
@@ -492,6 +541,15 @@ async fn cast(view: Arc<View>) {
                         break 'tabs;
                     }
                 }
+                // A watcher's screen changed, or a watcher left: the cast starts again at
+                // the new size when it is another.
+                Ok(()) = screens.changed() => {
+                    let now = frame_size(&screens.borrow_and_update(), view.wheel.viewport());
+                    if now != size {
+                        stop(&page).await;
+                        continue 'tabs;
+                    }
+                }
             }
         }
     }
@@ -500,6 +558,74 @@ async fn cast(view: Arc<View>) {
     if *view.watched.borrow() > 0 {
         start_cast(&view);
     }
+}
+
+/// When the cast acknowledges its frames, and whether it must start again for the
+/// newest: see [`STEP_FRAME_GAP`], [`FRAMES_WAITING`] and [`REFRESH_AFTER`].
+#[derive(Debug, Default)]
+struct Pacing {
+    /// The soonest the next frame is acknowledged while the agent's step runs.
+    next: Option<tokio::time::Instant>,
+    /// When the last frame came, and how many came in its burst.
+    last: Option<tokio::time::Instant>,
+    burst: usize,
+    /// When the cast starts again unless a frame comes first: armed by a burst of
+    /// [`FRAMES_WAITING`] frames, pushed back by every frame after it.
+    refresh: Option<tokio::time::Instant>,
+    /// This cast's frames not acknowledged yet (Chrome counts them per start).
+    waiting: Arc<AtomicUsize>,
+}
+
+impl Pacing {
+    /// When to acknowledge a frame that came at `now`, with `waiting` frames (this one
+    /// included) not acknowledged yet; paced while `busy` (the agent's step runs).
+    fn ack_at(
+        &mut self,
+        now: tokio::time::Instant,
+        busy: bool,
+        waiting: usize,
+    ) -> tokio::time::Instant {
+        let at = match self.next {
+            Some(next) if busy => next.max(now),
+            _ => now,
+        };
+        self.next = Some(at + STEP_FRAME_GAP);
+        let apart = self
+            .last
+            .is_none_or(|last| now.duration_since(last) >= BURST_GAP);
+        self.burst = if apart { 1 } else { self.burst + 1 };
+        self.last = Some(now);
+        if self.refresh.is_some() || self.burst >= FRAMES_WAITING || waiting >= FRAMES_WAITING {
+            let due = at + REFRESH_AFTER;
+            self.refresh = Some(self.refresh.map_or(due, |r| r.max(due)));
+        }
+        at
+    }
+
+    /// Resolves when the cast must start again (never, unless a burst of frames may have
+    /// lost the page's last change).
+    async fn refresh_due(&self) {
+        match self.refresh {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// The size of the cast's frames: on each axis the biggest of the watchers' `screens` in
+/// device pixels, never bigger than the `viewport` (a frame fits in it keeping the
+/// viewport's shape, so each watcher gets at least the pixels it shows); the viewport when
+/// no watcher's panel reported its size.
+fn frame_size(screens: &HashMap<u64, Size>, viewport: Size) -> Size {
+    if screens.is_empty() {
+        return viewport;
+    }
+    let width = screens.values().map(|s| s.width).max().unwrap_or(0);
+    let height = screens.values().map(|s| s.height).max().unwrap_or(0);
+    Size::new(
+        width.clamp(1, viewport.width.max(1)),
+        height.clamp(1, viewport.height.max(1)),
+    )
 }
 
 /// Starts the cast of `view` unless it runs.
@@ -571,6 +697,50 @@ async fn look_at_tabs(view: &View, seen: &mut Option<BrowserTab>, looks: &mut u3
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 30: the frames are the biggest watcher's screen on each axis, never bigger
+    /// than the viewport; with no screen reported, the viewport.
+    #[test]
+    fn live_4_the_frames_are_the_biggest_screen_within_the_viewport() {
+        let viewport = Size::new(1120, 800);
+        let mut screens = HashMap::new();
+        assert_eq!(frame_size(&screens, viewport), viewport);
+        screens.insert(0, Size::new(700, 500));
+        assert_eq!(frame_size(&screens, viewport), Size::new(700, 500));
+        screens.insert(1, Size::new(400, 600));
+        assert_eq!(frame_size(&screens, viewport), Size::new(700, 600));
+        screens.insert(2, Size::new(1400, 1000));
+        assert_eq!(frame_size(&screens, viewport), viewport);
+    }
+
+    /// Issue 30, LIVE-3: frames are acknowledged at once unless the agent's step runs,
+    /// then a frame gap apart; a burst of three frames (or three waiting) arms a fresh
+    /// start once frames go quiet, and every later frame pushes it back; one or two
+    /// frames apart arm nothing.
+    #[test]
+    fn live_3_frames_are_paced_only_while_the_agent_steps() {
+        let t0 = tokio::time::Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut pacing = Pacing::default();
+        assert_eq!(pacing.ack_at(ms(0), false, 1), ms(0));
+        assert_eq!(pacing.ack_at(ms(16), false, 1), ms(16));
+        assert_eq!(pacing.ack_at(ms(400), false, 1), ms(400));
+        assert_eq!(pacing.refresh, None, "no burst of three");
+        assert_eq!(pacing.ack_at(ms(432), true, 1), ms(466));
+        assert_eq!(pacing.ack_at(ms(448), true, 2), ms(532));
+        assert_eq!(pacing.refresh, Some(ms(632)), "a burst of three");
+        assert_eq!(pacing.ack_at(ms(600), true, 2), ms(600));
+        assert_eq!(
+            pacing.refresh,
+            Some(ms(700)),
+            "a later frame pushes it back"
+        );
+        assert_eq!(pacing.ack_at(ms(610), false, 1), ms(610), "the step ended");
+        assert_eq!(pacing.refresh, Some(ms(710)));
+        let mut loaded = Pacing::default();
+        assert_eq!(loaded.ack_at(ms(0), false, 3), ms(0));
+        assert_eq!(loaded.refresh, Some(ms(100)), "three frames wait");
+    }
 
     #[test]
     fn dlg_9_a_dialogs_site_is_its_frames_host() {

@@ -274,12 +274,15 @@
 
   // The screen: its size sets the tab's shape (LIVE-4); a press takes over and clicks.
   const screen = byId('screen');
-  // The screen's inside (its border left out) is the size the page is shaped to.
+  // The screen's inside (its border left out) is the size the page is shaped to; with
+  // the device pixel ratio, it is how big the frames are cast (issue 30).
   const sizeChanged = () => {
     const box = { width: screen.clientWidth, height: screen.clientHeight };
-    if (grant && box.width > 0 && (!frameSize || frameSize.w !== Math.round(box.width))) {
-      frameSize = { w: Math.round(box.width), h: Math.round(box.height) };
-      send({ type: 'size', width: frameSize.w, height: frameSize.h });
+    const dpr = window.devicePixelRatio || 1;
+    if (grant && box.width > 0
+      && (!frameSize || frameSize.w !== Math.round(box.width) || frameSize.dpr !== dpr)) {
+      frameSize = { w: Math.round(box.width), h: Math.round(box.height), dpr };
+      send({ type: 'size', width: frameSize.w, height: frameSize.h, dpr });
     }
     notify('ui/notifications/size-changed', { height: document.documentElement.scrollHeight });
   };

@@ -117,9 +117,9 @@ export class LiveView {
     this.canvas.width = Math.round(width * dpr);
     this.canvas.height = Math.round(height * dpr);
     this.draw();
-    if (width === this.sent.width && height === this.sent.height) return;
+    if (width === this.sent.width && height === this.sent.height && dpr === this.sent.dpr) return;
     if (this.socket?.readyState !== WebSocket.OPEN) return;
-    this.sent = { width, height };
+    this.sent = { width, height, dpr };
     this.socket.send(JSON.stringify({ type: 'size', width, height, dpr }));
   }
 

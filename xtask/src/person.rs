@@ -3,8 +3,10 @@
 //! the panel's page), joins a conversation's live socket, and answers every question card
 //! Yes, keeping each card it was asked (`bench real`'s `questions` column, issue 30).
 //!
-//! Deliberately not a panel: it never drives, never reads frames, and never sends a
-//! command other than `answer`.
+//! Deliberately not a panel: it never drives and never looks at the frames it gets; the
+//! only commands it sends are the size a panel reports when it opens ([`PANEL`], which
+//! shapes the tab and sizes the cast's frames as a real panel's does, LIVE-4) and
+//! `answer`.
 
 use std::path::Path;
 use std::process::Command;
@@ -112,6 +114,12 @@ pub(crate) struct Asked {
     pub(crate) words: String,
 }
 
+/// The panel the person watches in: CSS pixels and device pixel ratio, a desktop
+/// browser's side panel. The tab stays 1280×800 (1.6 × 800), as with no panel, so the
+/// apps lay out as they do without the person (at 1120 px MkDocs-Material folds its
+/// navigation tabs away); the frames are 800×500.
+const PANEL: (u32, u32, f64) = (800, 500, 1.0);
+
 /// The person at one conversation's live socket, answering Yes until dropped.
 pub(crate) struct Person {
     asked: Arc<Mutex<Vec<Asked>>>,
@@ -124,6 +132,11 @@ impl Person {
     pub(crate) fn answer_yes(door: &Door, conversation: &str) -> Result<Person, String> {
         let mut socket = door.join(conversation)?;
         let writer = socket.writer.clone();
+        let (width, height, dpr) = PANEL;
+        let size = json!({ "type": "size", "width": width, "height": height, "dpr": dpr });
+        writer
+            .text(&size.to_string())
+            .map_err(|e| format!("the person's panel could not report its size: {e}"))?;
         let asked = Arc::new(Mutex::new(Vec::new()));
         let (answers, seen) = (writer.clone(), Arc::clone(&asked));
         let reader = std::thread::spawn(move || {

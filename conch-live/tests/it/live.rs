@@ -122,6 +122,68 @@ async fn live_3_a_late_watcher_of_a_still_page_gets_the_newest_frame_at_once() {
     assert_eq!(frame[..3], JPEG, "a JPEG");
 }
 
+/// LIVE-3 (issue 30): while the agent's step runs, the cast's frames come at most about
+/// 15 a second however fast the page draws (Chrome captures nothing while three frames
+/// wait for their acknowledgement); and the page's last change reaches the watcher, in a
+/// step or not, though Chrome drops what the page draws while three frames wait (paced,
+/// or on a loaded machine): the cast starts again once frames go quiet.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_3_frames_are_paced_while_the_agent_steps_and_the_last_change_shows() {
+    let lab = lab().await;
+    let chat = lab.open("paced", "live.html").await;
+    let spy = FrameSpy::on(&page_of(&chat).await);
+    let (mut feed, _control) = lab.hub.join("paced");
+    assert!(
+        next_frame(&mut feed, Duration::from_secs(10))
+            .await
+            .is_some()
+    );
+    let wheel = chat.wheel();
+    let mut step = Some(wheel.agent_step());
+    let before = spy.count();
+    eval(&chat, "animate(1000); true").await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let paced = spy.count() - before;
+    assert!(
+        paced <= 20,
+        "{paced} frames in a second of the agent's step"
+    );
+    // The page draws for a moment, then paints itself and stands still: three times
+    // while the agent's step runs, twice after.
+    let colours: [[u8; 3]; 5] = [
+        [0, 0, 255],
+        [255, 0, 0],
+        [0, 160, 0],
+        [0, 0, 255],
+        [255, 0, 0],
+    ];
+    for (round, colour) in colours.into_iter().enumerate() {
+        if round == 3 {
+            step = None;
+        }
+        let [r, g, b] = colour;
+        eval(
+            &chat,
+            &format!(
+                "animate(500); setTimeout(() => {{ document.body.style.background = 'rgb({r}, {g}, {b})'; }}, 500); true"
+            ),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let mut newest = None;
+        while let Some(frame) = next_frame(&mut feed, Duration::from_millis(300)).await {
+            newest = Some(frame);
+        }
+        let frame = newest.expect("frames while the page drew");
+        let (_, _, got) = centre_pixel(&chat, &frame).await;
+        assert!(
+            near(got, colour),
+            "round {round} (step {}): the newest frame is {got:?}, the page is {colour:?}",
+            step.is_some()
+        );
+    }
+}
+
 /// LIVE-15: conversation A's watcher never gets a frame of B's tab.
 #[tokio::test(flavor = "multi_thread")]
 async fn live_15_a_conversations_socket_never_carries_anothers_frames() {
@@ -190,6 +252,118 @@ async fn live_4_a_size_message_shapes_the_viewport() {
         .await;
     assert_eq!(zero, vec![Event::invalid_command()]);
     assert_eq!(eval(&chat, size).await, json!([1440, 864]));
+}
+
+/// The width and height of a JPEG, from its frame header (SOFn); `None` when it has none.
+fn jpeg_size(jpeg: &[u8]) -> Option<(u32, u32)> {
+    let mut at = 2;
+    while at + 9 <= jpeg.len() {
+        if jpeg[at] != 0xff {
+            return None;
+        }
+        let marker = jpeg[at + 1];
+        let length = usize::from(u16::from_be_bytes([jpeg[at + 2], jpeg[at + 3]]));
+        if matches!(marker, 0xc0..=0xcf) && !matches!(marker, 0xc4 | 0xc8 | 0xcc) {
+            let height = u16::from_be_bytes([jpeg[at + 5], jpeg[at + 6]]);
+            let width = u16::from_be_bytes([jpeg[at + 7], jpeg[at + 8]]);
+            return Some((u32::from(width), u32::from(height)));
+        }
+        at += 2 + length;
+    }
+    None
+}
+
+/// Reads `feed`'s frames until one is `want` pixels (an animated page keeps sending);
+/// the sizes it read, each once in a row, when none was.
+async fn frame_sized(
+    feed: &mut conch_live::Feed,
+    want: (u32, u32),
+) -> Result<(), Vec<Option<(u32, u32)>>> {
+    let mut seen = Vec::new();
+    let until = tokio::time::Instant::now() + Duration::from_secs(10);
+    while tokio::time::Instant::now() < until {
+        let Some(frame) = next_frame(feed, Duration::from_secs(2)).await else {
+            continue;
+        };
+        let size = jpeg_size(&frame);
+        if size == Some(want) {
+            return Ok(());
+        }
+        if seen.last() != Some(&size) {
+            seen.push(size);
+        }
+    }
+    Err(seen)
+}
+
+/// LIVE-4, LIVE-9 (issue 30): the cast's frames are the panel's size in device pixels, not
+/// the viewport's (1.6× wider): a 500×400 panel at ratio 1 gets 500×400 frames of its
+/// 960×768 viewport, and its click still lands at the scaled viewport point. With a
+/// second window of 400×300 at ratio 2 (800×600 device pixels) the bigger wins; when it
+/// leaves, the frames shrink back to the first panel's, in the viewport's shape. A ratio
+/// that is no ratio is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_4_the_cast_is_the_panels_device_pixels_and_clicks_still_land() {
+    let lab = lab().await;
+    let chat = lab.open("px", "live.html").await;
+    eval(&chat, "animate(); true").await;
+    let (mut feed, control) = lab.hub.join("px");
+    assert!(
+        frame_sized(&mut feed, (1280, 800)).await.is_ok(),
+        "with no panel size the frames are the viewport's"
+    );
+    control
+        .command(&cmd(
+            &json!({"type": "size", "width": 500, "height": 400, "dpr": 1}),
+        ))
+        .await;
+    assert_eq!(
+        eval(&chat, "[innerWidth, innerHeight]").await,
+        json!([960, 768])
+    );
+    if let Err(seen) = frame_sized(&mut feed, (500, 400)).await {
+        panic!("no frame at the panel's size; frames were {seen:?}");
+    }
+    for action in ["down", "up"] {
+        control
+            .command(&cmd(
+                &json!({"type": "pointer", "action": action, "x": 100, "y": 100, "button": "left"}),
+            ))
+            .await;
+    }
+    let landed = crate::support::eventually(Duration::from_secs(5), || async {
+        eval(&chat, "window.clicks.length").await == json!(1)
+    })
+    .await;
+    assert!(landed, "the click never reached the page");
+    assert_eq!(eval(&chat, "window.clicks[0]").await, json!([192, 192, 1]));
+    control.command(&cmd(&json!({"type": "handback"}))).await;
+
+    let (second_feed, second) = lab.hub.join("px");
+    second
+        .command(&cmd(
+            &json!({"type": "size", "width": 400, "height": 300, "dpr": 2}),
+        ))
+        .await;
+    assert_eq!(
+        eval(&chat, "[innerWidth, innerHeight]").await,
+        json!([960, 720])
+    );
+    if let Err(seen) = frame_sized(&mut feed, (800, 600)).await {
+        panic!("the bigger screen did not win; frames were {seen:?}");
+    }
+    drop((second_feed, second));
+    if let Err(seen) = frame_sized(&mut feed, (500, 375)).await {
+        panic!("the frames kept the gone window's size; frames were {seen:?}");
+    }
+    for dpr in [0, -1] {
+        let refused = control
+            .command(&cmd(
+                &json!({"type": "size", "width": 500, "height": 400, "dpr": dpr}),
+            ))
+            .await;
+        assert_eq!(refused, vec![Event::invalid_command()], "dpr {dpr}");
+    }
 }
 
 /// LIVE-1, PROTO-6: a watcher first hears who drives and the conversation's tabs.
