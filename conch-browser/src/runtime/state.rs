@@ -262,6 +262,11 @@ pub(super) struct Running {
     /// Page targets that are conversations' tabs.
     pub(super) pages: HashMap<TargetId, PageRef>,
     pub(super) watcher: tokio::task::JoinHandle<()>,
+    /// The blank page Conch's own headless browser opened at launch, and since when,
+    /// until the first tab of the main context takes it: a window made for that tab cost
+    /// the cold start about a third of its time (issue 31). A stand-in window is made
+    /// when it is taken, so the browser never runs out of windows (LIVE-16).
+    pub(super) launch_page: Option<(TargetId, Instant)>,
 }
 
 #[derive(Debug, Clone)]
@@ -394,7 +399,16 @@ pub(super) async fn ready_or_closed(
 
 /// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
 pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
-    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
+    take_ready_within(inner, target, inner.config.attach_timeout).await
+}
+
+/// As [`take_ready`], waiting at most `within`.
+pub(super) async fn take_ready_within(
+    inner: &Inner,
+    target: &TargetId,
+    within: Duration,
+) -> Option<Session> {
+    let deadline = tokio::time::Instant::now() + within;
     loop {
         let notified = inner.pages.ready_changed.notified();
         tokio::pin!(notified);
