@@ -524,6 +524,12 @@ mod tests {
         }
         let before = pages(&browser).await;
         let first = filed();
+        // This test is about a page Conch makes: the first tab would take the launch page
+        // instead (issue 31).
+        {
+            let mut state = browser.inner.state.lock().await;
+            state.running.as_mut().unwrap().launch_page = None;
+        }
         let chat = browser.conversation("c1");
 
         let failed = chat.open("about:blank").await.unwrap_err();
