@@ -30,7 +30,7 @@ use crate::wheel::Wheel;
 /// session over here. The browser-wide lock is not held while the page is made, so other
 /// conversations go on meanwhile.
 async fn create_page(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     conversation: &str,
     tab: &str,
     url: &str,
@@ -63,7 +63,7 @@ async fn create_page(
     if context.is_none()
         && !own
         && let Some((target, since)) = launch_page
-        && let Some(session) = take_launch_page(inner, &browser, &target, since).await
+        && let Some(session) = take_launch_page(inner, &target, since, generation).await
     {
         return file_page(inner, generation, conversation, tab, target, session, url).await;
     }
@@ -135,33 +135,56 @@ async fn file_page(
 /// usually already, and a browser that lost it gets a window made instead.
 const LAUNCH_PAGE_WAIT: Duration = Duration::from_secs(5);
 
+/// How long after the first tab's first load its stand-in window is made, so making it
+/// does not hold up the page's load and first read (the browser's main thread makes it).
+const STAND_IN_AFTER_LOAD: Duration = Duration::from_millis(500);
+
+/// The longest the stand-in waits for that load.
+const STAND_IN_LOAD_WAIT: Duration = Duration::from_secs(10);
+
 /// The page the browser opened at launch, for the first tab (issue 31): handed over
 /// once the target watcher ruled and resumed it (LAUNCH-19, as any page), or `None` when
-/// it is gone or was dropped as unclaimed. A blank window is made in its stead, so the
-/// browser keeps a window of its own when that tab closes or moves to a browser of its
-/// own, and with it the profile's session cookies (LIVE-16).
+/// it is gone or was dropped as unclaimed. A blank window is then owed in its stead, so
+/// the browser keeps a window of its own when that tab closes or moves to a browser of
+/// its own, and with it the profile's session cookies (LIVE-16): made shortly after the
+/// tab's first load, or at once by whatever closes a page before then
+/// ([`super::state::keep_a_window`]).
 async fn take_launch_page(
-    inner: &Inner,
-    browser: &Session,
+    inner: &Arc<Inner>,
     target: &TargetId,
     since: std::time::Instant,
+    generation: u64,
 ) -> Option<Session> {
     if since.elapsed() >= super::targets::unclaimed_after(inner) {
         return None;
     }
     let within = inner.config.attach_timeout.min(LAUNCH_PAGE_WAIT);
     let session = super::state::take_ready_within(inner, target, within).await?;
-    let viewport = conch_policy::DEFAULT_VIEWPORT;
-    let stand_in = CreateTarget {
-        new_window: Some(true),
-        width: Some(viewport.width),
-        height: Some(viewport.height),
-        ..CreateTarget::new("about:blank")
-    };
-    let browser = browser.clone();
+    {
+        let mut state = inner.state.lock().await;
+        if state.generation != generation {
+            return None;
+        }
+        let running = state.running.as_mut()?;
+        running.stand_in_owed = true;
+    }
+    // Subscribed before the tab is sent anywhere, so its first load is not missed.
+    let mut loaded = session.subscribe::<conch_cdp::protocol::page::LoadEventFired>();
+    let weak = Arc::downgrade(inner);
     tokio::spawn(async move {
-        if let Err(e) = browser.call(&stand_in).await {
-            tracing::info!(target: "conch_browser", error = %e, "no stand-in window for the launch page");
+        let _ = tokio::time::timeout(
+            STAND_IN_LOAD_WAIT,
+            futures_util::StreamExt::next(&mut loaded),
+        )
+        .await;
+        tokio::time::sleep(STAND_IN_AFTER_LOAD).await;
+        let Some(inner) = weak.upgrade() else { return };
+        let mut state = inner.state.lock().await;
+        if state.generation != generation {
+            return;
+        }
+        if let Some(running) = state.running.as_mut() {
+            super::state::keep_a_window(running).await;
         }
     });
     Some(session)
@@ -950,6 +973,45 @@ mod tests {
                 (field("targetId"), field("url"))
             })
             .collect()
+    }
+
+    /// Issue 31, LIVE-16: a first tab closed at once after its load, before its stand-in
+    /// window was due, still leaves the browser a window and its profile: the close makes
+    /// the stand-in first, so the session cookie set there is there for the next tab.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_31_closing_the_launch_page_at_once_makes_its_stand_in_first() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(config(&dir));
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        chat.evaluate("document.cookie = 'kept=yes; path=/'; 1")
+            .await
+            .unwrap();
+        assert!(
+            browser
+                .inner
+                .state
+                .lock()
+                .await
+                .running
+                .as_ref()
+                .unwrap()
+                .stand_in_owed,
+            "the stand-in is not made before its time"
+        );
+        chat.close("t1").await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(browser.status().await.state, RunState::Running);
+        chat.open(&server.url("basic.html")).await.unwrap();
+        assert_eq!(
+            chat.evaluate("document.cookie").await.unwrap(),
+            "kept=yes",
+            "the session cookie outlived the launch window"
+        );
+        let pages = page_targets(&chat.page().await.unwrap()).await;
+        assert_eq!(pages.len(), 2, "the new tab and one stand-in: {pages:?}");
+        browser.shutdown().await;
     }
 
     /// Issue 31, LIVE-16: the first tab takes the page the browser opened at launch (no
