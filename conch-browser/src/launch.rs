@@ -137,8 +137,7 @@ pub fn browser_args(profile: &Path, headless: bool, extra: &[String]) -> Vec<Str
     args.push(format!("{DISABLE_FEATURES}{}", disabled.join(",")));
     // The first window is kept (no `--no-startup-window`): with no window left, the
     // browser lets the profile go, and the shared browser's session cookies with it when
-    // a chat's last tab moves to a browser of its own (LIVE-16). The first tab takes its
-    // page, and a blank window is made in its stead then (issue 31).
+    // a chat's last tab moves to a browser of its own (LIVE-16).
     args.push("about:blank".to_owned());
     args
 }

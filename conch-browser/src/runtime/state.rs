@@ -262,32 +262,6 @@ pub(super) struct Running {
     /// Page targets that are conversations' tabs.
     pub(super) pages: HashMap<TargetId, PageRef>,
     pub(super) watcher: tokio::task::JoinHandle<()>,
-    /// The blank page Conch's own headless browser opened at launch, and since when,
-    /// until the first tab of the main context takes it: a window made for that tab cost
-    /// the cold start about a third of its time (issue 31). A stand-in window is made
-    /// when it is taken, so the browser never runs out of windows (LIVE-16).
-    pub(super) launch_page: Option<(TargetId, Instant)>,
-    /// Whether the launch page was taken and its stand-in window is not made yet.
-    pub(super) stand_in_owed: bool,
-}
-
-/// Makes the stand-in window owed for the launch page, if it is (issue 31, LIVE-16):
-/// called, under the state lock, before any of Conch's pages is closed, so the browser
-/// never closes its last window. Once per launch.
-pub(super) async fn keep_a_window(running: &mut Running) {
-    if !std::mem::take(&mut running.stand_in_owed) {
-        return;
-    }
-    let viewport = conch_policy::DEFAULT_VIEWPORT;
-    let stand_in = conch_cdp::protocol::target::CreateTarget {
-        new_window: Some(true),
-        width: Some(viewport.width),
-        height: Some(viewport.height),
-        ..conch_cdp::protocol::target::CreateTarget::new("about:blank")
-    };
-    if let Err(e) = running.connection.browser().call(&stand_in).await {
-        tracing::info!(target: "conch_browser", error = %e, "no stand-in window for the launch page");
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -420,16 +394,7 @@ pub(super) async fn ready_or_closed(
 
 /// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
 pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
-    take_ready_within(inner, target, inner.config.attach_timeout).await
-}
-
-/// As [`take_ready`], waiting at most `within`.
-pub(super) async fn take_ready_within(
-    inner: &Inner,
-    target: &TargetId,
-    within: Duration,
-) -> Option<Session> {
-    let deadline = tokio::time::Instant::now() + within;
+    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
     loop {
         let notified = inner.pages.ready_changed.notified();
         tokio::pin!(notified);
@@ -480,7 +445,6 @@ pub(super) async fn close_tab(
             .find(|(_, p)| p.conversation == conversation && p.tab == tab)
             .map(|(id, _)| id.clone());
         if let Some(target) = target {
-            keep_a_window(running).await;
             // Forgotten first, so the watcher does not report the close as the page's.
             if let Some(page) = running.pages.remove(&target) {
                 crate::page::forget_session(&page.session);

@@ -30,20 +30,15 @@ use crate::wheel::Wheel;
 /// session over here. The browser-wide lock is not held while the page is made, so other
 /// conversations go on meanwhile.
 async fn create_page(
-    inner: &Arc<Inner>,
+    inner: &Inner,
     conversation: &str,
     tab: &str,
     url: &str,
 ) -> Result<Session, BrowserError> {
-    let (browser, generation, launch_page) = {
-        let mut state = inner.state.lock().await;
-        let generation = state.generation;
-        let running = state.running.as_mut().ok_or(BrowserError::NotRunning)?;
-        (
-            running.connection.browser(),
-            generation,
-            running.launch_page.take(),
-        )
+    let (browser, generation) = {
+        let state = inner.state.lock().await;
+        let running = state.running.as_ref().ok_or(BrowserError::NotRunning)?;
+        (running.connection.browser(), state.generation)
     };
     // Each tab in a window of its own: a background tab of a shared window gets no frames,
     // so trusted input to it waits until it times out (issue 18). In its own window every
@@ -58,15 +53,6 @@ async fn create_page(
         Side::Errands => Some(errand_context(inner, conversation, generation).await?),
         Side::Main => None,
     };
-    // The first tab takes the page the browser opened at launch, if it is still there
-    // (issue 31); otherwise a window is made for it.
-    if context.is_none()
-        && !own
-        && let Some((target, since)) = launch_page
-        && let Some(session) = take_launch_page(inner, &target, since, generation).await
-    {
-        return file_page(inner, generation, conversation, tab, target, session, url).await;
-    }
     let created = browser
         .call(&CreateTarget {
             new_window: Some(true),
@@ -91,30 +77,12 @@ async fn create_page(
         return Err(e.into());
     }
     let session = ready_or_closed(inner, &browser, created.target_id.clone()).await?;
-    // A page made on `url` is on its way there; a blank one is sent there once filed.
-    let to = if own { url } else { "about:blank" };
-    let target = created.target_id;
-    file_page(inner, generation, conversation, tab, target, session, to).await
-}
-
-/// Files the page `target` (its session `session`) as `conversation`'s tab `tab` in the
-/// browser of `generation`, then sends it to `url` unless that is `about:blank` (its load
-/// is waited for by the caller, as a new target's is).
-async fn file_page(
-    inner: &Inner,
-    generation: u64,
-    conversation: &str,
-    tab: &str,
-    target: TargetId,
-    session: Session,
-    url: &str,
-) -> Result<Session, BrowserError> {
     let mut state = inner.state.lock().await;
     let same_browser = state.generation == generation;
     match state.running.as_mut() {
         Some(running) if same_browser => {
             running.pages.insert(
-                target,
+                created.target_id,
                 PageRef {
                     conversation: conversation.to_owned(),
                     tab: tab.to_owned(),
@@ -122,72 +90,14 @@ async fn file_page(
                 },
             );
             drop(state);
-            if url != "about:blank" {
+            if own && url != "about:blank" {
+                // Its load is waited for by the caller, as a new target's is.
                 session.call(&Navigate::new(url)).await?;
             }
             Ok(session)
         }
         _ => Err(BrowserError::NotRunning),
     }
-}
-
-/// How long the first tab waits for the launch page to be ruled and resumed: it is
-/// usually already, and a browser that lost it gets a window made instead.
-const LAUNCH_PAGE_WAIT: Duration = Duration::from_secs(5);
-
-/// How long after the first tab's first load its stand-in window is made, so making it
-/// does not hold up the page's load and first read (the browser's main thread makes it).
-const STAND_IN_AFTER_LOAD: Duration = Duration::from_millis(500);
-
-/// The longest the stand-in waits for that load.
-const STAND_IN_LOAD_WAIT: Duration = Duration::from_secs(10);
-
-/// The page the browser opened at launch, for the first tab (issue 31): handed over
-/// once the target watcher ruled and resumed it (LAUNCH-19, as any page), or `None` when
-/// it is gone or was dropped as unclaimed. A blank window is then owed in its stead, so
-/// the browser keeps a window of its own when that tab closes or moves to a browser of
-/// its own, and with it the profile's session cookies (LIVE-16): made shortly after the
-/// tab's first load, or at once by whatever closes a page before then
-/// ([`super::state::keep_a_window`]).
-async fn take_launch_page(
-    inner: &Arc<Inner>,
-    target: &TargetId,
-    since: std::time::Instant,
-    generation: u64,
-) -> Option<Session> {
-    if since.elapsed() >= super::targets::unclaimed_after(inner) {
-        return None;
-    }
-    let within = inner.config.attach_timeout.min(LAUNCH_PAGE_WAIT);
-    let session = super::state::take_ready_within(inner, target, within).await?;
-    {
-        let mut state = inner.state.lock().await;
-        if state.generation != generation {
-            return None;
-        }
-        let running = state.running.as_mut()?;
-        running.stand_in_owed = true;
-    }
-    // Subscribed before the tab is sent anywhere, so its first load is not missed.
-    let mut loaded = session.subscribe::<conch_cdp::protocol::page::LoadEventFired>();
-    let weak = Arc::downgrade(inner);
-    tokio::spawn(async move {
-        let _ = tokio::time::timeout(
-            STAND_IN_LOAD_WAIT,
-            futures_util::StreamExt::next(&mut loaded),
-        )
-        .await;
-        tokio::time::sleep(STAND_IN_AFTER_LOAD).await;
-        let Some(inner) = weak.upgrade() else { return };
-        let mut state = inner.state.lock().await;
-        if state.generation != generation {
-            return;
-        }
-        if let Some(running) = state.running.as_mut() {
-            super::state::keep_a_window(running).await;
-        }
-    });
-    Some(session)
 }
 
 /// The browser context of `conversation`'s errand in the running errands' browser: made
@@ -956,120 +866,6 @@ fn frame_in(tree: &serde_json::Value, frame_id: &str) -> bool {
 mod tests {
     use super::*;
     use crate::runtime::testing::{config, kill_and_wait};
-
-    /// The page targets of the browser `page` is in, by id, with their addresses.
-    async fn page_targets(page: &Session) -> Vec<(String, String)> {
-        let targets = page
-            .call_raw("Target.getTargets", serde_json::json!({}))
-            .await
-            .unwrap();
-        targets["targetInfos"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["type"] == "page")
-            .map(|t| {
-                let field = |name: &str| t[name].as_str().unwrap_or_default().to_owned();
-                (field("targetId"), field("url"))
-            })
-            .collect()
-    }
-
-    /// Issue 31, LIVE-16: a first tab closed at once after its load, before its stand-in
-    /// window was due, still leaves the browser a window and its profile: the close makes
-    /// the stand-in first, so the session cookie set there is there for the next tab.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn issue_31_closing_the_launch_page_at_once_makes_its_stand_in_first() {
-        let server = conch_fixtures::FixtureServer::start().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let browser = Browser::new(config(&dir));
-        let chat = browser.conversation("c1");
-        chat.open(&server.url("basic.html")).await.unwrap();
-        chat.evaluate("document.cookie = 'kept=yes; path=/'; 1")
-            .await
-            .unwrap();
-        assert!(
-            browser
-                .inner
-                .state
-                .lock()
-                .await
-                .running
-                .as_ref()
-                .unwrap()
-                .stand_in_owed,
-            "the stand-in is not made before its time"
-        );
-        chat.close("t1").await.unwrap();
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        assert_eq!(browser.status().await.state, RunState::Running);
-        chat.open(&server.url("basic.html")).await.unwrap();
-        assert_eq!(
-            chat.evaluate("document.cookie").await.unwrap(),
-            "kept=yes",
-            "the session cookie outlived the launch window"
-        );
-        let pages = page_targets(&chat.page().await.unwrap()).await;
-        assert_eq!(pages.len(), 2, "the new tab and one stand-in: {pages:?}");
-        browser.shutdown().await;
-    }
-
-    /// Issue 31, LIVE-16: the first tab takes the page the browser opened at launch (no
-    /// window is made for it, the cold start's largest wait), a blank stand-in window is
-    /// made in its stead, and when that first tab closes the browser still has a window
-    /// and its profile: a session cookie set in the first tab is there for the next one.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn issue_31_the_first_tab_takes_the_launch_page_and_a_stand_in_keeps_the_profile() {
-        let server = conch_fixtures::FixtureServer::start().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let browser = Browser::new(config(&dir));
-        browser.ensure_running().await.unwrap();
-        let launch = {
-            let state = browser.inner.state.lock().await;
-            let running = state.running.as_ref().unwrap();
-            running.launch_page.clone().expect("the launch page").0
-        };
-        let chat = browser.conversation("c1");
-        chat.open(&server.url("basic.html")).await.unwrap();
-        let tab_target = {
-            let state = browser.inner.state.lock().await;
-            let running = state.running.as_ref().unwrap();
-            assert!(running.launch_page.is_none(), "taken");
-            running.pages.keys().next().cloned().unwrap()
-        };
-        assert_eq!(tab_target, launch, "the first tab is the launch page");
-        let page = chat.page().await.unwrap();
-        let mut pages = Vec::new();
-        for _ in 0..100 {
-            pages = page_targets(&page).await;
-            if pages.len() == 2 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(pages.len(), 2, "the tab and a stand-in: {pages:?}");
-        assert!(
-            pages
-                .iter()
-                .any(|(id, url)| id != launch.as_str() && url == "about:blank"),
-            "a blank stand-in window: {pages:?}"
-        );
-
-        chat.evaluate("document.cookie = 'kept=yes; path=/'; 1")
-            .await
-            .unwrap();
-        chat.close("t1").await.unwrap();
-        // The browser notices a window it no longer has in a moment, not at once.
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        assert_eq!(browser.status().await.state, RunState::Running);
-        chat.open(&server.url("basic.html")).await.unwrap();
-        assert_eq!(
-            chat.evaluate("document.cookie").await.unwrap(),
-            "kept=yes",
-            "the session cookie outlived the launch window"
-        );
-        browser.shutdown().await;
-    }
 
     /// LAUNCH-8, issue 12: after a crash each saved tab reopens on its own: one that the
     /// browser does not ready in time is dropped with a note naming it, and the others
