@@ -987,6 +987,23 @@ mod tests {
             .collect()
     }
 
+    /// Starts `browser` and waits until the page it opened at launch is ruled; gives it.
+    async fn launch_page_ruled(browser: &Browser) -> TargetId {
+        browser.ensure_running().await.unwrap();
+        let launch = {
+            let state = browser.inner.state.lock().await;
+            let running = state.running.as_ref().unwrap();
+            running.launch_page.clone().expect("the launch page").0
+        };
+        for _ in 0..200 {
+            if lock(&browser.inner.pages.ready).pages.contains_key(&launch) {
+                return launch;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the launch page was never ruled");
+    }
+
     /// Issue 31: once the page the browser opened at launch is ruled, the first tab takes
     /// it rather than wait for the window made beside it, which stays open and blank.
     #[tokio::test(flavor = "multi_thread")]
@@ -994,21 +1011,7 @@ mod tests {
         let server = conch_fixtures::FixtureServer::start().await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let browser = Browser::new(config(&dir));
-        browser.ensure_running().await.unwrap();
-        let launch = {
-            let state = browser.inner.state.lock().await;
-            let running = state.running.as_ref().unwrap();
-            running.launch_page.clone().expect("the launch page").0
-        };
-        let mut ruled = false;
-        for _ in 0..200 {
-            if lock(&browser.inner.pages.ready).pages.contains_key(&launch) {
-                ruled = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(ruled, "the launch page was never ruled");
+        let launch = launch_page_ruled(&browser).await;
         let chat = browser.conversation("c1");
         chat.open(&server.url("basic.html")).await.unwrap();
         let tab_target = {
@@ -1037,14 +1040,15 @@ mod tests {
         browser.shutdown().await;
     }
 
-    /// Issue 31, LIVE-16: whichever page the first tab took, the other stays: closing that
-    /// tab at once leaves the browser a window and its profile, so a session cookie set
-    /// there is there for the next tab.
+    /// Issue 31, LIVE-16: when the first tab took the launch page, the window made beside
+    /// it stays: closing that tab at once leaves the browser a window and its profile, so
+    /// a session cookie set there is there for the next tab.
     #[tokio::test(flavor = "multi_thread")]
     async fn issue_31_closing_the_first_tab_at_once_keeps_the_profile() {
         let server = conch_fixtures::FixtureServer::start().await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let browser = Browser::new(config(&dir));
+        launch_page_ruled(&browser).await;
         let chat = browser.conversation("c1");
         chat.open(&server.url("basic.html")).await.unwrap();
         chat.evaluate("document.cookie = 'kept=yes; path=/'; 1")
