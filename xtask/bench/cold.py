@@ -11,9 +11,10 @@ bench mcp` counts it). Prints every spawn and the medians.
 With --trace, Conch runs with RUST_LOG=conch_cdp::wire=trace and the phases are cut from
 its log, each in ms from spawn: the first DevTools call sent (the browser launched), its
 answer, the page's createTarget sent, its attach, its navigate sent, the load event, the
-first evaluate sent and the result. COLD_LOG=FILE appends every server's standard error
-there. The trace costs time itself: its figures are for proportions, the untraced medians
-for the ratio.
+first evaluate sent and the result. The page is the one sent to the fixture, found by its
+session (the launch window's page and the omnibox's WebUI attach too). COLD_LOG=FILE
+appends every server's standard error there. The trace costs time itself: its figures are
+for proportions, the untraced medians for the ratio.
 """
 import argparse, http.server, json, os, re, shutil, socketserver, statistics, subprocess
 import sys, tempfile, threading, time
@@ -119,9 +120,13 @@ TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
 
 
 def phases(log, wall):
-    """Milestones in ms from spawn, from a traced log."""
+    """Milestones in ms from spawn, from a traced log. The page is the one whose session
+    the navigation to the fixture went on; its createTarget is the one sent before that
+    navigation."""
     out = {}
-    page_session = None
+    nav = re.search(r'method="Page.navigate" session="([0-9A-F]+)" '
+                    r'payload=\{"url":"[^"]*basic.html', log)
+    page_session = nav.group(1) if nav else None
 
     def mark(name, line):
         if name not in out:
@@ -140,14 +145,11 @@ def phases(log, wall):
             mark("a_first_send", line)
         else:
             mark("b_first_answer", line)
-        if send and "Target.createTarget" in line:
+        if send and "Target.createTarget" in line and "f_navigate" not in out:
             mark("c_create_target", line)
-        if not send and "Target.attachedToTarget" in line and "basic.html" not in line \
-                and '"type":"page"' in line and "c_create_target" in out:
+        if not send and "Target.attachedToTarget" in line and page_session \
+                and f'"sessionId":"{page_session}"' in line:
             mark("d_page_attached", line)
-            m = re.search(r'"sessionId":"([0-9A-F]+)"', line)
-            if m and page_session is None:
-                page_session = m.group(1)
         if send and "Runtime.runIfWaitingForDebugger" in line and page_session \
                 and f'session="{page_session}"' in line:
             mark("e_page_resumed", line)

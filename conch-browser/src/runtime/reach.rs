@@ -12,7 +12,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use conch_cdp::protocol::target::{SetAutoAttach, SetDiscoverTargets};
+use conch_cdp::protocol::target::{SetAutoAttach, SetDiscoverTargets, TargetCreated, TargetType};
+use futures_util::{FutureExt, StreamExt};
 
 use super::targets::watch_targets;
 use super::*;
@@ -178,9 +179,28 @@ impl Browser {
             .store(on_main, std::sync::atomic::Ordering::SeqCst);
         // In the person's own Chrome nothing but Conch's own pages is attached or
         // discovered: its tabs are never listed, read or ruled (BE-13, NET-9).
+        let mut launch_page = None;
         if abilities.discovers_targets && !on_main {
             browser.call(&SetAutoAttach::held()).await?;
+            // Discovery reports the targets there already, before its answer: the page
+            // Conch's own browser opened at launch is among them (issue 31).
+            let mut created = browser.subscribe::<TargetCreated>();
             browser.call(&SetDiscoverTargets { discover: true }).await?;
+            let adoptable = self.inner.side == Side::Main
+                && self.inner.config.headless
+                && connected.held.pid().is_some();
+            while let Some(Some(event)) = created.next().now_or_never() {
+                let Ok(event) = event else { continue };
+                let info = event.target_info;
+                if adoptable
+                    && launch_page.is_none()
+                    && info.target_type == TargetType::Page
+                    && info.opener_id.is_none()
+                    && info.url == "about:blank"
+                {
+                    launch_page = Some((info.target_id, std::time::Instant::now()));
+                }
+            }
         }
         let watcher = tokio::spawn(watch_targets(
             Arc::downgrade(&self.inner),
@@ -201,6 +221,7 @@ impl Browser {
             since: self.inner.config.clock.now(),
             pages: HashMap::new(),
             watcher,
+            launch_page,
         });
         state.generation += 1;
         // Contexts of a browser that went away are gone with it.

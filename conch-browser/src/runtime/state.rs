@@ -262,6 +262,11 @@ pub(super) struct Running {
     /// Page targets that are conversations' tabs.
     pub(super) pages: HashMap<TargetId, PageRef>,
     pub(super) watcher: tokio::task::JoinHandle<()>,
+    /// The blank page Conch's own headless browser opened at launch, and since when,
+    /// until the first tab of the main context is made: that tab is whichever of this page
+    /// and a window made for it is ruled first, and the other stays as the browser's
+    /// blank window (issue 31, LIVE-16).
+    pub(super) launch_page: Option<(TargetId, Instant)>,
 }
 
 #[derive(Debug, Clone)]
@@ -394,17 +399,21 @@ pub(super) async fn ready_or_closed(
 
 /// Waits (bounded) for the watcher to hand over the page `target`, attached and ruled.
 pub(super) async fn take_ready(inner: &Inner, target: &TargetId) -> Option<Session> {
-    let deadline = tokio::time::Instant::now() + inner.config.attach_timeout;
+    tokio::time::timeout(inner.config.attach_timeout, ready_page(inner, target))
+        .await
+        .ok()
+}
+
+/// Waits, unbounded, for the watcher to hand over the page `target`.
+pub(super) async fn ready_page(inner: &Inner, target: &TargetId) -> Session {
     loop {
         let notified = inner.pages.ready_changed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
         if let Some(session) = lock(&inner.pages.ready).take(target) {
-            return Some(session);
+            return session;
         }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            return None;
-        }
+        notified.await;
     }
 }
 

@@ -35,10 +35,15 @@ async fn create_page(
     tab: &str,
     url: &str,
 ) -> Result<Session, BrowserError> {
-    let (browser, generation) = {
-        let state = inner.state.lock().await;
-        let running = state.running.as_ref().ok_or(BrowserError::NotRunning)?;
-        (running.connection.browser(), state.generation)
+    let (browser, generation, launch_page) = {
+        let mut state = inner.state.lock().await;
+        let generation = state.generation;
+        let running = state.running.as_mut().ok_or(BrowserError::NotRunning)?;
+        (
+            running.connection.browser(),
+            generation,
+            running.launch_page.take(),
+        )
     };
     // Each tab in a window of its own: a background tab of a shared window gets no frames,
     // so trusted input to it waits until it times out (issue 18). In its own window every
@@ -53,6 +58,18 @@ async fn create_page(
         Side::Errands => Some(errand_context(inner, conversation, generation).await?),
         Side::Main => None,
     };
+    // The first tab after a launch (issue 31): the page the browser opened at launch, or
+    // the window made for the tab, whichever is ruled first.
+    let launch_page = launch_page
+        .filter(|(_, since)| since.elapsed() < super::targets::unclaimed_after(inner))
+        .map(|(target, _)| target);
+    if context.is_none()
+        && !own
+        && let Some(launch) = launch_page
+    {
+        let (target, session) = first_page(inner, &browser, launch).await?;
+        return file_page(inner, generation, conversation, tab, target, session, url).await;
+    }
     let created = browser
         .call(&CreateTarget {
             new_window: Some(true),
@@ -77,12 +94,30 @@ async fn create_page(
         return Err(e.into());
     }
     let session = ready_or_closed(inner, &browser, created.target_id.clone()).await?;
+    // A page made on `url` is on its way there; a blank one is sent there once filed.
+    let to = if own { url } else { "about:blank" };
+    let target = created.target_id;
+    file_page(inner, generation, conversation, tab, target, session, to).await
+}
+
+/// Files the page `target` (its session `session`) as `conversation`'s tab `tab` in the
+/// browser of `generation`, then sends it to `url` unless that is `about:blank` (its load
+/// is waited for by the caller, as a new target's is).
+async fn file_page(
+    inner: &Inner,
+    generation: u64,
+    conversation: &str,
+    tab: &str,
+    target: TargetId,
+    session: Session,
+    url: &str,
+) -> Result<Session, BrowserError> {
     let mut state = inner.state.lock().await;
     let same_browser = state.generation == generation;
     match state.running.as_mut() {
         Some(running) if same_browser => {
             running.pages.insert(
-                created.target_id,
+                target,
                 PageRef {
                     conversation: conversation.to_owned(),
                     tab: tab.to_owned(),
@@ -90,13 +125,80 @@ async fn create_page(
                 },
             );
             drop(state);
-            if own && url != "about:blank" {
-                // Its load is waited for by the caller, as a new target's is.
+            if url != "about:blank" {
                 session.call(&Navigate::new(url)).await?;
             }
             Ok(session)
         }
         _ => Err(BrowserError::NotRunning),
+    }
+}
+
+/// The first tab's page after a launch (issue 31): a blank window is made for it as for
+/// any tab, and the page the browser opened at launch is waited for beside it; whichever
+/// the target watcher hands over ruled and resumed first (LAUNCH-19, as any page) is the
+/// tab's. The other stays open, blank: the browser keeps a window of its own when the tab
+/// closes or moves to a browser of its own, and the profile's session cookies with it
+/// (LIVE-16). The launch window's renderer is sometimes the first to answer and sometimes
+/// far behind a new window's, so neither is waited for alone.
+async fn first_page(
+    inner: &Inner,
+    browser: &Session,
+    launch: TargetId,
+) -> Result<(TargetId, Session), BrowserError> {
+    let viewport = conch_policy::DEFAULT_VIEWPORT;
+    let blank = CreateTarget {
+        new_window: Some(true),
+        width: Some(viewport.width),
+        height: Some(viewport.height),
+        ..CreateTarget::new("about:blank")
+    };
+    // Its own task: a window made once the launch page won is kept, not dropped mid-way.
+    let making = {
+        let browser = browser.clone();
+        tokio::spawn(async move { browser.call(&blank).await })
+    };
+    let waited = launch.clone();
+    // Never done without a page, so it is never polled again once done; bounded below.
+    let launch_ready = super::state::ready_page(inner, &waited);
+    tokio::pin!(launch_ready);
+    let within = inner.config.attach_timeout;
+    let made = tokio::select! {
+        session = &mut launch_ready => return Ok((launch, session)),
+        made = making => made,
+    };
+    let created = match made {
+        Ok(Ok(created)) => created,
+        Ok(Err(e)) => {
+            return match tokio::time::timeout(within, launch_ready).await {
+                Ok(session) => Ok((launch, session)),
+                Err(_) => Err(e.into()),
+            };
+        }
+        Err(_) => {
+            return tokio::time::timeout(within, launch_ready)
+                .await
+                .map(|session| (launch, session))
+                .map_err(|_| BrowserError::NotRunning);
+        }
+    };
+    let created_ready = super::state::take_ready(inner, &created.target_id);
+    tokio::select! {
+        session = &mut launch_ready => Ok((launch, session)),
+        got = created_ready => match got {
+            Some(session) => Ok((created.target_id, session)),
+            None => {
+                lock(&inner.pages.ready).abandon(&created.target_id);
+                let _ = browser
+                    .call(&CloseTarget {
+                        target_id: created.target_id,
+                    })
+                    .await;
+                Err(BrowserError::PageNotReady {
+                    seconds: inner.config.attach_timeout.as_secs().max(1),
+                })
+            }
+        },
     }
 }
 
@@ -866,6 +968,104 @@ fn frame_in(tree: &serde_json::Value, frame_id: &str) -> bool {
 mod tests {
     use super::*;
     use crate::runtime::testing::{config, kill_and_wait};
+
+    /// The page targets of the browser `page` is in: (id, address).
+    async fn page_targets(page: &Session) -> Vec<(String, String)> {
+        let targets = page
+            .call_raw("Target.getTargets", serde_json::json!({}))
+            .await
+            .unwrap();
+        targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "page")
+            .map(|t| {
+                let field = |name: &str| t[name].as_str().unwrap_or_default().to_owned();
+                (field("targetId"), field("url"))
+            })
+            .collect()
+    }
+
+    /// Starts `browser` and waits until the page it opened at launch is ruled; gives it.
+    async fn launch_page_ruled(browser: &Browser) -> TargetId {
+        browser.ensure_running().await.unwrap();
+        let launch = {
+            let state = browser.inner.state.lock().await;
+            let running = state.running.as_ref().unwrap();
+            running.launch_page.clone().expect("the launch page").0
+        };
+        for _ in 0..200 {
+            if lock(&browser.inner.pages.ready).pages.contains_key(&launch) {
+                return launch;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the launch page was never ruled");
+    }
+
+    /// Issue 31: once the page the browser opened at launch is ruled, the first tab takes
+    /// it rather than wait for the window made beside it, which stays open and blank.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_31_the_first_tab_takes_the_launch_page_once_it_is_ruled() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(config(&dir));
+        let launch = launch_page_ruled(&browser).await;
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        let tab_target = {
+            let state = browser.inner.state.lock().await;
+            let running = state.running.as_ref().unwrap();
+            assert!(running.launch_page.is_none(), "taken");
+            running.pages.keys().next().cloned().unwrap()
+        };
+        assert_eq!(tab_target, launch, "the first tab is the launch page");
+        let page = chat.page().await.unwrap();
+        let mut pages = Vec::new();
+        for _ in 0..100 {
+            pages = page_targets(&page).await;
+            if pages.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            pages
+                .iter()
+                .any(|(id, url)| id != launch.as_str() && url == "about:blank"),
+            "the window made beside it stays, blank: {pages:?}"
+        );
+        assert_eq!(pages.len(), 2, "{pages:?}");
+        browser.shutdown().await;
+    }
+
+    /// Issue 31, LIVE-16: when the first tab took the launch page, the window made beside
+    /// it stays: closing that tab at once leaves the browser a window and its profile, so
+    /// a session cookie set there is there for the next tab.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_31_closing_the_first_tab_at_once_keeps_the_profile() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(config(&dir));
+        launch_page_ruled(&browser).await;
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        chat.evaluate("document.cookie = 'kept=yes; path=/'; 1")
+            .await
+            .unwrap();
+        chat.close("t1").await.unwrap();
+        // The browser notices a window it no longer has in a moment, not at once.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(browser.status().await.state, RunState::Running);
+        chat.open(&server.url("basic.html")).await.unwrap();
+        assert_eq!(
+            chat.evaluate("document.cookie").await.unwrap(),
+            "kept=yes",
+            "the session cookie outlived the first tab"
+        );
+        browser.shutdown().await;
+    }
 
     /// LAUNCH-8, issue 12: after a crash each saved tab reopens on its own: one that the
     /// browser does not ready in time is dropped with a note naming it, and the others

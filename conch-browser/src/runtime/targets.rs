@@ -228,12 +228,10 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         {
             tokio::time::sleep(*hold).await;
         }
-        // A creator waits at most the attach timeout from its CreateTarget's answer.
-        let unclaimed_after = inner.config.attach_timeout * 2 + Duration::from_secs(5);
         let late = lock(&inner.pages.ready).file(
             info.target_id.clone(),
             target.session.clone(),
-            unclaimed_after,
+            unclaimed_after(&inner),
         );
         if late.is_some() {
             tracing::debug!(target: "conch_browser", "a page attached after its creation gave up; closed");
@@ -245,6 +243,12 @@ async fn target_attached(inner: Arc<Inner>, target: AttachedTarget) {
         }
         inner.pages.ready_changed.notify_waiters();
     }
+}
+
+/// How long a page filed for its creator is kept unclaimed: a creator waits at most the
+/// attach timeout from its CreateTarget's answer.
+pub(super) fn unclaimed_after(inner: &Inner) -> Duration {
+    inner.config.attach_timeout * 2 + Duration::from_secs(5)
 }
 
 /// Whether an attached target is this side's to rule (ERR-21): on a connection the
@@ -530,6 +534,12 @@ mod tests {
         }
         let before = pages(&browser).await;
         let first = filed();
+        // This test is about a page Conch makes: the first tab would take the launch page
+        // instead (issue 31).
+        {
+            let mut state = browser.inner.state.lock().await;
+            state.running.as_mut().unwrap().launch_page = None;
+        }
         let chat = browser.conversation("c1");
 
         let failed = chat.open("about:blank").await.unwrap_err();
