@@ -571,14 +571,7 @@ async fn ges_1_click_inside_cross_origin_frame() {
         offset,
     };
     act::click(&el, How::Click, &quick()).await.unwrap();
-    let clicked = frame
-        .call_raw(
-            "Runtime.evaluate",
-            json!({"expression": "document.body.dataset.clicked", "returnByValue": true}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(clicked.pointer("/result/value"), Some(&json!("yes")));
+    assert!(clicked_in(&frame).await);
     lab.browser.shutdown().await;
 }
 
@@ -1377,37 +1370,47 @@ async fn snap_1_acts_and_snapshot_agree_on_roles_and_names() {
     lab.browser.shutdown().await;
 }
 
+/// Reads `page` until `text` shows (a frame may load after the page), for about 3 s.
+async fn read_until(page: &conch_cdp::Session, text: &str) -> conch_browser::page::Snapshot {
+    use conch_browser::page::{Reader, read};
+    let mut reader = Reader::new();
+    let mut snap = read(page, &mut reader).await.expect("the page reads");
+    for _ in 0..30 {
+        if snap.text.contains(text) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        snap = read(page, &mut reader).await.expect("the page reads");
+    }
+    snap
+}
+
+/// Whether the fixture frame `frame` marked its body clicked.
+async fn clicked_in(frame: &conch_cdp::Session) -> bool {
+    let clicked = frame
+        .call_raw(
+            "Runtime.evaluate",
+            json!({"expression": "document.body.dataset.clicked", "returnByValue": true}),
+        )
+        .await
+        .expect("the frame answers");
+    clicked.pointer("/result/value") == Some(&json!("yes"))
+}
+
 /// Issue 11, class 3 (SNAP-4): a button in an out-of-process frame nested in another one
 /// (a bank check inside a payment provider's frame, below the fold of the shop) is clicked
 /// at the right place after the page scrolls it into view: each frame's place is measured
 /// again through its owner when acting.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_4_acts_inside_a_nested_out_of_process_frame_below_the_fold() {
-    use conch_browser::page::{Reader, read};
     let lab = lab().await;
     let page = lab.open("xo-nested.html").await;
-    let mut reader = Reader::new();
-    let mut snap = read(&page, &mut reader).await.unwrap();
-    for _ in 0..30 {
-        if snap.text.contains("Place order") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        snap = read(&page, &mut reader).await.unwrap();
-    }
+    let snap = read_until(&page, "Place order").await;
     let place = ref_of(&snap.text, "button \"Place order\"");
     assert!(place.starts_with("f1f1e"), "{place} in\n{}", snap.text);
     let el = act::element(&page, &place).await.unwrap();
     act::click(&el, How::Click, &quick()).await.unwrap();
-    let clicked = el
-        .frame
-        .call_raw(
-            "Runtime.evaluate",
-            json!({"expression": "document.body.dataset.clicked", "returnByValue": true}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(clicked.pointer("/result/value"), Some(&json!("yes")));
+    assert!(clicked_in(&el.frame).await);
     lab.browser.shutdown().await;
 }
 
@@ -1417,35 +1420,17 @@ async fn snap_4_acts_inside_a_nested_out_of_process_frame_below_the_fold() {
 /// was lost. The click waits until the pointer's move reaches the frame, and lands.
 #[tokio::test(flavor = "multi_thread")]
 async fn ges_15_a_click_in_an_out_of_process_frame_waits_until_the_frame_takes_input() {
-    use conch_browser::page::{Reader, read};
     let lab = lab().await;
     let page = lab.open("xo-frame-undrawn.html").await;
-    let mut reader = Reader::new();
-    let mut snap = read(&page, &mut reader).await.unwrap();
-    for _ in 0..30 {
-        if snap.text.contains("Place order") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        snap = read(&page, &mut reader).await.unwrap();
-    }
+    let snap = read_until(&page, "Place order").await;
     let place = ref_of(&snap.text, "button \"Place order\"");
     assert!(place.starts_with("f1e"), "{place} in\n{}", snap.text);
     let el = act::element(&page, &place).await.unwrap();
     act::click(&el, How::Click, &ActOptions::default())
         .await
         .unwrap();
-    let clicked = el
-        .frame
-        .call_raw(
-            "Runtime.evaluate",
-            json!({"expression": "document.body.dataset.clicked", "returnByValue": true}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        clicked.pointer("/result/value"),
-        Some(&json!("yes")),
+    assert!(
+        clicked_in(&el.frame).await,
         "the click did not reach the frame"
     );
     lab.browser.shutdown().await;

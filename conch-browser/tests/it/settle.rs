@@ -16,6 +16,19 @@ async fn click(page: &conch_cdp::Session, selector: &str) -> act::Done {
     .expect("the click lands")
 }
 
+/// Asserts `done` settled quietly by its own effects, well before the 1.5 s bound, with
+/// the page no longer changing.
+fn assert_settled_soon(done: &act::Done) {
+    assert!(
+        done.settled.quiet && !done.settled.changing,
+        "the act waited its whole bound: {done:?}"
+    );
+    assert!(
+        done.settled.waited < std::time::Duration::from_millis(1200),
+        "{done:?}"
+    );
+}
+
 /// Issue 11 (the settle race): a request that starts and finishes while settling pauses
 /// between looks was counted as still in flight, so the act waited its whole 1.5 s bound.
 /// A click that starts a 300 ms request, with quick ones beside it, settles soon after the
@@ -409,14 +422,7 @@ async fn issue_30_an_acts_websocket_answer_is_waited_for() {
             "Output: answer: 6 * 7",
             "the click ended before its WebSocket answer came: {done:?}"
         );
-        assert!(
-            done.settled.quiet && !done.settled.changing,
-            "the click waited its whole bound for one answer: {done:?}"
-        );
-        assert!(
-            done.settled.waited < std::time::Duration::from_millis(1200),
-            "{done:?}"
-        );
+        assert_settled_soon(&done);
     }
     lab.browser.shutdown().await;
 }
@@ -448,14 +454,7 @@ async fn snap_1_an_expansion_filled_by_a_websocket_answer_is_in_the_clicks_resul
         "the click ended before the expansion's content came: {done:?}\n{}",
         shown.text
     );
-    assert!(
-        done.settled.quiet && !done.settled.changing,
-        "the click waited its whole bound: {done:?}"
-    );
-    assert!(
-        done.settled.waited < std::time::Duration::from_millis(1200),
-        "{done:?}"
-    );
+    assert_settled_soon(&done);
     lab.browser.shutdown().await;
 }
 
