@@ -403,25 +403,43 @@ async fn socket_page(
     page
 }
 
-/// Issue 30 (Jupyter's run-a-cell): a click that sends a WebSocket message whose answer
-/// comes back about 300 ms later, which the page then writes, is done once the answer
-/// shows, as a click that fetches waits for its answer: the click's result shows it.
-#[tokio::test(flavor = "multi_thread")]
-async fn issue_30_an_acts_websocket_answer_is_waited_for() {
+/// A lab on `settle-socket.html` whose kernel socket's server answers each message
+/// 300 ms later (with its ticking feed when `feed`), its socket open.
+async fn kernel_page(
+    feed: bool,
+) -> (
+    crate::act::Lab,
+    conch_fixtures::slow_socket::SlowSocket,
+    conch_cdp::Session,
+) {
     let lab = lab().await;
     let socket =
         conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
             .await
             .expect("socket server");
-    let page = socket_page(&lab, &socket, false).await;
+    let page = socket_page(&lab, &socket, feed).await;
+    (lab, socket, page)
+}
+
+/// Asserts the kernel's answer to Run shows on the page once the click `done` is.
+async fn assert_answer_shows(lab: &crate::act::Lab, done: &act::Done) {
+    assert_eq!(
+        lab.eval("document.getElementById('state').textContent")
+            .await,
+        "Output: answer: 6 * 7",
+        "the click ended before its WebSocket answer came: {done:?}"
+    );
+}
+
+/// Issue 30 (Jupyter's run-a-cell): a click that sends a WebSocket message whose answer
+/// comes back about 300 ms later, which the page then writes, is done once the answer
+/// shows, as a click that fetches waits for its answer: the click's result shows it.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_an_acts_websocket_answer_is_waited_for() {
+    let (lab, _socket, page) = kernel_page(false).await;
     for _ in 0..3 {
         let done = click(&page, "#run").await;
-        assert_eq!(
-            lab.eval("document.getElementById('state').textContent")
-                .await,
-            "Output: answer: 6 * 7",
-            "the click ended before its WebSocket answer came: {done:?}"
-        );
+        assert_answer_shows(&lab, &done).await;
         assert_settled_soon(&done);
     }
     lab.browser.shutdown().await;
@@ -433,12 +451,7 @@ async fn issue_30_an_acts_websocket_answer_is_waited_for() {
 /// waits (a late expansion's and the socket's answer) do not add up to the bound.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_1_an_expansion_filled_by_a_websocket_answer_is_in_the_clicks_result() {
-    let lab = lab().await;
-    let socket =
-        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
-            .await
-            .expect("socket server");
-    let page = socket_page(&lab, &socket, false).await;
+    let (lab, _socket, page) = kernel_page(false).await;
     let done = click(&page, "#more").await;
     assert_eq!(
         lab.eval("document.getElementById('more').getAttribute('aria-expanded')")
@@ -465,12 +478,7 @@ async fn snap_1_an_expansion_filled_by_a_websocket_answer_is_in_the_clicks_resul
 /// that answers 300 ms after its message is still waited for on the same socket.
 #[tokio::test(flavor = "multi_thread")]
 async fn issue_30_a_websocket_message_the_server_never_answers_does_not_hold_the_act() {
-    let lab = lab().await;
-    let socket =
-        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
-            .await
-            .expect("socket server");
-    let page = socket_page(&lab, &socket, false).await;
+    let (lab, _socket, page) = kernel_page(false).await;
     for typed in ["Lis", "Be"] {
         let done = act::type_text(&css(&page, "#harbour").await, typed, &ActOptions::default())
             .await
@@ -488,12 +496,7 @@ async fn issue_30_a_websocket_message_the_server_never_answers_does_not_hold_the
         );
     }
     let done = click(&page, "#run").await;
-    assert_eq!(
-        lab.eval("document.getElementById('state').textContent")
-            .await,
-        "Output: answer: 6 * 7",
-        "the click ended before its WebSocket answer came: {done:?}"
-    );
+    assert_answer_shows(&lab, &done).await;
     lab.browser.shutdown().await;
 }
 
@@ -502,12 +505,7 @@ async fn issue_30_a_websocket_message_the_server_never_answers_does_not_hold_the
 /// one that sends on another socket still waits for its own answer, not for the feed.
 #[tokio::test(flavor = "multi_thread")]
 async fn issue_30_a_websocket_feed_of_the_pages_own_is_not_waited_for() {
-    let lab = lab().await;
-    let socket =
-        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
-            .await
-            .expect("socket server");
-    let page = socket_page(&lab, &socket, true).await;
+    let (lab, _socket, page) = kernel_page(true).await;
     let mut reader = conch_browser::page::Reader::default();
     for _ in 0..2 {
         let shown = conch_browser::page::read(&page, &mut reader)
@@ -525,12 +523,7 @@ async fn issue_30_a_websocket_feed_of_the_pages_own_is_not_waited_for() {
             "the feed held the act: {done:?}"
         );
         let done = click(&page, "#run").await;
-        assert_eq!(
-            lab.eval("document.getElementById('state').textContent")
-                .await,
-            "Output: answer: 6 * 7",
-            "the click ended before its WebSocket answer came: {done:?}"
-        );
+        assert_answer_shows(&lab, &done).await;
         assert!(
             done.settled.quiet && done.settled.waited < std::time::Duration::from_millis(1200),
             "{done:?}"
