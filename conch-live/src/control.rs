@@ -323,7 +323,7 @@ impl Control {
         for page in self.view.conv().pages_now().await {
             shape(&self.view, &page).await;
         }
-        let screen = Size::new(device_px(width, dpr), device_px(height, dpr));
+        let screen = conch_policy::panel_in_device_px(Size::new(width, height), dpr);
         // Told even when this screen is the same: the viewport, which bounds the frames,
         // may have changed with it.
         self.view.screens.send_modify(|screens| {
@@ -434,26 +434,6 @@ impl Control {
 fn no_dialog() -> Event {
     Event::Error {
         message: "No dialog of the page is waiting.".to_owned(),
-    }
-}
-
-/// The most device pixels a CSS pixel of a panel counts for: a bigger ratio asks for no
-/// bigger frame (the viewport bounds it anyway).
-const MAX_DPR: f64 = 4.0;
-
-/// `css` CSS pixels at device pixel ratio `dpr` (positive and finite), in device pixels:
-/// at least 1.
-fn device_px(css: u32, dpr: f64) -> u32 {
-    let px = (f64::from(css) * dpr.min(MAX_DPR)).round();
-    if px >= f64::from(u32::MAX) {
-        u32::MAX
-    } else if px < 1.0 {
-        1
-    } else {
-        // In range: checked above.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let px = px as u32;
-        px
     }
 }
 

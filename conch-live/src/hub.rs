@@ -118,7 +118,7 @@ pub(crate) struct View {
     watched: watch::Sender<usize>,
     /// Each watcher's screen in device pixels (its panel's size × its device pixel
     /// ratio), by seat id, once its panel reported one; the cast's frames are sized by
-    /// them ([`frame_size`]).
+    /// them ([`conch_policy::cast_size`]).
     pub(crate) screens: watch::Sender<HashMap<u64, Size>>,
     /// Held while anyone watches: the browser never idles out under a watcher, and its
     /// idle time counts from when the last one left (LAUNCH-12).
@@ -473,7 +473,10 @@ async fn cast(view: Arc<View>) {
         // cast starts once a thumbnail's own frame in progress is taken.
         let _live = LiveCast::begin(&page).await;
         let mut frames = page.events("Page.screencastFrame");
-        let size = frame_size(&screens.borrow_and_update(), view.wheel.viewport());
+        let size = conch_policy::cast_size(
+            screens.borrow_and_update().values().copied(),
+            view.wheel.viewport(),
+        );
         let params = json!({
             "format": "jpeg",
             "quality": JPEG_QUALITY,
@@ -544,7 +547,7 @@ async fn cast(view: Arc<View>) {
                 // A watcher's screen changed, or a watcher left: the cast starts again at
                 // the new size when it is another.
                 Ok(()) = screens.changed() => {
-                    let now = frame_size(&screens.borrow_and_update(), view.wheel.viewport());
+                    let now = conch_policy::cast_size(screens.borrow_and_update().values().copied(), view.wheel.viewport());
                     if now != size {
                         stop(&page).await;
                         continue 'tabs;
@@ -610,22 +613,6 @@ impl Pacing {
             None => std::future::pending().await,
         }
     }
-}
-
-/// The size of the cast's frames: on each axis the biggest of the watchers' `screens` in
-/// device pixels, never bigger than the `viewport` (a frame fits in it keeping the
-/// viewport's shape, so each watcher gets at least the pixels it shows); the viewport when
-/// no watcher's panel reported its size.
-fn frame_size(screens: &HashMap<u64, Size>, viewport: Size) -> Size {
-    if screens.is_empty() {
-        return viewport;
-    }
-    let width = screens.values().map(|s| s.width).max().unwrap_or(0);
-    let height = screens.values().map(|s| s.height).max().unwrap_or(0);
-    Size::new(
-        width.clamp(1, viewport.width.max(1)),
-        height.clamp(1, viewport.height.max(1)),
-    )
 }
 
 /// Starts the cast of `view` unless it runs.
@@ -697,21 +684,6 @@ async fn look_at_tabs(view: &View, seen: &mut Option<BrowserTab>, looks: &mut u3
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Issue 30: the frames are the biggest watcher's screen on each axis, never bigger
-    /// than the viewport; with no screen reported, the viewport.
-    #[test]
-    fn live_4_the_frames_are_the_biggest_screen_within_the_viewport() {
-        let viewport = Size::new(1120, 800);
-        let mut screens = HashMap::new();
-        assert_eq!(frame_size(&screens, viewport), viewport);
-        screens.insert(0, Size::new(700, 500));
-        assert_eq!(frame_size(&screens, viewport), Size::new(700, 500));
-        screens.insert(1, Size::new(400, 600));
-        assert_eq!(frame_size(&screens, viewport), Size::new(700, 600));
-        screens.insert(2, Size::new(1400, 1000));
-        assert_eq!(frame_size(&screens, viewport), viewport);
-    }
 
     /// Issue 30, LIVE-3: frames are acknowledged at once unless the agent's step runs,
     /// then a frame gap apart; a burst of three frames (or three waiting) arms a fresh

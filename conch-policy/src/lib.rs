@@ -25,7 +25,7 @@
 //!   by themselves (HAND-*), [`dialog_answer`] for the page's dialogs (DLG-*),
 //!   [`wrap_untrusted`] for page text (TOOL-10), [`is_reject_control`] for cookie banners
 //!   (LAUNCH-11).
-//! - Shapes and limits: [`viewport_for_panel`] and [`click_at_point`] (LIVE-4, GES-11),
+//! - Shapes and limits: [`viewport_for_panel`], [`cast_size`] and [`click_at_point`] (LIVE-4, GES-11),
 //!   [`may_open_tab`] and [`tab_to_close_for_popup`] (TAB-5), [`errand_limit`],
 //!   [`make_room`] and [`lends_cookie`] (ERR-3, ERR-15, ERR-16).
 //!
@@ -98,8 +98,8 @@ pub use upload::{
 };
 pub use verdict::{Choice, Decision, Question, QuestionKind, Refusal, RefusalCode, Verdict};
 pub use viewport::{
-    DEFAULT_VIEWPORT, Point, Size, VIEWPORT_WIDTHS, click_at_point, panel_to_viewport,
-    viewport_for_panel,
+    DEFAULT_VIEWPORT, MAX_DPR, Point, Size, VIEWPORT_WIDTHS, cast_size, click_at_point,
+    panel_in_device_px, panel_to_viewport, viewport_for_panel,
 };
 pub use wrap::{
     BEGIN_MARKER, END_MARKER, REPLACEMENT, UNTRUSTED_NOTE, marker_count, neutralise, wrap_untrusted,

@@ -54,6 +54,38 @@ pub fn viewport_for_panel(panel: Option<Size>) -> Size {
     Size::new(to_u32(width), to_u32(height).max(1))
 }
 
+/// The most device pixels a CSS pixel of a panel counts for: a bigger ratio asks for no
+/// bigger frame (the viewport bounds the frames anyway).
+pub const MAX_DPR: f64 = 4.0;
+
+/// A panel of `panel` CSS pixels shown at device pixel ratio `dpr` (positive and finite;
+/// at most [`MAX_DPR`] counts), in device pixels, at least 1 on each axis: what the live
+/// view's frames are sized by (LIVE-4, issue 30).
+pub fn panel_in_device_px(panel: Size, dpr: f64) -> Size {
+    let px = |css: u32| to_u32((f64::from(css) * dpr.min(MAX_DPR)).round()).max(1);
+    Size::new(px(panel.width), px(panel.height))
+}
+
+/// The size of the live view's frames (LIVE-4, issue 30): on each axis the biggest of the
+/// watchers' `screens` in device pixels, never bigger than the `viewport` (Chrome keeps
+/// the viewport's shape within it, so each watcher gets at least the pixels it shows);
+/// the viewport when no watcher's panel reported its size.
+pub fn cast_size(screens: impl IntoIterator<Item = Size>, viewport: Size) -> Size {
+    let mut biggest: Option<Size> = None;
+    for s in screens {
+        biggest = Some(biggest.map_or(s, |b| {
+            Size::new(b.width.max(s.width), b.height.max(s.height))
+        }));
+    }
+    let Some(biggest) = biggest else {
+        return viewport;
+    };
+    Size::new(
+        biggest.width.clamp(1, viewport.width.max(1)),
+        biggest.height.clamp(1, viewport.height.max(1)),
+    )
+}
+
 /// Where the person's pointer at `point` of the panel lands in the viewport `viewport`
 /// (LIVE-9): the panel shows the whole viewport at the panel's size, so the point scales by
 /// viewport ÷ panel on each axis. With no panel size reported, or a point outside the

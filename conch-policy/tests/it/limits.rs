@@ -2,9 +2,9 @@
 //! (TAB-5) and errands (ERR-15 … ERR-17).
 
 use conch_policy::{
-    DEFAULT_VIEWPORT, MAX_TABS, OpenErrand, Point, RefusalCode, Room, Size, TabUse, click_at_point,
-    errand_limit, make_room, may_open_tab, panel_to_viewport, tab_to_close_for_popup,
-    viewport_for_panel,
+    DEFAULT_VIEWPORT, MAX_TABS, OpenErrand, Point, RefusalCode, Room, Size, TabUse, cast_size,
+    click_at_point, errand_limit, make_room, may_open_tab, panel_in_device_px, panel_to_viewport,
+    tab_to_close_for_popup, viewport_for_panel,
 };
 
 /// LIVE-4: the record's formula cases; AMB-11: no panel gives 1280×800.
@@ -191,4 +191,30 @@ fn err_14_set_aside_sessions_are_bounded_by_count_and_age() {
         ("new".to_owned(), start + 10 * DAY),
     ];
     assert_eq!(set_aside_to_forget(&mixed, start + 15 * DAY), ["old"]);
+}
+
+/// LIVE-4, issue 30: the live view's frames are the biggest watcher's screen on each axis,
+/// never bigger than the viewport; with no screen reported, the viewport.
+#[test]
+fn live_4_the_frames_are_the_biggest_screen_within_the_viewport() {
+    let viewport = Size::new(1120, 800);
+    let mut screens = Vec::new();
+    assert_eq!(cast_size(screens.clone(), viewport), viewport);
+    screens.push(Size::new(700, 500));
+    assert_eq!(cast_size(screens.clone(), viewport), Size::new(700, 500));
+    screens.push(Size::new(400, 600));
+    assert_eq!(cast_size(screens.clone(), viewport), Size::new(700, 600));
+    screens.push(Size::new(1400, 1000));
+    assert_eq!(cast_size(screens, viewport), viewport);
+}
+
+/// LIVE-4, issue 30: a panel's screen is its size times its device pixel ratio, rounded,
+/// at least 1 pixel, with a ratio past 4 counted as 4.
+#[test]
+fn live_4_a_panels_screen_is_its_size_in_device_pixels() {
+    let panel = Size::new(400, 300);
+    assert_eq!(panel_in_device_px(panel, 2.0), Size::new(800, 600));
+    assert_eq!(panel_in_device_px(panel, 1.25), Size::new(500, 375));
+    assert_eq!(panel_in_device_px(panel, 10.0), Size::new(1600, 1200));
+    assert_eq!(panel_in_device_px(Size::new(1, 1), 0.1), Size::new(1, 1));
 }
