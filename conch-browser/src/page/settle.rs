@@ -27,7 +27,9 @@
 //! [`ACT_WINDOW`] of it, is waited for; a feed that keeps sending on its own is not. A
 //! socket still opening at the act (a notebook's kernel connecting) is waited for until
 //! it opens, and what the page sends on it at once then (its queued messages) counts as
-//! the act's.
+//! the act's. The first frame back is not always the one that changes the page (NiceGUI
+//! sends the components to load, then the update): an answer that came just before the
+//! DOM was found quiet is followed by one more quiet window.
 //!
 //! Deliberately absent: waiting on long-lived requests (EventSource, WebSocket) as such, on
 //! requests that change no text (images, fonts, media, icons, pings), and any script in
@@ -111,6 +113,9 @@ pub struct Settle {
     asked: std::collections::HashMap<String, (f64, Instant)>,
     /// When the act began, on this process's clock, for whether a frame sent is the act's.
     begun_at: Instant,
+    /// When the last answer on a socket the act sent on was seen: what the page does with
+    /// it is looked for by a quiet window after it ([`Settle::answer_unseen`]).
+    answered: Option<Instant>,
     /// Whether the top document fired its load event since the act, and what followed.
     load: Load,
     in_flight: HashSet<String>,
@@ -329,6 +334,7 @@ impl Settle {
             sending: Vec::new(),
             asked: std::collections::HashMap::new(),
             begun_at: Instant::now(),
+            answered: None,
             load: Load::No,
             ended_early: HashSet::new(),
             abandoned: held.is_none(),
@@ -406,7 +412,18 @@ impl Settle {
         {
             self.asked.remove(&frame.request_id);
             self.in_flight.remove(&format!("ws:{}", frame.request_id));
+            self.answered = Some(Instant::now());
         }
+    }
+
+    /// Whether a socket's answer came so shortly before a wait found the DOM quiet that
+    /// what the page does with it may not have shown yet: the first frame back is not
+    /// always the one that changes the page (NiceGUI sends the components to load, then
+    /// the update that opens an expansion, a few ms apart), and the page handles a frame
+    /// after the browser has reported it. Then a fresh quiet window after it is waited
+    /// for (issue 30, SNAP-1).
+    fn answer_unseen(&self, quiet: Duration) -> bool {
+        self.answered.is_some_and(|at| at.elapsed() < quiet)
     }
 
     /// Reads the WebSocket frames sent and received so far: the sent first, so that an
@@ -632,6 +649,15 @@ impl Settle {
                             self.frame_sent(&frame, Instant::now());
                         }
                     }
+                    // Read as they come, so an answer's time is when it came, not when
+                    // the wait ended.
+                    Some(event) = self.frames_received.next() => {
+                        if let Ok(frame) = event.parse::<FrameEvent>() {
+                            self.drain_openings();
+                            self.drain_sent();
+                            self.frame_received(&frame);
+                        }
+                    }
                 }
             };
             let Some(dom) = dom else {
@@ -643,6 +669,9 @@ impl Settle {
             self.expire_sending();
             self.expire_unanswered();
             if self.in_flight.is_empty() && dom.is_some_and(|d| d.quiet) {
+                if self.answer_unseen(options.quiet) {
+                    continue;
+                }
                 return self.settled(start, true);
             }
             // Wait a little for the requests in flight (or the new document), then look

@@ -471,6 +471,37 @@ async fn snap_1_an_expansion_filled_by_a_websocket_answer_is_in_the_clicks_resul
     lab.browser.shutdown().await;
 }
 
+/// Issue 30, SNAP-1 (NiceGUI's expansion, lost in a full `bench real` run): a click whose
+/// server answers first with a frame that changes nothing and, a moment later, with the
+/// update that flips the header open and fills its region. The first frame came while
+/// the wait was finding the DOM quiet, so the act ended there and the update was missed.
+/// The click's result must have the region's switch.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_an_update_that_follows_a_sockets_first_answer_is_in_the_clicks_result() {
+    let lab = lab().await;
+    let socket =
+        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(45))
+            .await
+            .expect("socket server");
+    let page = socket_page(&lab, &socket, false).await;
+    for _ in 0..3 {
+        lab.eval("(() => { document.getElementById('late').setAttribute('aria-expanded', 'false'); document.getElementById('late-panel').hidden = true; document.getElementById('late-panel').replaceChildren(); return 'closed'; })()")
+            .await;
+        let done = click(&page, "#late").await;
+        let mut reader = conch_browser::page::Reader::default();
+        let shown = conch_browser::page::read(&page, &mut reader)
+            .await
+            .expect("the page reads");
+        assert!(
+            shown.text.contains("switch \"Dark mode\""),
+            "the click ended at the socket's first frame, before its update: {done:?}\n{}",
+            shown.text
+        );
+        assert_settled_soon(&done);
+    }
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30 (NiceGUI's filtering select: 1.6 s to type three letters, Playwright MCP
 /// 0.16 s): typing into a field whose page tells its server the new value over a
 /// WebSocket, which the server takes and never answers, is done once the page's own
