@@ -287,6 +287,15 @@
     notify('ui/notifications/size-changed', { height: document.documentElement.scrollHeight });
   };
   new ResizeObserver(sizeChanged).observe(document.body);
+  // A new device pixel ratio with no new size (the window moved to another screen).
+  const watchPixelRatio = () => {
+    const ratio = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    ratio.addEventListener('change', () => {
+      sizeChanged();
+      watchPixelRatio();
+    }, { once: true });
+  };
+  watchPixelRatio();
   // A point of the screen in the size sent: through the frame's own picture, drawn
   // whole and centred, so a press lands where it shows even before the page's shape
   // follows the screen's.

@@ -58,6 +58,7 @@ export class LiveView {
     this.setupOwn();
     this.setupFind();
     new ResizeObserver(() => this.layout()).observe(this.view);
+    this.watchPixelRatio();
     this.connect();
   }
 
@@ -106,6 +107,19 @@ export class LiveView {
     }
     this.socket.send(JSON.stringify(command));
     return true;
+  }
+
+  /**
+   * Lays out again when the device pixel ratio changes with no change of size (the window
+   * moved to another screen, or the screen's scale changed), so the frames are cast for
+   * the new ratio (LIVE-4).
+   */
+  watchPixelRatio() {
+    const ratio = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    ratio.addEventListener('change', () => {
+      this.layout();
+      this.watchPixelRatio();
+    }, { once: true });
   }
 
   /** Sizes the canvas to the view area, redraws, and reports a new size (LIVE-4). */

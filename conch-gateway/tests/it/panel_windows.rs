@@ -119,3 +119,49 @@ async fn live_9_two_real_windows_of_different_sizes_each_click_where_the_person_
     );
     session.finish().await;
 }
+
+/// Keeps every size message the panel sends on its live socket in `window.__conchSizes`.
+const RECORD_SIZES: &str = "const send = WebSocket.prototype.send; \
+    WebSocket.prototype.send = function (data) { \
+      try { const m = JSON.parse(data); \
+        if (m && m.type === 'size') (window.__conchSizes ||= []).push(m); } catch (e) {} \
+      return send.call(this, data); };";
+
+/// LIVE-4 (issue 30): the person's window moves to a screen of another pixel ratio, its
+/// size unchanged. The panel sends its size again with the new ratio, so the frames are
+/// cast for the screen it now shows on.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_4_the_panel_sends_its_size_again_when_only_the_pixel_ratio_changes() {
+    let (_pages, session, _page) = Session::watching("two-targets.html", &[]).await;
+    session.person.before_each_page(RECORD_SIZES).await;
+    session.open("conversation=mcp-stdio").await;
+    session.wait_for_frame().await;
+    let first = session
+        .wait_until(
+            "(window.__conchSizes || []).length > 0 && window.__conchSizes[0]",
+            "the panel sends its size",
+        )
+        .await;
+    assert_eq!(first["dpr"], json!(1), "{first}");
+
+    // The same window on a screen of twice the pixels: no element changes size.
+    session
+        .person
+        .devtools(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": 0, "height": 0, "deviceScaleFactor": 2, "mobile": false }),
+        )
+        .await;
+    let again = session
+        .wait_until(
+            "(window.__conchSizes || []).find(m => m.dpr === 2) || false",
+            "the panel sends its size again with the new ratio",
+        )
+        .await;
+    assert_eq!(
+        (again["width"].clone(), again["height"].clone()),
+        (first["width"].clone(), first["height"].clone()),
+        "the size is the same, only the ratio changed: {first} then {again}"
+    );
+    session.finish().await;
+}

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A chromedriver, and the WebDriver session on it. Dropping it kills chromedriver's
@@ -277,19 +277,25 @@ impl fantoccini::wd::WebDriverCompatibleCommand for CdpExecute {
 }
 
 impl Person {
-    /// Runs `script` in every document this browser opens from now on, before the page's
-    /// own scripts (DevTools' `Page.addScriptToEvaluateOnNewDocument`, through
-    /// chromedriver): how a test stands in for what the gateway can't be made to send.
-    pub(crate) async fn before_each_page(&self, script: &str) {
-        let body = json!({
-            "cmd": "Page.addScriptToEvaluateOnNewDocument",
-            "params": { "source": script },
-        })
-        .to_string();
+    /// Runs one DevTools command in the person's current tab (through chromedriver): how
+    /// a test stands in for what the gateway can't be made to send, or for the person's
+    /// screen changing.
+    pub(crate) async fn devtools(&self, method: &str, params: Value) {
+        let body = json!({ "cmd": method, "params": params }).to_string();
         self.client
             .issue_cmd(CdpExecute { body })
             .await
-            .expect("chromedriver runs the DevTools command");
+            .unwrap_or_else(|e| panic!("chromedriver runs {method}: {e}"));
+    }
+
+    /// Runs `script` in every document this browser opens from now on, before the page's
+    /// own scripts (DevTools' `Page.addScriptToEvaluateOnNewDocument`).
+    pub(crate) async fn before_each_page(&self, script: &str) {
+        self.devtools(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": script }),
+        )
+        .await;
     }
 }
 
