@@ -362,6 +362,15 @@ impl Settle {
         self.finished(options).await
     }
 
+    /// Does not wait for the sockets that were still opening when the act began: the act
+    /// sends nothing on them (text typed into a field), so their opening is not its
+    /// effect (issue 30).
+    pub(crate) fn not_for_sockets_opening(&mut self) {
+        for id in self.opening.drain() {
+            self.in_flight.remove(&format!("open:{id}"));
+        }
+    }
+
     /// Whether a request that changes the page is the act's own (issue 30): it started
     /// within [`ACT_WINDOW`] of the act, or just after one of the act's ended, or the act
     /// loads a new document (whose requests are all its own). Not while one is in flight:

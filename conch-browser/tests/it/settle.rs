@@ -563,6 +563,42 @@ async fn issue_30_a_websocket_feed_of_the_pages_own_is_not_waited_for() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (Jupyter: typing into a cell while the kernel's socket still connects took
+/// about 600 ms more than Playwright MCP's): text typed into a field sends nothing on a
+/// socket still opening, so the typing is done once its own change (the filtered
+/// options) has landed, not when the socket opens.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_typing_does_not_wait_for_a_socket_still_opening() {
+    let lab = lab().await;
+    let socket = conch_fixtures::slow_socket::SlowSocket::start_opening_late(
+        std::time::Duration::from_millis(200),
+        std::time::Duration::from_millis(1200),
+    )
+    .await
+    .expect("socket server");
+    let page = lab
+        .open(&format!("settle-socket.html?ws={}", socket.port()))
+        .await;
+    let done = act::type_text(&css(&page, "#harbour").await, "Lis", &ActOptions::default())
+        .await
+        .expect("the typing lands");
+    assert_eq!(
+        lab.eval("document.title").await,
+        "Settle socket",
+        "the socket opened before the typing ended: {done:?}"
+    );
+    assert_eq!(
+        lab.eval("document.getElementById('options').textContent")
+            .await,
+        "Lisbon"
+    );
+    assert!(
+        done.settled.quiet && done.settled.waited < std::time::Duration::from_millis(600),
+        "the typing waited for a socket it sent nothing on: {done:?}"
+    );
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30 (Jupyter's run-a-cell while its kernel still connects): a click whose message
 /// waits for the page's WebSocket to open (the handshake answered ~600 ms after the
 /// page's load, the answer ~200 ms after the message) is done once the answer shows.

@@ -400,15 +400,45 @@ where
 {
     // On the heap: with the wait for animations, an act's future held inline grew past
     // the stack of a debug build's test thread (every tool's future holds one).
-    Box::pin(settled_inner(page, options, act)).await
+    Box::pin(settled_inner(page, options, act, Sends::Maybe)).await
 }
 
-async fn settled_inner<F>(page: &Session, options: &ActOptions, act: F) -> Result<Done, ActError>
+/// As [`settled`], for text typed into a field: it sends nothing on a socket still
+/// opening, so the act does not wait for one to open (issue 30: a notebook's kernel
+/// connecting held typing into a cell about 600 ms). A socket the page sends on during
+/// the act is still waited on for its answer.
+pub(super) async fn settled_typing<F>(
+    page: &Session,
+    options: &ActOptions,
+    act: F,
+) -> Result<Done, ActError>
+where
+    F: Future<Output = Result<(), ActError>>,
+{
+    Box::pin(settled_inner(page, options, act, Sends::NotOnOpening)).await
+}
+
+/// Whether an act may send on a socket still opening (a click's or a key's queued message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sends {
+    Maybe,
+    NotOnOpening,
+}
+
+async fn settled_inner<F>(
+    page: &Session,
+    options: &ActOptions,
+    act: F,
+    sends: Sends,
+) -> Result<Done, ActError>
 where
     F: Future<Output = Result<(), ActError>>,
 {
     let began = Instant::now();
-    let settle = Settle::begin(page).await;
+    let mut settle = Settle::begin(page).await;
+    if sends == Sends::NotOnOpening {
+        settle.not_for_sockets_opening();
+    }
     let through_dialog = through_dialogs(page, act).await?;
     // The transitions are waited for by the settle's own wait when it found the DOM
     // quiet (issue 32: one round trip less); else here, as before.
