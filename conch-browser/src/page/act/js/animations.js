@@ -8,7 +8,8 @@
 // indicator), not an empty box (a ripple, a spinner's dot), not a slide, fade or margin
 // change of a box already laid out within the viewport that does not fade out (a menu or
 // a dialog scaling in, even from nothing: the snapshot reads a box whatever its opacity;
-// a story's new item whose margin grows as it fades in): the snapshot reads them the same
+// a story's new item whose margin grows as it fades in, a sidebar item scaling down into
+// place over the viewport's edge): the snapshot reads them the same
 // mid-way as at their end (a MkDocs content tab's click waited 320 ms for its indicator
 // and its labels' colour, a Quasar dialog's 300 ms and a TiddlyWiki tiddler's 400 ms for
 // their fade in). Waits at most `max` ms, and one animation frame more for what their end
@@ -56,6 +57,65 @@ function(since, max) {
     if (r.width < 2 || r.height < 2) return false;
     return !(r.left < -1 || r.right > innerWidth + 1);
   };
+  // What the snapshot leaves out: a box wholly off the sides of the viewport or of a box
+  // that clips it, across (`clip` is [left, right]).
+  const off = (r, clip) => r.width > 0 && r.height > 0 && (r.right <= clip[0] || r.left >= clip[1]);
+  const clipOf = (el) => {
+    let clip = [0, innerWidth];
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX === 'visible') continue;
+      const r = up.getBoundingClientRect();
+      clip = [Math.max(clip[0], r.left), Math.min(clip[1], r.right)];
+    }
+    return clip;
+  };
+  const identity = (transform) => {
+    if (!transform || transform === 'none') return true;
+    try { return new DOMMatrixReadOnly(transform).isIdentity; } catch (e) { return false; }
+  };
+  // A box that scales or moves into place (its own transform running to none, only a
+  // scale and a move, no transformed box around it), read now as at its end: neither it
+  // nor anything in it (at most `MOST_INSIDE` elements) is left out now and shown at the
+  // end, or shown now and left out at the end (TiddlyWiki's sidebar item scaling down
+  // from twice its size over the viewport's edge; a carousel's track sliding to its next
+  // slide ends moved, so it is not one).
+  const MOST_INSIDE = 200;
+  const readableAsAtEnd = (el) => {
+    const moving = el.getAnimations().filter((a) => properties(a).map(keyOf).includes('transform'));
+    if (!moving.length) return null;
+    for (const a of moving) {
+      let frames = [];
+      try { frames = a.effect.getKeyframes(); } catch (e) { return null; }
+      const last = frames.length ? frames[frames.length - 1] : null;
+      if (!last || !identity(last.transform)) return null;
+    }
+    for (let up = el.parentElement; up; up = up.parentElement) {
+      if (!identity(getComputedStyle(up).transform)) return null;
+    }
+    const style = getComputedStyle(el);
+    let m;
+    try { m = new DOMMatrixReadOnly(style.transform === 'none' ? undefined : style.transform); } catch (e) { return null; }
+    if (!m.is2D || m.b !== 0 || m.c !== 0 || !(m.a > 0) || !(m.d > 0)) return null;
+    const [ox] = style.transformOrigin.split(' ').map(parseFloat);
+    if (!Number.isFinite(ox)) return null;
+    const r = el.getBoundingClientRect();
+    // Its box's left without the transform, and the origin the transform is around.
+    const origin = r.left - ox * (1 - m.a) - m.e + ox;
+    const atEnd = (q) => {
+      const left = origin + (q.left - m.e - origin) / m.a;
+      const right = origin + (q.right - m.e - origin) / m.a;
+      return { left, right, width: right - left, height: q.height / m.d };
+    };
+    const clip = clipOf(el);
+    const inside = el.getElementsByTagName('*');
+    if (inside.length > MOST_INSIDE) return null;
+    if (off(atEnd(r), clip)) return false;
+    for (const box of [el, ...inside]) {
+      const now = box.getBoundingClientRect();
+      if (off(now, clip) !== off(atEnd(now), clip)) return false;
+    }
+    return true;
+  };
   const matters = (a) => {
     const effect = a.effect;
     if (!effect || effect.pseudoElement) return false;
@@ -70,7 +130,9 @@ function(since, max) {
     const moves = names.length && names.every((name) => paint.test(name) || motion.test(name));
     if (moves) {
       const end = endOpacity(a);
-      if ((end === null || end >= 0.05) && readableNow(target)) return false;
+      if (end !== null && end < 0.05) return true;
+      const asAtEnd = readableAsAtEnd(target);
+      if (asAtEnd !== null ? asAtEnd : readableNow(target)) return false;
     }
     return true;
   };
