@@ -212,6 +212,65 @@ async fn hs_8_submit_is_asked_once_like_enter_and_a_no_submits_nothing() {
     tools.browser().shutdown().await;
 }
 
+/// A form that deletes an account once its name is typed, and asks "Are you sure" in a
+/// confirm of its own on submit.
+const DELETE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Settings</title></head>
+<body>
+  <h1>Danger zone</h1>
+  <form id="close">
+    <label>Type your account name to confirm <input id="name" name="name"></label>
+    <button id="delete">Delete account</button>
+  </form>
+  <p id="state">Account open</p>
+  <script>
+    window.events = [];
+    document.getElementById('close').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const sure = confirm('Are you sure you want to delete your account? This cannot be undone.');
+      window.events.push('submit:' + sure);
+      if (sure) document.getElementById('state').textContent = 'Account deleted';
+    });
+  </script>
+</body></html>"#;
+
+/// HS-1, DLG-7, issue 30 (one question for one irreversible act): `submit` in a field of
+/// a form whose button deletes is asked once, at the Enter; the Yes covers the page's own
+/// "Are you sure" confirm that the submit raises, so nothing else is asked, and the result
+/// shows the account deleted.
+#[tokio::test(flavor = "multi_thread")]
+async fn hs_1_submit_that_deletes_is_asked_once_and_covers_the_pages_confirm() {
+    let server = FixtureServer::start().await.unwrap();
+    server.route("submit-delete.html", Response::html(DELETE));
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::Yes);
+    let tools = tools(&setup, asker.clone());
+    let chat = tools.chat("delete", Mode::Ask);
+    let page = call(
+        &chat,
+        "browser_open",
+        &json!({ "url": server.url("submit-delete.html") }),
+    )
+    .await
+    .text();
+    let done = call(
+        &chat,
+        "browser_type",
+        &json!({ "ref": ref_of(&page, "Type your account name"), "text": "ada", "submit": true }),
+    )
+    .await;
+    assert!(!done.is_error, "{}", done.text());
+    assert!(done.text().contains("Account deleted"), "{}", done.text());
+    assert_eq!(
+        asker.kinds(),
+        vec![QuestionKind::Site, QuestionKind::HighStakes]
+    );
+    let question = asker.asked()[1].question.text().to_owned();
+    assert!(question.contains("Delete account"), "{question}");
+    assert_eq!(events(&chat).await, vec!["submit:true"]);
+    tools.browser().shutdown().await;
+}
+
 /// The password the vault holds for the sign-in page: a canary that must never show.
 const CANARY: &str = "canary-submit-5e1d";
 
