@@ -109,6 +109,9 @@ pub enum ToolCall {
         reference: String,
         /// The text that replaces its contents.
         text: String,
+        /// Whether Enter is pressed in the field after the text, judged as browser_press
+        /// Enter there is (issue 30, HS-8).
+        submit: bool,
     },
     /// browser_press.
     Press {
@@ -221,6 +224,8 @@ struct TypeArgs {
     reference: String,
     #[serde(deserialize_with = "lenient_text")]
     text: String,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    submit: bool,
 }
 
 #[derive(Deserialize)]
@@ -349,6 +354,7 @@ impl ToolCall {
                 ToolCall::Type {
                     reference: a.reference,
                     text: a.text,
+                    submit: a.submit,
                 }
             }
             "browser_press" => {
@@ -489,7 +495,15 @@ impl ToolCall {
                 How::Hover => format!("Pointing at {}", on(reference)),
                 How::Drag => format!("Dragging {}", on(reference)),
             },
-            ToolCall::Type { reference, .. } => format!("Typing in {}", on(reference)),
+            ToolCall::Type {
+                reference, submit, ..
+            } => {
+                if *submit {
+                    format!("Typing in {} and pressing Enter", on(reference))
+                } else {
+                    format!("Typing in {}", on(reference))
+                }
+            }
             ToolCall::Press { key, .. } => format!("Pressing {}", short(key)),
             ToolCall::Select { reference, .. } => format!("Choosing in {}", on(reference)),
             ToolCall::Scroll { direction, .. } => match direction {
@@ -562,6 +576,23 @@ fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Err
         Value::Number(n) => Ok(n.to_string()),
         Value::Bool(b) => Ok(b.to_string()),
         other => Err(serde::de::Error::custom(format!("{other} is not text"))),
+    }
+}
+
+/// A boolean, or the words a weak model writes for one ("true", "false", 1, 0, null).
+fn lenient_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    match Value::deserialize(d)? {
+        Value::Bool(b) => Ok(b),
+        Value::Null => Ok(false),
+        Value::Number(n) if n.as_f64() == Some(1.0) => Ok(true),
+        Value::Number(n) if n.as_f64() == Some(0.0) => Ok(false),
+        Value::String(s) if s.trim().eq_ignore_ascii_case("true") => Ok(true),
+        Value::String(s) if s.trim().eq_ignore_ascii_case("false") || s.trim().is_empty() => {
+            Ok(false)
+        }
+        other => Err(serde::de::Error::custom(format!(
+            "{other} is not true or false"
+        ))),
     }
 }
 

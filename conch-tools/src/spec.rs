@@ -188,7 +188,7 @@ fn build() -> Vec<ToolSpec> {
             object(
                 &[
                     ("ref", reference()),
-                    ("how", how("Default click; drag onto `to`")),
+                    ("how", how("Drag onto `to`")),
                     ("to", reference()),
                 ],
                 &["ref"],
@@ -197,9 +197,13 @@ fn build() -> Vec<ToolSpec> {
         ),
         spec(
             "browser_type",
-            acts!("Replace a field's text; no Enter."),
+            acts!("Replace a field's text; Enter if submit."),
             object(
-                &[("ref", reference()), ("text", bare("string"))],
+                &[
+                    ("ref", reference()),
+                    ("text", bare("string")),
+                    ("submit", bare("boolean")),
+                ],
                 &["ref", "text"],
             ),
             false,
@@ -233,7 +237,7 @@ fn build() -> Vec<ToolSpec> {
             "Scroll the page or an element. Returns what came into view.",
             object(
                 &[
-                    ("direction", choice(&["down", "up"], "Default down")),
+                    ("direction", bare_choice(&["down", "up"])),
                     ("ref", text("Else the page")),
                     ("amount", number("Screens, default 1")),
                 ],
@@ -296,7 +300,7 @@ fn build() -> Vec<ToolSpec> {
                 &[
                     ("x", bare("number")),
                     ("y", bare("number")),
-                    ("how", how("Default click; drag to to_x, to_y")),
+                    ("how", how("Drag to to_x, to_y")),
                     ("to_x", bare("number")),
                     ("to_y", bare("number")),
                     ("text", text("Typed after the click")),

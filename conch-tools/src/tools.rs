@@ -439,7 +439,11 @@ impl Chat {
             ToolCall::Click { reference, how, to } => {
                 tool::click::run(&turn, reference, *how, to.as_deref()).await
             }
-            ToolCall::Type { reference, text } => tool::type_::run(&turn, reference, text).await,
+            ToolCall::Type {
+                reference,
+                text,
+                submit,
+            } => tool::type_::run(&turn, reference, text, *submit).await,
             ToolCall::Press { key, reference } => {
                 tool::press::run(&turn, key, reference.as_deref()).await
             }

@@ -475,11 +475,14 @@ impl Agent {
                 }
                 return Ok(());
             }
+            // One call, as Playwright MCP's: browser_type presses Enter after the text
+            // (issue 30).
             Step::Submit(target, text) => {
                 let reference = self.conch_ref(*target, cost)?;
-                let args = json!({ "ref": reference, "text": text });
-                self.call(cost, "browser_type", args)?;
-                ("browser_press", json!({ "key": "Enter", "ref": reference }))
+                (
+                    "browser_type",
+                    json!({ "ref": reference, "text": text, "submit": true }),
+                )
             }
             Step::Form(fields) => {
                 let mut filled = Vec::new();

@@ -2,16 +2,28 @@
 //! filled from the person's vault when the embedder has one ([`vault`]: the saved
 //! password, or a new strong one on a sign-up form), and the agent's text is never used
 //! for it (SEC-2).
+//!
+//! With `submit`, Enter is pressed in the same field after the text, as Playwright MCP's
+//! `submit` does, and the call reads once, after the Enter (issue 30). The Enter is its own
+//! act, judged exactly as browser_press Enter on that field is ([`press::permit`], HS-8):
+//! asked, when it commits, after the text is in, so a No leaves the text typed and nothing
+//! submitted, and the result says so.
+
+use conch_policy::{Chord, carries};
 
 use crate::engine::{self, Settling};
 use crate::error::ToolError;
 use crate::result::Reply;
 use crate::tool::turn::Turn;
-use crate::tool::vault;
-use conch_policy::carries;
+use crate::tool::{press, vault};
 
-/// Types `text` into `reference`.
-pub(crate) async fn run(turn: &Turn<'_>, reference: &str, text: &str) -> Result<Reply, ToolError> {
+/// Types `text` into `reference`, then presses Enter there when `submit`.
+pub(crate) async fn run(
+    turn: &Turn<'_>,
+    reference: &str,
+    text: &str,
+    submit: bool,
+) -> Result<Reply, ToolError> {
     let conv = turn.conv();
     let site = turn.site().await?;
     let (element, target) = engine::target(conv, reference).await?;
@@ -26,15 +38,32 @@ pub(crate) async fn run(turn: &Turn<'_>, reference: &str, text: &str) -> Result<
         facts.secret_target = false;
     }
     turn.permit(Some(&element), facts, carries(&[text])).await?;
-    let _step = turn.step().await;
-    match secret {
-        Some(secret) => {
-            let sentence = vault::fill(&element, &secret).await?;
-            turn.changed(vec![sentence]).await
-        }
-        None => {
-            engine::type_text(&element, text, Settling::Now).await?;
-            turn.changed(Vec::new()).await
+    let mut lines = Vec::new();
+    {
+        let _step = turn.step().await;
+        match secret {
+            Some(secret) => lines.push(vault::fill(&element, &secret).await?),
+            None => engine::type_text(&element, text, Settling::Now).await?,
         }
     }
+    if submit {
+        let enter = Chord::parse("Enter").map_err(|e| ToolError::Page(e.to_string()))?;
+        // The text is in: a refusal or a No of the Enter says so (issue 30).
+        press::permit(turn, site, enter, Some(&element), &target)
+            .await
+            .map_err(|e| {
+                ToolError::Act(format!(
+                    "The text was typed, but Enter was not pressed, so nothing was submitted. {e}"
+                ))
+            })?;
+        let _step = turn.step().await;
+        engine::press(conv, "Enter", Some(&element))
+            .await
+            .map_err(|e| {
+                ToolError::Act(format!(
+                    "The text was typed, but pressing Enter failed: {e}"
+                ))
+            })?;
+    }
+    turn.changed(lines).await
 }

@@ -41,6 +41,43 @@ fn weak_model_arguments_are_read_leniently() {
     );
 }
 
+/// GES-8, issue 30: browser_type's `submit` is optional and off by default (the contract
+/// grows only additively), read leniently as a boolean, and a caption says Enter follows
+/// without showing the text; a value that is no boolean is one sentence naming the fix.
+#[test]
+fn ges_8_submit_is_optional_lenient_and_captioned() {
+    let typed = |args: serde_json::Value| ToolCall::parse("browser_type", &args);
+    let submit_of = |call: &ToolCall| match call {
+        ToolCall::Type { submit, .. } => Some(*submit),
+        _ => None,
+    };
+    let plain = typed(json!({ "ref": "e4", "text": "kettle" })).unwrap();
+    assert_eq!(submit_of(&plain), Some(false));
+    for (value, want) in [
+        (json!(true), true),
+        (json!("true"), true),
+        (json!(1), true),
+        (json!(false), false),
+        (json!("False"), false),
+        (json!(null), false),
+    ] {
+        let call = typed(json!({ "ref": "e4", "text": "kettle", "submit": value })).unwrap();
+        assert_eq!(submit_of(&call), Some(want), "{value}");
+    }
+    let submitted = typed(json!({ "ref": "e4", "text": "kettle", "submit": true })).unwrap();
+    assert_eq!(
+        submitted.caption(Some("Search")),
+        "Typing in “Search” and pressing Enter"
+    );
+    assert!(!submitted.caption(None).contains("kettle"));
+    let bad = typed(json!({ "ref": "e4", "text": "kettle", "submit": "soon" })).unwrap_err();
+    let text = bad.to_string();
+    assert!(
+        text.contains("is not true or false") && text.ends_with('.'),
+        "{text}"
+    );
+}
+
 /// TOOL-15: a call that doesn't fit is one sentence naming the fix.
 #[test]
 fn tool_15_bad_calls_are_one_sentence() {

@@ -15,5 +15,6 @@ mod many;
 mod pool;
 mod rules;
 mod schemas;
+mod submit;
 mod support;
 mod trips;

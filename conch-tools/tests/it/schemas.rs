@@ -96,7 +96,7 @@ async fn issue_31_tools_list_keeps_every_argument_in_a_deterministic_order() {
         ("browser_open", &["url"]),
         ("browser_read", &["find", "part"]),
         ("browser_click", &["how", "ref", "to"]),
-        ("browser_type", &["ref", "text"]),
+        ("browser_type", &["ref", "submit", "text"]),
         ("browser_press", &["key", "ref"]),
         ("browser_select", &["ref", "values"]),
         ("browser_scroll", &["amount", "direction", "ref"]),
