@@ -2012,8 +2012,9 @@ async fn snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple() {
 /// slowly at first, and a story's new item whose margin grows as it fades in from
 /// nothing, each over 900 ms, are read at once (the snapshot reads a box whatever its
 /// opacity): the click's result shows their words and controls. So is a sidebar item
-/// that fades in and scales down into place over the viewport's edge (TiddlyWiki's "Open"
-/// list: 400 ms of each opening click, in a full `bench real` run). The growing panel of
+/// that fades in and scales down into place over the viewport's edge, as TiddlyWiki's
+/// "Open" list's does (whose close button, though, starts outside the sidebar's scrolling
+/// box, so TiddlyWiki's is still waited for). The growing panel of
 /// [`snap_1_an_act_waits_for_no_transition_of_colour_indicator_or_ripple`] is still waited for.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_1_a_box_fading_in_from_nothing_is_read_at_once() {
