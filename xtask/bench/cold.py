@@ -10,8 +10,9 @@ bench mcp` counts it). Prints every spawn and the medians.
 
 With --trace, Conch runs with RUST_LOG=conch_cdp::wire=trace and the phases are cut from
 its log, each in ms from spawn: the first DevTools call sent (the browser launched), its
-answer, the page's createTarget sent, its attach, its navigate sent, the load event, the
-first evaluate sent and the result. The page is the one sent to the fixture, found by its
+answer, the page's createTarget sent, its attach, its rules answered (its renderer is up:
+the answer to its own setAutoAttach), its resume sent (a held page's), its navigate sent,
+the load event, the first evaluate sent and the result. The page is the one sent to the fixture, found by its
 session (the launch window's page and the omnibox's WebUI attach too). COLD_LOG=FILE
 appends every server's standard error there. The trace costs time itself: its figures are
 for proportions, the untraced medians for the ratio.
@@ -150,6 +151,9 @@ def phases(log, wall):
         if not send and "Target.attachedToTarget" in line and page_session \
                 and f'"sessionId":"{page_session}"' in line:
             mark("d_page_attached", line)
+        if not send and "Target.setAutoAttach" in line and page_session \
+                and f'session="{page_session}"' in line:
+            mark("e_page_ruled", line)
         if send and "Runtime.runIfWaitingForDebugger" in line and page_session \
                 and f'session="{page_session}"' in line:
             mark("e_page_resumed", line)
