@@ -431,6 +431,17 @@ async fn assert_answer_shows(lab: &crate::act::Lab, done: &act::Done) {
     );
 }
 
+/// Asserts the page, read once the click `done` is, shows `shown`, and that the click
+/// settled soon by its own effects.
+async fn assert_click_shows(page: &conch_cdp::Session, done: &act::Done, shown: &str, why: &str) {
+    let mut reader = conch_browser::page::Reader::default();
+    let read = conch_browser::page::read(page, &mut reader)
+        .await
+        .expect("the page reads");
+    assert!(read.text.contains(shown), "{why}: {done:?}\n{}", read.text);
+    assert_settled_soon(done);
+}
+
 /// Issue 30 (Jupyter's run-a-cell): a click that sends a WebSocket message whose answer
 /// comes back about 300 ms later, which the page then writes, is done once the answer
 /// shows, as a click that fetches waits for its answer: the click's result shows it.
@@ -458,16 +469,13 @@ async fn snap_1_an_expansion_filled_by_a_websocket_answer_is_in_the_clicks_resul
             .await,
         "true"
     );
-    let mut reader = conch_browser::page::Reader::default();
-    let shown = conch_browser::page::read(&page, &mut reader)
-        .await
-        .expect("the page reads");
-    assert!(
-        shown.text.contains("switch \"Night mode\""),
-        "the click ended before the expansion's content came: {done:?}\n{}",
-        shown.text
-    );
-    assert_settled_soon(&done);
+    assert_click_shows(
+        &page,
+        &done,
+        "switch \"Night mode\"",
+        "the click ended before the expansion's content came",
+    )
+    .await;
     lab.browser.shutdown().await;
 }
 
@@ -488,16 +496,13 @@ async fn snap_1_an_update_that_follows_a_sockets_first_answer_is_in_the_clicks_r
         lab.eval("(() => { document.getElementById('late').setAttribute('aria-expanded', 'false'); document.getElementById('late-panel').hidden = true; document.getElementById('late-panel').replaceChildren(); return 'closed'; })()")
             .await;
         let done = click(&page, "#late").await;
-        let mut reader = conch_browser::page::Reader::default();
-        let shown = conch_browser::page::read(&page, &mut reader)
-            .await
-            .expect("the page reads");
-        assert!(
-            shown.text.contains("switch \"Dark mode\""),
-            "the click ended at the socket's first frame, before its update: {done:?}\n{}",
-            shown.text
-        );
-        assert_settled_soon(&done);
+        assert_click_shows(
+            &page,
+            &done,
+            "switch \"Dark mode\"",
+            "the click ended at the socket's first frame, before its update",
+        )
+        .await;
     }
     lab.browser.shutdown().await;
 }

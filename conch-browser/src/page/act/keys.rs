@@ -10,7 +10,7 @@ use zeroize::Zeroizing;
 use super::call::{call_on, describe};
 use super::hit::frame_owners;
 use super::point::focused;
-use super::ready::{Still, actionable_point, settled, settled_typing, wait_actionable};
+use super::ready::{Sends, Still, actionable_point, settled, settled_sending, wait_actionable};
 use super::{ActError, ActOptions, Done, js, with_prelude};
 use crate::page::Element;
 use crate::page::input::{self, Press};
@@ -50,10 +50,15 @@ pub async fn type_text(el: &Element, text: &str, options: &ActOptions) -> Result
     if let Some(refusal) = typing_verdict(classify_field(&desc.field_facts())).refusal() {
         return Err(ActError::Secret(refusal.sentence()));
     }
-    settled_typing(&el.page, options, async {
-        focus(el, options).await?;
-        replace_text_in(el, text).await
-    })
+    settled_sending(
+        &el.page,
+        options,
+        async {
+            focus(el, options).await?;
+            replace_text_in(el, text).await
+        },
+        Sends::NotOnOpening,
+    )
     .await
 }
 

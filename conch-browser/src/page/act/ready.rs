@@ -398,30 +398,33 @@ pub(super) async fn settled<F>(
 where
     F: Future<Output = Result<(), ActError>>,
 {
-    // On the heap: with the wait for animations, an act's future held inline grew past
-    // the stack of a debug build's test thread (every tool's future holds one).
-    Box::pin(settled_inner(page, options, act, Sends::Maybe)).await
+    settled_sending(page, options, act, Sends::Maybe).await
 }
 
-/// As [`settled`], for text typed into a field: it sends nothing on a socket still
-/// opening, so the act does not wait for one to open (issue 30: a notebook's kernel
-/// connecting held typing into a cell about 600 ms). A socket the page sends on during
-/// the act is still waited on for its answer.
-pub(super) async fn settled_typing<F>(
+/// As [`settled`], saying whether the act may send on a socket still opening. Text typed
+/// into a field ([`Sends::NotOnOpening`]) sends nothing on one, so it does not wait for
+/// one to open (issue 30: a notebook's kernel connecting held typing into a cell about
+/// 600 ms); a socket the page sends on during the act is still waited on for its answer.
+pub(super) async fn settled_sending<F>(
     page: &Session,
     options: &ActOptions,
     act: F,
+    sends: Sends,
 ) -> Result<Done, ActError>
 where
     F: Future<Output = Result<(), ActError>>,
 {
-    Box::pin(settled_inner(page, options, act, Sends::NotOnOpening)).await
+    // On the heap: with the wait for animations, an act's future held inline grew past
+    // the stack of a debug build's test thread (every tool's future holds one).
+    Box::pin(settled_inner(page, options, act, sends)).await
 }
 
 /// Whether an act may send on a socket still opening (a click's or a key's queued message).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sends {
+pub(super) enum Sends {
+    /// It may (a click, a key).
     Maybe,
+    /// It does not (text typed into a field).
     NotOnOpening,
 }
 
