@@ -470,10 +470,11 @@ async fn live_10_a_screen_reader_hears_the_tabs_title_and_address_and_the_agents
         .agent
         .call_ok("browser_click", json!({ "ref": animate }))
         .await;
+    // The caption of the open before may still show for a moment: the click's comes next.
     let doing = session
         .wait_until(
-            "document.getElementById('live-doing').textContent",
-            "the agent's caption in words",
+            "(() => { const t = document.getElementById('live-doing').textContent; return t.includes('Animate') && t; })()",
+            "the agent's caption of the click in words",
         )
         .await;
     let doing = doing.as_str().unwrap_or_default();
