@@ -412,11 +412,23 @@ async fn kernel_page(
     conch_fixtures::slow_socket::SlowSocket,
     conch_cdp::Session,
 ) {
+    socket_lab(std::time::Duration::from_millis(300), feed).await
+}
+
+/// A lab on `settle-socket.html` whose socket's server answers each message `delay`
+/// later (with its ticking feed when `feed`), its socket open.
+async fn socket_lab(
+    delay: std::time::Duration,
+    feed: bool,
+) -> (
+    crate::act::Lab,
+    conch_fixtures::slow_socket::SlowSocket,
+    conch_cdp::Session,
+) {
     let lab = lab().await;
-    let socket =
-        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(300))
-            .await
-            .expect("socket server");
+    let socket = conch_fixtures::slow_socket::SlowSocket::start(delay)
+        .await
+        .expect("socket server");
     let page = socket_page(&lab, &socket, feed).await;
     (lab, socket, page)
 }
@@ -486,12 +498,7 @@ async fn snap_1_an_expansion_filled_by_a_websocket_answer_is_in_the_clicks_resul
 /// The click's result must have the region's switch.
 #[tokio::test(flavor = "multi_thread")]
 async fn snap_1_an_update_that_follows_a_sockets_first_answer_is_in_the_clicks_result() {
-    let lab = lab().await;
-    let socket =
-        conch_fixtures::slow_socket::SlowSocket::start(std::time::Duration::from_millis(45))
-            .await
-            .expect("socket server");
-    let page = socket_page(&lab, &socket, false).await;
+    let (lab, _socket, page) = socket_lab(std::time::Duration::from_millis(45), false).await;
     for _ in 0..3 {
         lab.eval("(() => { document.getElementById('late').setAttribute('aria-expanded', 'false'); document.getElementById('late-panel').hidden = true; document.getElementById('late-panel').replaceChildren(); return 'closed'; })()")
             .await;
