@@ -903,6 +903,7 @@ impl Browser {
     pub async fn forget_saved_tabs(&self) {
         let mut state = self.inner.state.lock().await;
         if let Some(running) = state.running.as_mut() {
+            state::keep_a_window(running).await;
             let browser = running.connection.browser();
             for (target_id, _) in running.pages.drain() {
                 let _ = browser.call(&CloseTarget { target_id }).await;
@@ -947,6 +948,7 @@ impl Browser {
     async fn close_conversation(&self, id: &str) {
         let mut state = self.inner.state.lock().await;
         if let Some(running) = state.running.as_mut() {
+            state::keep_a_window(running).await;
             let browser = running.connection.browser();
             let targets: Vec<TargetId> = running
                 .pages

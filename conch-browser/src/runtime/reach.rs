@@ -222,6 +222,7 @@ impl Browser {
             pages: HashMap::new(),
             watcher,
             launch_page,
+            spare: None,
         });
         state.generation += 1;
         // Contexts of a browser that went away are gone with it.

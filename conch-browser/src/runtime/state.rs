@@ -267,6 +267,39 @@ pub(super) struct Running {
     /// and a window made for it is ruled first, and the other stays as the browser's
     /// blank window (issue 31, LIVE-16).
     pub(super) launch_page: Option<(TargetId, Instant)>,
+    /// The blank window owed in the launch page's stead once the first tab took it alone
+    /// (issue 31): made after that tab's first load, or first by whatever closes a page
+    /// before then ([`keep_a_window`]), so the browser never closes its last window and
+    /// keeps its profile's session cookies (LIVE-16).
+    pub(super) spare: Option<Arc<tokio::sync::OnceCell<()>>>,
+}
+
+/// Makes the blank window owed in the launch page's stead, if one is owed and not made
+/// yet, and waits until it is (issue 31, LIVE-16): called before Conch closes a page, so
+/// the browser never closes its last window.
+pub(super) fn keep_a_window(running: &Running) -> impl Future<Output = ()> + Send + 'static {
+    let spare = running.spare.clone();
+    let browser = running.connection.browser();
+    async move {
+        if let Some(spare) = spare {
+            spare.get_or_init(|| make_a_window(browser)).await;
+        }
+    }
+}
+
+/// Makes a blank window through `browser`, the browser's own: it only keeps the browser a
+/// window (issue 31, LIVE-16), so a failure is logged, not returned.
+pub(super) async fn make_a_window(browser: Session) {
+    let viewport = conch_policy::DEFAULT_VIEWPORT;
+    let blank = conch_cdp::protocol::target::CreateTarget {
+        new_window: Some(true),
+        width: Some(viewport.width),
+        height: Some(viewport.height),
+        ..conch_cdp::protocol::target::CreateTarget::new("about:blank")
+    };
+    if let Err(e) = browser.call(&blank).await {
+        tracing::info!(target: "conch_browser", error = %e, "no blank window in the launch page's stead");
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -454,6 +487,7 @@ pub(super) async fn close_tab(
             .find(|(_, p)| p.conversation == conversation && p.tab == tab)
             .map(|(id, _)| id.clone());
         if let Some(target) = target {
+            keep_a_window(running).await;
             // Forgotten first, so the watcher does not report the close as the page's.
             if let Some(page) = running.pages.remove(&target) {
                 crate::page::forget_session(&page.session);

@@ -67,7 +67,7 @@ async fn create_page(
         && !own
         && let Some(launch) = launch_page
     {
-        let (target, session) = first_page(inner, &browser, launch).await?;
+        let (target, session) = first_page(inner, &browser, launch, generation).await?;
         return file_page(inner, generation, conversation, tab, target, session, url).await;
     }
     let created = browser
@@ -134,18 +134,47 @@ async fn file_page(
     }
 }
 
-/// The first tab's page after a launch (issue 31): a blank window is made for it as for
-/// any tab, and the page the browser opened at launch is waited for beside it; whichever
-/// the target watcher hands over ruled and resumed first (LAUNCH-19, as any page) is the
-/// tab's. The other stays open, blank: the browser keeps a window of its own when the tab
-/// closes or moves to a browser of its own, and the profile's session cookies with it
-/// (LIVE-16). The launch window's renderer is sometimes the first to answer and sometimes
-/// far behind a new window's, so neither is waited for alone.
+/// How long the first tab waits for the launch page alone before a window is made
+/// beside it: the page is usually ruled well within it (about 70 ms after the browser's
+/// first answer on a quiet machine), and a window made meanwhile costs that page's load
+/// about 60 ms of the browser's main thread (`xtask/bench/first_page.py`).
+const LAUNCH_PAGE_ALONE: Duration = Duration::from_millis(200);
+
+/// How long after the first tab's first load the window owed in the launch page's stead
+/// is made: after the first read, which it would hold up. Longer in unit tests, so they
+/// can close the first tab while the window is still owed.
+const SPARE_AFTER_LOAD: Duration = if cfg!(test) {
+    Duration::from_secs(3)
+} else {
+    Duration::from_millis(500)
+};
+
+/// The longest the owed window waits for that load.
+const SPARE_LOAD_WAIT: Duration = Duration::from_secs(10);
+
+/// The first tab's page after a launch (issue 31): the page the browser opened at launch
+/// when the target watcher hands it over ruled and resumed (LAUNCH-19, as any page)
+/// within [`LAUNCH_PAGE_ALONE`]; a blank window is then owed in its stead
+/// ([`owe_a_window`]). Otherwise a blank window is made for the tab as for any, and
+/// whichever of the two is ruled first is the tab's; the other stays open, blank. Either
+/// way the browser keeps a window of its own when the tab closes or moves to a browser of
+/// its own, and the profile's session cookies with it (LIVE-16). The launch window's
+/// renderer is sometimes far behind a new window's on a loaded machine, so it is not
+/// waited for alone for long.
 async fn first_page(
     inner: &Inner,
     browser: &Session,
     launch: TargetId,
+    generation: u64,
 ) -> Result<(TargetId, Session), BrowserError> {
+    let waited = launch.clone();
+    // Never done without a page, so it is never polled again once done; bounded below.
+    let launch_ready = super::state::ready_page(inner, &waited);
+    tokio::pin!(launch_ready);
+    if let Ok(session) = tokio::time::timeout(LAUNCH_PAGE_ALONE, &mut launch_ready).await {
+        owe_a_window(inner, generation, browser, &session).await;
+        return Ok((launch, session));
+    }
     let viewport = conch_policy::DEFAULT_VIEWPORT;
     let blank = CreateTarget {
         new_window: Some(true),
@@ -158,10 +187,6 @@ async fn first_page(
         let browser = browser.clone();
         tokio::spawn(async move { browser.call(&blank).await })
     };
-    let waited = launch.clone();
-    // Never done without a page, so it is never polled again once done; bounded below.
-    let launch_ready = super::state::ready_page(inner, &waited);
-    tokio::pin!(launch_ready);
     let within = inner.config.attach_timeout;
     let made = tokio::select! {
         session = &mut launch_ready => return Ok((launch, session)),
@@ -200,6 +225,37 @@ async fn first_page(
             }
         },
     }
+}
+
+/// Owes the browser of `generation` a blank window in the launch page's stead, now that
+/// the first tab took that page alone (issue 31, LIVE-16): it is made [`SPARE_AFTER_LOAD`]
+/// after the tab's first load (its session `session`), or after [`SPARE_LOAD_WAIT`]
+/// without one, unless whatever closes a page made it first
+/// ([`super::state::keep_a_window`]).
+async fn owe_a_window(inner: &Inner, generation: u64, browser: &Session, session: &Session) {
+    let spare = Arc::new(tokio::sync::OnceCell::new());
+    {
+        let mut state = inner.state.lock().await;
+        if state.generation != generation {
+            return;
+        }
+        let Some(running) = state.running.as_mut() else {
+            return;
+        };
+        running.spare = Some(spare.clone());
+    }
+    // Subscribed before the tab is sent anywhere, so its first load is not missed.
+    let mut loaded = session.subscribe::<conch_cdp::protocol::page::LoadEventFired>();
+    let browser = browser.clone();
+    tokio::spawn(async move {
+        let first_load = futures_util::StreamExt::next(&mut loaded);
+        let _ = tokio::time::timeout(SPARE_LOAD_WAIT, first_load).await;
+        drop(loaded);
+        tokio::time::sleep(SPARE_AFTER_LOAD).await;
+        spare
+            .get_or_init(|| super::state::make_a_window(browser))
+            .await;
+    });
 }
 
 /// The browser context of `conversation`'s errand in the running errands' browser: made
@@ -1005,9 +1061,10 @@ mod tests {
     }
 
     /// Issue 31: once the page the browser opened at launch is ruled, the first tab takes
-    /// it rather than wait for the window made beside it, which stays open and blank.
+    /// it alone: no window is made while its first page loads (one would hold that load
+    /// up on the browser's main thread); a blank one is made after it and stays.
     #[tokio::test(flavor = "multi_thread")]
-    async fn issue_31_the_first_tab_takes_the_launch_page_once_it_is_ruled() {
+    async fn issue_31_the_first_tab_takes_the_launch_page_and_its_window_comes_after_the_load() {
         let server = conch_fixtures::FixtureServer::start().await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let browser = Browser::new(config(&dir));
@@ -1022,8 +1079,14 @@ mod tests {
         };
         assert_eq!(tab_target, launch, "the first tab is the launch page");
         let page = chat.page().await.unwrap();
+        let loaded = page_targets(&page).await;
+        assert_eq!(
+            loaded.len(),
+            1,
+            "no window made during the load: {loaded:?}"
+        );
         let mut pages = Vec::new();
-        for _ in 0..100 {
+        for _ in 0..200 {
             pages = page_targets(&page).await;
             if pages.len() == 2 {
                 break;
@@ -1063,6 +1126,34 @@ mod tests {
             chat.evaluate("document.cookie").await.unwrap(),
             "kept=yes",
             "the session cookie outlived the first tab"
+        );
+        browser.shutdown().await;
+    }
+
+    /// Issue 31, LIVE-16: ending the first conversation while the window owed in the
+    /// launch page's stead is not made yet makes it first: the next conversation still
+    /// has the profile's session cookies.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_31_ending_the_first_conversation_at_once_keeps_the_profile() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(config(&dir));
+        launch_page_ruled(&browser).await;
+        let first = browser.conversation("c1");
+        first.open(&server.url("basic.html")).await.unwrap();
+        first
+            .evaluate("document.cookie = 'kept=yes; path=/'; 1")
+            .await
+            .unwrap();
+        browser.end_conversation("c1").await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(browser.status().await.state, RunState::Running);
+        let next = browser.conversation("c2");
+        next.open(&server.url("basic.html")).await.unwrap();
+        assert_eq!(
+            next.evaluate("document.cookie").await.unwrap(),
+            "kept=yes",
+            "the session cookie outlived the first conversation"
         );
         browser.shutdown().await;
     }
