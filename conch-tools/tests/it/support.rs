@@ -144,3 +144,29 @@ pub(crate) fn ref_of(snapshot: &str, needle: &str) -> String {
     let end = line[start..].find(']').expect("a closing bracket") + start;
     line[start..end].to_owned()
 }
+
+/// Waits until the browser of `chat` has made the blank window it keeps in the launch
+/// page's stead, which comes once, shortly after a launch's first load (issue 31): a
+/// test that counts what a step sends counts it in the steady state after it.
+pub(crate) async fn blank_window_made(chat: &conch_tools::Chat) {
+    let page = chat.conversation().page().await.expect("the chat's page");
+    for _ in 0..200 {
+        let targets = page
+            .call_raw("Target.getTargets", serde_json::json!({}))
+            .await
+            .expect("the browser lists its targets");
+        let pages = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "page")
+            .count();
+        if pages >= 2 {
+            // Its attach reaches the target watcher a moment after the browser lists it.
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the browser never made its blank window");
+}

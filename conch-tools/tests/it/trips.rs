@@ -16,7 +16,7 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 
-use crate::support::{Recorder, Setup, ref_of, setup};
+use crate::support::{Recorder, Setup, blank_window_made, ref_of, setup};
 
 /// The commands written since the recorder was installed: (method, session).
 type Sent = Arc<Mutex<Vec<(String, String)>>>;
@@ -140,6 +140,7 @@ async fn issue_32_one_click_and_one_type_send_few_devtools_commands() {
         let text = opened.text();
         let add = ref_of(&text, "button \"Add to cart\"");
         let note = ref_of(&text, "textbox \"Note\"");
+        blank_window_made(&chat).await;
         // The first act of a page sets up what every later one reuses (the dialog watch,
         // the network domain, the downloads' place): counted from the second.
         sent_by(&chat, &sent, "browser_click", &json!({ "ref": add })).await;
@@ -201,6 +202,7 @@ async fn issue_32_a_tab_is_brought_forward_again_once_another_target_came() {
             .call("browser_open", &json!({ "url": server.url("load.html") }))
             .await;
         assert!(!opened.is_error, "{}", opened.text());
+        blank_window_made(&first).await;
         let add = ref_of(&opened.text(), "button \"Add to cart\"");
         let click = json!({ "ref": add });
         let fronted = |list: &[String]| list.iter().any(|m| m == "Page.bringToFront");
