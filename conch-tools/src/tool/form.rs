@@ -4,7 +4,8 @@
 //! (issue 30). Secret fields are filled last, from the
 //! person's vault as browser_type fills them ([`vault`]: the saved password, or a new
 //! strong one on a sign-up form), never with the agent's value; with nothing in the
-//! vault they are skipped and named.
+//! vault they are skipped and named. Once the person takes the wheel, the fields left are
+//! not filled and are named (HAND-8).
 
 use conch_policy::carries;
 
@@ -42,8 +43,14 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
     let settling = engine::begin_settling(conv).await;
     // Secret fields come last, so the vault sees the username this call typed.
     let mut secrets = Vec::new();
+    // The fields left when the person took the wheel: none is filled among their acts.
+    let mut left: Vec<&str> = Vec::new();
     for (field, resolved) in fields.iter().zip(targets) {
         let r = &field.reference;
+        if !left.is_empty() || (filled + skipped.len() > 0 && turn.person_took_the_wheel()) {
+            left.push(r);
+            continue;
+        }
         let (element, target) = match resolved {
             Ok(found) => found,
             Err(e) => {
@@ -88,6 +95,10 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
     // nothing there it is skipped and named (FORM-3).
     let mut from_vault = Vec::new();
     for (r, element, target) in secrets {
+        if !left.is_empty() || turn.person_took_the_wheel() {
+            left.push(r);
+            continue;
+        }
         let Some(secret) = vault::ask(turn, &site, &element, &target).await else {
             skipped.push(format!(
                 "{r}: a password, code or card field: Conch never types into it; call browser_type on it (or browser_handoff)"
@@ -113,6 +124,12 @@ pub(crate) async fn run(turn: &Turn<'_>, fields: &[FormField]) -> Result<Reply, 
     lines.extend(from_vault);
     if !skipped.is_empty() {
         lines.push(format!("Skipped: {}.", skipped.join("; ")));
+    }
+    if !left.is_empty() {
+        lines.push(format!(
+            "The person took the wheel, so Conch stopped before {}; your next call waits until they hand it back.",
+            left.join(", ")
+        ));
     }
     turn.changed(lines).await
 }

@@ -40,6 +40,8 @@ pub(crate) struct Turn<'a> {
     act: ActKind,
     /// The commit this call's act was judged significant for, if any (issue 30).
     pending: std::sync::Mutex<Option<Pending>>,
+    /// When the call began, for whether the person took the wheel during it (HAND-8).
+    began: std::time::Instant,
 }
 
 /// A commit judged significant in this call, for the one question per act (issue 30).
@@ -67,7 +69,21 @@ impl<'a> Turn<'a> {
             tool,
             act,
             pending: std::sync::Mutex::new(None),
+            began: std::time::Instant::now(),
         }
+    }
+
+    /// Whether the person took the wheel since this call began: they drive now, or their
+    /// input reached the page meanwhile (LIVE-8, HAND-8). A call that acts more than once
+    /// (a form's fields, a typed text's submit) asks before each later act and stops
+    /// there: its next act would land among the person's own, on a page the agent has not
+    /// seen. The agent's next call waits for the wheel as any does.
+    pub(crate) fn person_took_the_wheel(&self) -> bool {
+        let wheel = self.conv.wheel();
+        wheel.state().person_drives
+            || wheel
+                .since_person_input()
+                .is_some_and(|since| since < self.began.elapsed())
     }
 
     /// The runtime's view of the conversation.

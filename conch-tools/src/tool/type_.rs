@@ -7,7 +7,8 @@
 //! `submit` does, and the call reads once, after the Enter (issue 30). The Enter is its own
 //! act, judged exactly as browser_press Enter on that field is ([`press::permit`], HS-8):
 //! asked, when it commits, after the text is in, so a No leaves the text typed and nothing
-//! submitted, and the result says so.
+//! submitted, and the result says so. When the person takes the wheel before the Enter,
+//! it is not pressed, and the result says so too (HAND-8).
 
 use conch_policy::{Chord, carries};
 
@@ -16,6 +17,9 @@ use crate::error::ToolError;
 use crate::result::Reply;
 use crate::tool::turn::Turn;
 use crate::tool::{press, vault};
+
+/// What a submit says when the person took the wheel before its Enter (HAND-8).
+const PERSON_TOOK_THE_WHEEL: &str = "The text was typed, but Enter was not pressed, so nothing was submitted: the person took the wheel during this call. Your next call waits until they hand it back, and its result shows what they changed.";
 
 /// Types `text` into `reference`, then presses Enter there when `submit`.
 pub(crate) async fn run(
@@ -56,6 +60,11 @@ pub(crate) async fn run(
                     "The text was typed, but Enter was not pressed, so nothing was submitted. {e}"
                 ))
             })?;
+        // The person took the wheel while the text went in or the Enter was asked about:
+        // the Enter would land among their own acts (HAND-8).
+        if turn.person_took_the_wheel() {
+            return Err(ToolError::Act(PERSON_TOOK_THE_WHEEL.to_owned()));
+        }
         let _step = turn.step().await;
         engine::press(conv, "Enter", Some(&element))
             .await

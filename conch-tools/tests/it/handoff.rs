@@ -533,3 +533,168 @@ async fn snap_7_the_persons_changes_are_marked_as_theirs_in_the_next_result() {
     assert!(person < edited && edited < step && step < counted, "{text}");
     tools.browser().shutdown().await;
 }
+
+/// A form whose first field, once typed into, lets the test's stand-in person take the
+/// wheel: its input handler asks `/wheel-took` (a synchronous request, so the server has
+/// it before the handler ends) and then keeps the page busy a moment, as a person's
+/// click lands while the agent's call is mid-way.
+const TAKEN_MIDWAY: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Shipping</title></head>
+<body>
+  <h1>Shipping</h1>
+  <form action="/wheel-sent" method="get">
+    <label>Name <input id="name" name="name"></label>
+    <label>Street <input id="street" name="street"></label>
+    <label>Town <input id="town" name="town"></label>
+    <button id="next">Next</button>
+  </form>
+  <script>
+    document.getElementById('name').addEventListener('input', () => {
+      const ask = new XMLHttpRequest();
+      ask.open('GET', '/wheel-took', false);
+      ask.send();
+      const until = performance.now() + 400;
+      while (performance.now() < until) {}
+    }, { once: true });
+  </script>
+</body></html>"#;
+
+/// The stand-in person: takes the wheel of `conversation` as soon as the page asked
+/// `/wheel-took`.
+fn take_over_when_asked(
+    server: &Arc<FixtureServer>,
+    tools: &Tools,
+    conversation: &str,
+) -> tokio::task::JoinHandle<()> {
+    let asked = Arc::clone(server);
+    let wheel = tools.browser().wheel(conversation);
+    tokio::spawn(async move {
+        while asked.requests("wheel-took") == 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        wheel.take_over();
+    })
+}
+
+/// HAND-8, LIVE-8 (issue 30, seam of `submit` and the wheel): the person takes the wheel
+/// while browser_type's text goes in; its Enter is not pressed among their acts, nothing
+/// is submitted, and the result says so. The agent's next call waits for hand back.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_8_a_submit_is_not_pressed_once_the_person_takes_the_wheel() {
+    let server = Arc::new(FixtureServer::start().await.unwrap());
+    server.route(
+        "wheel-form.html",
+        conch_fixtures::Response::html(TAKEN_MIDWAY),
+    );
+    let setup = setup();
+    let tools = crate::support::tools(&setup, Recorder::answering(Choice::ThisChat, Choice::No));
+    let chat = tools.chat("wheel", Mode::Ask);
+    let page = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("wheel-form.html") }),
+        )
+        .await
+        .text();
+    let field = crate::support::ref_of(&page, "textbox \"Name\"");
+    let person = take_over_when_asked(&server, &tools, "wheel");
+    let typed = Box::pin(chat.call(
+        "browser_type",
+        &json!({ "ref": field, "text": "Ada Lovelace", "submit": true }),
+    ))
+    .await;
+    person.await.unwrap();
+    assert!(typed.is_error, "{}", typed.text());
+    assert!(
+        typed.text().contains("Enter was not pressed")
+            && typed.text().contains("the person took the wheel"),
+        "{}",
+        typed.text()
+    );
+    assert!(
+        typed.text().contains("The person used the browser"),
+        "{}",
+        typed.text()
+    );
+    assert_eq!(server.requests("wheel-sent"), 0, "nothing was submitted");
+
+    let reading = tokio::spawn({
+        let chat = chat.clone();
+        async move { chat.call("browser_read", &json!({})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!reading.is_finished(), "the next call waits for the wheel");
+    tools.browser().wheel("wheel").hand_back();
+    let read = tokio::time::timeout(Duration::from_secs(10), reading)
+        .await
+        .expect("the read returns after hand back")
+        .unwrap();
+    assert!(
+        read.text()
+            .contains("textbox \"Name\" [ref=e1]: Ada Lovelace"),
+        "{}",
+        read.text()
+    );
+    let value = chat
+        .conversation()
+        .evaluate("document.getElementById('name').value")
+        .await
+        .unwrap();
+    assert_eq!(
+        value,
+        json!("Ada Lovelace"),
+        "the text the agent typed stays"
+    );
+    tools.browser().shutdown().await;
+}
+
+/// HAND-8, LIVE-8 (issue 30, seam of browser_form and the wheel): the person takes the
+/// wheel after the form's first field; the fields left are not filled among their acts
+/// and are named, and the agent's next call waits for hand back.
+#[tokio::test(flavor = "multi_thread")]
+async fn hand_8_a_form_stops_filling_once_the_person_takes_the_wheel() {
+    let server = Arc::new(FixtureServer::start().await.unwrap());
+    server.route(
+        "wheel-form.html",
+        conch_fixtures::Response::html(TAKEN_MIDWAY),
+    );
+    let setup = setup();
+    let tools = crate::support::tools(&setup, Recorder::answering(Choice::ThisChat, Choice::No));
+    let chat = tools.chat("wheel", Mode::Ask);
+    let page = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("wheel-form.html") }),
+        )
+        .await
+        .text();
+    let [name, street, town] = ["Name", "Street", "Town"]
+        .map(|label| crate::support::ref_of(&page, &format!("textbox \"{label}\"")));
+    let person = take_over_when_asked(&server, &tools, "wheel");
+    let filled = Box::pin(chat.call(
+        "browser_form",
+        &json!({ "fields": [
+            { "ref": name, "value": "Ada Lovelace" },
+            { "ref": street, "value": "12 Harbour Lane" },
+            { "ref": town, "value": "Marlow" },
+        ] }),
+    ))
+    .await;
+    person.await.unwrap();
+    let text = filled.text();
+    assert!(text.contains("Filled 1 of 3 fields"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "The person took the wheel, so Conch stopped before {street}, {town}"
+        )),
+        "{text}"
+    );
+    let values = chat
+        .conversation()
+        .evaluate("['name', 'street', 'town'].map((id) => document.getElementById(id).value)")
+        .await
+        .unwrap();
+    assert_eq!(values, json!(["Ada Lovelace", "", ""]));
+    tools.browser().wheel("wheel").hand_back();
+    tools.browser().shutdown().await;
+}
