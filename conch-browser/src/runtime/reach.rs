@@ -223,6 +223,7 @@ impl Browser {
             watcher,
             launch_page,
             spare: None,
+            blank: None,
         });
         state.generation += 1;
         // Contexts of a browser that went away are gone with it.

@@ -271,7 +271,12 @@ pub(super) struct Running {
     /// (issue 31): made after that tab's first load, or first by whatever closes a page
     /// before then ([`keep_a_window`]), so the browser never closes its last window and
     /// keeps its profile's session cookies (LIVE-16).
-    pub(super) spare: Option<Arc<tokio::sync::OnceCell<()>>>,
+    pub(super) spare: Option<Arc<tokio::sync::OnceCell<Option<TargetId>>>>,
+    /// That window once made, ruled and resumed: the next new tab of the main context
+    /// takes it instead of waiting for a window of its own (issue 32: a window is about
+    /// 50 ms of the browser's main thread, and the page's renderer starts with it), and a
+    /// window is owed in its stead again.
+    pub(super) blank: Option<(TargetId, Session)>,
 }
 
 /// Makes the blank window owed in the launch page's stead, if one is owed and not made
@@ -287,9 +292,10 @@ pub(super) fn keep_a_window(running: &Running) -> impl Future<Output = ()> + Sen
     }
 }
 
-/// Makes a blank window through `browser`, the browser's own: it only keeps the browser a
-/// window (issue 31, LIVE-16), so a failure is logged, not returned.
-pub(super) async fn make_a_window(browser: Session) {
+/// Makes a blank window through `browser`, the browser's own, and gives its target: it
+/// keeps the browser a window (issue 31, LIVE-16) and stands ready for the next new tab
+/// (issue 32), so a failure is logged, not returned.
+pub(super) async fn make_a_window(browser: Session) -> Option<TargetId> {
     let viewport = conch_policy::DEFAULT_VIEWPORT;
     let blank = conch_cdp::protocol::target::CreateTarget {
         new_window: Some(true),
@@ -297,8 +303,12 @@ pub(super) async fn make_a_window(browser: Session) {
         height: Some(viewport.height),
         ..conch_cdp::protocol::target::CreateTarget::new("about:blank")
     };
-    if let Err(e) = browser.call(&blank).await {
-        tracing::info!(target: "conch_browser", error = %e, "no blank window in the launch page's stead");
+    match browser.call(&blank).await {
+        Ok(made) => Some(made.target_id),
+        Err(e) => {
+            tracing::info!(target: "conch_browser", error = %e, "no blank window in the launch page's stead");
+            None
+        }
     }
 }
 

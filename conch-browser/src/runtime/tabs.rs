@@ -30,19 +30,21 @@ use crate::wheel::Wheel;
 /// session over here. The browser-wide lock is not held while the page is made, so other
 /// conversations go on meanwhile.
 async fn create_page(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     conversation: &str,
     tab: &str,
     url: &str,
 ) -> Result<Session, BrowserError> {
-    let (browser, generation, launch_page) = {
+    let (browser, generation, launch_page, blank) = {
         let mut state = inner.state.lock().await;
         let generation = state.generation;
         let running = state.running.as_mut().ok_or(BrowserError::NotRunning)?;
+        let main = inner.side == Side::Main;
         (
             running.connection.browser(),
             generation,
             running.launch_page.take(),
+            running.blank.take().filter(|_| main),
         )
     };
     // Each tab in a window of its own: a background tab of a shared window gets no frames,
@@ -68,6 +70,15 @@ async fn create_page(
         && let Some(launch) = launch_page
     {
         let (target, session) = first_page(inner, &browser, launch, generation).await?;
+        return file_page(inner, generation, conversation, tab, target, session, url).await;
+    }
+    // A new tab of the main context takes the blank window kept ready, and another is
+    // owed in its stead (issue 32).
+    if context.is_none()
+        && !own
+        && let Some((target, session)) = blank
+    {
+        owe_a_window(inner, generation, &browser, &session).await;
         return file_page(inner, generation, conversation, tab, target, session, url).await;
     }
     let created = browser
@@ -162,7 +173,7 @@ const SPARE_LOAD_WAIT: Duration = Duration::from_secs(10);
 /// renderer is sometimes far behind a new window's on a loaded machine, so it is not
 /// waited for alone for long.
 async fn first_page(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     browser: &Session,
     launch: TargetId,
     generation: u64,
@@ -227,12 +238,13 @@ async fn first_page(
     }
 }
 
-/// Owes the browser of `generation` a blank window in the launch page's stead, now that
-/// the first tab took that page alone (issue 31, LIVE-16): it is made [`SPARE_AFTER_LOAD`]
-/// after the tab's first load (its session `session`), or after [`SPARE_LOAD_WAIT`]
-/// without one, unless whatever closes a page made it first
-/// ([`super::state::keep_a_window`]).
-async fn owe_a_window(inner: &Inner, generation: u64, browser: &Session, session: &Session) {
+/// Owes the browser of `generation` a blank window in stead of the one the tab of session
+/// `session` just took (the launch page, issue 31, or the blank window kept ready, issue
+/// 32): it is made [`SPARE_AFTER_LOAD`] after the tab's first load, or after
+/// [`SPARE_LOAD_WAIT`] without one, unless whatever closes a page made it first
+/// ([`super::state::keep_a_window`]), so the browser never closes its last window
+/// (LIVE-16). Once ruled and resumed it is kept ready for the next new tab.
+async fn owe_a_window(inner: &Arc<Inner>, generation: u64, browser: &Session, session: &Session) {
     let spare = Arc::new(tokio::sync::OnceCell::new());
     {
         let mut state = inner.state.lock().await;
@@ -247,14 +259,35 @@ async fn owe_a_window(inner: &Inner, generation: u64, browser: &Session, session
     // Subscribed before the tab is sent anywhere, so its first load is not missed.
     let mut loaded = session.subscribe::<conch_cdp::protocol::page::LoadEventFired>();
     let browser = browser.clone();
+    let inner = Arc::downgrade(inner);
     tokio::spawn(async move {
         let first_load = futures_util::StreamExt::next(&mut loaded);
         let _ = tokio::time::timeout(SPARE_LOAD_WAIT, first_load).await;
         drop(loaded);
         tokio::time::sleep(SPARE_AFTER_LOAD).await;
-        spare
+        let made = spare
             .get_or_init(|| super::state::make_a_window(browser))
-            .await;
+            .await
+            .clone();
+        let (Some(target), Some(inner)) = (made, inner.upgrade()) else {
+            return;
+        };
+        // Ruled and resumed as any page (LAUNCH-19) before any tab may take it.
+        let Some(session) = super::state::take_ready(&inner, &target).await else {
+            return;
+        };
+        let mut state = inner.state.lock().await;
+        if state.generation != generation {
+            return;
+        }
+        if let Some(running) = state.running.as_mut()
+            && running
+                .spare
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &spare))
+        {
+            running.blank = Some((target, session));
+        }
     });
 }
 
@@ -1154,6 +1187,81 @@ mod tests {
             next.evaluate("document.cookie").await.unwrap(),
             "kept=yes",
             "the session cookie outlived the first conversation"
+        );
+        browser.shutdown().await;
+    }
+
+    /// Issue 32, LIVE-16: the blank window made after the first tab's load stands ready:
+    /// the next conversation's tab takes it (no window is made for that tab), another
+    /// blank window is made after that tab's load, and closing both tabs leaves the
+    /// browser a window and its profile.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_32_a_new_tab_takes_the_blank_window_kept_ready_and_another_comes() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(config(&dir));
+        launch_page_ruled(&browser).await;
+        let first = browser.conversation("c1");
+        first.open(&server.url("basic.html")).await.unwrap();
+        let page = first.page().await.unwrap();
+        // The blank window comes after the first load, and is kept ready once ruled.
+        let mut ready = None;
+        for _ in 0..200 {
+            ready = {
+                let state = browser.inner.state.lock().await;
+                let running = state.running.as_ref().unwrap();
+                running.blank.as_ref().map(|(target, _)| target.clone())
+            };
+            if ready.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let blank = ready.expect("a blank window kept ready");
+        assert_eq!(page_targets(&page).await.len(), 2);
+
+        let second = browser.conversation("c2");
+        second.open(&server.url("basic.html")).await.unwrap();
+        let taken = {
+            let state = browser.inner.state.lock().await;
+            let running = state.running.as_ref().unwrap();
+            assert!(running.blank.is_none(), "taken");
+            running
+                .pages
+                .iter()
+                .find(|(_, p)| p.conversation == "c2")
+                .map(|(target, _)| target.clone())
+                .unwrap()
+        };
+        assert_eq!(
+            taken, blank,
+            "the second tab is the blank window kept ready"
+        );
+        let loaded = page_targets(&page).await;
+        assert_eq!(loaded.len(), 2, "no window made for it: {loaded:?}");
+        let mut pages = Vec::new();
+        for _ in 0..200 {
+            pages = page_targets(&page).await;
+            if pages.len() == 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(pages.len(), 3, "another blank window: {pages:?}");
+
+        first
+            .evaluate("document.cookie = 'kept=yes; path=/'; 1")
+            .await
+            .unwrap();
+        first.close("t1").await.unwrap();
+        second.close("t1").await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(browser.status().await.state, RunState::Running);
+        first.open(&server.url("basic.html")).await.unwrap();
+        assert_eq!(
+            first.evaluate("document.cookie").await.unwrap(),
+            "kept=yes",
+            "the session cookie outlived both tabs"
         );
         browser.shutdown().await;
     }

@@ -352,6 +352,15 @@ async fn page_destroyed(inner: &Inner, target: &TargetId) {
     super::state::targets_changed();
     lock(&inner.pages.dialogs).remove(target);
     let mut state = inner.state.lock().await;
+    // The blank window kept for the next new tab went away: none is taken (issue 32).
+    if let Some(running) = state.running.as_mut()
+        && running
+            .blank
+            .as_ref()
+            .is_some_and(|(blank, _)| blank == target)
+    {
+        running.blank = None;
+    }
     let Some(page) = state.running.as_mut().and_then(|r| r.pages.remove(target)) else {
         return;
     };
