@@ -611,6 +611,36 @@ async fn issue_30_typing_does_not_wait_for_a_socket_still_opening() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30, SNAP-1: typing is judged quiet once a frame has passed after it rather than
+/// a fixed 30 ms after the act began, and a page that draws what was typed in its next
+/// animation frame (as an editor draws its lines) still has it drawn in the typing's
+/// result, every time.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_typing_a_page_draws_in_its_next_frame_is_in_the_result() {
+    let lab = lab().await;
+    let page = lab.open("typed-frame.html").await;
+    let harbours = [
+        "Lisbon", "Bergen", "Oslo", "Cadiz", "Genoa", "Riga", "Porto", "Malmo", "Split", "Bari",
+        "Kiel", "Cork",
+    ];
+    for typed in harbours {
+        let done = act::type_text(&css(&page, "#harbour").await, typed, &ActOptions::default())
+            .await
+            .expect("the typing lands");
+        let mut reader = conch_browser::page::Reader::default();
+        let read = conch_browser::page::read(&page, &mut reader)
+            .await
+            .expect("the page reads");
+        assert!(
+            read.text.contains(&format!("Drawn: {typed}")),
+            "the frame's drawing was not in the typing's result: {done:?}\n{}",
+            read.text
+        );
+        assert!(done.settled.quiet, "{done:?}");
+    }
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30 (Jupyter's run-a-cell while its kernel still connects): a click whose message
 /// waits for the page's WebSocket to open (the handshake answered ~600 ms after the
 /// page's load, the answer ~200 ms after the message) is done once the answer shows.

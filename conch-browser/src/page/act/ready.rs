@@ -424,7 +424,8 @@ where
 pub(super) enum Sends {
     /// It may (a click, a key).
     Maybe,
-    /// It does not (text typed into a field).
+    /// It does not: text typed into a field, whose page reacts to it within a frame
+    /// ([`super::super::settle::Settle::quiet_after_a_frame`]).
     NotOnOpening,
 }
 
@@ -441,6 +442,7 @@ where
     let mut settle = Settle::begin(page).await;
     if sends == Sends::NotOnOpening {
         settle.not_for_sockets_opening();
+        settle.quiet_after_a_frame();
     }
     let through_dialog = through_dialogs(page, act).await?;
     // The transitions are waited for by the settle's own wait when it found the DOM
