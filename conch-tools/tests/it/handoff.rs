@@ -559,6 +559,31 @@ const TAKEN_MIDWAY: &str = r#"<!doctype html>
   </script>
 </body></html>"#;
 
+/// [`TAKEN_MIDWAY`] served and opened in conversation "wheel" (the site allowed for the
+/// chat when asked): the server, what the tools live in, the tools, the chat and the page
+/// as the open read it.
+async fn taken_midway() -> (
+    Arc<FixtureServer>,
+    crate::support::Setup,
+    Tools,
+    conch_tools::Chat,
+    String,
+) {
+    let server = Arc::new(FixtureServer::start().await.expect("a fixture server"));
+    let page = conch_fixtures::Response::html(TAKEN_MIDWAY);
+    server.route("wheel-form.html", page);
+    let setup = setup();
+    let asker = Recorder::answering(Choice::ThisChat, Choice::No);
+    let tools = crate::support::tools(&setup, asker);
+    let chat = tools.chat("wheel", Mode::Ask);
+    let url = server.url("wheel-form.html");
+    let page = chat
+        .call("browser_open", &json!({ "url": url }))
+        .await
+        .text();
+    (server, setup, tools, chat, page)
+}
+
 /// The stand-in person: takes the wheel of `conversation` as soon as the page asked
 /// `/wheel-took`.
 fn take_over_when_asked(
@@ -581,21 +606,7 @@ fn take_over_when_asked(
 /// is submitted, and the result says so. The agent's next call waits for hand back.
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_8_a_submit_is_not_pressed_once_the_person_takes_the_wheel() {
-    let server = Arc::new(FixtureServer::start().await.unwrap());
-    server.route(
-        "wheel-form.html",
-        conch_fixtures::Response::html(TAKEN_MIDWAY),
-    );
-    let setup = setup();
-    let tools = crate::support::tools(&setup, Recorder::answering(Choice::ThisChat, Choice::No));
-    let chat = tools.chat("wheel", Mode::Ask);
-    let page = chat
-        .call(
-            "browser_open",
-            &json!({ "url": server.url("wheel-form.html") }),
-        )
-        .await
-        .text();
+    let (server, _setup, tools, chat, page) = taken_midway().await;
     let field = crate::support::ref_of(&page, "textbox \"Name\"");
     let person = take_over_when_asked(&server, &tools, "wheel");
     let typed = Box::pin(chat.call(
@@ -653,21 +664,7 @@ async fn hand_8_a_submit_is_not_pressed_once_the_person_takes_the_wheel() {
 /// and are named, and the agent's next call waits for hand back.
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_8_a_form_stops_filling_once_the_person_takes_the_wheel() {
-    let server = Arc::new(FixtureServer::start().await.unwrap());
-    server.route(
-        "wheel-form.html",
-        conch_fixtures::Response::html(TAKEN_MIDWAY),
-    );
-    let setup = setup();
-    let tools = crate::support::tools(&setup, Recorder::answering(Choice::ThisChat, Choice::No));
-    let chat = tools.chat("wheel", Mode::Ask);
-    let page = chat
-        .call(
-            "browser_open",
-            &json!({ "url": server.url("wheel-form.html") }),
-        )
-        .await
-        .text();
+    let (server, _setup, tools, chat, page) = taken_midway().await;
     let [name, street, town] = ["Name", "Street", "Town"]
         .map(|label| crate::support::ref_of(&page, &format!("textbox \"{label}\"")));
     let person = take_over_when_asked(&server, &tools, "wheel");
