@@ -110,6 +110,8 @@ pub struct Wheel {
     /// live view in the order they were taken, though each one's thumbnail is made in
     /// the background (LIVE-6).
     last_turn: Mutex<Option<oneshot::Receiver<()>>>,
+    /// When the agent's last call ended, for [`Wheel::agent_idle_for`].
+    last_call_end: Mutex<Option<Instant>>,
 }
 
 /// What the person did that the agent's next result says.
@@ -134,6 +136,7 @@ impl Default for Wheel {
             panel: Mutex::new(None),
             steps: Mutex::new(VecDeque::new()),
             last_turn: Mutex::new(None),
+            last_call_end: Mutex::new(None),
         }
     }
 }
@@ -144,6 +147,7 @@ pub struct CallMark<'a>(&'a Wheel);
 
 impl Drop for CallMark<'_> {
     fn drop(&mut self) {
+        *lock(&self.0.last_call_end) = Some(Instant::now());
         self.0
             .state
             .send_modify(|s| s.calls = s.calls.saturating_sub(1));
@@ -349,6 +353,17 @@ impl Wheel {
     pub fn agent_call(&self) -> CallMark<'_> {
         self.state.send_modify(|s| s.calls += 1);
         CallMark(self)
+    }
+
+    /// How long no call of the agent has been in flight: `None` while one is, the
+    /// longest time when none ever was (an embedder that marks no calls). Work the
+    /// browser can put off (the blank window kept after a first load, issue 31) waits
+    /// for a pause, so it does not slow the agent's next step.
+    pub fn agent_idle_for(&self) -> Option<Duration> {
+        if self.state.borrow().calls > 0 {
+            return None;
+        }
+        Some(lock(&self.last_call_end).map_or(Duration::MAX, |end| end.elapsed()))
     }
 
     /// Marks an agent step until the mark is dropped, so the person's find is refused

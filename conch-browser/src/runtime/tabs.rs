@@ -69,7 +69,8 @@ async fn create_page(
         && !own
         && let Some(launch) = launch_page
     {
-        let (target, session) = first_page(inner, &browser, launch, generation).await?;
+        let (target, session) =
+            first_page(inner, &browser, launch, generation, conversation).await?;
         return file_page(inner, generation, conversation, tab, target, session, url).await;
     }
     // A new tab of the main context takes the blank window kept ready, and another is
@@ -78,7 +79,7 @@ async fn create_page(
         && !own
         && let Some((target, session)) = blank
     {
-        owe_a_window(inner, generation, &browser, &session).await;
+        owe_a_window(inner, generation, conversation, &browser, &session).await;
         return file_page(inner, generation, conversation, tab, target, session, url).await;
     }
     let created = browser
@@ -163,6 +164,14 @@ const SPARE_AFTER_LOAD: Duration = if cfg!(test) {
 /// The longest the owed window waits for that load.
 const SPARE_LOAD_WAIT: Duration = Duration::from_secs(10);
 
+/// How long no call of the taking conversation's agent has been in flight before the
+/// owed window is made: not between two calls that follow each other at once, where it
+/// would hold up the next step on the browser's main thread (issue 31).
+const SPARE_IDLE: Duration = Duration::from_millis(300);
+
+/// The longest the owed window waits for such a pause after the load.
+const SPARE_IDLE_WAIT: Duration = Duration::from_secs(30);
+
 /// The first tab's page after a launch (issue 31): the page the browser opened at launch
 /// when the target watcher hands it over ruled and resumed (LAUNCH-19, as any page)
 /// within [`LAUNCH_PAGE_ALONE`]; a blank window is then owed in its stead
@@ -177,13 +186,14 @@ async fn first_page(
     browser: &Session,
     launch: TargetId,
     generation: u64,
+    conversation: &str,
 ) -> Result<(TargetId, Session), BrowserError> {
     let waited = launch.clone();
     // Never done without a page, so it is never polled again once done; bounded below.
     let launch_ready = super::state::ready_page(inner, &waited);
     tokio::pin!(launch_ready);
     if let Ok(session) = tokio::time::timeout(LAUNCH_PAGE_ALONE, &mut launch_ready).await {
-        owe_a_window(inner, generation, browser, &session).await;
+        owe_a_window(inner, generation, conversation, browser, &session).await;
         return Ok((launch, session));
     }
     let viewport = conch_policy::DEFAULT_VIEWPORT;
@@ -240,11 +250,19 @@ async fn first_page(
 
 /// Owes the browser of `generation` a blank window in stead of the one the tab of session
 /// `session` just took (the launch page, issue 31, or the blank window kept ready, issue
-/// 32): it is made [`SPARE_AFTER_LOAD`] after the tab's first load, or after
-/// [`SPARE_LOAD_WAIT`] without one, unless whatever closes a page made it first
+/// 32): it is made [`SPARE_AFTER_LOAD`] after the tab's first load (or after
+/// [`SPARE_LOAD_WAIT`] without one), in the first pause of [`SPARE_IDLE`] in
+/// `conversation`'s calls (at most [`SPARE_IDLE_WAIT`] on), unless whatever closes a page
+/// made it first
 /// ([`super::state::keep_a_window`]), so the browser never closes its last window
 /// (LIVE-16). Once ruled and resumed it is kept ready for the next new tab.
-async fn owe_a_window(inner: &Arc<Inner>, generation: u64, browser: &Session, session: &Session) {
+async fn owe_a_window(
+    inner: &Arc<Inner>,
+    generation: u64,
+    conversation: &str,
+    browser: &Session,
+    session: &Session,
+) {
     let spare = Arc::new(tokio::sync::OnceCell::new());
     {
         let mut state = inner.state.lock().await;
@@ -259,12 +277,25 @@ async fn owe_a_window(inner: &Arc<Inner>, generation: u64, browser: &Session, se
     // Subscribed before the tab is sent anywhere, so its first load is not missed.
     let mut loaded = session.subscribe::<conch_cdp::protocol::page::LoadEventFired>();
     let browser = browser.clone();
+    let wheel = inner.talks.wheel(conversation);
     let inner = Arc::downgrade(inner);
     tokio::spawn(async move {
         let first_load = futures_util::StreamExt::next(&mut loaded);
         let _ = tokio::time::timeout(SPARE_LOAD_WAIT, first_load).await;
         drop(loaded);
         tokio::time::sleep(SPARE_AFTER_LOAD).await;
+        let paused = async {
+            loop {
+                let wait = match wheel.agent_idle_for() {
+                    None => Duration::from_millis(50),
+                    Some(idle) if idle >= SPARE_IDLE => break,
+                    Some(idle) => SPARE_IDLE - idle,
+                };
+                tokio::time::sleep(wait).await;
+            }
+        };
+        let _ = tokio::time::timeout(SPARE_IDLE_WAIT, paused).await;
+        drop(wheel);
         let made = spare
             .get_or_init(|| super::state::make_a_window(browser))
             .await
@@ -1093,6 +1124,46 @@ mod tests {
         panic!("the launch page was never ruled");
     }
 
+    /// The page targets of `page`'s browser once there are `n` of them, or as they are
+    /// after 10 s.
+    async fn until_pages(page: &Session, n: usize) -> Vec<(String, String)> {
+        let mut pages = Vec::new();
+        for _ in 0..200 {
+            pages = page_targets(page).await;
+            if pages.len() == n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        pages
+    }
+
+    /// LIVE-16: sets a session cookie in `chat`'s page, lets `close` close what it closes
+    /// (while the window owed for the tab may not be made yet), and checks that the
+    /// browser runs on and a next conversation's tab still has the cookie.
+    async fn the_profile_outlives(
+        browser: &Browser,
+        server: &conch_fixtures::FixtureServer,
+        chat: &Conversation,
+        close: impl AsyncFnOnce(),
+        why: &str,
+    ) {
+        chat.evaluate("document.cookie = 'kept=yes; path=/'; 1")
+            .await
+            .unwrap();
+        close().await;
+        // The browser notices a window it no longer has in a moment, not at once.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(browser.status().await.state, RunState::Running);
+        let next = browser.conversation("next");
+        next.open(&server.url("basic.html")).await.unwrap();
+        assert_eq!(
+            next.evaluate("document.cookie").await.unwrap(),
+            "kept=yes",
+            "{why}"
+        );
+    }
+
     /// Issue 31: once the page the browser opened at launch is ruled, the first tab takes
     /// it alone: no window is made while its first page loads (one would hold that load
     /// up on the browser's main thread); a blank one is made after it and stays.
@@ -1118,14 +1189,7 @@ mod tests {
             1,
             "no window made during the load: {loaded:?}"
         );
-        let mut pages = Vec::new();
-        for _ in 0..200 {
-            pages = page_targets(&page).await;
-            if pages.len() == 2 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let pages = until_pages(&page, 2).await;
         assert!(
             pages
                 .iter()
@@ -1136,9 +1200,9 @@ mod tests {
         browser.shutdown().await;
     }
 
-    /// Issue 31, LIVE-16: when the first tab took the launch page, the window made beside
-    /// it stays: closing that tab at once leaves the browser a window and its profile, so
-    /// a session cookie set there is there for the next tab.
+    /// Issue 31, LIVE-16: closing the first tab, which took the launch page, at once,
+    /// before the window owed in its stead is made, makes it first: the browser keeps a
+    /// window and its profile, so a session cookie set there is there for the next tab.
     #[tokio::test(flavor = "multi_thread")]
     async fn issue_31_closing_the_first_tab_at_once_keeps_the_profile() {
         let server = conch_fixtures::FixtureServer::start().await.unwrap();
@@ -1147,19 +1211,8 @@ mod tests {
         launch_page_ruled(&browser).await;
         let chat = browser.conversation("c1");
         chat.open(&server.url("basic.html")).await.unwrap();
-        chat.evaluate("document.cookie = 'kept=yes; path=/'; 1")
-            .await
-            .unwrap();
-        chat.close("t1").await.unwrap();
-        // The browser notices a window it no longer has in a moment, not at once.
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        assert_eq!(browser.status().await.state, RunState::Running);
-        chat.open(&server.url("basic.html")).await.unwrap();
-        assert_eq!(
-            chat.evaluate("document.cookie").await.unwrap(),
-            "kept=yes",
-            "the session cookie outlived the first tab"
-        );
+        let close = async || chat.close("t1").await.unwrap();
+        the_profile_outlives(&browser, &server, &chat, close, "it outlived the first tab").await;
         browser.shutdown().await;
     }
 
@@ -1174,20 +1227,15 @@ mod tests {
         launch_page_ruled(&browser).await;
         let first = browser.conversation("c1");
         first.open(&server.url("basic.html")).await.unwrap();
-        first
-            .evaluate("document.cookie = 'kept=yes; path=/'; 1")
-            .await
-            .unwrap();
-        browser.end_conversation("c1").await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        assert_eq!(browser.status().await.state, RunState::Running);
-        let next = browser.conversation("c2");
-        next.open(&server.url("basic.html")).await.unwrap();
-        assert_eq!(
-            next.evaluate("document.cookie").await.unwrap(),
-            "kept=yes",
-            "the session cookie outlived the first conversation"
-        );
+        let end = async || browser.end_conversation("c1").await;
+        the_profile_outlives(
+            &browser,
+            &server,
+            &first,
+            end,
+            "it outlived the conversation",
+        )
+        .await;
         browser.shutdown().await;
     }
 
@@ -1239,30 +1287,13 @@ mod tests {
         );
         let loaded = page_targets(&page).await;
         assert_eq!(loaded.len(), 2, "no window made for it: {loaded:?}");
-        let mut pages = Vec::new();
-        for _ in 0..200 {
-            pages = page_targets(&page).await;
-            if pages.len() == 3 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let pages = until_pages(&page, 3).await;
         assert_eq!(pages.len(), 3, "another blank window: {pages:?}");
-
-        first
-            .evaluate("document.cookie = 'kept=yes; path=/'; 1")
-            .await
-            .unwrap();
-        first.close("t1").await.unwrap();
-        second.close("t1").await.unwrap();
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        assert_eq!(browser.status().await.state, RunState::Running);
-        first.open(&server.url("basic.html")).await.unwrap();
-        assert_eq!(
-            first.evaluate("document.cookie").await.unwrap(),
-            "kept=yes",
-            "the session cookie outlived both tabs"
-        );
+        let close = async || {
+            first.close("t1").await.unwrap();
+            second.close("t1").await.unwrap();
+        };
+        the_profile_outlives(&browser, &server, &first, close, "it outlived both tabs").await;
         browser.shutdown().await;
     }
 

@@ -187,8 +187,8 @@ async fn issue_32_one_click_and_one_type_send_few_devtools_commands() {
 
 /// Issue 32, the seam of two conversations on one browser: a tab Conch brought to the
 /// front for a step is not brought forward again at the next, but once another target
-/// came (another conversation's tab here; a popup in its own window alike) it is, and
-/// the click lands.
+/// came (another conversation's second tab here, in a window made for it; a popup in its
+/// own window alike) it is, and the click lands.
 #[tokio::test(flavor = "multi_thread")]
 async fn issue_32_a_tab_is_brought_forward_again_once_another_target_came() {
     Box::pin(async move {
@@ -210,11 +210,19 @@ async fn issue_32_a_tab_is_brought_forward_again_once_another_target_came() {
         assert!(fronted(&before), "{before:?}");
         let again = sent_by(&first, &sent, "browser_click", &click).await;
         assert!(!fronted(&again), "{again:?}");
-        // Another conversation's tab comes, and acts, while the first's is in front.
+        // Another conversation's tabs come while the first's is in front: its first takes
+        // the blank window the browser kept ready (no target comes for it), its second
+        // comes in a window made for it (the next blank one is made only after a load
+        // and a pause in its calls).
         let other = second
             .call("browser_open", &json!({ "url": server.url("basic.html") }))
             .await;
         assert!(!other.is_error, "{}", other.text());
+        let url = server.url("basic.html");
+        let another = second
+            .call("browser_tabs", &json!({ "action": "open", "url": url }))
+            .await;
+        assert!(!another.is_error, "{}", another.text());
         let after = sent_by(&first, &sent, "browser_click", &click).await;
         assert!(fronted(&after), "{after:?}");
         let read = first.call("browser_read", &json!({})).await;
