@@ -478,6 +478,28 @@ mod tests {
             .expect("the third step goes once the second was told");
     }
 
+    /// Issue 31: the agent counts as idle only while none of its calls is in flight, for
+    /// as long as since the last one ended; a wheel no call ever marked is idle for good.
+    #[tokio::test]
+    async fn issue_31_the_agent_is_idle_only_between_its_calls() {
+        let wheel = Wheel::default();
+        assert_eq!(wheel.agent_idle_for(), Some(Duration::MAX));
+        let call = wheel.agent_call();
+        assert_eq!(wheel.agent_idle_for(), None);
+        let other = wheel.agent_call();
+        drop(call);
+        assert_eq!(wheel.agent_idle_for(), None, "another call still runs");
+        drop(other);
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        let idle = wheel.agent_idle_for().expect("no call runs");
+        assert!(
+            idle >= Duration::from_millis(120) && idle < Duration::MAX,
+            "{idle:?}"
+        );
+        let _next = wheel.agent_call();
+        assert_eq!(wheel.agent_idle_for(), None);
+    }
+
     #[tokio::test]
     async fn hand_8_the_agent_waits_while_the_person_drives() {
         let wheel = Arc::new(Wheel::default());

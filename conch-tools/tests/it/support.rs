@@ -149,19 +149,8 @@ pub(crate) fn ref_of(snapshot: &str, needle: &str) -> String {
 /// page's stead, which comes once, shortly after a launch's first load (issue 31): a
 /// test that counts what a step sends counts it in the steady state after it.
 pub(crate) async fn blank_window_made(chat: &conch_tools::Chat) {
-    let page = chat.conversation().page().await.expect("the chat's page");
     for _ in 0..200 {
-        let targets = page
-            .call_raw("Target.getTargets", serde_json::json!({}))
-            .await
-            .expect("the browser lists its targets");
-        let pages = targets["targetInfos"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["type"] == "page")
-            .count();
-        if pages >= 2 {
+        if page_targets(chat).await >= 2 {
             // Its attach reaches the target watcher a moment after the browser lists it.
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             return;
@@ -169,4 +158,19 @@ pub(crate) async fn blank_window_made(chat: &conch_tools::Chat) {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     panic!("the browser never made its blank window");
+}
+
+/// How many page targets the browser of `chat` has (its tabs and blank windows).
+pub(crate) async fn page_targets(chat: &conch_tools::Chat) -> usize {
+    let page = chat.conversation().page().await.expect("the chat's page");
+    let targets = page
+        .call_raw("Target.getTargets", serde_json::json!({}))
+        .await
+        .expect("the browser lists its targets");
+    targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "page")
+        .count()
 }

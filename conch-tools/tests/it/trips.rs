@@ -16,7 +16,7 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 
-use crate::support::{Recorder, Setup, blank_window_made, ref_of, setup};
+use crate::support::{Recorder, Setup, blank_window_made, page_targets, ref_of, setup};
 
 /// The commands written since the recorder was installed: (method, session).
 type Sent = Arc<Mutex<Vec<(String, String)>>>;
@@ -227,6 +227,33 @@ async fn issue_32_a_tab_is_brought_forward_again_once_another_target_came() {
         assert!(fronted(&after), "{after:?}");
         let read = first.call("browser_read", &json!({})).await;
         assert!(read.text().contains("Cart: 3 items"), "{}", read.text());
+        tools.browser().shutdown().await;
+    })
+    .await;
+}
+
+/// Issue 31, the seam of the blank window and the agent's steps: the window the browser
+/// keeps after its first tab's load is not made while the agent's calls follow one
+/// another at once (it would hold up the next step on the browser's main thread), and is
+/// made in the first pause.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_31_the_blank_window_waits_for_a_pause_in_the_agents_calls() {
+    Box::pin(async move {
+        let server = FixtureServer::start().await.expect("fixture server");
+        let setup = setup();
+        let tools = on_loopback(&setup, None);
+        let chat = tools.chat("busy", Mode::FullTrust);
+        let opened = chat
+            .call("browser_open", &json!({ "url": server.url("basic.html") }))
+            .await;
+        assert!(!opened.is_error, "{}", opened.text());
+        let busy = std::time::Instant::now();
+        while busy.elapsed() < Duration::from_millis(1500) {
+            let read = chat.call("browser_read", &json!({})).await;
+            assert!(!read.is_error, "{}", read.text());
+        }
+        assert_eq!(page_targets(&chat).await, 1, "made while the calls went on");
+        blank_window_made(&chat).await;
         tools.browser().shutdown().await;
     })
     .await;
