@@ -641,6 +641,38 @@ async fn snap_1_typing_a_page_draws_in_its_next_frame_is_in_the_result() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30, the seam of typing and its submit (browser_type's `submit`): on a page whose
+/// socket still opens, the text goes in without waiting for it, and the Enter after it in
+/// the same field, whose message the page queues for the socket, waits for it to open
+/// and for the answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_a_submits_enter_waits_for_a_socket_still_opening_though_its_typing_did_not() {
+    let lab = lab().await;
+    let socket = conch_fixtures::slow_socket::SlowSocket::start_opening_late(
+        std::time::Duration::from_millis(200),
+        std::time::Duration::from_millis(1000),
+    )
+    .await
+    .expect("socket server");
+    let page = lab
+        .open(&format!("settle-socket.html?ws={}", socket.port()))
+        .await;
+    let field = css(&page, "#harbour").await;
+    act::type_text(&field, "Lis", &ActOptions::default())
+        .await
+        .expect("the typing lands");
+    assert_eq!(
+        lab.eval("document.title").await,
+        "Settle socket",
+        "the socket opened before the typing ended: the case is not tested"
+    );
+    let done = act::press(&page, "Enter", Some(&field), &ActOptions::default())
+        .await
+        .expect("the Enter lands");
+    assert_answer_shows(&lab, &done).await;
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30 (Jupyter's run-a-cell while its kernel still connects): a click whose message
 /// waits for the page's WebSocket to open (the handshake answered ~600 ms after the
 /// page's load, the answer ~200 ms after the message) is done once the answer shows.
