@@ -105,11 +105,18 @@ impl Drop for Seat {
 }
 
 /// What the person held goes: their keys and buttons go up, after their inputs still
-/// waiting; input held behind a dialog is dropped (DLG-10); a dialog still waiting for
-/// them gets Cancel and the agent's next result says so (DLG-10).
+/// waiting, which are delivered (what they typed just before I'm done is not lost); input
+/// held behind a dialog is dropped (DLG-10); a dialog still waiting for them gets Cancel
+/// and the agent's next result says so (DLG-10).
 async fn release(view: &View) {
     lock(&view.drivers).clear();
-    view.drop_held();
+    let pages = view.conv().pages_now().await;
+    let behind_a_dialog = pages
+        .iter()
+        .any(|page| dialog::existing(page).is_some_and(|watch| watch.pending().is_some()));
+    if behind_a_dialog {
+        view.drop_held();
+    }
     if view
         .inputs
         .try_send((view.held_epoch(), Input::LetGo))
@@ -117,7 +124,7 @@ async fn release(view: &View) {
     {
         tracing::debug!(target: "conch_live", "the person's held keys could not be released: too much input waits");
     }
-    for page in view.conv().pages_now().await {
+    for page in pages {
         if let Some(watch) = dialog::existing(&page) {
             watch.set_person_driving(false).await;
         }

@@ -491,6 +491,34 @@ async fn live_8_handing_back_midgesture_releases_the_persons_held_button_and_key
     );
 }
 
+/// LIVE-8 (the seam of the person's typing and their I'm done; a full run lost it): what
+/// the person typed just before handing back, still on its way to the page when the hand
+/// back came, reaches the page whole; nothing held behind a dialog, nothing dropped.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_8_what_the_person_typed_just_before_handing_back_reaches_the_page() {
+    let lab = lab().await;
+    let chat = lab.open("hb", "live.html").await;
+    eval(&chat, "document.getElementById('note').focus(); true").await;
+    let (_feed, control) = lab.hub.join("hb");
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
+    let typed = "harbour master of Bergen";
+    for letter in typed.chars() {
+        control
+            .command(&cmd(&json!({"type": "text", "text": letter.to_string()})))
+            .await;
+    }
+    control.command(&cmd(&json!({"type": "handback"}))).await;
+    let arrived = eventually(Duration::from_secs(5), || async {
+        eval(&chat, "document.getElementById('note').value").await == json!(typed)
+    })
+    .await;
+    assert!(
+        arrived,
+        "the person's last typing was lost at hand back: the field holds {}",
+        eval(&chat, "document.getElementById('note').value").await
+    );
+}
+
 /// A confirm raised by the person's click on `ask`, with a second click of theirs held
 /// behind it (DLG-9); gives the control, its feed and the chat.
 async fn held_behind_a_confirm(
