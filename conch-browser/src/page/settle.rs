@@ -22,7 +22,10 @@
 //! first frame back on that socket, as it waits for a request it started (issue 30): the
 //! page writes the answer when it comes. A server that answers does so at once, so the
 //! answer is waited for [`ANSWER_WITHIN`] of the message at most: one that takes the
-//! event and answers nothing (an input's value) does not hold the act to the bound.
+//! event and answers nothing (an input's value) does not hold the act to the bound. Text
+//! typed into a field waits for it only about as long as that socket takes to answer
+//! (its handshake, the answers seen on it), which a server that only takes the value
+//! mostly never does.
 //! Only a socket the act itself sent on, within
 //! [`ACT_WINDOW`] of it, is waited for; a feed that keeps sending on its own is not. A
 //! socket still opening at the act (a notebook's kernel connecting) is waited for until
@@ -108,9 +111,10 @@ pub struct Settle {
     sending: Vec<(String, Instant)>,
     /// The sockets the act sent a frame on and no answer has come on since, with when
     /// that frame was sent (the browser's monotonic clock) and when it was seen (this
-    /// process's clock, for [`ANSWER_WITHIN`]); each is in `in_flight` too, as `ws:` and
-    /// its id.
-    asked: std::collections::HashMap<String, (f64, Instant)>,
+    /// process's clock), and how long its answer is waited for from then
+    /// ([`ANSWER_WITHIN`], or [`typed_answer_within`]); each is in `in_flight` too, as
+    /// `ws:` and its id.
+    asked: std::collections::HashMap<String, (f64, Instant, Duration)>,
     /// When the act began, on this process's clock, for whether a frame sent is the act's.
     begun_at: Instant,
     /// When the last answer on a socket the act sent on was seen: what the page does with
@@ -145,6 +149,9 @@ pub struct Settle {
     /// (its animation-frame callbacks and a task after them ran) rather than [`FIRST`]
     /// after the act began ([`Settle::quiet_after_a_frame`]).
     after_a_frame: bool,
+    /// Whether an answer on a socket is waited for only about as long as that socket
+    /// takes to answer ([`Settle::answers_briefly`]).
+    briefly: bool,
 }
 
 /// Where the top document's load stands since the act.
@@ -284,6 +291,22 @@ const SEND_AFTER_OPEN: f64 = 0.3;
 /// read by the agent's next look or `browser_wait`.
 const ANSWER_WITHIN: Duration = Duration::from_millis(500);
 
+/// The least an answer to typed text is waited for on a socket that answers fast.
+const TYPED_ANSWER_LEAST: Duration = Duration::from_millis(150);
+
+/// How long an answer to text typed into a field is waited for on a socket that has
+/// taken `round_trip` at most to answer (its handshake, the acts' messages answered on
+/// it): four times that, at least [`TYPED_ANSWER_LEAST`], at most [`ANSWER_WITHIN`], and
+/// [`ANSWER_WITHIN`] when unknown (issue 30). A server that answers what is typed (a
+/// search that filters on the server) does so about as fast as it answers anything; one
+/// that only takes the value is let go of sooner. A later answer is read by the agent's
+/// next look or `browser_wait`, as Playwright MCP's typing, which waits for no socket.
+fn typed_answer_within(round_trip: Option<Duration>) -> Duration {
+    round_trip.map_or(ANSWER_WITHIN, |took| {
+        (took * 4).clamp(TYPED_ANSWER_LEAST, ANSWER_WITHIN)
+    })
+}
+
 /// The wall clock, in seconds since the epoch, as the browser stamps requests.
 fn wall_now() -> f64 {
     std::time::SystemTime::now()
@@ -349,6 +372,7 @@ impl Settle {
             animations: None,
             animated: false,
             after_a_frame: false,
+            briefly: false,
         }
     }
 
@@ -360,6 +384,15 @@ impl Settle {
     /// nothing. A page that changed waits its quiet window as before.
     pub(crate) fn quiet_after_a_frame(&mut self) {
         self.after_a_frame = true;
+    }
+
+    /// Waits for an answer to the act's message on a socket only about as long as that
+    /// socket takes to answer ([`typed_answer_within`]), not [`ANSWER_WITHIN`]: for text
+    /// typed into a field, whose value a server-driven app's page tells its server, which
+    /// mostly takes it and answers nothing (issue 30: NiceGUI's filtering select spent
+    /// 500 ms of its typing step waiting, at parity with Playwright MCP).
+    pub(crate) fn answers_briefly(&mut self) {
+        self.briefly = true;
     }
 
     /// As [`Settle::finish`], then waits until the CSS transitions and animations the act
@@ -420,20 +453,33 @@ impl Settle {
             self.sending.retain(|(id, _)| *id != frame.request_id);
         }
         if the_acts && !self.asked.contains_key(&frame.request_id) {
+            let within = if self.briefly {
+                typed_answer_within(super::world::socket_round_trip(
+                    &self.page,
+                    &frame.request_id,
+                ))
+            } else {
+                ANSWER_WITHIN
+            };
             self.asked.insert(
                 frame.request_id.clone(),
-                (frame.timestamp.unwrap_or(0.0), seen),
+                (frame.timestamp.unwrap_or(0.0), seen, within),
             );
             self.in_flight.insert(format!("ws:{}", frame.request_id));
         }
     }
 
     /// A WebSocket frame the page received: the first on a socket the act sent on, after
-    /// the act's frame, answers it.
+    /// the act's frame, answers it; how long it took is remembered for the socket.
     fn frame_received(&mut self, frame: &FrameEvent) {
-        if let Some((sent, _)) = self.asked.get(&frame.request_id)
+        if let Some((sent, _, _)) = self.asked.get(&frame.request_id)
             && frame.timestamp.is_none_or(|at| at >= *sent)
         {
+            if let Some(at) = frame.timestamp
+                && *sent > 0.0
+            {
+                super::world::socket_answered(&self.page, &frame.request_id, at - sent);
+            }
             self.asked.remove(&frame.request_id);
             self.in_flight.remove(&format!("ws:{}", frame.request_id));
             self.answered = Some(Instant::now());
@@ -510,13 +556,14 @@ impl Settle {
         });
     }
 
-    /// Lets go of the sockets the act sent on that gave no answer within
-    /// [`ANSWER_WITHIN`] of the act's frame: a server that takes an event and answers
-    /// nothing (an input's value, a filter's text) is not waited out to the bound.
+    /// Lets go of the sockets the act sent on that gave no answer within their wait
+    /// ([`ANSWER_WITHIN`] of the act's frame, or [`typed_answer_within`]): a server that
+    /// takes an event and answers nothing (an input's value, a filter's text) is not
+    /// waited out to the bound.
     fn expire_unanswered(&mut self) {
         let in_flight = &mut self.in_flight;
-        self.asked.retain(|id, (_, seen)| {
-            let waiting = seen.elapsed() < ANSWER_WITHIN;
+        self.asked.retain(|id, (_, seen, within)| {
+            let waiting = seen.elapsed() < *within;
             if !waiting {
                 in_flight.remove(&format!("ws:{id}"));
             }

@@ -331,37 +331,74 @@ pub(crate) fn network_enabled(session: &Session) {
 }
 
 /// The WebSockets of one page that are still opening: created, and no answer to their
-/// handshake yet (issue 30), from the events read so far.
+/// handshake yet (issue 30), from the events read so far; and how long each open one
+/// takes to answer.
 #[derive(Debug)]
 struct Sockets {
     created: RawEvents,
+    handshakes: RawEvents,
     answered: RawEvents,
     closed: RawEvents,
     opening: HashSet<String>,
+    /// When each socket's handshake was sent (the browser's monotonic clock, seconds),
+    /// until its answer came.
+    handshake_sent: HashMap<String, f64>,
+    /// The longest each socket took to answer, in seconds: its handshake, and each
+    /// answer to an act's message ([`socket_answered`]).
+    round_trip: HashMap<String, f64>,
 }
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SocketEvent {
     request_id: String,
+    /// When, on the browser's monotonic clock (seconds).
+    #[serde(default)]
+    timestamp: Option<f64>,
 }
 
 impl Sockets {
     fn read(&mut self) {
-        let id =
-            |event: conch_cdp::RawEvent| event.parse::<SocketEvent>().ok().map(|e| e.request_id);
+        let parse = |event: conch_cdp::RawEvent| event.parse::<SocketEvent>().ok();
         while let Some(Some(event)) = self.created.next().now_or_never() {
-            if let Some(socket) = id(event) {
-                self.opening.insert(socket);
+            if let Some(socket) = parse(event) {
+                self.opening.insert(socket.request_id);
             }
         }
-        for stream in [&mut self.answered, &mut self.closed] {
-            while let Some(Some(event)) = stream.next().now_or_never() {
-                if let Some(socket) = id(event) {
-                    self.opening.remove(&socket);
+        while let Some(Some(event)) = self.handshakes.next().now_or_never() {
+            if let Some(SocketEvent {
+                request_id,
+                timestamp: Some(at),
+            }) = parse(event)
+            {
+                self.handshake_sent.insert(request_id, at);
+            }
+        }
+        while let Some(Some(event)) = self.answered.next().now_or_never() {
+            if let Some(socket) = parse(event) {
+                self.opening.remove(&socket.request_id);
+                let sent = self.handshake_sent.remove(&socket.request_id);
+                if let Some((sent, at)) = sent.zip(socket.timestamp) {
+                    self.took(socket.request_id, at - sent);
                 }
             }
         }
+        while let Some(Some(event)) = self.closed.next().now_or_never() {
+            if let Some(socket) = parse(event) {
+                self.opening.remove(&socket.request_id);
+                self.handshake_sent.remove(&socket.request_id);
+                self.round_trip.remove(&socket.request_id);
+            }
+        }
+    }
+
+    /// `socket` took `seconds` to answer: kept when the longest yet.
+    fn took(&mut self, socket: String, seconds: f64) {
+        if !seconds.is_finite() || seconds < 0.0 {
+            return;
+        }
+        let longest = self.round_trip.entry(socket).or_insert(seconds);
+        *longest = longest.max(seconds);
     }
 }
 
@@ -369,16 +406,41 @@ impl Sockets {
 /// the events since its first call tell): an act's message to one is sent once it opens
 /// (issue 30). The first call starts watching and gives none.
 pub(crate) fn sockets_opening(session: &Session) -> HashSet<String> {
-    let key = session_key(session);
     let mut tables = tables();
-    let sockets = tables.sockets.entry(key).or_insert_with(|| Sockets {
-        created: session.events("Network.webSocketCreated"),
-        answered: session.events("Network.webSocketHandshakeResponseReceived"),
-        closed: session.events("Network.webSocketClosed"),
-        opening: HashSet::new(),
-    });
+    page_sockets(&mut tables, session).opening.clone()
+}
+
+/// `session`'s sockets, watched from the first call on, with the events so far read.
+fn page_sockets<'t>(tables: &'t mut Tables, session: &Session) -> &'t mut Sockets {
+    let sockets = tables
+        .sockets
+        .entry(session_key(session))
+        .or_insert_with(|| Sockets {
+            created: session.events("Network.webSocketCreated"),
+            handshakes: session.events("Network.webSocketWillSendHandshakeRequest"),
+            answered: session.events("Network.webSocketHandshakeResponseReceived"),
+            closed: session.events("Network.webSocketClosed"),
+            opening: HashSet::new(),
+            handshake_sent: HashMap::new(),
+            round_trip: HashMap::new(),
+        });
     sockets.read();
-    sockets.opening.clone()
+    sockets
+}
+
+/// The longest `socket` of `session` has taken to answer, as far as seen: its handshake
+/// and the answers to acts' messages on it ([`socket_answered`]); none when its opening
+/// was not seen and no act's message on it was answered yet (issue 30).
+pub(crate) fn socket_round_trip(session: &Session, socket: &str) -> Option<Duration> {
+    let mut tables = tables();
+    let seconds = *page_sockets(&mut tables, session).round_trip.get(socket)?;
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+/// An act's message on `socket` of `session` was answered `seconds` after it was sent.
+pub(crate) fn socket_answered(session: &Session, socket: &str, seconds: f64) {
+    let mut tables = tables();
+    page_sockets(&mut tables, session).took(socket.to_owned(), seconds);
 }
 
 /// Starts watching `session`'s WebSockets' openings, once (see [`sockets_opening`]).

@@ -543,6 +543,51 @@ async fn issue_30_a_websocket_message_the_server_never_answers_does_not_hold_the
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (NiceGUI's filtering select, at parity with Playwright MCP: its typing waited
+/// 500 ms for an answer its server never sends): text typed into a field whose page tells
+/// a socket the value waits for an answer only about as long as that socket takes to
+/// answer (its handshake here: a few ms), so a server that answers 450 ms later is not
+/// waited for; once the same socket has answered a run 450 ms after it (the seam of a
+/// click and typing on one socket), typing waits for its answer and the result has it.
+#[tokio::test(flavor = "multi_thread")]
+async fn issue_30_typing_waits_for_a_sockets_answer_about_as_long_as_that_socket_answers() {
+    let delay = std::time::Duration::from_millis(450);
+    let (lab, _socket, page) = socket_lab(delay, false).await;
+    let note = css(&page, "#note").await;
+    let done = act::type_text(&note, "Lis", &ActOptions::default())
+        .await
+        .expect("the typing lands");
+    assert!(
+        done.settled.quiet && done.settled.waited < delay,
+        "the typing waited for an answer slower than its socket's own round trip: {done:?}"
+    );
+    // The answer comes later, for the agent's next look.
+    let mut state = serde_json::Value::Null;
+    for _ in 0..100 {
+        state = lab
+            .eval("document.getElementById('state').textContent")
+            .await;
+        if state == "Output: answer: note Lis" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(state, "Output: answer: note Lis");
+    // The server answers everything late: a run's answer is waited for, and teaches it.
+    let done = click(&page, "#run").await;
+    assert_answer_shows(&lab, &done).await;
+    let done = act::type_text(&note, "Bergen", &ActOptions::default())
+        .await
+        .expect("the typing lands");
+    assert_eq!(
+        lab.eval("document.getElementById('state').textContent")
+            .await,
+        "Output: answer: note Bergen",
+        "the typing ended before the answer of a socket known to answer late: {done:?}"
+    );
+    lab.browser.shutdown().await;
+}
+
 /// Issue 30: a page whose WebSocket feed ticks on its own (every 20 ms) is not waited
 /// out: an act that sends nothing is done soon and says the page is still changing, and
 /// one that sends on another socket still waits for its own answer, not for the feed.

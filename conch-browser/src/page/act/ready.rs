@@ -443,6 +443,7 @@ where
     if sends == Sends::NotOnOpening {
         settle.not_for_sockets_opening();
         settle.quiet_after_a_frame();
+        settle.answers_briefly();
     }
     let through_dialog = through_dialogs(page, act).await?;
     // The transitions are waited for by the settle's own wait when it found the DOM
