@@ -72,17 +72,26 @@ async fn settle_a_workers_own_script_is_not_waited_for() {
             "settling waited its whole bound for a worker's script: {done:?}"
         );
     }
+    assert_eq!(
+        state_once(&lab, "Ready").await,
+        "Ready",
+        "the worker never ran"
+    );
+}
+
+/// The text of the page's `#state` once it reads `want`, or what it read after 2 s.
+async fn state_once(lab: &crate::act::Lab, want: &str) -> serde_json::Value {
     let mut state = serde_json::Value::Null;
     for _ in 0..40 {
         state = lab
             .eval("document.getElementById('state').textContent")
             .await;
-        if state == "Ready" {
+        if state == want {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(state, "Ready", "the worker never ran");
+    state
 }
 
 /// Issue 11 (real apps: Trac's slow server): a click that only adds a picture waited for
@@ -562,17 +571,10 @@ async fn issue_30_typing_waits_for_a_sockets_answer_about_as_long_as_that_socket
         "the typing waited for an answer slower than its socket's own round trip: {done:?}"
     );
     // The answer comes later, for the agent's next look.
-    let mut state = serde_json::Value::Null;
-    for _ in 0..100 {
-        state = lab
-            .eval("document.getElementById('state').textContent")
-            .await;
-        if state == "Output: answer: note Lis" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(state, "Output: answer: note Lis");
+    assert_eq!(
+        state_once(&lab, "Output: answer: note Lis").await,
+        "Output: answer: note Lis"
+    );
     // The server answers everything late: a run's answer is waited for, and teaches it.
     let done = click(&page, "#run").await;
     assert_answer_shows(&lab, &done).await;
