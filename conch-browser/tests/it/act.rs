@@ -2057,6 +2057,43 @@ async fn snap_1_a_box_fading_in_from_nothing_is_read_at_once() {
     lab.browser.shutdown().await;
 }
 
+/// Issue 30 (NiceGUI's filtering select: typing into a Quasar field waited 360 ms for its
+/// label to float), SNAP-1: a field's label of words alone that rises and shrinks once
+/// the field has the focus is read at once by typing into the field, as the snapshot reads
+/// it the same mid-way; a tip of words alone that folds away to nothing is still waited
+/// for, and the click's result no longer shows it.
+#[tokio::test(flavor = "multi_thread")]
+async fn snap_1_typing_waits_for_no_floating_label_and_a_folding_tip_is_waited_for() {
+    use conch_browser::page::{Reader, read};
+    let lab = lab().await;
+    let page = lab.open("paint-transitions.html").await;
+    let mut reader = Reader::new();
+    let snap = read(&page, &mut reader).await.unwrap();
+    let field = act::element(&page, &ref_of(&snap.text, "textbox \"Home harbour\""))
+        .await
+        .unwrap();
+    let done = act::type_text(&field, "Lisbon", &quick()).await.unwrap();
+    assert!(
+        done.settled.waited < Duration::from_millis(600),
+        "the typing waited {:?} for a floating label the snapshot reads the same",
+        done.settled.waited
+    );
+    let diff = act_diff(&page, &mut reader).await;
+    assert!(diff.contains("Lisbon"), "{diff}");
+    let hide = act::element(&page, &ref_of(&snap.text, "button \"Hide tip\""))
+        .await
+        .unwrap();
+    let done = act::click(&hide, How::Click, &quick()).await.unwrap();
+    assert!(
+        done.settled.waited >= Duration::from_millis(800),
+        "the tip's folding away was not waited for: {:?}",
+        done.settled.waited
+    );
+    let after = read(&page, &mut Reader::new()).await.unwrap();
+    assert!(!after.text.contains("Tip: the tide"), "{}", after.text);
+    lab.browser.shutdown().await;
+}
+
 /// SNAP-1, AMB-22: a read that comes while the document is still being parsed (a click
 /// that navigates, its settle ended by the bound: a slow server, a loaded machine) waits
 /// for the document's body instead of reading the half that has come (the Django admin's

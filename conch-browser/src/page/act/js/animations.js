@@ -9,7 +9,9 @@
 // change of a box already laid out within the viewport that does not fade out (a menu or
 // a dialog scaling in, even from nothing: the snapshot reads a box whatever its opacity;
 // a story's new item whose margin grows as it fades in, a sidebar item scaling down into
-// place over the viewport's edge): the snapshot reads them the same
+// place over the viewport's edge), nor a box of words alone (no element inside) readable
+// now and at its end, whatever its size and place do (a field's floating label: Quasar's
+// took 360 ms of every typed field): the snapshot reads them the same
 // mid-way as at their end (a MkDocs content tab's click waited 320 ms for its indicator
 // and its labels' colour, a Quasar dialog's 300 ms and a TiddlyWiki tiddler's 400 ms for
 // their fade in). Waits at most `max` ms, and one animation frame more for what their end
@@ -117,6 +119,65 @@ function(since, max) {
     }
     return true;
   };
+  // Words and nothing else: the snapshot reads them whole while the box is laid out.
+  const wordsOnly = (el) => !el.firstElementChild && (el.textContent || '').trim() !== '';
+  // A length the box ends at that still shows its words: none or auto, a share of its
+  // container's, or 2 px and more.
+  const showsAt = (length) => {
+    if (/^(auto|none)$/.test(length)) return true;
+    const n = parseFloat(length);
+    return /%$/.test(length) ? n > 0 : /px$/.test(length) && n >= 2;
+  };
+  // A transform that leaves `el` about where it is: moved by at most half its size,
+  // scaled by a quarter or more, turned not at all (a floating label's rise and shrink).
+  const staysNear = (transform, el) => {
+    if (!transform || transform === 'none') return true;
+    const w = el.offsetWidth, h = el.offsetHeight;
+    const length = (v, of) => /%$/.test(v) ? parseFloat(v) / 100 * of
+      : (/px$/.test(v) || /^-?[\d.]+$/.test(v) ? parseFloat(v) : NaN);
+    const parts = transform.match(/[a-zA-Z0-9]+\([^)]*\)/g) || [];
+    if (parts.join('').replace(/\s/g, '') !== transform.replace(/\s/g, '')) return false;
+    let tx = 0, ty = 0, sx = 1, sy = 1;
+    for (const part of parts) {
+      const [, name, body] = part.match(/^(\w+)\((.*)\)$/);
+      const args = body.split(',').map((v) => v.trim());
+      if (name === 'translate' || name === 'translate3d') {
+        tx += length(args[0], w);
+        ty += args[1] === undefined ? 0 : length(args[1], h);
+      } else if (name === 'translateX') tx += length(args[0], w);
+      else if (name === 'translateY') ty += length(args[0], h);
+      else if (name === 'scale' || name === 'scale3d') {
+        sx *= parseFloat(args[0]);
+        sy *= parseFloat(args[1] === undefined ? args[0] : args[1]);
+      } else if (name === 'scaleX') sx *= parseFloat(args[0]);
+      else if (name === 'scaleY') sy *= parseFloat(args[0]);
+      else if (name === 'matrix') {
+        let m;
+        try { m = new DOMMatrixReadOnly(part); } catch (e) { return false; }
+        if (m.b !== 0 || m.c !== 0) return false;
+        tx += m.e; ty += m.f; sx *= m.a; sy *= m.d;
+      } else return false;
+    }
+    return [tx, ty, sx, sy].every(Number.isFinite) && sx >= 0.25 && sy >= 0.25
+      && Math.abs(tx) <= w / 2 + 1 && Math.abs(ty) <= h / 2 + 1;
+  };
+  // Whether `el` still shows its words where it is when `a` ends: not faded out, hidden,
+  // shrunk to nothing or moved away.
+  const endsReadable = (a, el) => {
+    let frames = [];
+    try { frames = a.effect.getKeyframes(); } catch (e) { return false; }
+    const last = frames.length ? frames[frames.length - 1] : null;
+    if (!last) return false;
+    if (last.opacity !== undefined && !(parseFloat(last.opacity) >= 0.05)) return false;
+    if (last.visibility === 'hidden' || last.display === 'none') return false;
+    for (const side of ['height', 'maxHeight', 'width', 'maxWidth']) {
+      if (last[side] !== undefined && !showsAt(String(last[side]))) return false;
+    }
+    for (const own of ['translate', 'scale', 'rotate']) {
+      if (last[own] !== undefined && last[own] !== 'none') return false;
+    }
+    return staysNear(last.transform, el);
+  };
   const matters = (a) => {
     const effect = a.effect;
     if (!effect || effect.pseudoElement) return false;
@@ -126,6 +187,7 @@ function(since, max) {
     // A property the page animates that is not named (a script's own keyframes) counts.
     if (names.length && names.every((name) => paint.test(name))) return false;
     if (!holdsContent(target)) return false;
+    if (wordsOnly(target) && readableNow(target) && endsReadable(a, target)) return false;
     // A slide or fade of a box already readable, that does not end hidden (a menu or a
     // dialog scaling and fading in), is read now: only its place and shade change.
     const moves = names.length && names.every((name) => paint.test(name) || motion.test(name));
