@@ -280,21 +280,34 @@ async fn owe_a_window(
     let wheel = inner.talks.wheel(conversation);
     let inner = Arc::downgrade(inner);
     tokio::spawn(async move {
-        let first_load = futures_util::StreamExt::next(&mut loaded);
-        let _ = tokio::time::timeout(SPARE_LOAD_WAIT, first_load).await;
-        drop(loaded);
-        tokio::time::sleep(SPARE_AFTER_LOAD).await;
-        let paused = async {
-            loop {
-                let wait = match wheel.agent_idle_for() {
-                    None => Duration::from_millis(50),
-                    Some(idle) if idle >= SPARE_IDLE => break,
-                    Some(idle) => SPARE_IDLE - idle,
-                };
-                tokio::time::sleep(wait).await;
+        let in_a_pause = async {
+            let first_load = futures_util::StreamExt::next(&mut loaded);
+            let _ = tokio::time::timeout(SPARE_LOAD_WAIT, first_load).await;
+            tokio::time::sleep(SPARE_AFTER_LOAD).await;
+            let paused = async {
+                loop {
+                    let wait = match wheel.agent_idle_for() {
+                        None => Duration::from_millis(50),
+                        Some(idle) if idle >= SPARE_IDLE => break,
+                        Some(idle) => SPARE_IDLE - idle,
+                    };
+                    tokio::time::sleep(wait).await;
+                }
+            };
+            let _ = tokio::time::timeout(SPARE_IDLE_WAIT, paused).await;
+        };
+        // Made first by whatever closed a page (the conversation may have ended): it is
+        // ruled and kept ready at once, for a conversation that starts right after.
+        let made_already = async {
+            while !spare.initialized() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
         };
-        let _ = tokio::time::timeout(SPARE_IDLE_WAIT, paused).await;
+        tokio::select! {
+            () = in_a_pause => {}
+            () = made_already => {}
+        }
+        drop(loaded);
         drop(wheel);
         let made = spare
             .get_or_init(|| super::state::make_a_window(browser))
@@ -1294,6 +1307,49 @@ mod tests {
             second.close("t1").await.unwrap();
         };
         the_profile_outlives(&browser, &server, &first, close, "it outlived both tabs").await;
+        browser.shutdown().await;
+    }
+
+    /// Issue 32, LIVE-16: a conversation that ends right after its first page makes the
+    /// window owed in that page's stead, and the window is ruled and kept ready at once,
+    /// not after the load and the pause in the agent's calls it would otherwise wait for
+    /// (3 s and more in tests): a conversation that starts right after takes it instead
+    /// of making a window of its own (`bench scale`'s first level after its warm-up).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn issue_32_a_conversation_that_starts_as_another_ends_takes_the_window_it_left() {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(config(&dir));
+        launch_page_ruled(&browser).await;
+        let first = browser.conversation("c1");
+        first.open(&server.url("basic.html")).await.unwrap();
+        browser.end_conversation("c1").await;
+        let mut ready = None;
+        for _ in 0..30 {
+            ready = {
+                let state = browser.inner.state.lock().await;
+                let running = state.running.as_ref().unwrap();
+                running.blank.as_ref().map(|(target, _)| target.clone())
+            };
+            if ready.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let blank = ready.expect("the window left by the ended conversation kept ready soon");
+        let second = browser.conversation("c2");
+        second.open(&server.url("basic.html")).await.unwrap();
+        let taken = {
+            let state = browser.inner.state.lock().await;
+            let running = state.running.as_ref().unwrap();
+            running
+                .pages
+                .iter()
+                .find(|(_, p)| p.conversation == "c2")
+                .map(|(target, _)| target.clone())
+                .unwrap()
+        };
+        assert_eq!(taken, blank, "the next conversation's tab is that window");
         browser.shutdown().await;
     }
 
