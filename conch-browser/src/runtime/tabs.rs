@@ -1252,6 +1252,34 @@ mod tests {
         browser.shutdown().await;
     }
 
+    /// The blank window kept ready, looked for `tries` times 50 ms apart.
+    async fn kept_ready(browser: &Browser, tries: usize) -> Option<TargetId> {
+        for tried in 1..=tries {
+            let ready = {
+                let state = browser.inner.state.lock().await;
+                let running = state.running.as_ref().unwrap();
+                running.blank.as_ref().map(|(target, _)| target.clone())
+            };
+            if ready.is_some() || tried == tries {
+                return ready;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        None
+    }
+
+    /// The target of `conversation`'s tab.
+    async fn tab_target(browser: &Browser, conversation: &str) -> TargetId {
+        let state = browser.inner.state.lock().await;
+        let running = state.running.as_ref().unwrap();
+        running
+            .pages
+            .iter()
+            .find(|(_, p)| p.conversation == conversation)
+            .map(|(target, _)| target.clone())
+            .unwrap()
+    }
+
     /// Issue 32, LIVE-16: the blank window made after the first tab's load stands ready:
     /// the next conversation's tab takes it (no window is made for that tab), another
     /// blank window is made after that tab's load, and closing both tabs leaves the
@@ -1266,34 +1294,15 @@ mod tests {
         first.open(&server.url("basic.html")).await.unwrap();
         let page = first.page().await.unwrap();
         // The blank window comes after the first load, and is kept ready once ruled.
-        let mut ready = None;
-        for _ in 0..200 {
-            ready = {
-                let state = browser.inner.state.lock().await;
-                let running = state.running.as_ref().unwrap();
-                running.blank.as_ref().map(|(target, _)| target.clone())
-            };
-            if ready.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let blank = ready.expect("a blank window kept ready");
+        let blank = kept_ready(&browser, 200)
+            .await
+            .expect("a blank window kept ready");
         assert_eq!(page_targets(&page).await.len(), 2);
 
         let second = browser.conversation("c2");
         second.open(&server.url("basic.html")).await.unwrap();
-        let taken = {
-            let state = browser.inner.state.lock().await;
-            let running = state.running.as_ref().unwrap();
-            assert!(running.blank.is_none(), "taken");
-            running
-                .pages
-                .iter()
-                .find(|(_, p)| p.conversation == "c2")
-                .map(|(target, _)| target.clone())
-                .unwrap()
-        };
+        let taken = tab_target(&browser, "c2").await;
+        assert!(kept_ready(&browser, 1).await.is_none(), "taken");
         assert_eq!(
             taken, blank,
             "the second tab is the blank window kept ready"
@@ -1324,31 +1333,12 @@ mod tests {
         let first = browser.conversation("c1");
         first.open(&server.url("basic.html")).await.unwrap();
         browser.end_conversation("c1").await;
-        let mut ready = None;
-        for _ in 0..30 {
-            ready = {
-                let state = browser.inner.state.lock().await;
-                let running = state.running.as_ref().unwrap();
-                running.blank.as_ref().map(|(target, _)| target.clone())
-            };
-            if ready.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let blank = ready.expect("the window left by the ended conversation kept ready soon");
+        let blank = kept_ready(&browser, 30)
+            .await
+            .expect("the window left by the ended conversation kept ready soon");
         let second = browser.conversation("c2");
         second.open(&server.url("basic.html")).await.unwrap();
-        let taken = {
-            let state = browser.inner.state.lock().await;
-            let running = state.running.as_ref().unwrap();
-            running
-                .pages
-                .iter()
-                .find(|(_, p)| p.conversation == "c2")
-                .map(|(target, _)| target.clone())
-                .unwrap()
-        };
+        let taken = tab_target(&browser, "c2").await;
         assert_eq!(taken, blank, "the next conversation's tab is that window");
         browser.shutdown().await;
     }
