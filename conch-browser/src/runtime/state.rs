@@ -271,7 +271,7 @@ pub(super) struct Running {
     /// (issue 31): made after that tab's first load, or first by whatever closes a page
     /// before then ([`keep_a_window`]), so the browser never closes its last window and
     /// keeps its profile's session cookies (LIVE-16).
-    pub(super) spare: Option<Arc<tokio::sync::OnceCell<Option<TargetId>>>>,
+    pub(super) spare: Option<Arc<Spare>>,
     /// That window once made, ruled and resumed: the next new tab of the main context
     /// takes it instead of waiting for a window of its own (issue 32: a window is about
     /// 50 ms of the browser's main thread, and the page's renderer starts with it), and a
@@ -287,9 +287,20 @@ pub(super) fn keep_a_window(running: &Running) -> impl Future<Output = ()> + Sen
     let browser = running.connection.browser();
     async move {
         if let Some(spare) = spare {
-            spare.get_or_init(|| make_a_window(browser)).await;
+            spare.window.get_or_init(|| make_a_window(browser)).await;
+            // The task that owes it rules it and keeps it ready now (issue 32).
+            spare.made.notify_one();
         }
     }
+}
+
+/// The blank window owed in the stead of a page a tab took ([`Running::spare`]): made
+/// once, by its owing task after the tab's load and a pause, or first by whatever closes
+/// a page, which then tells that task so it keeps the window ready at once.
+#[derive(Debug, Default)]
+pub(super) struct Spare {
+    pub(super) window: tokio::sync::OnceCell<Option<TargetId>>,
+    pub(super) made: tokio::sync::Notify,
 }
 
 /// Makes a blank window through `browser`, the browser's own, and gives its target: it

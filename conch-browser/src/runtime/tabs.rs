@@ -263,7 +263,7 @@ async fn owe_a_window(
     browser: &Session,
     session: &Session,
 ) {
-    let spare = Arc::new(tokio::sync::OnceCell::new());
+    let spare = Arc::new(super::state::Spare::default());
     {
         let mut state = inner.state.lock().await;
         if state.generation != generation {
@@ -298,18 +298,14 @@ async fn owe_a_window(
         };
         // Made first by whatever closed a page (the conversation may have ended): it is
         // ruled and kept ready at once, for a conversation that starts right after.
-        let made_already = async {
-            while !spare.initialized() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        };
         tokio::select! {
             () = in_a_pause => {}
-            () = made_already => {}
+            () = spare.made.notified() => {}
         }
         drop(loaded);
         drop(wheel);
         let made = spare
+            .window
             .get_or_init(|| super::state::make_a_window(browser))
             .await
             .clone();

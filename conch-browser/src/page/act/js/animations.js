@@ -168,7 +168,8 @@ function(since, max) {
     try { frames = a.effect.getKeyframes(); } catch (e) { return false; }
     const last = frames.length ? frames[frames.length - 1] : null;
     if (!last) return false;
-    if (last.opacity !== undefined && !(parseFloat(last.opacity) >= 0.05)) return false;
+    const end = endOpacity(a);
+    if (end !== null && end < 0.05) return false;
     if (last.visibility === 'hidden' || last.display === 'none') return false;
     for (const side of ['height', 'maxHeight', 'width', 'maxWidth']) {
       if (last[side] !== undefined && !showsAt(String(last[side]))) return false;
