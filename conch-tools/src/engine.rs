@@ -843,8 +843,9 @@ pub(crate) async fn back(conv: &Conversation) -> Result<bool, ToolError> {
 const PAGE_TEXT: &str = body(include_str!("engine/page_text.js"));
 
 /// The page's words as they stand in its document, with no layout (a quick look, issue
-/// 30): see `engine/page_words.js`.
-const PAGE_WORDS: &str = body(include_str!("engine/page_words.js"));
+/// 30): see `engine/page_words.js`. Public for the tests that read it on a page.
+#[doc(hidden)]
+pub const PAGE_WORDS: &str = body(include_str!("engine/page_words.js"));
 
 /// Every how many looks a wait for words reads the page's rendered text even when the
 /// quick look did not find them (text the quick look can miss: split by a hidden node).

@@ -61,6 +61,8 @@ pub use embedder::{
     ImageDescriber, NoOneToAsk, Notification, Notifier, SecretFiller, SecretRequest, SecretValue,
     TaintGuard, Unattended, WorkFolder, how_to_allow,
 };
+#[doc(hidden)]
+pub use engine::PAGE_WORDS;
 pub use error::ToolError;
 pub use live::SHOTS_CAP_BYTES;
 pub use mcp::app::{self, AppDoor};

@@ -696,6 +696,56 @@ async fn tool_20_a_wait_finds_late_words_the_document_holds_otherwise() {
     tools.browser().shutdown().await;
 }
 
+/// TOOL-20, issue 30: a wait's quick look reads the words the page shows (in its body,
+/// an open shadow root and a same-origin frame) and not the long text of a script or a
+/// style it never shows: TiddlyWiki's 2.6 MB store made every look cost more than the
+/// pause between looks, so a wait kept the page's own work waiting. A wait still finds
+/// the words beside them.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_20_a_waits_quick_look_reads_no_long_script_or_style() {
+    let server = FixtureServer::start().await.unwrap();
+    let setup = setup();
+    let tools = tools(&setup, Recorder::answering(Choice::No, Choice::No));
+    let chat = tools.chat("store", Mode::Ask);
+    let opened = chat
+        .call(
+            "browser_open",
+            &json!({ "url": server.url("long-script-words.html") }),
+        )
+        .await;
+    assert!(!opened.is_error, "{}", opened.text());
+    let words = chat
+        .conversation()
+        .evaluate(conch_tools::PAGE_WORDS)
+        .await
+        .unwrap();
+    let words = words.as_str().expect("the quick look gives text");
+    for shown in [
+        "glaciernotes",
+        "willownotes",
+        "shadowedlynxwords",
+        "framedheronwords",
+    ] {
+        assert!(words.contains(shown), "{shown} is missing: {words}");
+    }
+    for unshown in ["storecanary", "stylecanary", "shadowcanary"] {
+        assert!(
+            !words.contains(unshown),
+            "the quick look read {unshown} ({} characters)",
+            words.len()
+        );
+    }
+    let waited = chat
+        .call(
+            "browser_wait",
+            &json!({ "text": "Willow notes", "seconds": 2 }),
+        )
+        .await
+        .text();
+    assert!(waited.starts_with("Done waiting"), "{waited}");
+    tools.browser().shutdown().await;
+}
+
 /// Issue 30 (whatever browser_wait can see, browser_read and find can see too): on a page
 /// that keeps changing, words in the places text hides (an open shadow root, a same-origin
 /// frame, a custom element, SVG text and its tspan, a visually hidden label, an open
