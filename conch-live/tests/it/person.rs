@@ -519,6 +519,56 @@ async fn live_8_what_the_person_typed_just_before_handing_back_reaches_the_page(
     );
 }
 
+/// LIVE-8, DLG-10, DLG-11 (the seam of the person's last click and their hand back): a
+/// click still on its way to the page when the person hands back lands, and the confirm
+/// it raises once their hands are off is not left waiting for them: it gets Cancel, the
+/// page is not left frozen, and the agent's next notes say what was asked.
+#[tokio::test(flavor = "multi_thread")]
+async fn live_8_a_confirm_the_persons_last_click_raises_after_hand_back_gets_cancel() {
+    let lab = lab().await;
+    let chat = lab.open("hd", "live.html").await;
+    let (_feed, control) = lab.hub.join("hd");
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
+    let ask = eval(
+        &chat,
+        "(() => { const r = document.getElementById('ask').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+    )
+    .await;
+    let (x, y) = (ask[0].as_f64().expect("x"), ask[1].as_f64().expect("y"));
+    for action in ["down", "up"] {
+        control
+            .command(&cmd(
+                &json!({"type": "pointer", "action": action, "x": x, "y": y}),
+            ))
+            .await;
+    }
+    control.command(&cmd(&json!({"type": "handback"}))).await;
+    let page = chat.page().await.unwrap();
+    let watch =
+        conch_browser::page::dialog::existing(&page).expect("the page's dialogs are watched");
+    let answered = eventually(Duration::from_secs(5), || async {
+        chat.evaluate("window.answer").await.ok() == Some(json!(false))
+    })
+    .await;
+    assert!(
+        answered,
+        "the confirm the person's last click raised was not cancelled (it waits: {:?})",
+        watch.pending()
+    );
+    assert!(watch.pending().is_none(), "a dialog is still published");
+    let notes: Vec<String> = watch.take_notes().iter().map(|n| n.sentence()).collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("Delete the draft?") && n.contains("cancelled")),
+        "the agent is not told what was asked: {notes:?}"
+    );
+    assert!(
+        !chat.wheel().state().person_drives,
+        "the dialog took the wheel back for a person who let go"
+    );
+}
+
 /// A confirm raised by the person's click on `ask`, with a second click of theirs held
 /// behind it (DLG-9); gives the control, its feed and the chat.
 async fn held_behind_a_confirm(
