@@ -10,7 +10,7 @@
 // where it resolves the SDK.
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -111,6 +111,16 @@ function freePort() {
   });
 }
 
+// The gateway's home (its browser profile) goes away with the run; a file its browser
+// still writes is no failure of the conformance.
+function removeHome(home) {
+  try {
+    rmSync(home, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    // Left for the system's temporary-file cleanup.
+  }
+}
+
 async function overStdio(gateway, browser, port, url, mode) {
   const home = mkdtempSync(path.join(os.tmpdir(), "conch-conformance-"));
   const transport = new StdioClientTransport({
@@ -126,6 +136,7 @@ async function overStdio(gateway, browser, port, url, mode) {
     await exercise(c, url, asked, `stdio ${mode}`, mode === "auto");
   } finally {
     await c.close();
+    removeHome(home);
   }
 }
 
@@ -156,7 +167,13 @@ async function overHttp(gateway, browser, port, url, mode) {
       await c.close();
     }
   } finally {
+    const ended = new Promise((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) resolve();
+      else proc.once("exit", resolve);
+    });
     proc.kill("SIGTERM");
+    await Promise.race([ended, sleep(10000)]);
+    removeHome(home);
   }
 }
 

@@ -121,7 +121,12 @@ def elicitation(asked):
 
 
 async def over_stdio(gateway, browser, port, url):
-    home = tempfile.mkdtemp(prefix="conch-conformance-")
+    # The gateway's home (its browser profile) goes away with the run.
+    with tempfile.TemporaryDirectory(prefix="conch-conformance-", ignore_cleanup_errors=True) as home:
+        await stdio_run(gateway, browser, port, url, home)
+
+
+async def stdio_run(gateway, browser, port, url, home):
     params = StdioServerParameters(
         command=gateway,
         args=["mcp", "--home", home, "--browser", browser, "--ask-via-mcp",
@@ -141,7 +146,12 @@ def free_port():
 
 
 async def over_http(gateway, browser, port, url):
-    home = Path(tempfile.mkdtemp(prefix="conch-conformance-"))
+    # The gateway's home goes away once the gateway has ended.
+    with tempfile.TemporaryDirectory(prefix="conch-conformance-", ignore_cleanup_errors=True) as home:
+        await http_run(gateway, browser, port, url, Path(home))
+
+
+async def http_run(gateway, browser, port, url, home):
     door = free_port()
     proc = subprocess.Popen(
         [gateway, "serve", "--port", str(door), "--home", str(home), "--browser", browser,
