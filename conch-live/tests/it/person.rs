@@ -528,20 +528,7 @@ async fn live_8_a_confirm_the_persons_last_click_raises_after_hand_back_gets_can
     let lab = lab().await;
     let chat = lab.open("hd", "live.html").await;
     let (_feed, control) = lab.hub.join("hd");
-    control.command(&cmd(&json!({"type": "takeover"}))).await;
-    let ask = eval(
-        &chat,
-        "(() => { const r = document.getElementById('ask').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
-    )
-    .await;
-    let (x, y) = (ask[0].as_f64().expect("x"), ask[1].as_f64().expect("y"));
-    for action in ["down", "up"] {
-        control
-            .command(&cmd(
-                &json!({"type": "pointer", "action": action, "x": x, "y": y}),
-            ))
-            .await;
-    }
+    takes_over_and_clicks_ask(&chat, &control).await;
     control.command(&cmd(&json!({"type": "handback"}))).await;
     let page = chat.page().await.unwrap();
     let watch =
@@ -569,6 +556,28 @@ async fn live_8_a_confirm_the_persons_last_click_raises_after_hand_back_gets_can
     );
 }
 
+/// The person takes over and clicks `ask` on live.html (its handler raises a confirm);
+/// returns once the click is sent, not once it lands.
+async fn takes_over_and_clicks_ask(
+    chat: &conch_browser::Conversation,
+    control: &conch_live::Control,
+) {
+    control.command(&cmd(&json!({"type": "takeover"}))).await;
+    let ask = eval(
+        chat,
+        "(() => { const r = document.getElementById('ask').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+    )
+    .await;
+    let (x, y) = (ask[0].as_f64().expect("x"), ask[1].as_f64().expect("y"));
+    for action in ["down", "up"] {
+        control
+            .command(&cmd(
+                &json!({"type": "pointer", "action": action, "x": x, "y": y}),
+            ))
+            .await;
+    }
+}
+
 /// A confirm raised by the person's click on `ask`, with a second click of theirs held
 /// behind it (DLG-9); gives the control, its feed and the chat.
 async fn held_behind_a_confirm(
@@ -581,20 +590,7 @@ async fn held_behind_a_confirm(
 ) {
     let chat = lab.open(name, "live.html").await;
     let (mut feed, control) = lab.hub.join(name);
-    control.command(&cmd(&json!({"type": "takeover"}))).await;
-    let ask = eval(
-        &chat,
-        "(() => { const r = document.getElementById('ask').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()",
-    )
-    .await;
-    let (x, y) = (ask[0].as_f64().expect("x"), ask[1].as_f64().expect("y"));
-    for action in ["down", "up"] {
-        control
-            .command(&cmd(
-                &json!({"type": "pointer", "action": action, "x": x, "y": y}),
-            ))
-            .await;
-    }
+    takes_over_and_clicks_ask(&chat, &control).await;
     next_event(&mut feed, Duration::from_secs(5), |e| match e {
         Event::Tabs(tab) => tab.dialog.clone(),
         _ => None,
