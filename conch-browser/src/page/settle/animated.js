@@ -36,6 +36,28 @@
     const next = header.nextElementSibling;
     return !beyond && !(next && !/^(SCRIPT|STYLE|TEMPLATE)$/.test(next.tagName) && shown(next));
   };
+  // `look` run with the running animations that end within a second set to their end
+  // and put back in the same task, as snapshot.js reads them: a panel growing open is
+  // judged shown by where it ends.
+  const atTheirEnd = (look) => {
+    const moved = [];
+    for (const a of (typeof document.getAnimations === 'function' ? document.getAnimations() : [])) {
+      if (a.playState !== 'running' || a.pending || !a.effect) continue;
+      const timing = a.effect.getComputedTiming();
+      if (!Number.isFinite(timing.endTime) || timing.localTime === null) continue;
+      const left = timing.endTime - timing.localTime;
+      if (!(left > 0 && left <= 1000)) continue;
+      const was = a.currentTime;
+      try { a.currentTime = timing.endTime; moved.push([a, was]); } catch (e) { /* read as it stands */ }
+    }
+    try {
+      return look();
+    } finally {
+      for (const [a, was] of moved) {
+        try { a.currentTime = was; } catch (e) { /* it ends as it would have */ }
+      }
+    }
+  };
   const transitions = () => {
     try {
       return Promise.resolve(animations(since + (performance.now() - sent), max))
@@ -57,7 +79,7 @@
     const beyond = answer.watch ? answer.watch.beyond : true;
     return transitions().then((animated) => {
       const left = deadline - performance.now();
-      if (!animated || rounds <= 0 || left <= 0 || !flips.some((h) => pending(h, beyond))) {
+      if (!animated || rounds <= 0 || left <= 0 || !atTheirEnd(() => flips.some((h) => pending(h, beyond)))) {
         return plain(answer, animated);
       }
       return change(Math.min(reveal, left)).then((changed) => {

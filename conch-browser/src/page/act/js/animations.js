@@ -14,8 +14,11 @@
 // took 360 ms of every typed field): the snapshot reads them the same
 // mid-way as at their end (a MkDocs content tab's click waited 320 ms for its indicator
 // and its labels' colour, a Quasar dialog's 300 ms and a TiddlyWiki tiddler's 400 ms for
-// their fade in). Waits at most `max` ms, and one animation frame more for what their end
-// changes.
+// their fade in). Of those, only one that ends with its box hidden or gone (a fade out, a
+// fold to nothing) is waited for to its end; any other (a drawer sliding in, a panel
+// growing open, TiddlyWiki's sidebar item scaling into place) only until it has started,
+// as the snapshot reads a running animation as at its end (snapshot.js, atTheirEnd).
+// Waits at most `max` ms, and one animation frame more for what their end changes.
 function(since, max) {
   const now = document.timeline ? document.timeline.currentTime : null;
   if (now === null || document.hidden || !document.getAnimations) return 0;
@@ -200,7 +203,32 @@ function(since, max) {
     }
     return true;
   };
-  const waiting = document.getAnimations().filter((a) => {
+  // Whether `a` ends with its box hidden or gone: faded out, hidden, folded or shrunk to
+  // nothing. The page often takes such a box out once it ends (a dialog closing), so it
+  // is waited for; any other the snapshot reads as at its end (snapshot.js, atTheirEnd).
+  const hidesAtEnd = (a) => {
+    let frames = [];
+    try { frames = a.effect.getKeyframes(); } catch (e) { return true; }
+    const last = frames.length ? frames[frames.length - 1] : null;
+    if (!last) return true;
+    const end = endOpacity(a);
+    if (end !== null && end < 0.05) return true;
+    if (last.visibility === 'hidden' || last.display === 'none') return true;
+    for (const side of ['height', 'maxHeight', 'width', 'maxWidth']) {
+      if (last[side] !== undefined && !showsAt(String(last[side]))) return true;
+    }
+    const small = (text) => String(text).split(/[\s,]+/).map(parseFloat)
+      .some((n) => Number.isFinite(n) && Math.abs(n) < 0.25);
+    if (last.scale !== undefined && last.scale !== 'none' && small(last.scale)) return true;
+    const transform = String(last.transform || '');
+    for (const [, name, body] of transform.matchAll(/(scale[XYZ3d]*|matrix)\(([^)]*)\)/g)) {
+      const args = body.split(',').map(parseFloat);
+      const factors = name === 'matrix' ? [args[0], args[3]] : args.slice(0, 2);
+      if (factors.some((n) => Number.isFinite(n) && Math.abs(n) < 0.25)) return true;
+    }
+    return false;
+  };
+  const candidates = document.getAnimations().filter((a) => {
     if (a.playState !== 'running' && !a.pending) return false;
     if (a.startTime !== null && a.startTime < started) return false;
     const timing = a.effect ? a.effect.getComputedTiming() : null;
@@ -208,8 +236,11 @@ function(since, max) {
     const left = timing.endTime - (timing.localTime || 0);
     return left > 0 && left <= max && matters(a);
   });
+  // One that ends shown is waited for only until it has started (the snapshot leaves a
+  // pending one as it stands); one that ends hidden, to its end.
+  const waiting = candidates.filter((a) => hidesAtEnd(a) || a.pending);
   if (!waiting.length) return 0;
-  const ended = Promise.all(waiting.map((a) => a.finished.catch(() => null)));
+  const ended = Promise.all(waiting.map((a) => (hidesAtEnd(a) ? a.finished : a.ready).catch(() => null)));
   const bound = new Promise((resolve) => setTimeout(resolve, max));
   return Promise.race([ended, bound])
     .then(() => new Promise((resolve) => requestAnimationFrame(() => resolve(waiting.length))));
