@@ -262,7 +262,11 @@ const QUIET_JS: &str = script::body(include_str!("settle/quiet.js"));
 /// `animated`. A header the act flipped open whose content has not come yet is waited
 /// for too, until the page's next change has gone quiet (issue 30: Quasar's expansion
 /// starts its slide 100 ms after the flip, past the quiet window).
-const ANIMATED_JS: &str = script::body(include_str!("settle/animated.js"));
+/// What animates now is judged at its end (`at_their_end.js`, pasted at `AT_THEIR_END`).
+static ANIMATED_JS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    script::body(include_str!("settle/animated.js"))
+        .replace("AT_THEIR_END", crate::page::world::AT_THEIR_END)
+});
 
 /// How long after the act began a page that changed nothing is judged quiet.
 const FIRST: Duration = Duration::from_millis(30);
@@ -897,7 +901,8 @@ async fn dom_quiet(
     let (expression, animations_max) = match animations {
         Some((began, within)) => (
             format!(
-                "({ANIMATED_JS})(() => {wait}, {}, {}, {}, {max_ms})",
+                "({})(() => {wait}, {}, {}, {}, {max_ms})",
+                *ANIMATED_JS,
                 crate::page::act::ANIMATIONS_SCRIPT,
                 began.elapsed().as_millis(),
                 within.as_millis()
@@ -938,7 +943,8 @@ mod tests {
             format!("({HOLD_JS})({}, 1, 2)", watch()),
             format!("({QUIET_JS})({}, 1, 2, 3, 4, 5)", watch()),
             format!(
-                "({ANIMATED_JS})(() => ({QUIET_JS})({}, 1, 2, 3, 4, 5), {}, 6, 7, 8)",
+                "({})(() => ({QUIET_JS})({}, 1, 2, 3, 4, 5), {}, 6, 7, 8)",
+                *ANIMATED_JS,
                 watch(),
                 crate::page::act::ANIMATIONS_SCRIPT
             ),

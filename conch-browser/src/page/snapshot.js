@@ -84,41 +84,11 @@
     return node.childNodes;
   }
 
-  // Animations that run now and end within a second (a drawer sliding in, a panel
-  // growing open, an item scaling into place: issue 30) are read as they will stand at
-  // their end: each is set to its end for the walk and put back where it was in the same
-  // task, so no frame shows it and no event fires, and the act need not wait for them.
-  // One not started yet (pending) is left as it is. Gives what puts them back.
-  const AT_END_WITHIN = 1000;
-  function atTheirEnd() {
-    if (document.hidden || typeof document.getAnimations !== 'function') return () => {};
-    const moved = [];
-    for (const a of document.getAnimations()) {
-      if (a.playState !== 'running' || a.pending || !a.effect) continue;
-      const timing = a.effect.getComputedTiming();
-      if (!Number.isFinite(timing.endTime) || timing.localTime === null) continue;
-      const left = timing.endTime - timing.localTime;
-      if (!(left > 0 && left <= AT_END_WITHIN)) continue;
-      const was = a.currentTime;
-      try {
-        a.currentTime = timing.endTime;
-        moved.push([a, was]);
-      } catch (e) { /* an animation that cannot be set is read as it stands */ }
-    }
-    return () => {
-      for (const [a, was] of moved) {
-        try { a.currentTime = was; } catch (e) { /* it ends as it would have */ }
-      }
-    };
-  }
-
+  // A read sees what runs now as it will stand at its end (at_their_end.js, pasted
+  // here), so an act need not wait for a drawer, a panel or an item moving into place.
+  const atTheirEnd = /*AT_THEIR_END*/;
   function snapshot() {
-    const putBack = atTheirEnd();
-    try {
-      return walkedSnapshot();
-    } finally {
-      putBack();
-    }
+    return atTheirEnd(walkedSnapshot);
   }
 
   // One walk: lines (strings), fields (facts for the marker \u0002N at a line's end),

@@ -134,6 +134,10 @@ pub async fn page_address(page: &Session) -> Result<String, PageError> {
 /// The reader script: defines `__conch` in the world it runs in.
 const SCRIPT: &str = include_str!("snapshot.js");
 
+/// Runs a look with what animates now set to its end (pasted at `/*AT_THEIR_END*/` in
+/// the reader, and in the settle's check of a header flipped open).
+pub(crate) const AT_THEIR_END: &str = crate::page::script::body(include_str!("at_their_end.js"));
+
 /// Roles, names and page text, shared with the act scripts (pasted at `/*ROLES*/`).
 pub(crate) const ROLES: &str = include_str!("roles.js");
 
@@ -873,6 +877,7 @@ impl Frame {
         let install_with = |(base, frame_base): (u64, u64)| {
             let script = SCRIPT
                 .replace("/*ROLES*/", ROLES)
+                .replace("/*AT_THEIR_END*/", AT_THEIR_END)
                 .replace("__FRAME_BASE__", &frame_base.to_string())
                 .replace("__BASE__", &base.to_string());
             // The reader goes in and answers in one evaluation. The settle's churn

@@ -36,28 +36,9 @@
     const next = header.nextElementSibling;
     return !beyond && !(next && !/^(SCRIPT|STYLE|TEMPLATE)$/.test(next.tagName) && shown(next));
   };
-  // `look` run with the running animations that end within a second set to their end
-  // and put back in the same task, as snapshot.js reads them: a panel growing open is
-  // judged shown by where it ends.
-  const atTheirEnd = (look) => {
-    const moved = [];
-    for (const a of (typeof document.getAnimations === 'function' ? document.getAnimations() : [])) {
-      if (a.playState !== 'running' || a.pending || !a.effect) continue;
-      const timing = a.effect.getComputedTiming();
-      if (!Number.isFinite(timing.endTime) || timing.localTime === null) continue;
-      const left = timing.endTime - timing.localTime;
-      if (!(left > 0 && left <= 1000)) continue;
-      const was = a.currentTime;
-      try { a.currentTime = timing.endTime; moved.push([a, was]); } catch (e) { /* read as it stands */ }
-    }
-    try {
-      return look();
-    } finally {
-      for (const [a, was] of moved) {
-        try { a.currentTime = was; } catch (e) { /* it ends as it would have */ }
-      }
-    }
-  };
+  // `look` run with what runs now set to its end, as snapshot.js reads a page
+  // (at_their_end.js): a panel growing open is judged shown by where it ends.
+  const atTheirEnd = AT_THEIR_END;
   const transitions = () => {
     try {
       return Promise.resolve(animations(since + (performance.now() - sent), max))

@@ -17,7 +17,7 @@
 // their fade in). Of those, only one that ends with its box hidden or gone (a fade out, a
 // fold to nothing) is waited for to its end; any other (a drawer sliding in, a panel
 // growing open, TiddlyWiki's sidebar item scaling into place) only until it has started,
-// as the snapshot reads a running animation as at its end (snapshot.js, atTheirEnd).
+// as the snapshot reads a running animation as at its end (at_their_end.js).
 // Waits at most `max` ms, and one animation frame more for what their end changes.
 function(since, max) {
   const now = document.timeline ? document.timeline.currentTime : null;
@@ -164,19 +164,37 @@ function(since, max) {
     return [tx, ty, sx, sy].every(Number.isFinite) && sx >= 0.25 && sy >= 0.25
       && Math.abs(tx) <= w / 2 + 1 && Math.abs(ty) <= h / 2 + 1;
   };
+  // Whether `a` ends with its box hidden or gone: faded out, hidden, folded or shrunk to
+  // nothing. The page often takes such a box out once it ends (a dialog closing), so it
+  // is waited for; any other the snapshot reads as at its end (at_their_end.js).
+  const hidesAtEnd = (a) => {
+    let frames = [];
+    try { frames = a.effect.getKeyframes(); } catch (e) { return true; }
+    const last = frames.length ? frames[frames.length - 1] : null;
+    if (!last) return true;
+    const end = endOpacity(a);
+    if (end !== null && end < 0.05) return true;
+    if (last.visibility === 'hidden' || last.display === 'none') return true;
+    for (const side of ['height', 'maxHeight', 'width', 'maxWidth']) {
+      if (last[side] !== undefined && !showsAt(String(last[side]))) return true;
+    }
+    const small = (text) => String(text).split(/[\s,]+/).map(parseFloat)
+      .some((n) => Number.isFinite(n) && Math.abs(n) < 0.25);
+    if (last.scale !== undefined && last.scale !== 'none' && small(last.scale)) return true;
+    const transform = String(last.transform || '');
+    for (const [, name, body] of transform.matchAll(/(scale[XYZ3d]*|matrix)\(([^)]*)\)/g)) {
+      const args = body.split(',').map(parseFloat);
+      const factors = name === 'matrix' ? [args[0], args[3]] : args.slice(0, 2);
+      if (factors.some((n) => Number.isFinite(n) && Math.abs(n) < 0.25)) return true;
+    }
+    return false;
+  };
   // Whether `el` still shows its words where it is when `a` ends: not faded out, hidden,
   // shrunk to nothing or moved away.
   const endsReadable = (a, el) => {
-    let frames = [];
-    try { frames = a.effect.getKeyframes(); } catch (e) { return false; }
-    const last = frames.length ? frames[frames.length - 1] : null;
-    if (!last) return false;
-    const end = endOpacity(a);
-    if (end !== null && end < 0.05) return false;
-    if (last.visibility === 'hidden' || last.display === 'none') return false;
-    for (const side of ['height', 'maxHeight', 'width', 'maxWidth']) {
-      if (last[side] !== undefined && !showsAt(String(last[side]))) return false;
-    }
+    if (hidesAtEnd(a)) return false;
+    const frames = a.effect.getKeyframes();
+    const last = frames[frames.length - 1];
     for (const own of ['translate', 'scale', 'rotate']) {
       if (last[own] !== undefined && last[own] !== 'none') return false;
     }
@@ -202,31 +220,6 @@ function(since, max) {
       if (asAtEnd !== null ? asAtEnd : readableNow(target)) return false;
     }
     return true;
-  };
-  // Whether `a` ends with its box hidden or gone: faded out, hidden, folded or shrunk to
-  // nothing. The page often takes such a box out once it ends (a dialog closing), so it
-  // is waited for; any other the snapshot reads as at its end (snapshot.js, atTheirEnd).
-  const hidesAtEnd = (a) => {
-    let frames = [];
-    try { frames = a.effect.getKeyframes(); } catch (e) { return true; }
-    const last = frames.length ? frames[frames.length - 1] : null;
-    if (!last) return true;
-    const end = endOpacity(a);
-    if (end !== null && end < 0.05) return true;
-    if (last.visibility === 'hidden' || last.display === 'none') return true;
-    for (const side of ['height', 'maxHeight', 'width', 'maxWidth']) {
-      if (last[side] !== undefined && !showsAt(String(last[side]))) return true;
-    }
-    const small = (text) => String(text).split(/[\s,]+/).map(parseFloat)
-      .some((n) => Number.isFinite(n) && Math.abs(n) < 0.25);
-    if (last.scale !== undefined && last.scale !== 'none' && small(last.scale)) return true;
-    const transform = String(last.transform || '');
-    for (const [, name, body] of transform.matchAll(/(scale[XYZ3d]*|matrix)\(([^)]*)\)/g)) {
-      const args = body.split(',').map(parseFloat);
-      const factors = name === 'matrix' ? [args[0], args[3]] : args.slice(0, 2);
-      if (factors.some((n) => Number.isFinite(n) && Math.abs(n) < 0.25)) return true;
-    }
-    return false;
   };
   const candidates = document.getAnimations().filter((a) => {
     if (a.playState !== 'running' && !a.pending) return false;
