@@ -14,10 +14,10 @@
 // took 360 ms of every typed field): the snapshot reads them the same
 // mid-way as at their end (a MkDocs content tab's click waited 320 ms for its indicator
 // and its labels' colour, a Quasar dialog's 300 ms and a TiddlyWiki tiddler's 400 ms for
-// their fade in). Of those, only one that ends with its box hidden or gone (a fade out, a
-// fold to nothing) is waited for to its end; any other (a drawer sliding in, a panel
-// growing open, TiddlyWiki's sidebar item scaling into place) only until it has started,
-// as the snapshot reads a running animation as at its end (at_their_end.js).
+// their fade in). Of those, a slide that ends shown (a drawer sliding in, TiddlyWiki's
+// sidebar item scaling into place) is waited for only until it has started, as the
+// snapshot reads a running animation as at its end (at_their_end.js); one that ends with
+// its box hidden or gone, or that grows or folds a box, to its end.
 // Waits at most `max` ms, and one animation frame more for what their end changes.
 function(since, max) {
   const now = document.timeline ? document.timeline.currentTime : null;
@@ -200,6 +200,12 @@ function(since, max) {
     }
     return staysNear(last.transform, el);
   };
+  // Whether `a` only moves, scales or fades its box (and paints it): its words and
+  // controls are the same at every step, only where they stand changes.
+  const slides = (a) => {
+    const names = properties(a).map(keyOf);
+    return names.length > 0 && names.every((name) => paint.test(name) || motion.test(name));
+  };
   const matters = (a) => {
     const effect = a.effect;
     if (!effect || effect.pseudoElement) return false;
@@ -212,8 +218,7 @@ function(since, max) {
     if (wordsOnly(target) && readableNow(target) && endsReadable(a, target)) return false;
     // A slide or fade of a box already readable, that does not end hidden (a menu or a
     // dialog scaling and fading in), is read now: only its place and shade change.
-    const moves = names.length && names.every((name) => paint.test(name) || motion.test(name));
-    if (moves) {
+    if (slides(a)) {
       const end = endOpacity(a);
       if (end !== null && end < 0.05) return true;
       const asAtEnd = readableAsAtEnd(target);
@@ -229,11 +234,14 @@ function(since, max) {
     const left = timing.endTime - (timing.localTime || 0);
     return left > 0 && left <= max && matters(a);
   });
-  // One that ends shown is waited for only until it has started (the snapshot leaves a
-  // pending one as it stands); one that ends hidden, to its end.
-  const waiting = candidates.filter((a) => hidesAtEnd(a) || a.pending);
+  // A slide that ends shown (a drawer sliding in, TiddlyWiki's sidebar item scaling into
+  // place) is waited for only until it has started (the snapshot leaves a pending one as
+  // it stands); one that ends hidden, or that grows or folds a box, to its end (an
+  // accordion's content may still be coming from its server while it grows).
+  const waiting = candidates.filter((a) => hidesAtEnd(a) || a.pending || !slides(a));
+  const toItsEnd = (a) => hidesAtEnd(a) || !slides(a);
   if (!waiting.length) return 0;
-  const ended = Promise.all(waiting.map((a) => (hidesAtEnd(a) ? a.finished : a.ready).catch(() => null)));
+  const ended = Promise.all(waiting.map((a) => (toItsEnd(a) ? a.finished : a.ready).catch(() => null)));
   const bound = new Promise((resolve) => setTimeout(resolve, max));
   return Promise.race([ended, bound])
     .then(() => new Promise((resolve) => requestAnimationFrame(() => resolve(waiting.length))));
