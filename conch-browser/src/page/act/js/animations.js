@@ -166,7 +166,7 @@ function(since, max) {
   };
   // Whether `a` ends with its box hidden or gone: faded out, hidden, folded or shrunk to
   // nothing. The page often takes such a box out once it ends (a dialog closing), so it
-  // is waited for; any other the snapshot reads as at its end (at_their_end.js).
+  // is waited for to its end.
   const hidesAtEnd = (a) => {
     let frames = [];
     try { frames = a.effect.getKeyframes(); } catch (e) { return true; }
