@@ -1116,6 +1116,32 @@ mod tests {
             .collect()
     }
 
+    /// A browser whose launch page is ruled, and conversation "c1" with basic.html open
+    /// in its first tab (the set-up of the first-tab and blank-window tests).
+    struct FirstTab {
+        server: conch_fixtures::FixtureServer,
+        dir: tempfile::TempDir,
+        browser: Browser,
+        chat: Conversation,
+        launch: TargetId,
+    }
+
+    async fn first_tab_open() -> FirstTab {
+        let server = conch_fixtures::FixtureServer::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let browser = Browser::new(config(&dir));
+        let launch = launch_page_ruled(&browser).await;
+        let chat = browser.conversation("c1");
+        chat.open(&server.url("basic.html")).await.unwrap();
+        FirstTab {
+            server,
+            dir,
+            browser,
+            chat,
+            launch,
+        }
+    }
+
     /// Starts `browser` and waits until the page it opened at launch is ruled; gives it.
     async fn launch_page_ruled(browser: &Browser) -> TargetId {
         browser.ensure_running().await.unwrap();
@@ -1178,12 +1204,13 @@ mod tests {
     /// up on the browser's main thread); a blank one is made after it and stays.
     #[tokio::test(flavor = "multi_thread")]
     async fn issue_31_the_first_tab_takes_the_launch_page_and_its_window_comes_after_the_load() {
-        let server = conch_fixtures::FixtureServer::start().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let browser = Browser::new(config(&dir));
-        let launch = launch_page_ruled(&browser).await;
-        let chat = browser.conversation("c1");
-        chat.open(&server.url("basic.html")).await.unwrap();
+        let FirstTab {
+            dir: _dir,
+            browser,
+            launch,
+            chat,
+            ..
+        } = first_tab_open().await;
         let tab_target = {
             let state = browser.inner.state.lock().await;
             let running = state.running.as_ref().unwrap();
@@ -1214,12 +1241,13 @@ mod tests {
     /// window and its profile, so a session cookie set there is there for the next tab.
     #[tokio::test(flavor = "multi_thread")]
     async fn issue_31_closing_the_first_tab_at_once_keeps_the_profile() {
-        let server = conch_fixtures::FixtureServer::start().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let browser = Browser::new(config(&dir));
-        launch_page_ruled(&browser).await;
-        let chat = browser.conversation("c1");
-        chat.open(&server.url("basic.html")).await.unwrap();
+        let FirstTab {
+            server,
+            dir: _dir,
+            browser,
+            chat,
+            ..
+        } = first_tab_open().await;
         let close = async || chat.close("t1").await.unwrap();
         the_profile_outlives(&browser, &server, &chat, close, "it outlived the first tab").await;
         browser.shutdown().await;
@@ -1230,12 +1258,13 @@ mod tests {
     /// has the profile's session cookies.
     #[tokio::test(flavor = "multi_thread")]
     async fn issue_31_ending_the_first_conversation_at_once_keeps_the_profile() {
-        let server = conch_fixtures::FixtureServer::start().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let browser = Browser::new(config(&dir));
-        launch_page_ruled(&browser).await;
-        let first = browser.conversation("c1");
-        first.open(&server.url("basic.html")).await.unwrap();
+        let FirstTab {
+            server,
+            dir: _dir,
+            browser,
+            chat: first,
+            ..
+        } = first_tab_open().await;
         let end = async || browser.end_conversation("c1").await;
         the_profile_outlives(
             &browser,
@@ -1282,12 +1311,13 @@ mod tests {
     /// browser a window and its profile.
     #[tokio::test(flavor = "multi_thread")]
     async fn issue_32_a_new_tab_takes_the_blank_window_kept_ready_and_another_comes() {
-        let server = conch_fixtures::FixtureServer::start().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let browser = Browser::new(config(&dir));
-        launch_page_ruled(&browser).await;
-        let first = browser.conversation("c1");
-        first.open(&server.url("basic.html")).await.unwrap();
+        let FirstTab {
+            server,
+            dir: _dir,
+            browser,
+            chat: first,
+            ..
+        } = first_tab_open().await;
         let page = first.page().await.unwrap();
         // The blank window comes after the first load, and is kept ready once ruled.
         let blank = kept_ready(&browser, 200)
@@ -1322,12 +1352,12 @@ mod tests {
     /// of making a window of its own (`bench scale`'s first level after its warm-up).
     #[tokio::test(flavor = "multi_thread")]
     async fn issue_32_a_conversation_that_starts_as_another_ends_takes_the_window_it_left() {
-        let server = conch_fixtures::FixtureServer::start().await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let browser = Browser::new(config(&dir));
-        launch_page_ruled(&browser).await;
-        let first = browser.conversation("c1");
-        first.open(&server.url("basic.html")).await.unwrap();
+        let FirstTab {
+            server,
+            dir: _dir,
+            browser,
+            ..
+        } = first_tab_open().await;
         browser.end_conversation("c1").await;
         let blank = kept_ready(&browser, 30)
             .await
